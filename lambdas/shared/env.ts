@@ -1,0 +1,40 @@
+/**
+ * Environment contract between the CDK stack (which sets these) and the Lambda entry points (which
+ * read them once, at cold start). A missing variable is a deployment bug: fail loudly.
+ */
+export const ENV = {
+  eventsTable: 'EVENTS_TABLE',
+  ledgerTable: 'LEDGER_TABLE',
+  /** JSON object: source id -> Secrets Manager secret id (ARN or name). Ingest only. */
+  sourceSecrets: 'SOURCE_SECRETS',
+  /** JSON object: consumer id -> SQS queue URL. Fan-out only. */
+  queueUrls: 'QUEUE_URLS',
+  consumerId: 'CONSUMER_ID',
+  queueUrl: 'QUEUE_URL',
+  dlqUrl: 'DLQ_URL',
+  /** The consumer's own principal (its IAM role ARN), recorded on every read and acknowledgement. */
+  principal: 'PRINCIPAL',
+} as const;
+
+export class MissingEnvError extends Error {
+  override readonly name = 'MissingEnvError';
+}
+
+export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {
+  const value = env[name];
+  if (value === undefined || value === '') {
+    throw new MissingEnvError(`environment variable ${name} is not set; it is set by the hookledger CDK stack`);
+  }
+  return value;
+}
+
+export function requireJsonEnv<T extends Record<string, string>>(name: string, env: NodeJS.ProcessEnv = process.env): T {
+  const raw = requireEnv(name, env);
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+    return parsed as T;
+  } catch (cause) {
+    throw new MissingEnvError(`environment variable ${name} must be a JSON object of strings`, { cause });
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The data model. Two tables, every write a single-item conditional write (see README "Data model").
+ *
+ * EventStore (partition key `pk`, stream NEW_IMAGE, TTL attribute `expiresAt`):
+ *   evt#<source>#<eventId>        kind=event    the receipt: attribution, delivery set, payload hash (never expires)
+ *   pay#<source>#<eventId>        kind=payload  the raw payload (gzip when smaller), expires after retention
+ *   rq#<replayId>#<ledgerKey>     kind=requeue  an explicit re-queue (replay/backfill) for one consumer
+ *   key#<keyId>                   kind=key      tenant key registry
+ *   audit#<at>#<id>               kind=audit    operator actions (rotation, replay), never secret values
+ *
+ * Ledger (partition key `pk` = ledgerKey `<source>:<eventId>#<consumerId>`):
+ *   one item per (event, consumer): the delivery's lease/attempt/state, its access log (every read,
+ *   under the consumer's principal) and, once done, the usage row (tenant captured at intake, units).
+ */
+
+export const TABLE_KEY = 'pk';
+export const TTL_ATTRIBUTE = 'expiresAt';
+
+export type SecretVersion = 'current' | 'previous';
+
+/** Captured once at intake and carried through every hop; never inferred later. */
+export interface Attribution {
+  readonly source: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly tenantId: string;
+  readonly keyId: string;
+}
+
+export interface EventItem extends Attribution {
+  readonly pk: string;
+  readonly kind: 'event';
+  readonly receivedAt: number;
+  /** The delivery set: exactly the consumers subscribed to this event type at intake. */
+  readonly consumers: string[];
+  readonly payloadSha256: string;
+  readonly payloadBytes: number;
+  readonly secretVersion: SecretVersion;
+  readonly payloadExpiresAt: number;
+}
+
+export interface PayloadItem {
+  readonly pk: string;
+  readonly kind: 'payload';
+  readonly encoding: 'gzip' | 'identity';
+  readonly body: Uint8Array;
+  readonly expiresAt: number;
+}
+
+export interface RequeueItem extends Attribution {
+  readonly pk: string;
+  readonly kind: 'requeue';
+  readonly consumerId: string;
+  readonly replayId: string;
+  readonly receivedAt: number;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+export type DeliveryState = 'leased' | 'retrying' | 'quarantined' | 'done';
+
+export interface ReadEntry {
+  readonly attempt: number;
+  readonly principal: string;
+  readonly at: number;
+  readonly replayId?: string;
+}
+
+export interface ErrorEntry {
+  readonly attempt: number;
+  readonly category: string;
+  readonly message: string;
+  readonly at: number;
+}
+
+export interface LedgerItem extends Attribution {
+  readonly pk: string;
+  readonly consumerId: string;
+  readonly receivedAt: number;
+  readonly state: DeliveryState;
+  /** Incremented by every claim: the fencing token. */
+  readonly attempt: number;
+  readonly leaseUntil?: number;
+  readonly reads: ReadEntry[];
+  readonly errors?: ErrorEntry[];
+  readonly lastErrorCategory?: string;
+  // Set once, by the acknowledgement that made it done: the usage row.
+  readonly units?: number;
+  readonly ackAt?: number;
+  readonly ackAttempt?: number;
+  readonly principal?: string;
+  readonly policyVersion?: string;
+  // Replays of a done delivery re-run the handler but never touch the usage fields above.
+  readonly replayId?: string;
+  readonly replayLeaseUntil?: number;
+  readonly replays?: { replayId: string; at: number; policyVersion: string; attempt: number }[];
+}
+
+export const eventKey = (source: string, eventId: string) => `evt#${source}#${eventId}`;
+export const payloadKey = (source: string, eventId: string) => `pay#${source}#${eventId}`;
+export const ledgerKey = (source: string, eventId: string, consumerId: string) => `${source}:${eventId}#${consumerId}`;
+export const requeueKey = (replayId: string, source: string, eventId: string, consumerId: string) =>
+  `rq#${replayId}#${ledgerKey(source, eventId, consumerId)}`;
+export const keyRegistryKey = (keyId: string) => `key#${keyId}`;
+
+/** The message the fan-out puts on a consumer's queue: a reference plus the captured attribution. */
+export interface DeliveryMessage extends Attribution {
+  readonly v: 1;
+  readonly consumerId: string;
+  readonly receivedAt: number;
+  readonly replayId?: string;
+}
+
+export interface KeyItem {
+  readonly pk: string;
+  readonly kind: 'key';
+  readonly keyId: string;
+  readonly tenantId: string;
+  readonly status: 'active' | 'revoked';
+  readonly createdAt: number;
+  readonly revokedAt?: number;
+}

@@ -1,0 +1,185 @@
+/**
+ * The one typed definition of sources and consumers.
+ *
+ * Read by the CDK app (to build queues, workers and alarms), by the Lambdas (routing and
+ * verification, bundled in), by the local stack and by the CLI. `defineConfig` validates once and
+ * throws a single `ConfigError` naming the bad value, so a typo fails `cdk synth`, not production.
+ */
+import { z } from 'zod';
+
+const ID = /^[a-z][a-z0-9-]{0,39}$/;
+const idSchema = (what: string) =>
+  z
+    .string()
+    .regex(ID, `${what} must be 1-40 chars of lower-case letters, digits and '-', starting with a letter`);
+
+/** Where one attribution field is read from: a dotted JSON path in the body, or a request header. */
+export const fieldSourceSchema = z.union([
+  z.object({ body: z.string().min(1).regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/, 'body path must be dotted keys like "data.id"') }).strict(),
+  z.object({ header: z.string().min(1).regex(/^[A-Za-z0-9-]+$/, 'header must be a header name').transform((h) => h.toLowerCase()) }).strict(),
+]);
+export type FieldSource = z.infer<typeof fieldSourceSchema>;
+
+export const schemeSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('standard-webhooks') }).strict(),
+  z.object({ type: z.literal('stripe') }).strict(),
+  z.object({ type: z.literal('github') }).strict(),
+  z.object({ type: z.literal('shopify') }).strict(),
+  z.object({ type: z.literal('slack') }).strict(),
+  z
+    .object({
+      type: z.literal('hmac'),
+      algorithm: z.enum(['sha256', 'sha512']).default('sha256'),
+      encoding: z.enum(['hex', 'base64']).default('hex'),
+      header: z.string().regex(/^[A-Za-z0-9-]+$/).transform((h) => h.toLowerCase()),
+      prefix: z.string().default(''),
+    })
+    .strict(),
+]);
+export type VerificationScheme = z.infer<typeof schemeSchema>;
+
+export const sourceSchema = z
+  .object({
+    id: idSchema('source id'),
+    scheme: schemeSchema,
+    /** Seconds a signed timestamp may differ from now, either way. */
+    toleranceSeconds: z.number().int().min(1).max(3600).default(300),
+    /** Bodies larger than this are refused with 413 (DynamoDB items stop at 400 KB). */
+    maxBodyBytes: z.number().int().min(1024).max(350_000).default(256 * 1024),
+    attribution: z
+      .object({
+        eventId: fieldSourceSchema,
+        eventType: fieldSourceSchema,
+        tenantId: fieldSourceSchema,
+        keyId: fieldSourceSchema,
+      })
+      .strict(),
+    /** Whether intake checks key_id against the tenant key registry (unknown or foreign key: 403). */
+    enforceKeyRegistry: z.boolean().default(false),
+  })
+  .strict();
+export type SourceConfig = z.infer<typeof sourceSchema>;
+
+const PATTERN = /^(\*|[a-z0-9_-]+(\.[a-z0-9_-]+)*(\.\*)?)$/i;
+
+export const consumerSchema = z
+  .object({
+    id: idSchema('consumer id'),
+    /** Event types this consumer receives: `*`, exact types, or prefixes like `payment.*`. */
+    subscribes: z.array(z.string().regex(PATTERN, 'pattern must be "*", "a.b" or "a.*"')).min(1),
+    /** Payload fields the handler may see (dotted paths); everything else is removed before it runs. */
+    fields: z.array(z.string().min(1)).min(1),
+    /** Receives before a message goes to this consumer's DLQ (the retry budget). */
+    maxReceiveCount: z.number().int().min(1).max(1000).default(5),
+    /** The lease: SQS visibility timeout, seconds. Must be at least 6x `timeoutSeconds`. */
+    visibilityTimeoutSeconds: z.number().int().min(6).max(43_200).default(60),
+    /** Lambda timeout for the worker, seconds. */
+    timeoutSeconds: z.number().int().min(1).max(900).default(10),
+    /** Alarm when the oldest message in the queue is older than this, seconds. */
+    alarmAgeSeconds: z.number().int().min(60).default(900),
+    /** Module exporting `handle` (the team's code) and `handler` (the Lambda entry). */
+    entry: z.string().regex(/^lambdas\/consumers\/[a-z0-9-]+\.ts$/, 'entry must be lambdas/consumers/<name>.ts'),
+    /** Processing-policy version recorded on every acknowledgement (rules or prompt version). */
+    policyVersion: z.string().min(1).max(64).default('v1'),
+    batchSize: z.number().int().min(1).max(10).default(10),
+    /** Event-source maximum concurrency (2-1000); the function's reserved concurrency matches it. */
+    maxConcurrency: z.number().int().min(2).max(1000).default(5),
+    memoryMb: z.number().int().min(128).max(10_240).default(256),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.visibilityTimeoutSeconds < 6 * c.timeoutSeconds) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['visibilityTimeoutSeconds'],
+        message: `must be at least 6x timeoutSeconds (${6 * c.timeoutSeconds}), got ${c.visibilityTimeoutSeconds}`,
+      });
+    }
+  });
+export type ConsumerConfig = z.infer<typeof consumerSchema>;
+
+export const configSchema = z
+  .object({
+    sources: z.array(sourceSchema).min(1),
+    consumers: z.array(consumerSchema).min(1),
+    retention: z
+      .object({
+        /** Days a raw payload is kept; afterwards only its SHA-256 and the attribution/audit trail remain. */
+        payloadDays: z.number().int().min(1).max(3650).default(30),
+      })
+      .strict()
+      .default({ payloadDays: 30 }),
+    alarms: z
+      .object({ email: z.string().email().optional() })
+      .strict()
+      .default({}),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    for (const [list, what] of [
+      [c.sources, 'source'],
+      [c.consumers, 'consumer'],
+    ] as const) {
+      const seen = new Set<string>();
+      list.forEach((item, i) => {
+        if (seen.has(item.id)) {
+          ctx.addIssue({ code: 'custom', path: [`${what}s`, i, 'id'], message: `duplicate ${what} id "${item.id}"` });
+        }
+        seen.add(item.id);
+      });
+    }
+  });
+
+export type HookledgerConfigInput = z.input<typeof configSchema>;
+export type HookledgerConfig = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Validates a configuration; throws one ConfigError naming every bad value and where it is. */
+export function defineConfig(input: HookledgerConfigInput): HookledgerConfig {
+  const parsed = configSchema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => {
+    const where = describePath(input, issue.path);
+    return `${where}: ${issue.message}`;
+  });
+  throw new ConfigError(`invalid hookledger config:\n  ${lines.join('\n  ')}`);
+}
+
+function describePath(input: unknown, path: readonly PropertyKey[]): string {
+  let node: unknown = input;
+  const parts: string[] = [];
+  for (const key of path) {
+    const child = node && typeof node === 'object' ? (node as Record<PropertyKey, unknown>)[key] : undefined;
+    if (typeof key === 'number' && child && typeof child === 'object' && 'id' in child) {
+      parts.push(`[id=${String((child as { id: unknown }).id)}]`);
+    } else {
+      parts.push(typeof key === 'number' ? `[${key}]` : `.${String(key)}`);
+    }
+    node = child;
+  }
+  const shown = node === undefined ? 'missing' : JSON.stringify(node);
+  return `${parts.join('').replace(/^\./, '')} (value ${shown})`;
+}
+
+/** `*` matches all; `payment.*` matches `payment.x` and `payment.x.y`; otherwise exact. */
+export function matchesEventType(pattern: string, eventType: string): boolean {
+  if (pattern === '*') return true;
+  if (pattern.endsWith('.*')) return eventType.startsWith(pattern.slice(0, -1));
+  return pattern === eventType;
+}
+
+/** The consumers subscribed to an event type, in config order: the event's delivery set. */
+export function subscribedConsumers(config: HookledgerConfig, eventType: string): string[] {
+  return config.consumers.filter((c) => c.subscribes.some((p) => matchesEventType(p, eventType))).map((c) => c.id);
+}
+
+export function findSource(config: HookledgerConfig, id: string): SourceConfig | undefined {
+  return config.sources.find((s) => s.id === id);
+}
+
+export function findConsumer(config: HookledgerConfig, id: string): ConsumerConfig | undefined {
+  return config.consumers.find((c) => c.id === id);
+}
