@@ -1,2 +1,16 @@
-// placeholder: being written now; the real handler replaces this file.
-export const handler = async () => undefined;
+/** Lambda entry for intake. Configuration and clients are built once, at cold start. */
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import config from '../../hookledger.config';
+import { createDocumentClient } from '../shared/clients';
+import { ENV, requireEnv, requireJsonEnv } from '../shared/env';
+import { EventStore } from '../shared/event-store';
+import { createLogger } from '../shared/logger';
+import { SecretsManagerPort } from '../shared/secrets-manager';
+import { createIngestHandler } from './app';
+
+export const handler = createIngestHandler({
+  config,
+  store: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable) }),
+  secrets: new SecretsManagerPort({ client: new SecretsManagerClient({}), secretIds: requireJsonEnv(ENV.sourceSecrets) }),
+  logger: createLogger('hookledger-ingest'),
+});

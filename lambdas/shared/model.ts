@@ -59,8 +59,8 @@ export interface RequeueItem extends Attribution {
 
 export type DeliveryState = 'leased' | 'retrying' | 'quarantined' | 'done';
 
+/** One read of the event by a consumer; the n-th entry belongs to claim (attempt) n. */
 export interface ReadEntry {
-  readonly attempt: number;
   readonly principal: string;
   readonly at: number;
   readonly replayId?: string;
@@ -90,10 +90,11 @@ export interface LedgerItem extends Attribution {
   readonly ackAttempt?: number;
   readonly principal?: string;
   readonly policyVersion?: string;
+  readonly outcome?: string;
   // Replays of a done delivery re-run the handler but never touch the usage fields above.
   readonly replayId?: string;
   readonly replayLeaseUntil?: number;
-  readonly replays?: { replayId: string; at: number; policyVersion: string; attempt: number }[];
+  readonly replays?: { replayId: string; at: number; policyVersion: string; attempt: number; outcome: string }[];
 }
 
 export const eventKey = (source: string, eventId: string) => `evt#${source}#${eventId}`;

@@ -1,0 +1,43 @@
+/**
+ * Builds a consumer's Lambda handler from the environment the CDK stack sets, lazily on the first
+ * invocation, so that the local stack and tests can import a team's module without that environment.
+ */
+import { SQSClient } from '@aws-sdk/client-sqs';
+import config from '../../hookledger.config';
+import { findConsumer } from '../../lib/config/schema';
+import { createDocumentClient } from '../shared/clients';
+import { ENV, requireEnv } from '../shared/env';
+import { EventStore } from '../shared/event-store';
+import { Ledger } from '../shared/ledger';
+import { createLogger } from '../shared/logger';
+import { type ConsumerHandle, type ConsumerLambdaHandler, createConsumerHandler } from './runtime';
+
+export function lambdaConsumer(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandler {
+  let built: ConsumerLambdaHandler | undefined;
+  return (event, context) => {
+    built ??= build(consumerId, handle);
+    return built(event, context);
+  };
+}
+
+function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandler {
+  const consumer = findConsumer(config, consumerId);
+  if (!consumer) throw new Error(`consumer ${consumerId} is not in hookledger.config.ts`);
+  if (requireEnv(ENV.consumerId) !== consumerId) {
+    throw new Error(`CONSUMER_ID is ${process.env[ENV.consumerId]}, but this module is ${consumerId}`);
+  }
+  const client = createDocumentClient();
+  return createConsumerHandler(
+    {
+      consumer,
+      ledger: new Ledger({ client, tableName: requireEnv(ENV.ledgerTable) }),
+      events: new EventStore({ client, tableName: requireEnv(ENV.eventsTable) }),
+      sqs: new SQSClient({}),
+      queueUrl: requireEnv(ENV.queueUrl),
+      dlqUrl: requireEnv(ENV.dlqUrl),
+      principal: requireEnv(ENV.principal),
+      logger: createLogger(`hookledger-${consumerId}`),
+    },
+    handle,
+  );
+}

@@ -1,0 +1,240 @@
+/**
+ * The shared consumer runtime. It wraps a team's `handle` function with the delivery protocol:
+ *
+ *   claim -> read payload (on record, under this consumer's principal) -> narrow -> handle ->
+ *   acknowledge (usage row + done marker + access log in one conditional write)
+ *
+ * Failures are recorded with their category and attempt, backed off through the message's
+ * visibility, and reported one by one (partial batch response). On the last allowed receive the
+ * delivery is marked quarantined before SQS moves the message to this consumer's DLQ; a
+ * PermanentError quarantines at once and sends the message to the DLQ itself.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { ConsumerConfig } from '../../lib/config/schema';
+import { errorCategory, errorMessage, PermanentError } from '../shared/errors';
+import type { EventStore } from '../shared/event-store';
+import type { Ledger } from '../shared/ledger';
+import type { Logger } from '../shared/logger';
+import { type Attribution, type DeliveryMessage, ledgerKey } from '../shared/model';
+import { narrowPayload } from './narrow';
+
+export type KeyStatus = 'active' | 'revoked' | 'unknown';
+
+export interface DeliveryContext {
+  /** Captured at intake; never look the tenant up again. */
+  readonly attribution: Attribution;
+  readonly consumerId: string;
+  /** Only the fields this consumer's config lets it see. */
+  readonly payload: Readonly<Record<string, unknown>>;
+  /** 1 on the first claim; increments with every claim of this delivery. */
+  readonly attempt: number;
+  /** Pass this to every external side effect: the same value on every attempt and replay. */
+  readonly idempotencyKey: string;
+  /** Set when an operator re-queued this delivery (replay or backfill). */
+  readonly replayId?: string;
+  /** The key's status now (not at intake): never authorize a new action with a revoked key. */
+  keyStatus(): Promise<KeyStatus>;
+  readonly logger: Logger;
+}
+
+export interface DeliveryResult {
+  /** Billable units for this (event, consumer); 0 is allowed. */
+  readonly units: number;
+  /** A short word on what the handler did (e.g. `action_declined_key_revoked`), kept on the ledger row. */
+  readonly outcome?: string;
+}
+
+export type ConsumerHandle = (delivery: DeliveryContext) => Promise<DeliveryResult>;
+
+export interface ConsumerRuntimeDeps {
+  readonly consumer: ConsumerConfig;
+  readonly ledger: Pick<Ledger, 'claim' | 'acknowledge' | 'recordFailure'>;
+  readonly events: Pick<EventStore, 'getPayload' | 'getKey'>;
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  /** This consumer's principal (its IAM role ARN on AWS). */
+  readonly principal: string;
+  readonly logger: Logger;
+  readonly clock?: () => number;
+  /** Backoff base, ms (default 2 s); doubled per attempt, capped at the lease. */
+  readonly backoffBaseMs?: number;
+}
+
+export type ConsumerLambdaHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
+
+/** Raised for a record so that it is reported as a batch item failure. */
+class RetryLater extends Error {
+  override readonly name = 'RetryLater';
+}
+
+export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: ConsumerHandle): ConsumerLambdaHandler {
+  const clock = deps.clock ?? Date.now;
+  const { consumer, logger } = deps;
+  const leaseMs = consumer.visibilityTimeoutSeconds * 1000;
+  const backoffBaseMs = deps.backoffBaseMs ?? 2000;
+
+  async function processRecord(record: SQSRecord): Promise<void> {
+    const message = parseMessage(record, consumer.id);
+    const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
+    const ids = { event_id: message.eventId, tenant_id: message.tenantId, consumer_id: consumer.id };
+    const claim = await deps.ledger.claim({ message, now: clock(), leaseMs, principal: deps.principal });
+    if (claim.kind === 'done') {
+      logger.info('already acknowledged; nothing to do', ids);
+      return;
+    }
+    if (claim.kind === 'busy') {
+      // Another worker holds a live lease: look again when it ends, without touching its work.
+      const waitS = Math.max(1, Math.ceil((claim.leaseUntil - clock()) / 1000));
+      await setVisibility(record, waitS);
+      throw new RetryLater(`delivery leased by another worker for ${waitS}s`);
+    }
+    const attempt = claim.attempt;
+    const log = { ...ids, attempt, ...(message.replayId ? { replay_id: message.replayId } : {}) };
+    try {
+      const raw = await deps.events.getPayload(message.source, message.eventId);
+      if (!raw) throw new PermanentError('the payload has expired (retention) or was never stored', 'payload_expired');
+      const payload = narrowPayload(JSON.parse(raw.toString('utf8')) as Record<string, unknown>, consumer.fields);
+      const result = await handle({
+        attribution: {
+          source: message.source,
+          eventId: message.eventId,
+          eventType: message.eventType,
+          tenantId: message.tenantId,
+          keyId: message.keyId,
+        },
+        consumerId: consumer.id,
+        payload,
+        attempt,
+        idempotencyKey: ledgerKey(message.source, message.eventId, consumer.id),
+        replayId: message.replayId,
+        keyStatus: async () => {
+          const key = await deps.events.getKey(message.keyId);
+          return key ? key.status : 'unknown';
+        },
+        logger,
+      });
+      const units = validUnits(result?.units);
+      const acked = await deps.ledger.acknowledge({
+        message,
+        attempt,
+        replay: claim.replay,
+        units,
+        outcome: typeof result?.outcome === 'string' ? result.outcome.slice(0, 64) : undefined,
+        principal: deps.principal,
+        policyVersion: consumer.policyVersion,
+        now: clock(),
+      });
+      if (!acked) {
+        // Our lease was taken over; the message now belongs to the new lease holder.
+        logger.warn('fenced: lease taken over, acknowledgement refused', log);
+        throw new RetryLater('fenced');
+      }
+      logger.info('acknowledged', { ...log, units: claim.replay ? 0 : units, replay: claim.replay });
+    } catch (error) {
+      if (error instanceof RetryLater) throw error;
+      await onFailure(record, message, attempt, claim.replay, receiveCount, error, log);
+    }
+  }
+
+  async function onFailure(
+    record: SQSRecord,
+    message: DeliveryMessage,
+    attempt: number,
+    replay: boolean,
+    receiveCount: number,
+    error: unknown,
+    log: Record<string, unknown>,
+  ): Promise<void> {
+    const permanent = error instanceof PermanentError;
+    const last = receiveCount >= consumer.maxReceiveCount;
+    const category = errorCategory(error);
+    const stillOurs = await deps.ledger.recordFailure({
+      message,
+      attempt,
+      replay,
+      category,
+      errorMessage: errorMessage(error),
+      quarantine: permanent || last,
+      now: clock(),
+    });
+    logger.warn('delivery failed', { ...log, category, quarantined: permanent || last, receive_count: receiveCount });
+    if (!stillOurs) throw new RetryLater('fenced');
+    if (permanent) {
+      // Straight to this consumer's DLQ with its history kept on the ledger item; the source
+      // message is then deleted (reported as processed).
+      await deps.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: deps.dlqUrl,
+          MessageBody: record.body,
+          MessageAttributes: {
+            quarantineReason: { DataType: 'String', StringValue: category },
+            attempt: { DataType: 'Number', StringValue: String(attempt) },
+          },
+        }),
+      );
+      return;
+    }
+    if (!last) await setVisibility(record, backoffSeconds(attempt));
+    throw new RetryLater(`attempt ${attempt} failed: ${category}`);
+  }
+
+  function backoffSeconds(attempt: number): number {
+    const ms = Math.min(leaseMs, backoffBaseMs * 2 ** Math.max(0, attempt - 1));
+    return Math.max(0, Math.round(ms / 1000));
+  }
+
+  async function setVisibility(record: SQSRecord, seconds: number): Promise<void> {
+    try {
+      await deps.sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: deps.queueUrl,
+          ReceiptHandle: record.receiptHandle,
+          VisibilityTimeout: Math.min(seconds, 43_200),
+        }),
+      );
+    } catch (error) {
+      // The message then simply comes back after the queue's visibility timeout.
+      logger.warn('could not change visibility', { consumer_id: consumer.id, error: errorCategory(error) });
+    }
+  }
+
+  return async (event, context) => {
+    const processor = new BatchProcessor(EventType.SQS);
+    return processPartialResponse(event, processRecord, processor, {
+      context,
+      throwOnFullBatchFailure: false,
+    }) as Promise<SQSBatchResponse>;
+  };
+}
+
+export class MalformedMessageError extends Error {
+  override readonly name = 'MalformedMessageError';
+}
+
+function parseMessage(record: SQSRecord, consumerId: string): DeliveryMessage {
+  let body: Partial<DeliveryMessage>;
+  try {
+    body = JSON.parse(record.body) as Partial<DeliveryMessage>;
+  } catch {
+    throw new MalformedMessageError(`message ${record.messageId} is not JSON`);
+  }
+  for (const field of ['source', 'eventId', 'eventType', 'tenantId', 'keyId', 'consumerId'] as const) {
+    if (typeof body[field] !== 'string' || body[field] === '') {
+      throw new MalformedMessageError(`message ${record.messageId} lacks ${field}`);
+    }
+  }
+  if (body.consumerId !== consumerId) {
+    throw new MalformedMessageError(`message ${record.messageId} is for ${body.consumerId}, not ${consumerId}`);
+  }
+  return body as DeliveryMessage;
+}
+
+function validUnits(units: unknown): number {
+  if (typeof units !== 'number' || !Number.isFinite(units) || units < 0) {
+    throw new PermanentError(`handler returned invalid units ${String(units)}; expected a number >= 0`, 'invalid_units');
+  }
+  return units;
+}

@@ -1,0 +1,158 @@
+/**
+ * Fan-out: EventStore stream -> one message per (event, subscribed consumer) on that consumer's queue.
+ *
+ * Each stream record carries everything needed (the receipt's NewImage holds the attribution and
+ * the delivery set), so records from one write are never assumed atomic or ordered. Sends are
+ * batched per queue across the whole stream batch. A record whose messages could not all be sent is
+ * reported failed; Lambda then re-sends it and everything after it, so sends are at-least-once and
+ * the consumer runtime's claim makes a second copy harmless.
+ */
+import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { Logger } from '../shared/logger';
+import type { DeliveryMessage, EventItem, RequeueItem } from '../shared/model';
+
+export interface FanoutDeps {
+  readonly sqs: SQSClient;
+  /** consumer id -> queue URL */
+  readonly queueUrls: Readonly<Record<string, string>>;
+  readonly logger: Logger;
+}
+
+export type FanoutHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
+
+interface Outgoing {
+  readonly recordIndex: number;
+  readonly consumerId: string;
+  readonly message: DeliveryMessage;
+}
+
+export class UnroutableRecordError extends Error {
+  override readonly name = 'UnroutableRecordError';
+}
+
+export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
+  const { logger } = deps;
+  return async (event) => {
+    const records = event.Records;
+    const failed = new Set<number>();
+    const outgoing: Outgoing[] = [];
+    records.forEach((record, recordIndex) => {
+      try {
+        for (const message of messagesFor(record)) outgoing.push({ recordIndex, consumerId: message.consumerId, message });
+      } catch (error) {
+        failed.add(recordIndex);
+        logger.error('stream record not routable', {
+          sequence: record.dynamodb?.SequenceNumber,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    });
+
+    const byQueue = new Map<string, Outgoing[]>();
+    for (const out of outgoing) {
+      if (failed.has(out.recordIndex)) continue;
+      const url = deps.queueUrls[out.consumerId];
+      if (!url) {
+        failed.add(out.recordIndex);
+        logger.error('no queue for consumer', { consumer_id: out.consumerId, event_id: out.message.eventId });
+        continue;
+      }
+      byQueue.set(url, [...(byQueue.get(url) ?? []), out]);
+    }
+
+    await Promise.all(
+      [...byQueue].map(async ([queueUrl, items]) => {
+        for (let i = 0; i < items.length; i += 10) {
+          const chunk = items.slice(i, i + 10);
+          for (const index of await sendChunk(queueUrl, chunk)) failed.add(index);
+        }
+      }),
+    );
+
+    for (const out of outgoing) {
+      if (!failed.has(out.recordIndex)) {
+        logger.debug('queued', { event_id: out.message.eventId, consumer_id: out.consumerId, tenant_id: out.message.tenantId });
+      }
+    }
+    // Lambda checkpoints at the lowest failed sequence number; report every failed one anyway.
+    return {
+      batchItemFailures: [...failed]
+        .sort((a, b) => a - b)
+        .map((i) => ({ itemIdentifier: records[i]?.dynamodb?.SequenceNumber ?? '' })),
+    };
+  };
+
+  /** Returns the record indexes whose message in this chunk was not accepted. */
+  async function sendChunk(queueUrl: string, chunk: Outgoing[]): Promise<number[]> {
+    const entries: SendMessageBatchRequestEntry[] = chunk.map((out, i) => ({
+      Id: String(i),
+      MessageBody: JSON.stringify(out.message),
+    }));
+    try {
+      const result = await deps.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+      const failedIds = (result.Failed ?? []).map((f) => Number(f.Id));
+      if (failedIds.length > 0) {
+        logger.warn('some messages not sent', { queue: queueUrl.split('/').pop(), failed: failedIds.length });
+      }
+      return failedIds.map((id) => chunk[id]?.recordIndex ?? -1).filter((i) => i >= 0);
+    } catch (error) {
+      logger.warn('send to queue failed', {
+        queue: queueUrl.split('/').pop(),
+        error: error instanceof Error ? error.name : 'unknown',
+      });
+      return chunk.map((out) => out.recordIndex);
+    }
+  }
+}
+
+/** The delivery messages one stream record stands for. */
+export function messagesFor(record: DynamoDBRecord): DeliveryMessage[] {
+  if (record.eventName !== 'INSERT') return [];
+  const image = record.dynamodb?.NewImage;
+  if (!image) throw new UnroutableRecordError('INSERT record without NewImage (stream view must be NEW_IMAGE)');
+  const item = unmarshall(image as Record<string, AttributeValue>) as Record<string, unknown>;
+  if (item.kind === 'event') {
+    const event = item as unknown as EventItem;
+    requireAttribution(event);
+    if (!Array.isArray(event.consumers)) throw new UnroutableRecordError(`event ${event.eventId} has no delivery set`);
+    return event.consumers.map((consumerId) => ({
+      v: 1,
+      source: event.source,
+      eventId: event.eventId,
+      eventType: event.eventType,
+      tenantId: event.tenantId,
+      keyId: event.keyId,
+      receivedAt: event.receivedAt,
+      consumerId,
+    }));
+  }
+  if (item.kind === 'requeue') {
+    const requeue = item as unknown as RequeueItem;
+    requireAttribution(requeue);
+    return [
+      {
+        v: 1,
+        source: requeue.source,
+        eventId: requeue.eventId,
+        eventType: requeue.eventType,
+        tenantId: requeue.tenantId,
+        keyId: requeue.keyId,
+        receivedAt: requeue.receivedAt,
+        consumerId: requeue.consumerId,
+        replayId: requeue.replayId,
+      },
+    ];
+  }
+  return [];
+}
+
+function requireAttribution(item: Partial<EventItem | RequeueItem>): void {
+  for (const field of ['source', 'eventId', 'eventType', 'tenantId', 'keyId'] as const) {
+    if (typeof item[field] !== 'string' || item[field] === '') {
+      throw new UnroutableRecordError(`record is missing attribution field ${field}`);
+    }
+  }
+}

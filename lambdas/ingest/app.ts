@@ -1,0 +1,165 @@
+/**
+ * Intake: verify, extract attribution, record once, answer.
+ *
+ * The provider is answered 202 only after the receipt (the event and its delivery set, one
+ * conditional write) has committed. Unverified requests leave no trace: nothing is stored and the
+ * only log line is the rejection reason.
+ */
+import { createHash } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { findSource, type HookledgerConfig, subscribedConsumers } from '../../lib/config/schema';
+import { StorageUnavailableError } from '../shared/errors';
+import type { EventStore } from '../shared/event-store';
+import type { Logger } from '../shared/logger';
+import type { KeyItem } from '../shared/model';
+import type { SecretsPort } from '../shared/secrets';
+import { verifierFor } from '../shared/verify';
+import type { VerifyResult } from '../shared/verify/types';
+import { extractAttribution, findControlCharacterHeader, InputError, parseJsonBody } from './parse';
+
+export interface IngestDeps {
+  readonly config: HookledgerConfig;
+  readonly store: Pick<EventStore, 'recordEvent' | 'getKey'>;
+  readonly secrets: SecretsPort;
+  readonly logger: Logger;
+  readonly clock?: () => number;
+}
+
+export type IngestHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+
+const DAY_MS = 86_400_000;
+
+export function createIngestHandler(deps: IngestDeps): IngestHandler {
+  const clock = deps.clock ?? Date.now;
+  const { config, logger } = deps;
+
+  return async (event) => {
+    const started = clock();
+    const sourceId = event.pathParameters?.source ?? '';
+    try {
+      const result = await ingest(event, sourceId, started);
+      logger.info('webhook accepted', {
+        outcome: result.outcome,
+        source: sourceId,
+        event_id: result.eventId,
+        tenant_id: result.tenantId,
+        deliveries: result.deliveries,
+        ms: clock() - started,
+      });
+      return result.response;
+    } catch (error) {
+      if (error instanceof InputError) {
+        // The reason only: no header values, no body, no secret.
+        logger.warn('webhook rejected', { source: sourceId.slice(0, 40), status: error.status, reason: error.code });
+        return json(error.status, { error: error.code, message: error.message });
+      }
+      if (error instanceof StorageUnavailableError) {
+        logger.error('event store unavailable', { source: sourceId, error: error.message });
+        return json(503, { error: 'storage_unavailable', message: 'the event could not be stored; retry later' });
+      }
+      logger.error('intake failed', { source: sourceId, error: error instanceof Error ? error.name : 'unknown' });
+      return json(503, { error: 'unavailable', message: 'the event could not be accepted; retry later' });
+    }
+  };
+
+  async function ingest(event: APIGatewayProxyEventV2, sourceId: string, now: number) {
+    const source = findSource(config, sourceId);
+    if (!source) {
+      throw new InputError('unknown_source', `no webhook source is registered at /hooks/${sourceId.slice(0, 40)}`, 404);
+    }
+    const headers = normaliseHeaders(event.headers);
+    const rawBody = decodeBody(event);
+    if (rawBody.length > source.maxBodyBytes) {
+      throw new InputError(
+        'payload_too_large',
+        `body is ${rawBody.length} bytes; source "${source.id}" accepts at most ${source.maxBodyBytes}`,
+        413,
+      );
+    }
+    const badHeader = findControlCharacterHeader(headers);
+    if (badHeader) throw new InputError('invalid_header', `header ${badHeader} contains control characters`);
+
+    const verified = await verify(source.id, rawBody, headers, now, source.toleranceSeconds, source.scheme);
+    if (!verified.ok) throw new InputError(verified.code, verified.message, 401);
+
+    const body = parseJsonBody(rawBody);
+    if (source.scheme.type === 'slack' && body.type === 'url_verification' && typeof body.challenge === 'string') {
+      return {
+        outcome: 'challenge',
+        eventId: undefined,
+        tenantId: undefined,
+        deliveries: 0,
+        response: json(200, { challenge: body.challenge }),
+      };
+    }
+    const attribution = extractAttribution(source, body, headers);
+    if (source.enforceKeyRegistry) checkKey(attribution, await deps.store.getKey(attribution.keyId));
+
+    const consumers = subscribedConsumers(config, attribution.eventType);
+    const outcome = await deps.store.recordEvent(
+      {
+        source: source.id,
+        ...attribution,
+        receivedAt: now,
+        consumers,
+        payloadSha256: createHash('sha256').update(rawBody).digest('hex'),
+        payloadBytes: rawBody.length,
+        secretVersion: verified.secretVersion,
+        payloadExpiresAt: now + config.retention.payloadDays * DAY_MS,
+      },
+      rawBody,
+    );
+    const response =
+      outcome === 'recorded'
+        ? json(202, { event_id: attribution.eventId, deliveries: consumers.length })
+        : json(200, { status: 'duplicate', event_id: attribution.eventId });
+    return { outcome, eventId: attribution.eventId, tenantId: attribution.tenantId, deliveries: consumers.length, response };
+  }
+
+  async function verify(
+    sourceId: string,
+    rawBody: Buffer,
+    headers: Record<string, string>,
+    now: number,
+    toleranceSeconds: number,
+    scheme: Parameters<typeof verifierFor>[0],
+  ): Promise<VerifyResult> {
+    const verifier = verifierFor(scheme);
+    const input = { rawBody, headers, now, toleranceSeconds };
+    const first = verifier.verify(input, await deps.secrets.get(sourceId));
+    if (first.ok || first.code !== 'signature_mismatch') return first;
+    // The secret may have been rotated since it was cached: look once more before refusing.
+    return verifier.verify(input, await deps.secrets.refresh(sourceId));
+  }
+}
+
+/** Unknown keys and keys of another tenant are refused; a revoked key's event is still a fact. */
+function checkKey(attribution: { tenantId: string; keyId: string }, key: KeyItem | undefined): void {
+  if (!key) {
+    throw new InputError('unknown_key', `key_id ${attribution.keyId} is not registered; issue it first`, 403);
+  }
+  if (key.tenantId !== attribution.tenantId) {
+    throw new InputError(
+      'key_tenant_mismatch',
+      `key_id ${attribution.keyId} does not belong to tenant ${attribution.tenantId}`,
+      403,
+    );
+  }
+}
+
+function normaliseHeaders(headers: APIGatewayProxyEventV2['headers'] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (value !== undefined) out[name.toLowerCase()] = value;
+  }
+  return out;
+}
+
+function decodeBody(event: APIGatewayProxyEventV2): Buffer {
+  if (!event.body) return Buffer.alloc(0);
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+}
+
+function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 {
+  return { statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}

@@ -1,0 +1,161 @@
+/**
+ * Turning verified bytes into a JSON body and an attribution tuple, refusing anything odd with an
+ * error that names the field. Pure functions: no I/O, no logging.
+ */
+import type { FieldSource, SourceConfig } from '../../lib/config/schema';
+
+export class InputError extends Error {
+  override readonly name = 'InputError';
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+export const MAX_JSON_DEPTH = 32;
+export const MAX_ATTRIBUTE_LENGTH = 200;
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+// Printable ASCII, no spaces: ids become parts of DynamoDB keys and log fields.
+const ATTRIBUTE_VALUE = /^[\x21-\x7e]+$/;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/** Parses a JSON object body: valid UTF-8, not nested beyond MAX_JSON_DEPTH, no prototype keys. */
+export function parseJsonBody(raw: Buffer): Record<string, unknown> {
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw new InputError('invalid_encoding', 'body is not valid UTF-8; send JSON encoded as UTF-8');
+  }
+  const depth = maxNesting(text);
+  if (depth > MAX_JSON_DEPTH) {
+    throw new InputError('too_deep', `body nests ${depth} levels deep; at most ${MAX_JSON_DEPTH} are accepted`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    const detail = error instanceof SyntaxError ? `: ${error.message.slice(0, 120)}` : '';
+    throw new InputError('invalid_json', `body is not valid JSON${detail}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new InputError('invalid_json', 'body must be a JSON object');
+  }
+  const forbidden = findForbiddenKey(parsed);
+  if (forbidden) {
+    throw new InputError('forbidden_key', `body contains the key "${forbidden}", which is not accepted`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Bracket depth outside strings, counted before JSON.parse so hostile nesting costs nothing. */
+function maxNesting(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      if (depth > max) max = depth;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return max;
+}
+
+function findForbiddenKey(root: object): string | undefined {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (!node || typeof node !== 'object') continue;
+    for (const key of Object.keys(node)) {
+      if (FORBIDDEN_KEYS.has(key)) return key;
+      stack.push((node as Record<string, unknown>)[key]);
+    }
+  }
+  return undefined;
+}
+
+export interface ExtractedAttribution {
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly tenantId: string;
+  readonly keyId: string;
+}
+
+const FIELD_NAMES: Record<keyof ExtractedAttribution, string> = {
+  eventId: 'event id',
+  eventType: 'event type',
+  tenantId: 'tenant_id',
+  keyId: 'key_id',
+};
+
+/** Reads the four attribution fields from where the source's config says they are. */
+export function extractAttribution(
+  source: SourceConfig,
+  body: Record<string, unknown>,
+  headers: Readonly<Record<string, string>>,
+): ExtractedAttribution {
+  const read = (field: keyof ExtractedAttribution): string => {
+    const from = source.attribution[field];
+    const where = describe(from);
+    const value = 'body' in from ? readPath(body, from.body) : headers[from.header];
+    if (value === undefined || value === null) {
+      throw new InputError('missing_attribution', `${FIELD_NAMES[field]} is missing: expected it at ${where}`);
+    }
+    if (typeof value !== 'string') {
+      throw new InputError(
+        'invalid_attribution',
+        `${FIELD_NAMES[field]} at ${where} must be a string, got ${Array.isArray(value) ? 'array' : typeof value}`,
+      );
+    }
+    if (value.length === 0) {
+      throw new InputError('invalid_attribution', `${FIELD_NAMES[field]} at ${where} is empty`);
+    }
+    if (value.length > MAX_ATTRIBUTE_LENGTH) {
+      throw new InputError(
+        'invalid_attribution',
+        `${FIELD_NAMES[field]} at ${where} is ${value.length} characters; at most ${MAX_ATTRIBUTE_LENGTH} are accepted`,
+      );
+    }
+    if (!ATTRIBUTE_VALUE.test(value)) {
+      throw new InputError(
+        'invalid_attribution',
+        `${FIELD_NAMES[field]} at ${where} must be printable ASCII without spaces`,
+      );
+    }
+    return value;
+  };
+  return { eventId: read('eventId'), eventType: read('eventType'), tenantId: read('tenantId'), keyId: read('keyId') };
+}
+
+function describe(from: FieldSource): string {
+  return 'body' in from ? `body.${from.body}` : `header ${from.header}`;
+}
+
+/** Own properties only: a path never walks into a prototype. */
+export function readPath(root: unknown, path: string): unknown {
+  let node: unknown = root;
+  for (const key of path.split('.')) {
+    if (!node || typeof node !== 'object' || !Object.hasOwn(node, key)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+/** Header values with control characters are refused before anything reads them. */
+export function findControlCharacterHeader(headers: Readonly<Record<string, string>>): string | undefined {
+  for (const [name, value] of Object.entries(headers)) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: that is the point
+    if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value)) return name;
+  }
+  return undefined;
+}

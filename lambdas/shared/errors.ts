@@ -1,0 +1,39 @@
+/** Typed errors. Adapters translate SDK errors into these; handlers translate these into responses. */
+
+export class StorageUnavailableError extends Error {
+  override readonly name = 'StorageUnavailableError';
+}
+
+/** Thrown by a consumer handler to quarantine the delivery at once (no further retries). */
+export class PermanentError extends Error {
+  override readonly name: string = 'PermanentError';
+  constructor(
+    message: string,
+    /** A short, low-cardinality category recorded on the delivery (`invalid_payload`, ...). */
+    readonly category = 'permanent',
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The lease this worker held was taken over (its attempt is no longer the delivery's attempt). */
+export class FencedError extends Error {
+  override readonly name = 'FencedError';
+}
+
+/** A short category for an error, safe to store and to use as a metric dimension. */
+export function errorCategory(error: unknown): string {
+  if (error instanceof PermanentError) return error.category;
+  if (error instanceof Error) {
+    const name = error.name && error.name !== 'Error' ? error.name : 'error';
+    return name.replace(/[^A-Za-z0-9_.-]/g, '').slice(0, 64) || 'error';
+  }
+  return 'non_error_thrown';
+}
+
+/** An error message trimmed for storage: never more than 300 characters. */
+export function errorMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.length > 300 ? `${message.slice(0, 297)}...` : message;
+}

@@ -1,0 +1,256 @@
+/**
+ * DynamoDB adapter for the Ledger table: one item per (event, consumer) holding the delivery's lease,
+ * its access log and, once acknowledged, its usage row. Each transition is one conditional
+ * single-item write, so the item is its own transaction:
+ *
+ *   claim        leases the delivery and increments `attempt` (the fencing token); appends the read
+ *                to the access log. Refused while another worker's lease is live or once done.
+ *   acknowledge  done marker + usage row (tenant captured at intake, units) + acknowledging principal,
+ *                only if `attempt` is still ours: a worker whose lease was taken over is fenced off.
+ *   fail         records the error and attempt; `quarantined` on the last allowed attempt.
+ */
+import { type AttributeValue, ConditionalCheckFailedException, type ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
+import type { ConsumedCapacityObserver } from './event-store';
+import { translate } from './event-store';
+import { type DeliveryMessage, type LedgerItem, ledgerKey } from './model';
+
+export type ClaimResult =
+  | { readonly kind: 'claimed'; readonly attempt: number; readonly replay: boolean }
+  | { readonly kind: 'done' }
+  | { readonly kind: 'busy'; readonly leaseUntil: number };
+
+export interface ClaimRequest {
+  readonly message: DeliveryMessage;
+  readonly now: number;
+  readonly leaseMs: number;
+  readonly principal: string;
+}
+
+export interface AckRequest {
+  readonly message: DeliveryMessage;
+  readonly attempt: number;
+  readonly replay: boolean;
+  readonly units: number;
+  readonly outcome?: string;
+  readonly principal: string;
+  readonly policyVersion: string;
+  readonly now: number;
+}
+
+export interface FailRequest {
+  readonly message: DeliveryMessage;
+  readonly attempt: number;
+  readonly replay: boolean;
+  readonly category: string;
+  readonly errorMessage: string;
+  readonly quarantine: boolean;
+  readonly now: number;
+}
+
+export class Ledger {
+  private readonly returnCapacity: ReturnConsumedCapacity | undefined;
+
+  constructor(
+    private readonly options: {
+      readonly client: DynamoDBDocumentClient;
+      readonly tableName: string;
+      readonly onCapacity?: ConsumedCapacityObserver;
+    },
+  ) {
+    this.returnCapacity = options.onCapacity ? 'TOTAL' : undefined;
+  }
+
+  async claim(request: ClaimRequest): Promise<ClaimResult> {
+    const { message, now, leaseMs, principal } = request;
+    const read = { principal, at: now, ...(message.replayId ? { replayId: message.replayId } : {}) };
+    try {
+      const out = await this.update('claim', message, {
+        UpdateExpression:
+          'SET #state = :leased, attempt = if_not_exists(attempt, :zero) + :one, leaseUntil = :until, ' +
+          'reads = list_append(if_not_exists(reads, :none), :read), ' +
+          'eventKey = :eventKey, #source = :source, eventId = :eventId, eventType = :eventType, ' +
+          'tenantId = :tenantId, keyId = :keyId, consumerId = :consumerId, receivedAt = :receivedAt' +
+          (message.replayId ? ', replayId = :replayId' : ''),
+        // Claimable: never claimed, or not done and not under someone else's live lease.
+        ConditionExpression: 'attribute_not_exists(pk) OR (#state <> :done AND (#state <> :leased OR leaseUntil < :now))',
+        ExpressionAttributeNames: { '#state': 'state', '#source': 'source' },
+        ExpressionAttributeValues: {
+          ':leased': 'leased',
+          ':done': 'done',
+          ':zero': 0,
+          ':one': 1,
+          ':until': now + leaseMs,
+          ':now': now,
+          ':none': [],
+          ':read': [read],
+          ':eventKey': `evt#${message.source}#${message.eventId}`,
+          ':source': message.source,
+          ':eventId': message.eventId,
+          ':eventType': message.eventType,
+          ':tenantId': message.tenantId,
+          ':keyId': message.keyId,
+          ':consumerId': message.consumerId,
+          ':receivedAt': message.receivedAt,
+          ...(message.replayId ? { ':replayId': message.replayId } : {}),
+        },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+      return { kind: 'claimed', attempt: Number(out.Attributes?.attempt), replay: false };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw translate(error);
+      const old = unmarshallOld(error);
+      if (old?.state === 'done') {
+        if (message.replayId && !old.replays?.some((r) => r.replayId === message.replayId)) {
+          return this.claimReplay(request, old);
+        }
+        return { kind: 'done' };
+      }
+      return { kind: 'busy', leaseUntil: Number(old?.leaseUntil ?? now + leaseMs) };
+    }
+  }
+
+  /** A replay of a done delivery re-runs the handler under a replay lease; the usage row stays as it is. */
+  private async claimReplay(request: ClaimRequest, old: Partial<LedgerItem>): Promise<ClaimResult> {
+    const { message, now, leaseMs, principal } = request;
+    try {
+      const out = await this.update('claimReplay', message, {
+        UpdateExpression:
+          'SET attempt = attempt + :one, replayId = :rid, replayLeaseUntil = :until, reads = list_append(reads, :read)',
+        ConditionExpression:
+          '#state = :done AND attempt = :seen AND (attribute_not_exists(replayLeaseUntil) OR replayLeaseUntil < :now OR replayId <> :rid)',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':rid': message.replayId,
+          ':until': now + leaseMs,
+          ':read': [{ principal, at: now, replayId: message.replayId }],
+          ':done': 'done',
+          ':seen': old.attempt,
+          ':now': now,
+        },
+        ReturnValues: 'ALL_NEW',
+      });
+      return { kind: 'claimed', attempt: Number(out.Attributes?.attempt), replay: true };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw translate(error);
+      return { kind: 'busy', leaseUntil: Number(old.replayLeaseUntil ?? now + leaseMs) };
+    }
+  }
+
+  /** Returns false when fenced: the delivery's attempt is no longer ours (lease taken over). */
+  async acknowledge(request: AckRequest): Promise<boolean> {
+    const { message, attempt, now } = request;
+    try {
+      if (request.replay) {
+        await this.update('acknowledgeReplay', message, {
+          UpdateExpression: 'SET replays = list_append(if_not_exists(replays, :none), :entry) REMOVE replayLeaseUntil',
+          ConditionExpression: 'attempt = :attempt AND replayId = :rid AND #state = :done',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':none': [],
+            ':entry': [
+              { replayId: message.replayId, at: now, policyVersion: request.policyVersion, attempt, outcome: request.outcome ?? 'ok' },
+            ],
+            ':attempt': attempt,
+            ':rid': message.replayId,
+            ':done': 'done',
+          },
+        });
+        return true;
+      }
+      // The usage row: written once, by the holder of the current lease, and never again.
+      await this.update('acknowledge', message, {
+        UpdateExpression:
+          'SET #state = :done, units = :units, ackAt = :now, ackAttempt = :attempt, principal = :principal, ' +
+          'policyVersion = :policy, outcome = :outcome REMOVE leaseUntil',
+        ConditionExpression: 'attempt = :attempt AND #state = :leased',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: {
+          ':done': 'done',
+          ':leased': 'leased',
+          ':units': request.units,
+          ':now': now,
+          ':attempt': attempt,
+          ':principal': request.principal,
+          ':policy': request.policyVersion,
+          ':outcome': request.outcome ?? 'ok',
+        },
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw translate(error);
+    }
+  }
+
+  /** Records a failed attempt. Returns false when fenced (someone else holds the delivery now). */
+  async recordFailure(request: FailRequest): Promise<boolean> {
+    const { message, attempt, now } = request;
+    const entry = [{ attempt, category: request.category, message: request.errorMessage, at: now }];
+    try {
+      await this.update('recordFailure', message, {
+        UpdateExpression: request.replay
+          ? 'SET errors = list_append(if_not_exists(errors, :none), :entry), lastErrorCategory = :category REMOVE replayLeaseUntil'
+          : 'SET #state = :state, errors = list_append(if_not_exists(errors, :none), :entry), lastErrorCategory = :category REMOVE leaseUntil',
+        ConditionExpression: request.replay ? 'attempt = :attempt AND #state = :done' : 'attempt = :attempt AND #state = :leased',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: {
+          ':none': [],
+          ':entry': entry,
+          ':category': request.category,
+          ':attempt': attempt,
+          ...(request.replay
+            ? { ':done': 'done' }
+            : { ':state': request.quarantine ? 'quarantined' : 'retrying', ':leased': 'leased' }),
+        },
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw translate(error);
+    }
+  }
+
+  async get(source: string, eventId: string, consumerId: string): Promise<LedgerItem | undefined> {
+    const out = await this.options.client.send(
+      new GetCommand({ TableName: this.options.tableName, Key: { pk: ledgerKey(source, eventId, consumerId) } }),
+    );
+    return out.Item as LedgerItem | undefined;
+  }
+
+  private async update(
+    operation: string,
+    message: DeliveryMessage,
+    params: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>,
+  ): Promise<UpdateCommandOutput> {
+    let out: UpdateCommandOutput;
+    try {
+      out = await this.options.client.send(
+        new UpdateCommand({
+          TableName: this.options.tableName,
+          Key: { pk: ledgerKey(message.source, message.eventId, message.consumerId) },
+          ReturnConsumedCapacity: this.returnCapacity,
+          ...params,
+        }),
+      );
+    } catch (error) {
+      const capacity = (error as { $metadata?: unknown; ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity;
+      // A failed condition still costs a write unit on AWS.
+      this.options.onCapacity?.(operation, capacity?.CapacityUnits ?? (error instanceof ConditionalCheckFailedException ? 1 : 0), 0);
+      throw error;
+    }
+    this.options.onCapacity?.(operation, out.ConsumedCapacity?.CapacityUnits ?? 0, 0);
+    return out;
+  }
+}
+
+function unmarshallOld(error: ConditionalCheckFailedException): Partial<LedgerItem> | undefined {
+  const raw = error.Item as Record<string, unknown> | undefined;
+  if (!raw) return undefined;
+  // The document client may or may not have unmarshalled the returned item, depending on version.
+  const marshalled = typeof raw.pk === 'object' && raw.pk !== null;
+  return (marshalled ? unmarshall(raw as Record<string, AttributeValue>) : raw) as Partial<LedgerItem>;
+}
