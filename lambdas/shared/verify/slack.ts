@@ -1,0 +1,36 @@
+/** Slack: `x-slack-signature: v0=<hex>` over `v0:${x-slack-request-timestamp}:${body}`. */
+import {
+  decodeSignature,
+  headerValue,
+  malformedHeader,
+  missingHeader,
+  outOfTolerance,
+  parseUnixSeconds,
+  signedContent,
+  verifyHmac,
+} from './crypto';
+import type { Verifier } from './types';
+
+const SIGNATURE = 'x-slack-signature';
+const TIMESTAMP = 'x-slack-request-timestamp';
+const VERSION = 'v0';
+
+export const slackVerifier: Verifier = {
+  verify(input, secrets) {
+    const signature = headerValue(input, SIGNATURE);
+    const timestamp = headerValue(input, TIMESTAMP);
+    if (signature === undefined) return missingHeader(SIGNATURE);
+    if (timestamp === undefined) return missingHeader(TIMESTAMP);
+
+    const seconds = parseUnixSeconds(timestamp);
+    if (seconds === undefined) return malformedHeader(TIMESTAMP, 'is not unix seconds');
+    if (!signature.startsWith(`${VERSION}=`)) return malformedHeader(SIGNATURE, `does not start with "${VERSION}="`);
+    const candidate = decodeSignature(signature.slice(VERSION.length + 1), 'hex');
+    if (!candidate) return malformedHeader(SIGNATURE, `is not hex after "${VERSION}="`);
+
+    const content = signedContent(`${VERSION}:${timestamp}:`, input.rawBody);
+    const result = verifyHmac({ algorithm: 'sha256', content, candidates: [candidate], header: SIGNATURE }, secrets);
+    if (!result.ok) return result;
+    return outOfTolerance(TIMESTAMP, seconds, input) ?? result;
+  },
+};

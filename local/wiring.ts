@@ -1,0 +1,120 @@
+/**
+ * Wires the real handlers (the same code the Lambdas run) to local clients. Used by the local
+ * stack, the end-to-end tests and the benchmark. Only the adapters differ from AWS: the secrets
+ * port reads a local file, and clients point at the emulators.
+ */
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { HookledgerConfig } from '../lib/config/schema';
+import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/consumers/runtime';
+import { createConsumerHandler } from '../lambdas/consumers/runtime';
+import { createFanoutHandler, type FanoutHandler } from '../lambdas/fanout/app';
+import { createIngestHandler, type IngestHandler } from '../lambdas/ingest/app';
+import { createDocumentClient } from '../lambdas/shared/clients';
+import { type ConsumedCapacityObserver, EventStore } from '../lambdas/shared/event-store';
+import { Ledger } from '../lambdas/shared/ledger';
+import { createLogger, type Logger } from '../lambdas/shared/logger';
+import type { SecretsPort } from '../lambdas/shared/secrets';
+
+export const LOCAL_REGION = 'us-east-1';
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+export interface LocalEndpoints {
+  readonly dynamodb: string;
+  readonly sqs: string;
+}
+
+export interface LocalResources {
+  readonly tables: { readonly events: string; readonly ledger: string };
+  readonly queues: Readonly<Record<string, { readonly url: string; readonly dlqUrl: string }>>;
+}
+
+export function localDocumentClient(endpoint: string): DynamoDBDocumentClient {
+  return createDocumentClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+}
+
+export function localSqsClient(endpoint: string): SQSClient {
+  // An explicit endpoint: fauxqs queue URLs name a host that does not resolve here.
+  return new SQSClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, useQueueUrlAsEndpoint: false });
+}
+
+/** A consumer principal on the local stack, shaped like the role ARN it has on AWS. */
+export const localPrincipal = (consumerId: string) => `arn:aws:iam::000000000000:role/hookledger-local-${consumerId}`;
+
+export interface WiringOptions {
+  readonly config: HookledgerConfig;
+  readonly endpoints: LocalEndpoints;
+  readonly resources: LocalResources;
+  readonly secrets: SecretsPort;
+  /** Replace a consumer's handle (tests inject faults); default: the module named by its `entry`. */
+  readonly handles?: Readonly<Record<string, ConsumerHandle>>;
+  readonly logger?: (service: string) => Logger;
+  readonly clock?: () => number;
+  readonly onCapacity?: ConsumedCapacityObserver;
+  readonly backoffBaseMs?: number;
+  /** Where `entry` paths are resolved from. Default: the repository root. */
+  readonly root?: string;
+}
+
+export interface LocalHandlers {
+  readonly ingest: IngestHandler;
+  readonly fanout: FanoutHandler;
+  readonly consumers: Readonly<Record<string, ConsumerLambdaHandler>>;
+  readonly ddb: DynamoDBDocumentClient;
+  readonly sqs: SQSClient;
+  readonly eventStore: EventStore;
+  readonly ledger: Ledger;
+}
+
+export async function buildHandlers(options: WiringOptions): Promise<LocalHandlers> {
+  const { config, endpoints, resources } = options;
+  const logger = options.logger ?? ((service: string) => createLogger(service));
+  const ddb = localDocumentClient(endpoints.dynamodb);
+  const sqs = localSqsClient(endpoints.sqs);
+  const eventStore = new EventStore({ client: ddb, tableName: resources.tables.events, onCapacity: options.onCapacity });
+  const ledger = new Ledger({ client: ddb, tableName: resources.tables.ledger, onCapacity: options.onCapacity });
+  const root = options.root ?? path.resolve(import.meta.dirname, '..');
+
+  const ingest = createIngestHandler({
+    config,
+    store: eventStore,
+    secrets: options.secrets,
+    logger: logger('hookledger-ingest'),
+    clock: options.clock,
+  });
+  const fanout = createFanoutHandler({
+    sqs,
+    queueUrls: Object.fromEntries(Object.entries(resources.queues).map(([id, q]) => [id, q.url])),
+    logger: logger('hookledger-fanout'),
+  });
+  const consumers: Record<string, ConsumerLambdaHandler> = {};
+  for (const consumer of config.consumers) {
+    const queue = resources.queues[consumer.id];
+    if (!queue) throw new Error(`no local queue was provisioned for consumer ${consumer.id}`);
+    const handle = options.handles?.[consumer.id] ?? (await loadHandle(root, consumer.entry));
+    consumers[consumer.id] = createConsumerHandler(
+      {
+        consumer,
+        ledger,
+        events: eventStore,
+        sqs,
+        queueUrl: queue.url,
+        dlqUrl: queue.dlqUrl,
+        principal: localPrincipal(consumer.id),
+        logger: logger(`hookledger-${consumer.id}`),
+        clock: options.clock,
+        backoffBaseMs: options.backoffBaseMs,
+      },
+      handle,
+    );
+  }
+  return { ingest, fanout, consumers, ddb, sqs, eventStore, ledger };
+}
+
+async function loadHandle(root: string, entry: string): Promise<ConsumerHandle> {
+  const module = (await import(pathToFileURL(path.join(root, entry)).href)) as { handle?: ConsumerHandle };
+  if (typeof module.handle !== 'function') throw new Error(`${entry} must export a function named "handle"`);
+  return module.handle;
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import config from '../../hookledger.config';
+import { defineConfig, matchesEventType, subscribedConsumers, type HookledgerConfigInput } from '../../lib/config/schema';
+
+const base = (): HookledgerConfigInput => ({
+  sources: [
+    {
+      id: 'platform',
+      scheme: { type: 'standard-webhooks' },
+      attribution: { eventId: { body: 'id' }, eventType: { body: 'type' }, tenantId: { body: 'tenant_id' }, keyId: { body: 'key_id' } },
+    },
+  ],
+  consumers: [{ id: 'billing-meter', subscribes: ['*'], fields: ['id'], entry: 'lambdas/consumers/billing-meter.ts' }],
+});
+
+describe('config', () => {
+  describe('routing', () => {
+    it('sends payment.succeeded to all three default consumers', () => {
+      expect(subscribedConsumers(config, 'payment.succeeded')).toEqual(['billing-meter', 'audit-writer', 'risk-evaluator']);
+    });
+    it('sends invoice.paid to billing-meter and audit-writer only', () => {
+      expect(subscribedConsumers(config, 'invoice.paid')).toEqual(['billing-meter', 'audit-writer']);
+    });
+    it('sends scoped_key.revoked to risk-evaluator too', () => {
+      expect(subscribedConsumers(config, 'scoped_key.revoked')).toContain('risk-evaluator');
+    });
+    it('matches prefixes on a dot boundary only', () => {
+      expect(matchesEventType('payment.*', 'payment.refund.created')).toBe(true);
+      expect(matchesEventType('payment.*', 'payments.created')).toBe(false);
+      expect(matchesEventType('payment.*', 'payment')).toBe(false);
+      expect(matchesEventType('invoice.paid', 'invoice.paid')).toBe(true);
+    });
+  });
+
+  describe('validation', () => {
+    it('applies defaults: 5 receives, 60 s lease, 30 days payload retention', () => {
+      const parsed = defineConfig(base());
+      expect(parsed.consumers[0]?.maxReceiveCount).toBe(5);
+      expect(parsed.consumers[0]?.visibilityTimeoutSeconds).toBe(60);
+      expect(parsed.retention.payloadDays).toBe(30);
+    });
+    it('names the consumer and the value when the lease is shorter than 6x the timeout', () => {
+      const input = base();
+      input.consumers[0] = { ...input.consumers[0]!, visibilityTimeoutSeconds: 30, timeoutSeconds: 10 };
+      expect(() => defineConfig(input)).toThrow(/consumers\[id=billing-meter\]\.visibilityTimeoutSeconds \(value 30\): must be at least 6x timeoutSeconds \(60\), got 30/);
+    });
+    it('rejects a duplicate consumer id', () => {
+      const input = base();
+      input.consumers.push({ ...input.consumers[0]! });
+      expect(() => defineConfig(input)).toThrow(/duplicate consumer id "billing-meter"/);
+    });
+    it('rejects a bad subscription pattern with its value', () => {
+      const input = base();
+      input.consumers[0] = { ...input.consumers[0]!, subscribes: ['payment*'] };
+      expect(() => defineConfig(input)).toThrow(/subscribes\[0\] \(value "payment\*"\)/);
+    });
+    it('rejects an unknown verification scheme', () => {
+      const input = base() as { sources: { scheme: unknown }[] };
+      input.sources[0]!.scheme = { type: 'md5' };
+      expect(() => defineConfig(input as HookledgerConfigInput)).toThrow(/sources\[id=platform\]\.scheme\.type/);
+    });
+    it('rejects a source id that cannot be a URL path segment', () => {
+      const input = base();
+      input.sources[0] = { ...input.sources[0]!, id: 'Platform/../x' };
+      expect(() => defineConfig(input)).toThrow(/source id must be/);
+    });
+  });
+});

@@ -1,0 +1,31 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { schemeSchema } from '../../../lib/config/schema';
+import {
+  githubVerifier,
+  shopifyVerifier,
+  slackVerifier,
+  standardWebhooksVerifier,
+  stripeVerifier,
+  verifierFor,
+} from '../../../lambdas/shared/verify';
+
+describe('verifierFor', () => {
+  it.each([
+    ['standard-webhooks', standardWebhooksVerifier],
+    ['stripe', stripeVerifier],
+    ['github', githubVerifier],
+    ['shopify', shopifyVerifier],
+    ['slack', slackVerifier],
+  ] as const)('routes a %s source to its shared verifier', (type, verifier) => {
+    expect(verifierFor(schemeSchema.parse({ type }))).toBe(verifier);
+  });
+
+  it('builds an hmac verifier from the config, with its defaults (sha256, hex, no prefix)', () => {
+    const scheme = schemeSchema.parse({ type: 'hmac', header: 'X-Acme-Signature' });
+    const body = '{"id":"evt_3Fq8Lp"}';
+    const signature = createHmac('sha256', 'acme-key-N4m7').update(body).digest('hex');
+    const input = { rawBody: Buffer.from(body), headers: { 'x-acme-signature': signature }, now: 0, toleranceSeconds: 300 };
+    expect(verifierFor(scheme).verify(input, { current: 'acme-key-N4m7' })).toEqual({ ok: true, secretVersion: 'current' });
+  });
+});
