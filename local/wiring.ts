@@ -5,21 +5,19 @@
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HookledgerConfig } from '../lib/config/schema';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/consumers/runtime';
 import { createConsumerHandler } from '../lambdas/consumers/runtime';
 import { createFanoutHandler, type FanoutHandler } from '../lambdas/fanout/app';
 import { createIngestHandler, type IngestHandler } from '../lambdas/ingest/app';
-import { createDocumentClient } from '../lambdas/shared/clients';
 import { type ConsumedCapacityObserver, EventStore } from '../lambdas/shared/event-store';
 import { Ledger } from '../lambdas/shared/ledger';
 import { createLogger, type Logger } from '../lambdas/shared/logger';
 import type { SecretsPort } from '../lambdas/shared/secrets';
+import { localDynamoClient, localSqsClient } from './clients';
 
-export const LOCAL_REGION = 'us-east-1';
-export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 export interface LocalEndpoints {
   readonly dynamodb: string;
@@ -32,12 +30,7 @@ export interface LocalResources {
 }
 
 export function localDocumentClient(endpoint: string): DynamoDBDocumentClient {
-  return createDocumentClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-}
-
-export function localSqsClient(endpoint: string): SQSClient {
-  // An explicit endpoint: fauxqs queue URLs name a host that does not resolve here.
-  return new SQSClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, useQueueUrlAsEndpoint: false });
+  return DynamoDBDocumentClient.from(localDynamoClient(endpoint), { marshallOptions: { removeUndefinedValues: true } });
 }
 
 /** A consumer principal on the local stack, shaped like the role ARN it has on AWS. */

@@ -49,6 +49,14 @@ export interface FailRequest {
   readonly now: number;
 }
 
+/**
+ * Every attribute is referred to by alias: several of ours (state, source, reads, errors, units...)
+ * are DynamoDB reserved words. Unused aliases are dropped per request in `update`.
+ */
+const NAMES: Record<string, string> = Object.fromEntries(
+  ['state', 'source', 'reads', 'errors', 'units', 'outcome', 'principal', 'attempt', 'replays', 'replayId', 'replayLeaseUntil', 'leaseUntil', 'ackAt', 'ackAttempt', 'policyVersion', 'lastErrorCategory', 'eventKey', 'eventId', 'eventType', 'tenantId', 'keyId', 'consumerId', 'receivedAt'].map((w) => [`#${w}`, w]),
+);
+
 export class Ledger {
   private readonly returnCapacity: ReturnConsumedCapacity | undefined;
 
@@ -68,14 +76,13 @@ export class Ledger {
     try {
       const out = await this.update('claim', message, {
         UpdateExpression:
-          'SET #state = :leased, attempt = if_not_exists(attempt, :zero) + :one, leaseUntil = :until, ' +
-          'reads = list_append(if_not_exists(reads, :none), :read), ' +
-          'eventKey = :eventKey, #source = :source, eventId = :eventId, eventType = :eventType, ' +
-          'tenantId = :tenantId, keyId = :keyId, consumerId = :consumerId, receivedAt = :receivedAt' +
-          (message.replayId ? ', replayId = :replayId' : ''),
+          'SET #state = :leased, #attempt = if_not_exists(#attempt, :zero) + :one, #leaseUntil = :until, ' +
+          '#reads = list_append(if_not_exists(#reads, :none), :read), ' +
+          '#eventKey = :eventKey, #source = :source, #eventId = :eventId, #eventType = :eventType, ' +
+          '#tenantId = :tenantId, #keyId = :keyId, #consumerId = :consumerId, #receivedAt = :receivedAt' +
+          (message.replayId ? ', #replayId = :replayId' : ''),
         // Claimable: never claimed, or not done and not under someone else's live lease.
-        ConditionExpression: 'attribute_not_exists(pk) OR (#state <> :done AND (#state <> :leased OR leaseUntil < :now))',
-        ExpressionAttributeNames: { '#state': 'state', '#source': 'source' },
+        ConditionExpression: 'attribute_not_exists(pk) OR (#state <> :done AND (#state <> :leased OR #leaseUntil < :now))',
         ExpressionAttributeValues: {
           ':leased': 'leased',
           ':done': 'done',
@@ -118,10 +125,9 @@ export class Ledger {
     try {
       const out = await this.update('claimReplay', message, {
         UpdateExpression:
-          'SET attempt = attempt + :one, replayId = :rid, replayLeaseUntil = :until, reads = list_append(reads, :read)',
+          'SET #attempt = #attempt + :one, #replayId = :rid, #replayLeaseUntil = :until, #reads = list_append(#reads, :read)',
         ConditionExpression:
-          '#state = :done AND attempt = :seen AND (attribute_not_exists(replayLeaseUntil) OR replayLeaseUntil < :now OR replayId <> :rid)',
-        ExpressionAttributeNames: { '#state': 'state' },
+          '#state = :done AND #attempt = :seen AND (attribute_not_exists(#replayLeaseUntil) OR #replayLeaseUntil < :now OR #replayId <> :rid)',
         ExpressionAttributeValues: {
           ':one': 1,
           ':rid': message.replayId,
@@ -146,9 +152,8 @@ export class Ledger {
     try {
       if (request.replay) {
         await this.update('acknowledgeReplay', message, {
-          UpdateExpression: 'SET replays = list_append(if_not_exists(replays, :none), :entry) REMOVE replayLeaseUntil',
-          ConditionExpression: 'attempt = :attempt AND replayId = :rid AND #state = :done',
-          ExpressionAttributeNames: { '#state': 'state' },
+          UpdateExpression: 'SET #replays = list_append(if_not_exists(#replays, :none), :entry) REMOVE #replayLeaseUntil',
+          ConditionExpression: '#attempt = :attempt AND #replayId = :rid AND #state = :done',
           ExpressionAttributeValues: {
             ':none': [],
             ':entry': [
@@ -164,10 +169,9 @@ export class Ledger {
       // The usage row: written once, by the holder of the current lease, and never again.
       await this.update('acknowledge', message, {
         UpdateExpression:
-          'SET #state = :done, units = :units, ackAt = :now, ackAttempt = :attempt, principal = :principal, ' +
-          'policyVersion = :policy, outcome = :outcome REMOVE leaseUntil',
-        ConditionExpression: 'attempt = :attempt AND #state = :leased',
-        ExpressionAttributeNames: { '#state': 'state' },
+          'SET #state = :done, #units = :units, #ackAt = :now, #ackAttempt = :attempt, #principal = :principal, ' +
+          '#policyVersion = :policy, #outcome = :outcome REMOVE #leaseUntil',
+        ConditionExpression: '#attempt = :attempt AND #state = :leased',
         ExpressionAttributeValues: {
           ':done': 'done',
           ':leased': 'leased',
@@ -193,10 +197,9 @@ export class Ledger {
     try {
       await this.update('recordFailure', message, {
         UpdateExpression: request.replay
-          ? 'SET errors = list_append(if_not_exists(errors, :none), :entry), lastErrorCategory = :category REMOVE replayLeaseUntil'
-          : 'SET #state = :state, errors = list_append(if_not_exists(errors, :none), :entry), lastErrorCategory = :category REMOVE leaseUntil',
-        ConditionExpression: request.replay ? 'attempt = :attempt AND #state = :done' : 'attempt = :attempt AND #state = :leased',
-        ExpressionAttributeNames: { '#state': 'state' },
+          ? 'SET #errors = list_append(if_not_exists(#errors, :none), :entry), #lastErrorCategory = :category REMOVE #replayLeaseUntil'
+          : 'SET #state = :state, #errors = list_append(if_not_exists(#errors, :none), :entry), #lastErrorCategory = :category REMOVE #leaseUntil',
+        ConditionExpression: request.replay ? '#attempt = :attempt AND #state = :done' : '#attempt = :attempt AND #state = :leased',
         ExpressionAttributeValues: {
           ':none': [],
           ':entry': entry,
@@ -234,6 +237,7 @@ export class Ledger {
           Key: { pk: ledgerKey(message.source, message.eventId, message.consumerId) },
           ReturnConsumedCapacity: this.returnCapacity,
           ...params,
+          ExpressionAttributeNames: usedNames(params),
         }),
       );
     } catch (error) {
@@ -253,4 +257,10 @@ function unmarshallOld(error: ConditionalCheckFailedException): Partial<LedgerIt
   // The document client may or may not have unmarshalled the returned item, depending on version.
   const marshalled = typeof raw.pk === 'object' && raw.pk !== null;
   return (marshalled ? unmarshall(raw as Record<string, AttributeValue>) : raw) as Partial<LedgerItem>;
+}
+
+/** DynamoDB rejects unused ExpressionAttributeNames: keep only the aliases the expressions use. */
+function usedNames(params: { UpdateExpression?: string; ConditionExpression?: string }): Record<string, string> {
+  const text = `${params.UpdateExpression ?? ''} ${params.ConditionExpression ?? ''}`;
+  return Object.fromEntries(Object.entries(NAMES).filter(([alias]) => new RegExp(`${alias}(?![A-Za-z])`).test(text)));
 }

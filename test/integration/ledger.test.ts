@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ledger } from '../../lambdas/shared/ledger';
+import { deliveryMessage, NOW } from '../support/factories';
+import { createTable, startTestDynamo } from '../support/dynamo';
+
+let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
+let ledger: Ledger;
+const units: number[] = [];
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  await createTable(dynamo.client, 'ledger');
+  ledger = new Ledger({ client: dynamo.doc, tableName: 'ledger', onCapacity: (_op, w) => units.push(w) });
+});
+afterAll(() => dynamo?.stop());
+
+const LEASE = 60_000;
+const A = 'arn:aws:iam::1:role/worker-a';
+const B = 'arn:aws:iam::1:role/worker-b';
+
+describe('ledger on DynamoDB Local', () => {
+  it('first claim leases attempt 1, records the read, and the ack writes one usage row', async () => {
+    const message = deliveryMessage({ eventId: 'evt_01J8K7M2Q4' });
+    expect(await ledger.claim({ message, now: NOW, leaseMs: LEASE, principal: A })).toEqual({ kind: 'claimed', attempt: 1, replay: false });
+    expect(await ledger.acknowledge({ message, attempt: 1, replay: false, units: 5, principal: A, policyVersion: 'units-2026-11', now: NOW + 10 })).toBe(true);
+    const row = await ledger.get('platform', 'evt_01J8K7M2Q4', 'billing-meter');
+    expect(row).toMatchObject({
+      pk: 'platform:evt_01J8K7M2Q4#billing-meter',
+      state: 'done',
+      units: 5,
+      tenantId: 'tenant_204',
+      keyId: 'key_42',
+      ackAttempt: 1,
+      principal: A,
+      policyVersion: 'units-2026-11',
+    });
+    expect(row?.reads).toEqual([{ principal: A, at: NOW }]);
+    expect(row?.leaseUntil).toBeUndefined();
+  });
+
+  it('a second attempt that finds the row done finishes cleanly with no new units', async () => {
+    const message = deliveryMessage({ eventId: 'evt_01J8K7M2Q4' });
+    expect(await ledger.claim({ message, now: NOW + 1000, leaseMs: LEASE, principal: A })).toEqual({ kind: 'done' });
+    expect((await ledger.get('platform', 'evt_01J8K7M2Q4', 'billing-meter'))?.units).toBe(5);
+  });
+
+  it('refuses a claim under a live lease and fences the late worker after a takeover', async () => {
+    const message = deliveryMessage({ eventId: 'evt_01J8K7M2S6' });
+    expect(await ledger.claim({ message, now: NOW, leaseMs: LEASE, principal: A })).toMatchObject({ kind: 'claimed', attempt: 1 });
+    expect(await ledger.claim({ message, now: NOW + 5_000, leaseMs: LEASE, principal: B })).toEqual({ kind: 'busy', leaseUntil: NOW + LEASE });
+    // A's lease expires; B takes over with attempt 2.
+    expect(await ledger.claim({ message, now: NOW + LEASE + 1, leaseMs: LEASE, principal: B })).toMatchObject({ kind: 'claimed', attempt: 2 });
+    // A finishes late: fenced off, nothing written.
+    expect(await ledger.acknowledge({ message, attempt: 1, replay: false, units: 5, principal: A, policyVersion: 'v1', now: NOW + LEASE + 2 })).toBe(false);
+    expect(await ledger.acknowledge({ message, attempt: 2, replay: false, units: 5, principal: B, policyVersion: 'v1', now: NOW + LEASE + 3 })).toBe(true);
+    const row = await ledger.get('platform', 'evt_01J8K7M2S6', 'billing-meter');
+    expect(row).toMatchObject({ state: 'done', units: 5, ackAttempt: 2, principal: B });
+    expect(row?.reads.map((r) => r.principal)).toEqual([A, B]);
+  });
+
+  it('keeps the failure history and lets a quarantined delivery be claimed again after redrive', async () => {
+    const message = deliveryMessage({ eventId: 'evt_01J8K7M2T7', consumerId: 'risk-evaluator' });
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      expect(await ledger.claim({ message, now: NOW + attempt, leaseMs: LEASE, principal: A })).toMatchObject({ attempt });
+      expect(
+        await ledger.recordFailure({ message, attempt, replay: false, category: 'TypeError', errorMessage: `boom ${attempt}`, quarantine: attempt === 2, now: NOW + attempt }),
+      ).toBe(true);
+    }
+    let row = await ledger.get('platform', 'evt_01J8K7M2T7', 'risk-evaluator');
+    expect(row).toMatchObject({ state: 'quarantined', lastErrorCategory: 'TypeError' });
+    expect(row?.errors?.map((e) => e.message)).toEqual(['boom 1', 'boom 2']);
+    expect(await ledger.claim({ message, now: NOW + 100, leaseMs: LEASE, principal: A })).toMatchObject({ kind: 'claimed', attempt: 3 });
+    expect(await ledger.acknowledge({ message, attempt: 3, replay: false, units: 1, principal: A, policyVersion: 'v1', now: NOW + 101 })).toBe(true);
+    row = await ledger.get('platform', 'evt_01J8K7M2T7', 'risk-evaluator');
+    expect(row).toMatchObject({ state: 'done', units: 1 });
+    expect(row?.errors).toHaveLength(2);
+  });
+
+  it('a replay of a done delivery re-runs once under a replay lease and never changes its units', async () => {
+    const message = deliveryMessage({ eventId: 'evt_01J8K7M2Q4', replayId: 'rpl_01' });
+    const claim = await ledger.claim({ message, now: NOW + 2000, leaseMs: LEASE, principal: A });
+    expect(claim).toEqual({ kind: 'claimed', attempt: 2, replay: true });
+    expect(await ledger.acknowledge({ message, attempt: 2, replay: true, units: 99, principal: A, policyVersion: 'units-2027-01', now: NOW + 2001 })).toBe(true);
+    // The same replay delivered twice does nothing more.
+    expect(await ledger.claim({ message, now: NOW + 3000, leaseMs: LEASE, principal: A })).toEqual({ kind: 'done' });
+    const row = await ledger.get('platform', 'evt_01J8K7M2Q4', 'billing-meter');
+    expect(row).toMatchObject({ state: 'done', units: 5, policyVersion: 'units-2026-11' });
+    expect(row?.replays).toEqual([{ replayId: 'rpl_01', at: NOW + 2001, policyVersion: 'units-2027-01', attempt: 2, outcome: 'ok' }]);
+  });
+
+  it('costs one write unit per claim and per acknowledgement for a small row', async () => {
+    units.length = 0;
+    const message = deliveryMessage({ eventId: 'evt_01J8K7M2U8' });
+    await ledger.claim({ message, now: NOW, leaseMs: LEASE, principal: A });
+    await ledger.acknowledge({ message, attempt: 1, replay: false, units: 1, principal: A, policyVersion: 'v1', now: NOW });
+    expect(units).toEqual([1, 1]);
+  });
+});
