@@ -73,7 +73,9 @@ class RetryLater extends Error {
 export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: ConsumerHandle): ConsumerLambdaHandler {
   const clock = deps.clock ?? Date.now;
   const { consumer, logger } = deps;
-  const leaseMs = consumer.visibilityTimeoutSeconds * 1000;
+  // The lease ends a second before the message can reappear, so a redelivered message always finds
+  // the previous lease expired and can take it over (the late worker is then fenced off).
+  const leaseMs = Math.max(1000, consumer.visibilityTimeoutSeconds * 1000 - 1000);
   const backoffBaseMs = deps.backoffBaseMs ?? 2000;
 
   async function processRecord(record: SQSRecord): Promise<void> {

@@ -1,2 +1,15 @@
-// placeholder: being written now; the real handler replaces this file.
-export const handler = async () => undefined;
+/** Lambda entry for the scheduled reconcile (EventBridge rule; see lib/constructs/reconciler.ts). */
+import { createDocumentClient } from '../shared/clients';
+import { ENV, requireEnv } from '../shared/env';
+import { createLogger } from '../shared/logger';
+import { createReconcileHandler, createViolationsMetrics } from './app';
+
+/** The `Stack` dimension of the violations metric: the CloudFormation stack name. */
+const STACK_NAME = 'STACK_NAME';
+
+export const handler = createReconcileHandler({
+  ddb: createDocumentClient(),
+  tables: { events: requireEnv(ENV.eventsTable), ledger: requireEnv(ENV.ledgerTable) },
+  metrics: createViolationsMetrics(requireEnv(STACK_NAME)),
+  logger: createLogger('hookledger-reconcile'),
+});

@@ -111,10 +111,14 @@ export class EventStore {
     this.onCapacity?.(operation, out.ConsumedCapacity?.CapacityUnits ?? 0, 0);
   }
 
+  /**
+   * Strongly consistent: a consumer may read a payload milliseconds after intake wrote it, and an
+   * eventually consistent miss would look like an expired payload.
+   */
   private async get(operation: string, pk: string): Promise<Record<string, unknown> | undefined> {
     try {
       const out = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: { pk }, ReturnConsumedCapacity: this.returnCapacity }),
+        new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true, ReturnConsumedCapacity: this.returnCapacity }),
       );
       this.onCapacity?.(operation, 0, out.ConsumedCapacity?.CapacityUnits ?? 0);
       return out.Item;

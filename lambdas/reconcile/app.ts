@@ -1,0 +1,123 @@
+/**
+ * The scheduled reconcile, independent of how it is wired: checks one window, logs each violation
+ * (ids only), publishes the violation count as `Hookledger/ReconcileViolations{Stack}`, and returns
+ * the report. A failed scan throws, so the invocation fails and the errors alarm sees it.
+ */
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Logger } from '../shared/logger';
+import { DEFAULT_GRACE_MS, HOUR_MS, lastClosedWindow, MINUTE_MS, type ReconcileDeps, type ReconcileReport, reconcile } from './reconcile';
+
+/** The metric the violations alarm watches (lib/constructs/reconciler.ts, RECONCILE_VIOLATIONS_METRIC). */
+export const VIOLATIONS_METRIC = 'ReconcileViolations';
+export const METRICS_NAMESPACE = 'Hookledger';
+/** Violations logged one line each; the rest are counted in the summary line. */
+const MAX_LOGGED_VIOLATIONS = 200;
+
+/**
+ * An explicit window for a manual run (`aws lambda invoke --payload '{"from":"...","to":"..."}'`),
+ * or a window length for the default "last closed window". Scheduled events carry neither.
+ */
+export interface ReconcileInput {
+  readonly from?: string;
+  readonly to?: string;
+  readonly windowMinutes?: number;
+  readonly graceMinutes?: number;
+}
+
+export interface ReconcileHandlerDeps extends ReconcileDeps {
+  readonly logger: Logger;
+  readonly metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'>;
+  readonly clock?: () => number;
+  /** @default one hour */
+  readonly windowMs?: number;
+  /** @default 15 minutes */
+  readonly graceMs?: number;
+}
+
+/**
+ * Powertools metrics whose only dimension is `Stack`: Powertools adds a `service` dimension by
+ * default, and a metric with an extra dimension is a different metric to the alarm, which names
+ * `Stack` alone.
+ */
+export function createViolationsMetrics(stackName: string): Metrics {
+  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'hookledger-reconcile' });
+  metrics.clearDefaultDimensions();
+  metrics.setDefaultDimensions({ Stack: stackName });
+  return metrics;
+}
+
+export function createReconcileHandler(deps: ReconcileHandlerDeps) {
+  const clock = deps.clock ?? Date.now;
+  return async (input?: unknown): Promise<ReconcileReport> => {
+    const now = clock();
+    const request = manualInput(input);
+    const graceMs = request.graceMinutes !== undefined ? request.graceMinutes * MINUTE_MS : (deps.graceMs ?? DEFAULT_GRACE_MS);
+    const window =
+      request.from !== undefined && request.to !== undefined
+        ? { from: parseTime(request.from, 'from'), to: parseTime(request.to, 'to') }
+        : lastClosedWindow(now, {
+            windowMs: request.windowMinutes !== undefined ? request.windowMinutes * MINUTE_MS : (deps.windowMs ?? HOUR_MS),
+            graceMs,
+          });
+    const report = await reconcile(deps, { ...window, graceMs });
+    for (const v of report.violations.slice(0, MAX_LOGGED_VIOLATIONS)) {
+      deps.logger.warn('reconcile violation', {
+        kind: v.kind,
+        source: v.source,
+        event_id: v.eventId,
+        consumer_id: v.consumerId,
+        ...(v.kind === 'tenant_mismatch' ? { receipt_tenant_id: v.receiptTenantId, ledger_tenant_id: v.ledgerTenantId } : {}),
+      });
+    }
+    deps.logger.info('reconcile finished', {
+      from: new Date(report.from).toISOString(),
+      to: new Date(report.to).toISOString(),
+      receipts: report.receipts,
+      ledger_items: report.ledgerItems,
+      expected_deliveries: report.expectedDeliveries,
+      in_grace: report.inGrace,
+      quarantined: report.quarantined,
+      violations: report.violations.length,
+      not_logged: Math.max(0, report.violations.length - MAX_LOGGED_VIOLATIONS),
+      ...report.counts,
+    });
+    deps.metrics.addMetric(VIOLATIONS_METRIC, MetricUnit.Count, report.violations.length);
+    deps.metrics.publishStoredMetrics();
+    return report;
+  };
+}
+
+export class ReconcileInputError extends Error {
+  override readonly name = 'ReconcileInputError';
+}
+
+/** EventBridge scheduled events carry no window; a manual payload may. Anything else is refused. */
+function manualInput(input: unknown): ReconcileInput {
+  if (!input || typeof input !== 'object') return {};
+  const raw = input as Record<string, unknown>;
+  if ('detail-type' in raw) return {};
+  const out: { from?: string; to?: string; windowMinutes?: number; graceMinutes?: number } = {};
+  for (const key of ['from', 'to'] as const) {
+    if (raw[key] === undefined) continue;
+    if (typeof raw[key] !== 'string') throw new ReconcileInputError(`${key} must be an ISO-8601 string, got ${JSON.stringify(raw[key])}`);
+    out[key] = raw[key];
+  }
+  if ((out.from === undefined) !== (out.to === undefined)) {
+    throw new ReconcileInputError('give both "from" and "to" (ISO-8601), or neither for the last closed window');
+  }
+  for (const key of ['windowMinutes', 'graceMinutes'] as const) {
+    if (raw[key] === undefined) continue;
+    const value = raw[key];
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (key === 'windowMinutes' && value < 1)) {
+      throw new ReconcileInputError(`${key} must be a positive number of minutes, got ${JSON.stringify(value)}`);
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+function parseTime(value: string, name: string): number {
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new ReconcileInputError(`${name} must be an ISO-8601 time like 2026-11-29T12:00:00Z, got "${value}"`);
+  return ms;
+}

@@ -1,0 +1,197 @@
+/**
+ * Reconcile: compares the receipts of a window with their ledger items and names every violation by
+ * its ids. Read-only. Shared by the scheduled Lambda (handler.ts) and `hookledger reconcile`.
+ *
+ *   missing_delivery     an expected consumer has no ledger item at all, and the receipt is older
+ *                        than the grace period (younger ones may simply still be in flight)
+ *   unexpected_delivery  a ledger item for a consumer that is not in the receipt's delivery set
+ *   done_without_usage   a done ledger item without units (a usage row that was never written)
+ *   tenant_mismatch      the ledger item's tenant differs from the tenant captured at intake
+ *   usage_without_event  a ledger item whose receipt does not exist
+ *
+ * Quarantined deliveries are not violations (they are parked in the DLQ on purpose); they are counted.
+ */
+import { eventKey, type EventItem, type LedgerItem } from '../shared/model';
+import { batchGet, parseLedgerKey, type Progress, type ScanDeps, scanLedger, scanReceipts, type Window } from './scan';
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 60 * MINUTE_MS;
+/** Work younger than this may still be on its way through the stream and the queue. */
+export const DEFAULT_GRACE_MS = 15 * MINUTE_MS;
+
+export type ViolationKind =
+  | 'missing_delivery'
+  | 'unexpected_delivery'
+  | 'done_without_usage'
+  | 'tenant_mismatch'
+  | 'usage_without_event';
+
+export const VIOLATION_KINDS: readonly ViolationKind[] = [
+  'missing_delivery',
+  'unexpected_delivery',
+  'done_without_usage',
+  'tenant_mismatch',
+  'usage_without_event',
+];
+
+export interface Violation {
+  readonly kind: ViolationKind;
+  readonly source: string;
+  readonly eventId: string;
+  readonly consumerId: string;
+  /** The ledger item's key (`<source>:<eventId>#<consumerId>`), whether or not it exists. */
+  readonly ledgerKey: string;
+  /** tenant_mismatch: the tenant captured at intake and the one on the ledger item. */
+  readonly receiptTenantId?: string;
+  readonly ledgerTenantId?: string;
+}
+
+export interface ReconcileReport {
+  readonly from: number;
+  readonly to: number;
+  readonly graceMs: number;
+  readonly checkedAt: number;
+  readonly receipts: number;
+  readonly ledgerItems: number;
+  readonly expectedDeliveries: number;
+  /** Expected deliveries with no ledger item yet whose receipt is still within the grace period. */
+  readonly inGrace: number;
+  readonly quarantined: number;
+  readonly violations: readonly Violation[];
+  readonly counts: Readonly<Record<ViolationKind, number>>;
+}
+
+export interface ReconcileOptions extends Window {
+  readonly graceMs?: number;
+  readonly onProgress?: Progress;
+}
+
+export interface ReconcileDeps extends ScanDeps {
+  readonly clock?: () => number;
+}
+
+export class ReconcileWindowError extends Error {
+  override readonly name = 'ReconcileWindowError';
+}
+
+export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions): Promise<ReconcileReport> {
+  const now = (deps.clock ?? Date.now)();
+  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+  const window = { from: options.from, to: options.to };
+  if (!(Number.isFinite(window.from) && Number.isFinite(window.to) && window.from < window.to)) {
+    throw new ReconcileWindowError(
+      `the window must have from < to, got from=${new Date(window.from).toISOString()} to=${new Date(window.to).toISOString()}`,
+    );
+  }
+  if (!(graceMs >= 0)) throw new ReconcileWindowError(`grace must be >= 0 ms, got ${graceMs}`);
+
+  let receiptsRead = 0;
+  let ledgerRead = 0;
+  const progress = () => options.onProgress?.(receiptsRead + ledgerRead, undefined);
+  const [receipts, ledgerItems] = await Promise.all([
+    scanReceipts(deps, { window }, (n) => {
+      receiptsRead = n;
+      progress();
+    }),
+    scanLedger(deps, window, (n) => {
+      ledgerRead = n;
+      progress();
+    }),
+  ]);
+
+  const receiptByKey = new Map<string, EventItem>();
+  for (const receipt of receipts) receiptByKey.set(eventKey(receipt.source, receipt.eventId), receipt);
+  // Ledger items of this window whose receipt is outside it (or absent): look those receipts up by key.
+  const orphanKeys: string[] = [];
+  for (const item of ledgerItems) {
+    const parts = parseLedgerKey(item.pk);
+    if (!parts) continue;
+    const key = eventKey(parts.source, parts.eventId);
+    if (!receiptByKey.has(key)) orphanKeys.push(key);
+  }
+  const outside = await batchGet<EventItem>(deps.ddb, deps.tables.events, orphanKeys);
+  for (const [key, receipt] of outside) if (receipt.kind === 'event') receiptByKey.set(key, receipt);
+
+  const violations: Violation[] = [];
+  let quarantined = 0;
+  const ledgerKeys = new Set<string>();
+  for (const item of ledgerItems) {
+    ledgerKeys.add(item.pk);
+    const parts = parseLedgerKey(item.pk);
+    if (!parts) continue;
+    const ids = { ...parts, ledgerKey: item.pk };
+    if (item.state === 'quarantined') quarantined++;
+    const receipt = receiptByKey.get(eventKey(parts.source, parts.eventId));
+    if (!receipt) {
+      violations.push({ kind: 'usage_without_event', ...ids });
+      continue;
+    }
+    if (!(receipt.consumers ?? []).includes(parts.consumerId)) violations.push({ kind: 'unexpected_delivery', ...ids });
+    if (item.tenantId !== receipt.tenantId) {
+      violations.push({ kind: 'tenant_mismatch', ...ids, receiptTenantId: receipt.tenantId, ledgerTenantId: item.tenantId });
+    }
+    if (item.state === 'done' && typeof item.units !== 'number') violations.push({ kind: 'done_without_usage', ...ids });
+  }
+
+  // Only receipts received in the window own expected deliveries (one outside it is another window's).
+  let expectedDeliveries = 0;
+  let inGrace = 0;
+  const missing: { receipt: EventItem; consumerId: string; pk: string }[] = [];
+  for (const receipt of receipts) {
+    for (const consumerId of receipt.consumers ?? []) {
+      expectedDeliveries++;
+      const pk = `${receipt.source}:${receipt.eventId}#${consumerId}`;
+      if (!ledgerKeys.has(pk)) missing.push({ receipt, consumerId, pk });
+    }
+  }
+  // A ledger item whose receivedAt copy is off (outside the window) still counts as present.
+  const strays = await batchGet<LedgerItem>(
+    deps.ddb,
+    deps.tables.ledger,
+    missing.map((m) => m.pk),
+    { projection: 'pk' },
+  );
+  for (const m of missing) {
+    if (strays.has(m.pk)) continue;
+    if (m.receipt.receivedAt > now - graceMs) {
+      inGrace++;
+      continue;
+    }
+    violations.push({
+      kind: 'missing_delivery',
+      source: m.receipt.source,
+      eventId: m.receipt.eventId,
+      consumerId: m.consumerId,
+      ledgerKey: m.pk,
+    });
+  }
+
+  violations.sort((a, b) => a.kind.localeCompare(b.kind) || a.ledgerKey.localeCompare(b.ledgerKey));
+  const counts = Object.fromEntries(VIOLATION_KINDS.map((k) => [k, 0])) as Record<ViolationKind, number>;
+  for (const v of violations) counts[v.kind]++;
+  return {
+    from: window.from,
+    to: window.to,
+    graceMs,
+    checkedAt: now,
+    receipts: receipts.length,
+    ledgerItems: ledgerItems.length,
+    expectedDeliveries,
+    inGrace,
+    quarantined,
+    violations,
+    counts,
+  };
+}
+
+/**
+ * The latest whole window (aligned to `windowMs`, e.g. the hour) that closed at least `graceMs` ago.
+ * Run every `windowMs`, consecutive runs cover consecutive windows, and every receipt in a window is
+ * past the grace period when its window is checked, so nothing is skipped as "still in flight".
+ */
+export function lastClosedWindow(now: number, options: { windowMs?: number; graceMs?: number } = {}): Window {
+  const windowMs = options.windowMs ?? HOUR_MS;
+  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+  const to = Math.floor((now - graceMs) / windowMs) * windowMs;
+  return { from: to - windowMs, to };
+}

@@ -1,0 +1,348 @@
+/**
+ * The whole pipeline on one machine: DynamoDB Local (with Streams), an SQS emulator, the tables and
+ * queues from hookledger.config.ts, an HTTP gateway in front of the real ingest handler, and pollers
+ * that run the real fan-out and consumer handlers under Lambda's event-source rules.
+ *
+ * Used by `npm start` (local/start.ts), the end-to-end tests and the benchmark.
+ */
+import { createServer, type Server } from 'node:http';
+import path from 'node:path';
+import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import defaultConfig from '../hookledger.config';
+import type { ConsumerHandle } from '../lambdas/consumers/runtime';
+import type { ConsumedCapacityObserver } from '../lambdas/shared/event-store';
+import type { Logger } from '../lambdas/shared/logger';
+import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../lib/config/event-sources';
+import type { HookledgerConfig } from '../lib/config/schema';
+import { LOCAL_REGION, localDynamoClient, localSqsClient } from './clients';
+import { createLocalStreamsApi } from './dynamodb-streams';
+import { type DynamoLocal, freePort, type SqsEmulator, startDynamoLocal, startSqsEmulator } from './emulators';
+import { type HttpGateway, startHttpGateway } from './http-gateway';
+import { type ProvisionedStack, provisionLocalStack } from './provision';
+import { DEFAULT_SECRETS_FILE, FileSecrets } from './secrets-file';
+import { createSqsPoller, type SqsPoller } from './sqs-poller';
+import type { LocalStackState } from './state';
+import { createStreamPoller, type StreamPoller } from './stream-poller';
+import { createTtlSweeper, type TtlSweeper } from './ttl-sweeper';
+import { buildHandlers, type LocalHandlers } from './wiring';
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+
+export interface LocalStackOptions {
+  readonly config?: HookledgerConfig;
+  /** Folder for DynamoDB Local's files; null keeps everything in memory (tests). Default `.hookledger/data`. */
+  readonly dataDir?: string | null;
+  /** HTTP port of the webhook gateway; 0 picks a free one. Default 3000. */
+  readonly httpPort?: number;
+  readonly dynamoPort?: number;
+  readonly sqsPort?: number;
+  /** Default `.hookledger/secrets.json` under the repository root. */
+  readonly secretsFile?: string;
+  /** Replace consumers' handles (tests inject faults). */
+  readonly handles?: Readonly<Record<string, ConsumerHandle>>;
+  readonly logger?: (service: string) => Logger;
+  readonly clock?: () => number;
+  readonly onCapacity?: ConsumedCapacityObserver;
+  /** Consumer backoff base, ms (the runtime's default is 2000). */
+  readonly backoffBaseMs?: number;
+  /** Mirrors DynamoDB TTL deletion (DynamoDB Local never deletes). Default true, every 5 s. */
+  readonly ttlSweepIntervalMs?: number | null;
+  /** Called after each consumer batch with one line per record, for `npm start`'s progress log. */
+  readonly onDelivery?: (line: DeliveryProgress) => void;
+  /** Consumers left paused at start (their queues fill; `resume` starts them). */
+  readonly paused?: readonly string[];
+  readonly streamPollIntervalMs?: number;
+}
+
+export interface DeliveryProgress {
+  readonly consumerId: string;
+  readonly eventId: string;
+  readonly tenantId: string;
+  readonly receiveCount: number;
+  readonly outcome: 'processed' | 'failed';
+}
+
+export interface LocalStack {
+  readonly config: HookledgerConfig;
+  readonly url: string;
+  readonly adminUrl: string;
+  readonly endpoints: { readonly dynamodb: string; readonly sqs: string };
+  readonly resources: ProvisionedStack;
+  readonly handlers: LocalHandlers;
+  readonly secrets: FileSecrets;
+  readonly secretsFile: string;
+  readonly dataDir: string | null;
+  readonly ttlSweeper: TtlSweeper;
+  webhookUrl(sourceId: string): string;
+  pause(consumerId: string): Promise<void>;
+  resume(consumerId: string): void;
+  paused(): string[];
+  /** Waits until the stream is read to its end and every running consumer's queue is empty, twice in a row. */
+  drain(options?: { timeoutMs?: number }): Promise<void>;
+  /** Stops the pollers and the gateway (the emulators keep running). */
+  stopPipeline(): Promise<void>;
+  /** Starts the pollers again after stopPipeline (a "consumer restart"). */
+  startPipeline(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** What `.hookledger/state.json` records about a running stack, for the CLI and tests. */
+export function stackState(stack: LocalStack, dataDir: string | null): LocalStackState {
+  const port = (url: string) => Number(new URL(url).port);
+  return {
+    version: 1,
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    region: LOCAL_REGION,
+    dynamo: { endpoint: stack.endpoints.dynamodb, port: port(stack.endpoints.dynamodb), dbPath: dataDir },
+    sqs: { endpoint: stack.endpoints.sqs, port: port(stack.endpoints.sqs) },
+    gateway: { url: stack.url, port: port(stack.url) },
+    webhookUrl: `${stack.url}/hooks/{source}`,
+    adminUrl: stack.adminUrl,
+    secretsFile: stack.secretsFile,
+    tables: stack.resources.tables,
+    queues: stack.resources.queues,
+    fanoutFailureQueue: stack.resources.fanoutFailureQueue,
+  };
+}
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const config = options.config ?? defaultConfig;
+  const dataDir = options.dataDir === undefined ? path.join(ROOT, '.hookledger', 'data') : options.dataDir;
+  const started: { stop(): Promise<void> }[] = [];
+  try {
+    const dynamo: DynamoLocal = await startDynamoLocal({ port: options.dynamoPort ?? (await freePort()), dbPath: dataDir });
+    started.push(dynamo);
+    const sqsServer: SqsEmulator = await startSqsEmulator({ port: options.sqsPort ?? (await freePort()) });
+    started.push(sqsServer);
+    const endpoints = { dynamodb: dynamo.endpoint, sqs: sqsServer.endpoint };
+    const dynamoClient = localDynamoClient(dynamo.endpoint);
+    const sqs = localSqsClient(sqsServer.endpoint);
+    const resources = await provisionLocalStack({
+      config,
+      dynamo: dynamoClient,
+      sqs,
+      tables: { events: 'hookledger-events', ledger: 'hookledger-ledger' },
+    });
+    const secretsFile = options.secretsFile ?? path.join(ROOT, DEFAULT_SECRETS_FILE);
+    const secrets = new FileSecrets({
+      path: secretsFile,
+      sourceIds: config.sources.map((s) => s.id),
+    });
+    const handlers = await buildHandlers({
+      config,
+      endpoints,
+      resources,
+      secrets,
+      handles: options.handles,
+      logger: options.logger,
+      clock: options.clock,
+      onCapacity: options.onCapacity,
+      backoffBaseMs: options.backoffBaseMs,
+      root: ROOT,
+    });
+
+    const gateway: HttpGateway = await startHttpGateway({ port: options.httpPort ?? 3000, handler: handlers.ingest });
+    started.push({ stop: () => gateway.close() });
+
+    const makeFanoutPoller = (): StreamPoller =>
+      createStreamPoller({
+        streams: createLocalStreamsApi({ endpoint: dynamo.endpoint }),
+        tableName: resources.tables.events,
+        handler: handlers.fanout,
+        filters: [FANOUT_FILTER_PATTERN],
+        batchSize: FANOUT_EVENT_SOURCE.batchSize,
+        maxRetryAttempts: FANOUT_EVENT_SOURCE.retryAttempts,
+        bisectBatchOnFunctionError: FANOUT_EVENT_SOURCE.bisectBatchOnError,
+        maxRecordAgeSeconds: FANOUT_EVENT_SOURCE.maxRecordAgeSeconds,
+        onFailure: { sqs, queueUrl: resources.fanoutFailureQueue.url },
+        functionName: 'hookledger-fanout',
+        pollIntervalMs: options.streamPollIntervalMs ?? 50,
+      });
+    let fanoutPoller = makeFanoutPoller();
+
+    const pausedSet = new Set(options.paused ?? []);
+    const makeConsumerPollers = (): Record<string, SqsPoller> =>
+      Object.fromEntries(
+        config.consumers.map((consumer) => {
+          const queue = resources.queues[consumer.id]!;
+          const handler = handlers.consumers[consumer.id]!;
+          return [
+            consumer.id,
+            createSqsPoller({
+              sqs,
+              queueUrl: queue.url,
+              queueArn: queue.arn,
+              batchSize: consumer.batchSize,
+              maxConcurrency: Math.min(consumer.maxConcurrency, 4),
+              handler: async (event: SQSEvent) => {
+                const result = await handler(event);
+                reportProgress(consumer.id, event, result?.batchItemFailures ?? []);
+                return result;
+              },
+            }),
+          ];
+        }),
+      );
+    let consumerPollers = makeConsumerPollers();
+
+    const reportProgress = (consumerId: string, event: SQSEvent, failures: { itemIdentifier: string }[]) => {
+      if (!options.onDelivery) return;
+      const failed = new Set(failures.map((f) => f.itemIdentifier));
+      for (const record of event.Records) {
+        let body: { eventId?: string; tenantId?: string } = {};
+        try {
+          body = JSON.parse(record.body) as typeof body;
+        } catch {
+          // Malformed messages are reported by the runtime itself.
+        }
+        options.onDelivery({
+          consumerId,
+          eventId: body.eventId ?? '?',
+          tenantId: body.tenantId ?? '?',
+          receiveCount: Number(record.attributes.ApproximateReceiveCount ?? 1),
+          outcome: failed.has(record.messageId) ? 'failed' : 'processed',
+        });
+      }
+    };
+
+    const ttlSweeper = createTtlSweeper({
+      dynamo: dynamoClient,
+      tableName: resources.tables.events,
+      intervalMs: options.ttlSweepIntervalMs ?? 5000,
+      now: options.clock,
+    });
+
+    let running = false;
+    const startPipeline = async () => {
+      if (running) return;
+      await fanoutPoller.start();
+      for (const [id, poller] of Object.entries(consumerPollers)) {
+        poller.start();
+        if (pausedSet.has(id)) await poller.pause();
+      }
+      if (options.ttlSweepIntervalMs !== null) ttlSweeper.start();
+      running = true;
+    };
+    const stopPipeline = async () => {
+      if (!running) return;
+      running = false;
+      await ttlSweeper.stop();
+      await Promise.all([fanoutPoller.stop(), ...Object.values(consumerPollers).map((p) => p.stop())]);
+      // Pollers are single-use: fresh ones for the next start, resuming from the stream checkpoint.
+      fanoutPoller = makeFanoutPoller();
+      consumerPollers = makeConsumerPollers();
+    };
+    await startPipeline();
+
+    const admin = await startAdminServer({
+      pause: async (id) => stack.pause(id),
+      resume: (id) => stack.resume(id),
+      paused: () => stack.paused(),
+      consumers: config.consumers.map((c) => c.id),
+    });
+    started.push({ stop: () => new Promise<void>((resolve) => admin.server.close(() => resolve())) });
+
+    const stack: LocalStack = {
+      config,
+      url: gateway.url,
+      adminUrl: admin.url,
+      endpoints,
+      resources,
+      handlers,
+      secrets,
+      secretsFile,
+      dataDir,
+      ttlSweeper,
+      webhookUrl: (sourceId) => `${gateway.url}/hooks/${sourceId}`,
+      async pause(consumerId) {
+        requireConsumer(config, consumerId);
+        pausedSet.add(consumerId);
+        await consumerPollers[consumerId]!.pause();
+      },
+      resume(consumerId) {
+        requireConsumer(config, consumerId);
+        pausedSet.delete(consumerId);
+        consumerPollers[consumerId]!.resume();
+      },
+      paused: () => [...pausedSet].sort(),
+      async drain({ timeoutMs = 60_000 } = {}) {
+        const deadline = Date.now() + timeoutMs;
+        // Quiet twice in a row: a consumer retry can put work back after a first quiet look.
+        for (let quiet = 0; quiet < 2; ) {
+          if (Date.now() > deadline) throw new Error(`local stack did not drain within ${timeoutMs} ms`);
+          const left = () => Math.max(1000, deadline - Date.now());
+          await fanoutPoller.drained({ timeoutMs: left() });
+          const active = Object.entries(consumerPollers).filter(([id]) => !pausedSet.has(id));
+          await Promise.all(active.map(([, p]) => p.idle({ timeoutMs: left() })));
+          const backlog = await pendingMessages(sqs, active.map(([id]) => resources.queues[id]!.url));
+          quiet = backlog === 0 ? quiet + 1 : 0;
+          if (backlog > 0) await new Promise((r) => setTimeout(r, 200));
+        }
+      },
+      stopPipeline,
+      startPipeline,
+      async stop() {
+        await stopPipeline();
+        for (const part of started.reverse()) await part.stop().catch(() => undefined);
+      },
+    };
+    return stack;
+  } catch (error) {
+    for (const part of started.reverse()) await part.stop().catch(() => undefined);
+    throw error;
+  }
+}
+
+function requireConsumer(config: HookledgerConfig, consumerId: string): void {
+  if (!config.consumers.some((c) => c.id === consumerId)) {
+    throw new Error(`unknown consumer "${consumerId}"; configured: ${config.consumers.map((c) => c.id).join(', ')}`);
+  }
+}
+
+
+/** Visible plus in-flight messages: anything there is still work (possibly waiting out a backoff). */
+async function pendingMessages(sqs: SQSClient, queueUrls: string[]): Promise<number> {
+  let total = 0;
+  for (const url of queueUrls) {
+    const out = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    total += Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+  }
+  return total;
+}
+
+/** Loopback admin endpoint the CLI uses to pause and resume one consumer's processing. */
+async function startAdminServer(control: {
+  pause(id: string): Promise<void>;
+  resume(id: string): void;
+  paused(): string[];
+  consumers: string[];
+}): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const match = /^\/consumers\/([a-z0-9-]+)\/(pause|resume)$/.exec(req.url ?? '');
+    if (req.method === 'GET' && req.url === '/consumers') return send(200, { consumers: control.consumers, paused: control.paused() });
+    if (req.method !== 'POST' || !match) return send(404, { error: 'not_found', message: 'use GET /consumers or POST /consumers/<id>/pause|resume' });
+    const [, id, action] = match as unknown as [string, string, 'pause' | 'resume'];
+    if (!control.consumers.includes(id)) return send(404, { error: 'unknown_consumer', message: `no consumer "${id}"` });
+    const done = () => send(200, { consumer: id, paused: control.paused().includes(id) });
+    if (action === 'pause') control.pause(id).then(done, (e: Error) => send(500, { error: 'pause_failed', message: e.message }));
+    else {
+      control.resume(id);
+      done();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { server, url: `http://127.0.0.1:${port}` };
+}
