@@ -46,7 +46,11 @@ export interface LocalStackOptions {
   readonly onCapacity?: ConsumedCapacityObserver;
   /** Consumer backoff base, ms (the runtime's default is 2000). */
   readonly backoffBaseMs?: number;
-  /** Mirrors DynamoDB TTL deletion (DynamoDB Local never deletes). Default true, every 5 s. */
+  /**
+   * Runs the TTL sweeper on an interval. Default null (off): the bundled DynamoDB Local 3.3 deletes
+   * expired items itself (about every 10 s, emitting AWS-style REMOVE records); `ttlSweeper.sweepOnce`
+   * stays available to jump time forward in tests.
+   */
   readonly ttlSweepIntervalMs?: number | null;
   /** Called after each consumer batch with one line per record, for `npm start`'s progress log. */
   readonly onDelivery?: (line: DeliveryProgress) => void;
@@ -222,7 +226,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         poller.start();
         if (pausedSet.has(id)) await poller.pause();
       }
-      if (options.ttlSweepIntervalMs !== null) ttlSweeper.start();
+      if (options.ttlSweepIntervalMs) ttlSweeper.start();
       running = true;
     };
     const stopPipeline = async () => {

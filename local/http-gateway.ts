@@ -1,0 +1,249 @@
+/**
+ * A stand-in for the API Gateway HTTP API in front of intake: one route, `POST /hooks/{source}`,
+ * turned into a payload-format-2.0 event for the handler, and the handler's result written back.
+ *
+ * Kept from API Gateway: header names lower-cased with repeated values joined by ','; cookies moved
+ * to `cookies`; X-Forwarded-* added; the body as text only for text and JSON content types and
+ * otherwise base64 (`isBase64Encoded: true`), always base64 when the bytes are not valid UTF-8;
+ * 404 for any other route, 413 above 10 MB, 500 when the handler throws.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+
+export type HttpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export interface HttpGatewayOptions {
+  /** Loopback only. Default '127.0.0.1'. */
+  readonly host?: '127.0.0.1';
+  /** 0 lets the OS choose. */
+  readonly port: number;
+  readonly handler: HttpHandler;
+  /** Default 10 MiB, API Gateway's payload limit. */
+  readonly maxBodyBytes?: number;
+  /** Called when the handler throws (the client gets a 500). Default console.error of the message. */
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface HttpGateway {
+  /** `http://127.0.0.1:<port>`; webhooks go to `${url}/hooks/<source>`. */
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export const ROUTE_KEY = 'POST /hooks/{source}';
+const ROUTE = /^\/hooks\/([^/]+)$/;
+const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
+
+export async function startHttpGateway(options: HttpGatewayOptions): Promise<HttpGateway> {
+  const host = options.host ?? '127.0.0.1';
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const onError = options.onError ?? ((error: unknown) => console.error('[http-gateway] handler failed:', describe(error)));
+
+  const server = createServer((req, res) => {
+    serve(req, res).catch((error: unknown) => {
+      onError(error);
+      if (!res.headersSent) sendJson(res, 500, { message: 'Internal Server Error' });
+      else res.destroy();
+    });
+  });
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://gateway.local');
+    const match = ROUTE.exec(url.pathname);
+    if (req.method !== 'POST' || !match) {
+      req.resume();
+      sendJson(res, 404, { error: 'not_found', message: 'Not Found' });
+      return;
+    }
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > maxBodyBytes) {
+      tooLarge(req, res);
+      return;
+    }
+    const body = await readBody(req, maxBodyBytes);
+    if (body === undefined) {
+      tooLarge(req, res);
+      return;
+    }
+    const event = toEvent(req, url, decodePathSegment(match[1] as string), body);
+    let result: APIGatewayProxyStructuredResultV2;
+    try {
+      result = await options.handler(event);
+    } catch (error) {
+      onError(error);
+      sendJson(res, 500, { message: 'Internal Server Error' });
+      return;
+    }
+    writeResult(res, result);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    close: () =>
+      (closed ??= new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeIdleConnections();
+      })),
+  };
+}
+
+/** Reads the body; undefined once it passes the limit. */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > limit) {
+        over = true;
+        chunks.length = 0;
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.once('end', () => {
+      if (!over) resolve(Buffer.concat(chunks));
+    });
+    req.once('error', reject);
+  });
+}
+
+function tooLarge(req: IncomingMessage, res: ServerResponse): void {
+  // Answer at once, discard the rest of the upload (cutting it off makes clients see a reset
+  // instead of the 413) and close the connection afterwards.
+  res.setHeader('connection', 'close');
+  sendJson(res, 413, { error: 'payload_too_large', message: 'Request Entity Too Large' });
+  req.resume();
+}
+
+function toEvent(req: IncomingMessage, url: URL, source: string, body: Buffer): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  const cookies: string[] = [];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    const name = (req.rawHeaders[i] as string).toLowerCase();
+    const value = req.rawHeaders[i + 1] as string;
+    if (name === 'cookie') {
+      cookies.push(...value.split(';').map((c) => c.trim()).filter((c) => c !== ''));
+      continue;
+    }
+    headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
+  }
+  const sourceIp = req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1';
+  headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${headers['x-forwarded-for']}, ${sourceIp}` : sourceIp;
+  headers['x-forwarded-proto'] = 'http';
+  headers['x-forwarded-port'] = String(req.socket.localPort ?? '');
+  const requestId = randomBytes(10).toString('base64');
+  headers['x-amzn-trace-id'] ??= `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomBytes(12).toString('hex')}`;
+
+  const rawQueryString = url.search.startsWith('?') ? url.search.slice(1) : '';
+  const query: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) query[key] = query[key] === undefined ? value : `${query[key]},${value}`;
+
+  const now = new Date();
+  const domainName = headers.host ?? '127.0.0.1';
+  const encoded = encodeBody(body, headers['content-type']);
+  return {
+    version: '2.0',
+    routeKey: ROUTE_KEY,
+    rawPath: url.pathname,
+    rawQueryString,
+    ...(cookies.length > 0 ? { cookies } : {}),
+    headers,
+    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName,
+      domainPrefix: domainName.split('.')[0] ?? domainName,
+      http: {
+        method: 'POST',
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp,
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey: ROUTE_KEY,
+      stage: '$default',
+      time: formatClf(now),
+      timeEpoch: now.getTime(),
+    },
+    pathParameters: { source },
+    ...encoded,
+  };
+}
+
+const TEXT_TYPES = /^(text\/[^;]+|application\/([a-z0-9.+-]+\+)?(json|xml|javascript))\s*(;|$)/i;
+
+function encodeBody(body: Buffer, contentType: string | undefined): { body?: string; isBase64Encoded: boolean } {
+  if (body.length === 0) return { isBase64Encoded: false };
+  const text = contentType !== undefined && TEXT_TYPES.test(contentType.trim());
+  if (text && isValidUtf8(body)) return { body: body.toString('utf8'), isBase64Encoded: false };
+  return { body: body.toString('base64'), isBase64Encoded: true };
+}
+
+function isValidUtf8(bytes: Buffer): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+function writeResult(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
+  res.statusCode = result.statusCode ?? 200;
+  for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, String(value));
+  if (result.cookies && result.cookies.length > 0) res.setHeader('set-cookie', result.cookies);
+  if (result.body === undefined) {
+    res.end();
+    return;
+  }
+  const bytes = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body, 'utf8');
+  if (!res.hasHeader('content-type')) res.setHeader('content-type', 'application/json');
+  res.setHeader('content-length', bytes.length);
+  res.end(bytes);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const bytes = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': bytes.length });
+  res.end(bytes);
+}
+
+/** API Gateway's `requestContext.time`: `29/Nov/2026:22:16:10 +0000`. */
+function formatClf(date: Date): string {
+  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${pad(date.getUTCDate())}/${months[date.getUTCMonth()]}/${date.getUTCFullYear()}:${pad(date.getUTCHours())}:${pad(
+    date.getUTCMinutes(),
+  )}:${pad(date.getUTCSeconds())} +0000`;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

@@ -1,0 +1,178 @@
+/**
+ * Creates the stateful resources of the local stack from the one config: the EventStore (stream
+ * NEW_IMAGE, TTL on `expiresAt`) and the Ledger, and per consumer a queue and its DLQ, plus the
+ * fan-out's on-failure queue. Idempotent: what exists is kept and brought in line with the config.
+ */
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  ResourceInUseException,
+  UpdateTableCommand,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+  type DynamoDBClient,
+  type StreamSpecification,
+} from '@aws-sdk/client-dynamodb';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  QueueDoesNotExist,
+  SetQueueAttributesCommand,
+  type QueueAttributeName,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { HookledgerConfig } from '../lib/config/schema';
+import { TABLE_KEY, TTL_ATTRIBUTE } from '../lambdas/shared/model';
+
+export interface ConsumerQueues {
+  readonly url: string;
+  readonly arn: string;
+  readonly dlqUrl: string;
+  readonly dlqArn: string;
+}
+
+export interface QueueRef {
+  readonly url: string;
+  readonly arn: string;
+}
+
+export interface ProvisionedStack {
+  readonly tables: { readonly events: string; readonly ledger: string };
+  readonly queues: Record<string, ConsumerQueues>;
+  readonly fanoutFailureQueue: QueueRef;
+}
+
+export interface ProvisionOptions {
+  readonly config: HookledgerConfig;
+  readonly dynamo: DynamoDBClient;
+  /** Built with an explicit `endpoint` (see local/clients.ts). */
+  readonly sqs: SQSClient;
+  readonly tables: { readonly events: string; readonly ledger: string };
+  /** Prefix of every queue name. Default 'hookledger-'. */
+  readonly queuePrefix?: string;
+}
+
+/** SQS's maximum, so a message outlives any retry budget on its way through the DLQ. */
+const FOURTEEN_DAYS = String(14 * 24 * 3600);
+
+export async function provisionLocalStack(options: ProvisionOptions): Promise<ProvisionedStack> {
+  const { config, dynamo, sqs, tables } = options;
+  const prefix = options.queuePrefix ?? 'hookledger-';
+
+  await ensureTable(dynamo, tables.events, { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' });
+  await ensureTtl(dynamo, tables.events, TTL_ATTRIBUTE);
+  await ensureTable(dynamo, tables.ledger, undefined);
+
+  // The failure queue first: its ARN shows the account and region every other ARN shares.
+  const failureUrl = await ensureQueue(sqs, `${prefix}fanout-failures`, { MessageRetentionPeriod: FOURTEEN_DAYS });
+  const failureArn = await queueArn(sqs, failureUrl);
+
+  const queues: Record<string, ConsumerQueues> = {};
+  for (const consumer of config.consumers) {
+    const name = `${prefix}${consumer.id}`;
+    const dlqName = `${name}-dlq`;
+    const arn = sibling(failureArn, name);
+    // Only this consumer's queue may use the DLQ. fauxqs takes RedriveAllowPolicy only at
+    // CreateQueue, so it is sent when the DLQ is created and never re-applied.
+    const dlqUrl = await ensureQueue(
+      sqs,
+      dlqName,
+      { MessageRetentionPeriod: FOURTEEN_DAYS },
+      { RedriveAllowPolicy: JSON.stringify({ redrivePermission: 'byQueue', sourceQueueArns: [arn] }) },
+    );
+    const dlqArn = await queueArn(sqs, dlqUrl);
+    const url = await ensureQueue(sqs, name, {
+      VisibilityTimeout: String(consumer.visibilityTimeoutSeconds),
+      MessageRetentionPeriod: FOURTEEN_DAYS,
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: consumer.maxReceiveCount }),
+    });
+    queues[consumer.id] = { url, arn: await queueArn(sqs, url), dlqUrl, dlqArn };
+  }
+
+  return {
+    tables: { events: tables.events, ledger: tables.ledger },
+    queues,
+    fanoutFailureQueue: { url: failureUrl, arn: failureArn },
+  };
+}
+
+async function ensureTable(dynamo: DynamoDBClient, name: string, stream: StreamSpecification | undefined): Promise<void> {
+  try {
+    await dynamo.send(
+      new CreateTableCommand({
+        TableName: name,
+        AttributeDefinitions: [{ AttributeName: TABLE_KEY, AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: TABLE_KEY, KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        ...(stream ? { StreamSpecification: stream } : {}),
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+    const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: name }));
+    const key = Table?.KeySchema?.map((k) => `${k.AttributeName ?? ''}:${k.KeyType ?? ''}`).join(',');
+    if (key !== `${TABLE_KEY}:HASH`) {
+      throw new Error(`table ${name} exists with key schema ${key ?? 'unknown'}, expected ${TABLE_KEY}:HASH; delete it or use another name`);
+    }
+    const current = Table?.StreamSpecification;
+    if (stream && (!current?.StreamEnabled || current.StreamViewType !== stream.StreamViewType)) {
+      if (current?.StreamEnabled) {
+        await dynamo.send(new UpdateTableCommand({ TableName: name, StreamSpecification: { StreamEnabled: false } }));
+      }
+      await dynamo.send(new UpdateTableCommand({ TableName: name, StreamSpecification: stream }));
+    }
+  }
+  await waitUntilTableExists({ client: dynamo, maxWaitTime: 30, minDelay: 1 }, { TableName: name });
+}
+
+async function ensureTtl(dynamo: DynamoDBClient, name: string, attribute: string): Promise<void> {
+  const { TimeToLiveDescription } = await dynamo.send(new DescribeTimeToLiveCommand({ TableName: name }));
+  const status = TimeToLiveDescription?.TimeToLiveStatus;
+  if ((status === 'ENABLED' || status === 'ENABLING') && TimeToLiveDescription?.AttributeName === attribute) return;
+  await dynamo.send(
+    new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { Enabled: true, AttributeName: attribute } }),
+  );
+}
+
+/**
+ * CreateQueue with `attributes` (kept in line with the config on later runs) and `createOnly` (sent
+ * only when the queue is new). Returns the queue URL.
+ */
+async function ensureQueue(
+  sqs: SQSClient,
+  name: string,
+  attributes: Partial<Record<QueueAttributeName, string>>,
+  createOnly: Partial<Record<QueueAttributeName, string>> = {},
+): Promise<string> {
+  const existing = await queueUrl(sqs, name);
+  if (existing === undefined) {
+    const created = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: { ...attributes, ...createOnly } }));
+    if (!created.QueueUrl) throw new Error(`CreateQueue ${name} returned no URL`);
+    return created.QueueUrl;
+  }
+  await sqs.send(new SetQueueAttributesCommand({ QueueUrl: existing, Attributes: attributes }));
+  return existing;
+}
+
+async function queueUrl(sqs: SQSClient, name: string): Promise<string | undefined> {
+  try {
+    return (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
+  } catch (error) {
+    if (error instanceof QueueDoesNotExist || (error as Error).name === 'AWS.SimpleQueueService.NonExistentQueue') return undefined;
+    throw error;
+  }
+}
+
+async function queueArn(sqs: SQSClient, url: string): Promise<string> {
+  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+  const arn = Attributes?.QueueArn;
+  if (!arn) throw new Error(`queue ${url} has no QueueArn`);
+  return arn;
+}
+
+/** The ARN of another queue in the same account and region. */
+function sibling(arn: string, name: string): string {
+  return arn.replace(/[^:]+$/, name);
+}

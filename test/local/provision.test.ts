@@ -1,0 +1,90 @@
+import { DescribeTableCommand, DescribeTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import config from '../../hookledger.config';
+import { defineConfig, type HookledgerConfigInput } from '../../lib/config/schema';
+import { localDynamoClient, localSqsClient } from '../../local/clients';
+import { freePort, startDynamoLocal, startSqsEmulator, type DynamoLocal, type SqsEmulator } from '../../local/emulators';
+import { provisionLocalStack } from '../../local/provision';
+import { receiveAll, uniqueName } from './support';
+
+let dynamoLocal: DynamoLocal;
+let sqsEmulator: SqsEmulator;
+let dynamo: DynamoDBClient;
+let sqs: SQSClient;
+
+beforeAll(async () => {
+  [dynamoLocal, sqsEmulator] = await Promise.all([
+    freePort().then((port) => startDynamoLocal({ port, dbPath: null })),
+    freePort().then((port) => startSqsEmulator({ port })),
+  ]);
+  dynamo = localDynamoClient(dynamoLocal.endpoint);
+  sqs = localSqsClient(sqsEmulator.endpoint);
+});
+
+afterAll(async () => {
+  dynamo?.destroy();
+  sqs?.destroy();
+  await Promise.all([dynamoLocal?.stop(), sqsEmulator?.stop()]);
+});
+
+async function attributes(url: string): Promise<Record<string, string>> {
+  const all = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['All'] }));
+  // fauxqs stores RedriveAllowPolicy but leaves it out of 'All': ask for it by name.
+  const named = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['RedriveAllowPolicy'] }));
+  return { ...all.Attributes, ...named.Attributes };
+}
+
+function tableNames() {
+  return { events: uniqueName('EventStore'), ledger: uniqueName('Ledger') };
+}
+
+describe('provisionLocalStack', () => {
+  it('creates the tables, a queue and DLQ per consumer and the fan-out failure queue from the config', async () => {
+    const tables = tableNames();
+    const prefix = `${uniqueName('hl')}-`;
+    const stack = await provisionLocalStack({ config, dynamo, sqs, tables, queuePrefix: prefix });
+
+    const events = (await dynamo.send(new DescribeTableCommand({ TableName: tables.events }))).Table;
+    expect(events?.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }]);
+    expect(events?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: 'NEW_IMAGE' });
+    const ttl = await dynamo.send(new DescribeTimeToLiveCommand({ TableName: tables.events }));
+    expect(ttl.TimeToLiveDescription).toMatchObject({ AttributeName: 'expiresAt', TimeToLiveStatus: 'ENABLED' });
+    const ledger = (await dynamo.send(new DescribeTableCommand({ TableName: tables.ledger }))).Table;
+    expect(ledger?.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }]);
+
+    expect(Object.keys(stack.queues)).toEqual(config.consumers.map((c) => c.id));
+    for (const consumer of config.consumers) {
+      const queue = stack.queues[consumer.id];
+      const attrs = await attributes(queue?.url as string);
+      expect(attrs.QueueArn).toBe(queue?.arn);
+      expect(attrs.VisibilityTimeout).toBe(String(consumer.visibilityTimeoutSeconds));
+      expect(JSON.parse(attrs.RedrivePolicy ?? '{}')).toEqual({ deadLetterTargetArn: queue?.dlqArn, maxReceiveCount: consumer.maxReceiveCount });
+      const dlq = await attributes(queue?.dlqUrl as string);
+      expect(dlq.QueueArn).toBe(queue?.dlqArn);
+      expect(JSON.parse(dlq.RedriveAllowPolicy ?? '{}')).toEqual({ redrivePermission: 'byQueue', sourceQueueArns: [queue?.arn] });
+    }
+    expect((await attributes(stack.fanoutFailureQueue.url)).QueueArn).toBe(stack.fanoutFailureQueue.arn);
+
+    // The URLs work with the endpoint-bound client (their host is only an identifier).
+    await sqs.send(new SendMessageCommand({ QueueUrl: stack.queues['billing-meter']?.url, MessageBody: 'evt_01J8K7M2Q4' }));
+    expect((await receiveAll(sqs, stack.queues['billing-meter']?.url as string, 1))[0]?.Body).toBe('evt_01J8K7M2Q4');
+  });
+
+  it('is idempotent, and a second run brings changed consumer settings in line', async () => {
+    const tables = tableNames();
+    const prefix = `${uniqueName('hl')}-`;
+    const first = await provisionLocalStack({ config, dynamo, sqs, tables, queuePrefix: prefix });
+    const again = await provisionLocalStack({ config, dynamo, sqs, tables, queuePrefix: prefix });
+    expect(again).toEqual(first);
+
+    const input = structuredClone(config) as HookledgerConfigInput;
+    input.consumers = input.consumers.map((c) => (c.id === 'risk-evaluator' ? { ...c, maxReceiveCount: 7, visibilityTimeoutSeconds: 120 } : c));
+    const changed = await provisionLocalStack({ config: defineConfig(input), dynamo, sqs, tables, queuePrefix: prefix });
+
+    expect(changed).toEqual(first);
+    const attrs = await attributes(changed.queues['risk-evaluator']?.url as string);
+    expect(attrs.VisibilityTimeout).toBe('120');
+    expect(JSON.parse(attrs.RedrivePolicy ?? '{}').maxReceiveCount).toBe(7);
+  });
+});
