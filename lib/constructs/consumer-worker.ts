@@ -1,0 +1,140 @@
+import { ArnFormat, Duration, Names, Stack } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ENV } from '../../lambdas/shared/env';
+import type { ConsumerConfig } from '../config/schema';
+import { grantItemsByKeyPattern } from './event-store';
+import { HookledgerFunction } from './hookledger-function';
+
+/** AWS guidance for SQS-triggered Lambdas: the lease must outlast several attempts' worth of work. */
+export const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+export interface ConsumerWorkerProps {
+  /** The consumer's entry in hookledger.config.ts (id, entry, retry budget, lease, concurrency). */
+  readonly consumer: ConsumerConfig;
+  /** The EventStore table: the worker reads `pay#` payload items and `key#` registry items. */
+  readonly events: dynamodb.ITable;
+  /** The Ledger table: the worker claims and acknowledges its own deliveries (`...#<consumerId>`). */
+  readonly ledger: dynamodb.ITable;
+  /**
+   * How long an unreceived message stays on the queue. Shorter than the DLQ's 14 days, because a
+   * message keeps its original enqueue time when it moves to the DLQ.
+   * @default Duration.days(7)
+   */
+  readonly queueRetention?: Duration;
+}
+
+/**
+ * One consumer: its queue, its dead-letter queue, and its worker function running under its own IAM
+ * role (the consumer's principal, recorded on every read and acknowledgement).
+ */
+export class ConsumerWorker extends Construct {
+  readonly consumerId: string;
+  readonly queue: sqs.IQueue;
+  readonly deadLetterQueue: sqs.IQueue;
+  readonly worker: HookledgerFunction;
+  readonly role: iam.Role;
+
+  constructor(scope: Construct, id: string, props: ConsumerWorkerProps) {
+    super(scope, id);
+    const c = props.consumer;
+    validateConsumer(c);
+    const retention = props.queueRetention ?? Duration.days(7);
+    if (retention.toSeconds() > Duration.days(13).toSeconds()) {
+      throw new Error(
+        `consumer ${c.id}: queueRetention must be at most 13 days so a message still has a day in the 14-day DLQ, got ${retention.toSeconds()} seconds`,
+      );
+    }
+    this.consumerId = c.id;
+
+    // CloudFormation cannot express "the DLQ only accepts redrives from its source" with generated
+    // names: the source's RedrivePolicy needs the DLQ's ARN and the DLQ's RedriveAllowPolicy needs the
+    // source's ARN, a cycle. So the source queue gets a name fixed at synth (unique per stack and
+    // construct path, like a generated one) and the DLQ names it by that ARN.
+    const queueName = Names.uniqueResourceName(this, { maxLength: 74, separator: '-' }) + '-queue';
+    const queueArn = Stack.of(this).formatArn({
+      service: 'sqs',
+      resource: queueName,
+      arnFormat: ArnFormat.NO_RESOURCE_NAME,
+    });
+
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      redriveAllowPolicy: {
+        redrivePermission: sqs.RedrivePermission.BY_QUEUE,
+        sourceQueues: [sqs.Queue.fromQueueArn(this, 'RedriveTarget', queueArn)],
+      },
+    });
+    this.queue = new sqs.Queue(this, 'Queue', {
+      queueName,
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: retention,
+      visibilityTimeout: Duration.seconds(c.visibilityTimeoutSeconds),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: c.maxReceiveCount },
+    });
+
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Principal of hookledger consumer ${c.id}`,
+    });
+    this.worker = new HookledgerFunction(this, 'Worker', {
+      entry: c.entry,
+      description: `hookledger consumer ${c.id} (policy ${c.policyVersion})`,
+      serviceName: `hookledger-${c.id}`,
+      role: this.role,
+      timeout: Duration.seconds(c.timeoutSeconds),
+      memorySize: c.memoryMb,
+      // Throttled SQS deliveries still count as receives; capping the poller at the reserved
+      // concurrency keeps throttling from pushing messages into the DLQ early.
+      reservedConcurrentExecutions: c.maxConcurrency,
+      environment: {
+        [ENV.consumerId]: c.id,
+        [ENV.queueUrl]: this.queue.queueUrl,
+        [ENV.dlqUrl]: this.deadLetterQueue.queueUrl,
+        [ENV.principal]: this.role.roleArn,
+        [ENV.eventsTable]: props.events.tableName,
+        [ENV.ledgerTable]: props.ledger.tableName,
+      },
+    });
+
+    // Grants the consume actions on this queue only (receive, delete, change visibility, attributes).
+    this.worker.function.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: c.batchSize,
+        maxConcurrency: c.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+    // Permanent errors go straight to the DLQ instead of burning the retry budget.
+    this.deadLetterQueue.grantSendMessages(this.role);
+    // Ledger keys end in `#<consumerId>`: a consumer can claim and acknowledge only its own deliveries.
+    grantItemsByKeyPattern(props.ledger, this.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [`*#${c.id}`]);
+    // Payloads and key-registry items only; never receipts, re-queues or audit items.
+    grantItemsByKeyPattern(props.events, this.role, ['dynamodb:GetItem'], ['pay#*', 'key#*']);
+  }
+}
+
+/** Checks what the queue and event source need, in case the config did not go through defineConfig. */
+function validateConsumer(c: ConsumerConfig): void {
+  const minimum = VISIBILITY_TIMEOUT_FACTOR * c.timeoutSeconds;
+  if (c.visibilityTimeoutSeconds < minimum) {
+    throw new Error(
+      `consumer ${c.id}: visibilityTimeoutSeconds ${c.visibilityTimeoutSeconds} is less than ${VISIBILITY_TIMEOUT_FACTOR}x timeoutSeconds ${c.timeoutSeconds}; set visibilityTimeoutSeconds to at least ${minimum} or lower timeoutSeconds`,
+    );
+  }
+  if (!Number.isInteger(c.maxConcurrency) || c.maxConcurrency < 2 || c.maxConcurrency > 1000) {
+    throw new Error(`consumer ${c.id}: maxConcurrency must be an integer from 2 to 1000, got ${c.maxConcurrency}`);
+  }
+  if (!Number.isInteger(c.batchSize) || c.batchSize < 1 || c.batchSize > 10) {
+    throw new Error(`consumer ${c.id}: batchSize must be an integer from 1 to 10, got ${c.batchSize}`);
+  }
+  if (!Number.isInteger(c.maxReceiveCount) || c.maxReceiveCount < 1) {
+    throw new Error(`consumer ${c.id}: maxReceiveCount must be a positive integer, got ${c.maxReceiveCount}`);
+  }
+}

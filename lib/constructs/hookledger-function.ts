@@ -1,0 +1,121 @@
+import * as path from 'node:path';
+import { Duration, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { PROJECT_ROOT } from './naming';
+
+/** Namespace of every custom metric the stack emits and alarms on (Powertools reads it from env). */
+export const METRICS_NAMESPACE = 'Hookledger';
+
+/** The one runtime for every function; the esbuild target below must match it. */
+export const RUNTIME = lambda.Runtime.NODEJS_22_X;
+
+/**
+ * Lets CommonJS dependencies that call `require` run inside the ESM bundle. The alias keeps the
+ * banner from clashing with a bundled module that imports `createRequire` itself.
+ */
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __hookledgerCreateRequire } from 'node:module'; const require = __hookledgerCreateRequire(import.meta.url);";
+
+export interface HookledgerFunctionProps {
+  /** Entry file relative to the repository root, e.g. `lambdas/ingest/handler.ts`; it must export `handler`. */
+  readonly entry: string;
+  /** Shown in the console: what the function is for. */
+  readonly description: string;
+  /** POWERTOOLS_SERVICE_NAME: the `service` key on every log line and metric. */
+  readonly serviceName: string;
+  /**
+   * The application's environment: exactly the variables of lambdas/shared/env.ts the handler reads.
+   * @default - none
+   */
+  readonly environment?: Readonly<Record<string, string>>;
+  /** @default Duration.seconds(10) */
+  readonly timeout?: Duration;
+  /** @default 256 */
+  readonly memorySize?: number;
+  /**
+   * The execution role. Pass one when the role is an identity in its own right (a consumer's principal).
+   * @default - a new role whose only permission is writing to this function's log group
+   */
+  readonly role?: iam.IRole;
+  /** @default - unreserved (the account's shared pool) */
+  readonly reservedConcurrentExecutions?: number;
+  /** @default logs.RetentionDays.ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+/**
+ * The function defaults, set once: Node.js 22 on arm64, an explicit log group with retention, a role
+ * without the managed AWSLambdaBasicExecutionRole (which could write to every log group), and a local
+ * esbuild bundle (no Docker) that is minified ESM with source maps and bundles the AWS SDK so the
+ * versions in package-lock.json are the versions that run.
+ */
+export class HookledgerFunction extends Construct implements iam.IGrantable {
+  readonly function: NodejsFunction;
+  readonly role: iam.IRole;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: HookledgerFunctionProps) {
+    super(scope, id);
+    if (path.isAbsolute(props.entry) || props.entry.split(/[\\/]/).includes('..')) {
+      throw new Error(`entry must be a path inside the repository like "lambdas/ingest/handler.ts", got "${props.entry}"`);
+    }
+
+    this.logGroup = new logs.LogGroup(this, 'LogGroup', {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+    });
+    this.role =
+      props.role ??
+      new iam.Role(this, 'Role', {
+        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+        description: `Execution role of ${props.serviceName}`,
+      });
+    this.logGroup.grantWrite(this.role);
+
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: path.join(PROJECT_ROOT, props.entry),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
+      description: props.description,
+      runtime: RUNTIME,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize ?? 256,
+      timeout: props.timeout ?? Duration.seconds(10),
+      role: this.role,
+      logGroup: this.logGroup,
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
+      environment: {
+        ...props.environment,
+        POWERTOOLS_SERVICE_NAME: props.serviceName,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+        // Without this flag Node ignores the bundled .map file and stack traces point into minified code.
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        forceDockerBundling: false,
+        format: OutputFormat.ESM,
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        banner: ESM_REQUIRE_BANNER,
+        minify: true,
+        keepNames: true,
+        sourceMap: true,
+        sourcesContent: false,
+        externalModules: [],
+      },
+    });
+    Validations.of(this.function).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason:
+        'Pinned to nodejs22.x (Node 22 LTS, matching the esbuild target node22 and the version the handlers are tested on); moving to nodejs24.x is a deliberate upgrade with its own test pass, not a side effect of a newer CDK.',
+    });
+  }
+
+  get grantPrincipal(): iam.IPrincipal {
+    return this.function.grantPrincipal;
+  }
+}

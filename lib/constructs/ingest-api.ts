@@ -1,0 +1,132 @@
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { ENV } from '../../lambdas/shared/env';
+import { HookledgerFunction } from './hookledger-function';
+
+export interface IngestApiProps {
+  /** Source ids from the config; one route parameter value and one signing secret each. */
+  readonly sourceIds: readonly string[];
+  /** The EventStore table: intake writes receipts and payloads there and reads `key#` registry items. */
+  readonly events: dynamodb.ITable;
+  /**
+   * Steady-state requests per second for the whole API; beyond it callers get 429 and retry.
+   * Sized so that intake stays under a new on-demand table's initial ~4,000 WRU/s.
+   * @default 1000
+   */
+  readonly throttlingRateLimit?: number;
+  /** @default 2000 */
+  readonly throttlingBurstLimit?: number;
+  /** Intake Lambda timeout; providers stop waiting after 3-10 s. @default Duration.seconds(10) */
+  readonly timeout?: Duration;
+  /** @default 512 (more memory is more CPU for HMAC and a faster cold start) */
+  readonly memorySize?: number;
+}
+
+/**
+ * Webhook intake: `POST /hooks/{source}` on an HTTP API (payload format 2.0) in front of the ingest
+ * function, with one Secrets Manager secret per source holding its signing secret.
+ */
+export class IngestApi extends Construct {
+  readonly api: apigwv2.HttpApi;
+  readonly stage: apigwv2.HttpStage;
+  readonly handler: HookledgerFunction;
+  /** Signing secret per source id. */
+  readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
+  /** The stage URL followed by `hooks/`; append the source id. */
+  readonly webhookBaseUrl: string;
+
+  constructor(scope: Construct, id: string, props: IngestApiProps) {
+    super(scope, id);
+    const rateLimit = props.throttlingRateLimit ?? 1000;
+    const burstLimit = props.throttlingBurstLimit ?? 2000;
+    if (!(rateLimit > 0) || !Number.isInteger(burstLimit) || burstLimit < 1) {
+      throw new Error(`throttling limits must be positive (burst an integer), got rate ${rateLimit} and burst ${burstLimit}`);
+    }
+    if (props.sourceIds.length === 0) throw new Error('sourceIds must name at least one source');
+
+    const secretsScope = new Construct(this, 'Secrets');
+    const secrets = new Map<string, secretsmanager.ISecret>();
+    for (const sourceId of props.sourceIds) {
+      const secret = new secretsmanager.Secret(secretsScope, sourceId, {
+        description: `hookledger webhook signing secret for source "${sourceId}": put the secret the provider issued here (the generated value is a placeholder)`,
+        generateSecretString: { passwordLength: 48, excludePunctuation: true },
+      });
+      Validations.of(secret).acknowledge({
+        id: 'AwsSolutions-SMG4',
+        reason:
+          'The signing secret is issued by the webhook provider, so it cannot be rotated by a Lambda; operators rotate it with the provider and intake accepts AWSCURRENT and AWSPREVIOUS during the overlap.',
+      });
+      secrets.set(sourceId, secret);
+    }
+    this.secrets = secrets;
+
+    this.handler = new HookledgerFunction(this, 'Handler', {
+      entry: 'lambdas/ingest/handler.ts',
+      description: 'hookledger intake: verifies the signature on the raw body and records the event',
+      serviceName: 'hookledger-ingest',
+      timeout: props.timeout ?? Duration.seconds(10),
+      memorySize: props.memorySize ?? 512,
+      environment: {
+        [ENV.eventsTable]: props.events.tableName,
+        [ENV.sourceSecrets]: Stack.of(this).toJsonString(
+          Object.fromEntries([...secrets].map(([sourceId, secret]) => [sourceId, secret.secretArn])),
+        ),
+      },
+    });
+    // PutItem for receipts and payloads; GetItem for `key#` registry items. Nothing on the Ledger.
+    props.events.grant(this.handler, 'dynamodb:PutItem', 'dynamodb:GetItem');
+    for (const secret of secrets.values()) secret.grantRead(this.handler);
+
+    this.api = new apigwv2.HttpApi(this, 'Api', {
+      description: 'hookledger webhook intake',
+      createDefaultStage: false,
+    });
+    const accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: logs.RetentionDays.ONE_MONTH });
+    this.stage = new apigwv2.HttpStage(this, 'DefaultStage', {
+      httpApi: this.api,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { rateLimit, burstLimit },
+      accessLogSettings: {
+        destination: new apigwv2.LogGroupLogDestination(accessLogs),
+        // No headers: they carry signatures. The path carries only the source id.
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            ip: '$context.identity.sourceIp',
+            requestTime: '$context.requestTimeEpoch',
+            routeKey: '$context.routeKey',
+            path: '$context.path',
+            status: '$context.status',
+            responseLength: '$context.responseLength',
+            latencyMs: '$context.responseLatency',
+            integrationLatencyMs: '$context.integrationLatency',
+            integrationError: '$context.integrationErrorMessage',
+          }),
+        ),
+      },
+    });
+    const route = this.api.addRoutes({
+      path: '/hooks/{source}',
+      methods: [apigwv2.HttpMethod.POST],
+      integration: new HttpLambdaIntegration('Ingest', this.handler.function, {
+        payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
+      }),
+    });
+    for (const r of route) {
+      Validations.of(r).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'Webhook providers authenticate by signing the body; an authorizer never sees the body, so the ingest function verifies the signature on the raw body instead.',
+      });
+    }
+
+    this.webhookBaseUrl = `${this.stage.url}hooks/`;
+  }
+}

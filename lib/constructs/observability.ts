@@ -1,0 +1,233 @@
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { METRICS_NAMESPACE } from './hookledger-function';
+import { RECONCILE_VIOLATIONS_METRIC } from './reconciler';
+
+/** What is watched for one consumer. */
+export interface ConsumerSignals {
+  readonly consumerId: string;
+  readonly queue: sqs.IQueue;
+  readonly deadLetterQueue: sqs.IQueue;
+  readonly worker: lambda.IFunction;
+  /** Alarm when the oldest message on the queue is older than this (config `alarmAgeSeconds`). */
+  readonly alarmAgeSeconds: number;
+}
+
+export interface ObservabilityProps {
+  readonly api: apigwv2.IHttpApi;
+  readonly fanOut: lambda.IFunction;
+  readonly fanOutFailureQueue: sqs.IQueue;
+  readonly reconciler: lambda.IFunction;
+  /** How often reconcile runs: the period of its alarms, so one report holds the state until the next. */
+  readonly reconcileInterval: Duration;
+  readonly consumers: readonly ConsumerSignals[];
+  /** @default - no subscription; subscribe to the topic by other means */
+  readonly alarmEmail?: string;
+  /**
+   * Value of the `Stack` dimension the reconciler publishes `Hookledger/ReconcileViolations` with.
+   * @default - this stack's name
+   */
+  readonly reconcileStackDimension?: string;
+}
+
+const ONE_MINUTE = Duration.minutes(1);
+
+/** Labels only on dashboard copies: a labelled metric would turn an alarm into a metric-math alarm. */
+function label(metric: cloudwatch.Metric, text: string): cloudwatch.Metric {
+  return metric.with({ label: text });
+}
+
+/**
+ * The alarm topic, the alarms that page on lost or stuck work, and one dashboard for intake, fan-out
+ * and every consumer.
+ */
+export class Observability extends Construct {
+  readonly alarmTopic: sns.ITopic;
+  readonly dashboard: cloudwatch.Dashboard;
+  readonly alarms: cloudwatch.IAlarm[] = [];
+  private readonly action: SnsAction;
+
+  constructor(scope: Construct, id: string, props: ObservabilityProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+
+    // CloudWatch cannot publish to a topic encrypted with the AWS managed aws/sns key (its policy
+    // cannot admit cloudwatch.amazonaws.com), so the topic gets its own key that does.
+    const cloudwatchPrincipal = new iam.ServicePrincipal('cloudwatch.amazonaws.com');
+    const fromOurAlarms = {
+      StringEquals: { 'aws:SourceAccount': stack.account },
+      ArnLike: {
+        'aws:SourceArn': stack.formatArn({
+          service: 'cloudwatch',
+          resource: 'alarm',
+          resourceName: '*',
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      },
+    };
+    const key = new kms.Key(this, 'AlarmTopicKey', {
+      description: 'Encrypts the hookledger alarm topic; CloudWatch alarms of this account use it to publish',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+      pendingWindow: Duration.days(7),
+    });
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [cloudwatchPrincipal],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: fromOurAlarms,
+      }),
+    );
+    const topic = new sns.Topic(this, 'AlarmTopic', {
+      displayName: 'hookledger alarms',
+      masterKey: key,
+      enforceSSL: true,
+    });
+    // The SSL-only topic policy replaces SNS's default policy, so CloudWatch must be admitted explicitly.
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [cloudwatchPrincipal],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: fromOurAlarms,
+      }),
+    );
+    if (props.alarmEmail) topic.addSubscription(new EmailSubscription(props.alarmEmail));
+    this.alarmTopic = topic;
+    this.action = new SnsAction(topic);
+
+    // Intake.
+    const api = props.api;
+    const apiCount = api.metricCount({ period: ONE_MINUTE, statistic: 'Sum' });
+    const api4xx = api.metricClientError({ period: ONE_MINUTE, statistic: 'Sum' });
+    const api5xx = api.metricServerError({ period: ONE_MINUTE, statistic: 'Sum' });
+    this.alarm('Api5xx', {
+      metric: api5xx,
+      threshold: 0,
+      description: 'Intake returned 5xx: webhooks were not recorded (providers will retry).',
+    });
+
+    // Fan-out.
+    const iteratorAge = props.fanOut.metric('IteratorAge', { period: ONE_MINUTE, statistic: 'Maximum' });
+    const fanOutErrors = props.fanOut.metricErrors({ period: ONE_MINUTE, statistic: 'Sum' });
+    const failures = props.fanOutFailureQueue.metricApproximateNumberOfMessagesVisible({
+      period: ONE_MINUTE,
+      statistic: 'Maximum',
+    });
+    this.alarm('FanOutFailures', {
+      metric: failures,
+      threshold: 0,
+      description: 'The fan-out gave up on stream records (see the failure queue); replay them from the EventStore.',
+    });
+
+    // Reconcile.
+    const violations = new cloudwatch.Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: RECONCILE_VIOLATIONS_METRIC,
+      dimensionsMap: { Stack: props.reconcileStackDimension ?? stack.stackName },
+      statistic: 'Sum',
+      period: props.reconcileInterval,
+    });
+    this.alarm('ReconcileViolations', {
+      metric: violations,
+      threshold: 0,
+      description: 'Reconcile found receipts without their ledger rows, or deliveries stuck past their lease.',
+      // Reconcile reports once per interval: keep the last verdict until the next report.
+      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+    });
+    const reconcileErrors = props.reconciler.metricErrors({ period: props.reconcileInterval, statistic: 'Sum' });
+    this.alarm('ReconcileErrors', {
+      metric: reconcileErrors,
+      threshold: 0,
+      description: 'Reconcile failed, so the violations alarm is not being updated.',
+    });
+
+    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Intake requests', left: [apiCount], width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'Intake 4xx / 5xx', left: [label(api4xx, '4xx'), label(api5xx, '5xx')], width: 8 }),
+      new cloudwatch.GraphWidget({
+        title: 'Intake latency (ms)',
+        left: [
+          label(api.metricLatency({ period: ONE_MINUTE, statistic: 'p50' }), 'p50'),
+          label(api.metricLatency({ period: ONE_MINUTE, statistic: 'p99' }), 'p99'),
+        ],
+        width: 8,
+      }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Fan-out iterator age', left: [label(iteratorAge, 'max iterator age (ms)')], width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'Fan-out errors and failures', left: [label(fanOutErrors, 'errors')], right: [label(failures, 'failure queue')], width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'Reconcile violations', left: [label(violations, 'violations')], right: [label(reconcileErrors, 'errors')], width: 8 }),
+    );
+
+    const consumersScope = new Construct(this, 'Consumers');
+    for (const c of props.consumers) {
+      const scopeForConsumer = new Construct(consumersScope, c.consumerId);
+      const age = c.queue.metricApproximateAgeOfOldestMessage({ period: ONE_MINUTE, statistic: 'Maximum' });
+      const visible = c.queue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, statistic: 'Maximum' });
+      const inFlight = c.queue.metricApproximateNumberOfMessagesNotVisible({ period: ONE_MINUTE, statistic: 'Maximum' });
+      const dlqDepth = c.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, statistic: 'Maximum' });
+      const workerErrors = c.worker.metricErrors({ period: ONE_MINUTE, statistic: 'Sum' });
+
+      this.alarm('OldestMessageAge', {
+        scope: scopeForConsumer,
+        metric: age,
+        threshold: c.alarmAgeSeconds,
+        description: `Consumer ${c.consumerId} is falling behind: its oldest message is older than ${c.alarmAgeSeconds} s.`,
+      });
+      this.alarm('DeadLetters', {
+        scope: scopeForConsumer,
+        metric: dlqDepth,
+        threshold: 0,
+        description: `Consumer ${c.consumerId} has messages in its DLQ: fix the cause, then redrive from the console.`,
+      });
+      dashboard.addWidgets(
+        new cloudwatch.GraphWidget({
+          title: `${c.consumerId}: oldest message age (s)`,
+          left: [age],
+          leftAnnotations: [{ value: c.alarmAgeSeconds, label: 'alarm' }],
+          width: 6,
+        }),
+        new cloudwatch.GraphWidget({ title: `${c.consumerId}: messages`, left: [label(visible, 'visible'), label(inFlight, 'not visible (in flight)')], width: 6 }),
+        new cloudwatch.GraphWidget({ title: `${c.consumerId}: DLQ depth`, left: [dlqDepth], width: 6 }),
+        new cloudwatch.GraphWidget({ title: `${c.consumerId}: worker errors`, left: [workerErrors], width: 6 }),
+      );
+    }
+    dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 }));
+    this.dashboard = dashboard;
+  }
+
+  private alarm(
+    id: string,
+    opts: {
+      readonly scope?: Construct;
+      readonly metric: cloudwatch.IMetric;
+      readonly threshold: number;
+      readonly description: string;
+      readonly treatMissingData?: cloudwatch.TreatMissingData;
+    },
+  ): void {
+    const alarm = new cloudwatch.Alarm(opts.scope ?? this, id, {
+      metric: opts.metric,
+      threshold: opts.threshold,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: opts.treatMissingData ?? cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: opts.description,
+    });
+    alarm.addAlarmAction(this.action);
+    alarm.addOkAction(this.action);
+    this.alarms.push(alarm);
+  }
+}

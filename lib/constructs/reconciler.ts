@@ -1,0 +1,85 @@
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import { ENV } from '../../lambdas/shared/env';
+import { HookledgerFunction, METRICS_NAMESPACE } from './hookledger-function';
+
+/** The custom metric the reconciler publishes and the violations alarm watches. */
+export const RECONCILE_VIOLATIONS_METRIC = 'ReconcileViolations';
+
+/**
+ * Read by lambdas/reconcile/handler.ts: the value of the metric's `Stack` dimension. Not in
+ * lambdas/shared/env.ts because only reconcile reads it.
+ */
+export const STACK_NAME_ENV = 'STACK_NAME';
+
+export interface ReconcilerProps {
+  readonly events: dynamodb.ITable;
+  readonly ledger: dynamodb.ITable;
+  /** How often reconcile runs; also the period of its alarms. @default Duration.hours(1) */
+  readonly interval?: Duration;
+  /** @default Duration.minutes(5) */
+  readonly timeout?: Duration;
+}
+
+/**
+ * The scheduled consistency check: compares receipts with ledger rows (read-only) and publishes the
+ * number of violations as the `Hookledger/ReconcileViolations` metric, whose only dimension is
+ * `Stack` = this stack's name.
+ */
+export class Reconciler extends Construct {
+  readonly handler: HookledgerFunction;
+  readonly rule: events.Rule;
+  readonly interval: Duration;
+
+  constructor(scope: Construct, id: string, props: ReconcilerProps) {
+    super(scope, id);
+    this.interval = props.interval ?? Duration.hours(1);
+    const timeout = props.timeout ?? Duration.minutes(5);
+    if (this.interval.toSeconds() < 60) {
+      throw new Error(`interval must be at least 1 minute, got ${this.interval.toSeconds()} seconds`);
+    }
+    if (timeout.toSeconds() >= this.interval.toSeconds()) {
+      throw new Error(
+        `timeout (${timeout.toSeconds()} s) must be shorter than interval (${this.interval.toSeconds()} s) so runs never overlap`,
+      );
+    }
+
+    this.handler = new HookledgerFunction(this, 'Handler', {
+      entry: 'lambdas/reconcile/handler.ts',
+      description: 'hookledger reconcile: checks every receipt has its ledger rows; publishes violations',
+      serviceName: 'hookledger-reconcile',
+      timeout,
+      memorySize: 512,
+      environment: {
+        [ENV.eventsTable]: props.events.tableName,
+        [ENV.ledgerTable]: props.ledger.tableName,
+        [STACK_NAME_ENV]: Stack.of(this).stackName,
+      },
+    });
+    // BatchGetItem: reconcile looks up receipts and ledger rows it did not find in the window by key.
+    const readOnly = ['dynamodb:Query', 'dynamodb:Scan', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'];
+    props.events.grant(this.handler, ...readOnly);
+    props.ledger.grant(this.handler, ...readOnly);
+    iam.Grant.addToPrincipal({
+      grantee: this.handler,
+      actions: ['cloudwatch:PutMetricData'],
+      resourceArns: ['*'],
+      conditions: { StringEquals: { 'cloudwatch:namespace': METRICS_NAMESPACE } },
+    });
+    Validations.of(this.handler).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'cloudwatch:PutMetricData has no resource-level permissions; the statement is limited by the cloudwatch:namespace condition to the Hookledger namespace.',
+    });
+
+    this.rule = new events.Rule(this, 'Schedule', {
+      description: 'Runs hookledger reconcile',
+      schedule: events.Schedule.rate(this.interval),
+      targets: [new targets.LambdaFunction(this.handler.function, { retryAttempts: 2 })],
+    });
+  }
+}

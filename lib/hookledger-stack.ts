@@ -1,0 +1,110 @@
+import { type App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from './config/schema';
+import { ConsumerWorker } from './constructs/consumer-worker';
+import { EventStore } from './constructs/event-store';
+import { FanOut } from './constructs/fan-out';
+import { IngestApi } from './constructs/ingest-api';
+import { outputSuffixes } from './constructs/naming';
+import { Observability } from './constructs/observability';
+import { Reconciler } from './constructs/reconciler';
+
+export interface HookledgerStackProps extends StackProps {
+  /**
+   * Sources and consumers (hookledger.config.ts, or any object of that shape). Validated here with
+   * `defineConfig`, so a bad value fails synth with a message naming it.
+   */
+  readonly config: HookledgerConfigInput;
+}
+
+/**
+ * Webhook intake and fan-out: HTTP API -> ingest -> EventStore -> stream -> fan-out -> one queue,
+ * DLQ and worker per consumer; a scheduled reconcile; alarms and a dashboard.
+ */
+export class HookledgerStack extends Stack {
+  readonly config: HookledgerConfig;
+  readonly eventStore: EventStore;
+  readonly ingest: IngestApi;
+  readonly fanOut: FanOut;
+  readonly consumers: readonly ConsumerWorker[];
+  readonly reconciler: Reconciler;
+  readonly observability: Observability;
+
+  constructor(scope: Construct, id: string, props: HookledgerStackProps) {
+    super(scope, id, props);
+    const config = defineConfig(props.config);
+    this.config = config;
+    const consumerSuffix = outputSuffixes(config.consumers.map((c) => c.id), 'consumer');
+    const sourceSuffix = outputSuffixes(config.sources.map((s) => s.id), 'source');
+
+    this.eventStore = new EventStore(this, 'EventStore');
+    const { events, ledger } = this.eventStore;
+
+    this.ingest = new IngestApi(this, 'Ingest', { sourceIds: config.sources.map((s) => s.id), events });
+
+    const consumersScope = new Construct(this, 'Consumers');
+    this.consumers = config.consumers.map(
+      (consumer) => new ConsumerWorker(consumersScope, consumer.id, { consumer, events, ledger }),
+    );
+
+    this.fanOut = new FanOut(this, 'FanOut', {
+      events,
+      consumerQueues: this.consumers.map((w) => ({ consumerId: w.consumerId, queue: w.queue })),
+    });
+
+    this.reconciler = new Reconciler(this, 'Reconciler', { events, ledger });
+
+    this.observability = new Observability(this, 'Observability', {
+      api: this.ingest.api,
+      fanOut: this.fanOut.handler.function,
+      fanOutFailureQueue: this.fanOut.failureQueue,
+      reconciler: this.reconciler.handler.function,
+      reconcileInterval: this.reconciler.interval,
+      alarmEmail: config.alarms.email,
+      consumers: this.consumers.map((w, i) => ({
+        consumerId: w.consumerId,
+        queue: w.queue,
+        deadLetterQueue: w.deadLetterQueue,
+        worker: w.worker.function,
+        alarmAgeSeconds: config.consumers[i]!.alarmAgeSeconds,
+      })),
+    });
+
+    new CfnOutput(this, 'WebhookUrl', {
+      value: this.ingest.webhookBaseUrl,
+      description: 'Webhook endpoint; append the source id (POST)',
+    });
+    new CfnOutput(this, 'EventStoreTableName', { value: events.tableName });
+    new CfnOutput(this, 'LedgerTableName', { value: ledger.tableName });
+    for (const w of this.consumers) {
+      const suffix = consumerSuffix.get(w.consumerId)!;
+      new CfnOutput(this, `QueueUrl${suffix}`, { value: w.queue.queueUrl, description: `Queue of consumer ${w.consumerId}` });
+      new CfnOutput(this, `DlqUrl${suffix}`, { value: w.deadLetterQueue.queueUrl, description: `DLQ of consumer ${w.consumerId}` });
+    }
+    for (const [sourceId, secret] of this.ingest.secrets) {
+      new CfnOutput(this, `SecretArn${sourceSuffix.get(sourceId)!}`, {
+        value: secret.secretArn,
+        description: `Signing secret of source ${sourceId}`,
+      });
+    }
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.alarmTopic.topicArn });
+  }
+}
+
+/** Context key naming the stack (`cdk synth -c stackName=HookledgerStaging`). */
+export const STACK_NAME_CONTEXT = 'stackName';
+export const DEFAULT_STACK_NAME = 'Hookledger';
+
+/** What bin/app.ts does: one HookledgerStack, named by the `stackName` context (default `Hookledger`). */
+export function addHookledgerStack(app: App, config: HookledgerConfigInput): HookledgerStack {
+  const stackName: unknown = app.node.tryGetContext(STACK_NAME_CONTEXT) ?? DEFAULT_STACK_NAME;
+  if (typeof stackName !== 'string' || !/^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(stackName)) {
+    throw new Error(
+      `context ${STACK_NAME_CONTEXT} must be a CloudFormation stack name (a letter, then letters, digits or '-'), got ${JSON.stringify(stackName)}`,
+    );
+  }
+  return new HookledgerStack(app, stackName, {
+    config,
+    description: 'hookledger: webhook intake, fan-out to consumers, delivery ledger',
+  });
+}

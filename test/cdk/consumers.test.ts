@@ -1,0 +1,189 @@
+/**
+ * Consumer isolation and queue safety, proven on the template (an emulator cannot prove IAM or the
+ * event-source settings): one queue, DLQ and worker per consumer; each worker's role reaches only
+ * its own queue, DLQ and ledger rows.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { defineConfig } from '../../lib/config/schema';
+import { pascalCase } from '../../lib/constructs/naming';
+import {
+  CONFIGS,
+  type Json,
+  actionsOf,
+  allIdentityStatements,
+  mappingsOf,
+  resolvePseudo,
+  resourceTargets,
+  resourcesOfType,
+  statementsOfRole,
+  synth,
+  workers,
+  type WorkerView,
+} from './support';
+
+describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
+  const consumers = defineConfig(config).consumers;
+  let json: Json;
+  let byConsumer: Map<string, WorkerView>;
+
+  beforeAll(() => {
+    json = synth(config).json;
+    byConsumer = new Map(workers(json).map((w) => [w.consumerId, w]));
+  });
+
+  it('creates exactly one queue, one DLQ and one worker per configured consumer', () => {
+    expect([...byConsumer.keys()].sort()).toEqual(consumers.map((c) => c.id).sort());
+    const queueIds = new Set(workers(json).map((w) => w.queueId));
+    const dlqIds = new Set(workers(json).map((w) => w.dlqId));
+    expect(queueIds.size).toBe(consumers.length);
+    expect(dlqIds.size).toBe(consumers.length);
+    // Consumer queues and DLQs plus the fan-out's failure queue; nothing else.
+    expect(resourcesOfType(json, 'AWS::SQS::Queue')).toHaveLength(2 * consumers.length + 1);
+    for (const c of consumers) {
+      const w = byConsumer.get(c.id)!;
+      expect(json.Outputs[`QueueUrl${pascalCase(c.id)}`].Value).toEqual({ Ref: w.queueId });
+      expect(json.Outputs[`DlqUrl${pascalCase(c.id)}`].Value).toEqual({ Ref: w.dlqId });
+    }
+  });
+
+  it('gives each worker its own role, whose ARN is its PRINCIPAL', () => {
+    const roles = new Set(workers(json).map((w) => w.roleId));
+    expect(roles.size).toBe(consumers.length);
+    for (const w of byConsumer.values()) {
+      expect(json.Resources[w.roleId].Type).toBe('AWS::IAM::Role');
+      expect(w.fn.Properties.Environment.Variables.PRINCIPAL).toEqual({ 'Fn::GetAtt': [w.roleId, 'Arn'] });
+    }
+  });
+
+  it('sets exactly the worker environment contract', () => {
+    const [eventsTable] = resourcesOfType(json, 'AWS::DynamoDB::Table').find(([, t]) => t.Properties.StreamSpecification)!;
+    const [ledgerTable] = resourcesOfType(json, 'AWS::DynamoDB::Table').find(([, t]) => !t.Properties.StreamSpecification)!;
+    for (const c of consumers) {
+      const w = byConsumer.get(c.id)!;
+      expect(w.fn.Properties.Environment.Variables).toEqual({
+        CONSUMER_ID: c.id,
+        QUEUE_URL: { Ref: w.queueId },
+        DLQ_URL: { Ref: w.dlqId },
+        PRINCIPAL: { 'Fn::GetAtt': [w.roleId, 'Arn'] },
+        EVENTS_TABLE: { Ref: eventsTable },
+        LEDGER_TABLE: { Ref: ledgerTable },
+        POWERTOOLS_SERVICE_NAME: `hookledger-${c.id}`,
+        POWERTOOLS_METRICS_NAMESPACE: 'Hookledger',
+        NODE_OPTIONS: '--enable-source-maps',
+      });
+    }
+  });
+
+  it("lets each worker's role receive from its own queue and no other", () => {
+    for (const w of byConsumer.values()) {
+      const receive = statementsOfRole(json, w.roleId).filter(
+        (s) => s.Effect === 'Allow' && actionsOf(s).includes('sqs:ReceiveMessage'),
+      );
+      expect(receive.length).toBeGreaterThan(0);
+      expect(receive.flatMap(resourceTargets)).toEqual([w.queueId]);
+      expect(actionsOf(receive[0]!).sort()).toEqual(
+        ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'].sort(),
+      );
+    }
+  });
+
+  it("lets no role but the consumer's own worker receive from a consumer queue", () => {
+    for (const { roles, statement } of allIdentityStatements(json)) {
+      if (!actionsOf(statement).some((a) => a === 'sqs:ReceiveMessage' || a === 'sqs:DeleteMessage')) continue;
+      for (const target of resourceTargets(statement)) {
+        const owner = [...byConsumer.values()].find((w) => w.queueId === target);
+        expect(owner, `unexpected receive grant on ${target}`).toBeDefined();
+        expect(roles).toEqual([owner!.roleId]);
+      }
+    }
+  });
+
+  it('lets each worker send only to its own DLQ', () => {
+    for (const w of byConsumer.values()) {
+      const send = statementsOfRole(json, w.roleId).filter((s) => actionsOf(s).includes('sqs:SendMessage'));
+      expect(send.flatMap(resourceTargets)).toEqual([w.dlqId]);
+    }
+  });
+
+  it("confines ledger access to the consumer's own keys and EventStore reads to pay# and key# items", () => {
+    const [eventsTable] = resourcesOfType(json, 'AWS::DynamoDB::Table').find(([, t]) => t.Properties.StreamSpecification)!;
+    const [ledgerTable] = resourcesOfType(json, 'AWS::DynamoDB::Table').find(([, t]) => !t.Properties.StreamSpecification)!;
+    for (const c of consumers) {
+      const w = byConsumer.get(c.id)!;
+      const dynamo = statementsOfRole(json, w.roleId).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+      expect(dynamo).toHaveLength(2);
+      const ledger = dynamo.find((s) => resourceTargets(s).includes(ledgerTable))!;
+      expect(actionsOf(ledger).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+      expect(resourceTargets(ledger)).toEqual([ledgerTable]);
+      expect(ledger.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`*#${c.id}`] } });
+      const events = dynamo.find((s) => resourceTargets(s).includes(eventsTable))!;
+      expect(actionsOf(events)).toEqual(['dynamodb:GetItem']);
+      expect(resourceTargets(events)).toEqual([eventsTable]);
+      expect(events.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['pay#*', 'key#*'] } });
+    }
+  });
+
+  it("sets each queue's visibility timeout to at least 6x its function's timeout", () => {
+    const sqsMappings = resourcesOfType(json, 'AWS::Lambda::EventSourceMapping').filter(
+      ([, m]) => json.Resources[m.Properties.EventSourceArn['Fn::GetAtt']?.[0]]?.Type === 'AWS::SQS::Queue',
+    );
+    expect(sqsMappings).toHaveLength(consumers.length);
+    for (const [, m] of sqsMappings) {
+      const queue = json.Resources[m.Properties.EventSourceArn['Fn::GetAtt'][0]];
+      const fn = json.Resources[m.Properties.FunctionName.Ref];
+      expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * fn.Properties.Timeout);
+    }
+    for (const c of consumers) {
+      const w = byConsumer.get(c.id)!;
+      expect(json.Resources[w.queueId].Properties.VisibilityTimeout).toBe(c.visibilityTimeoutSeconds);
+      expect(w.fn.Properties.Timeout).toBe(c.timeoutSeconds);
+    }
+  });
+
+  it('gives each DLQ the configured maxReceiveCount, 14-day retention and a redrive-allow policy naming its source', () => {
+    for (const c of consumers) {
+      const w = byConsumer.get(c.id)!;
+      const queue = json.Resources[w.queueId].Properties;
+      const dlq = json.Resources[w.dlqId].Properties;
+      expect(queue.RedrivePolicy).toEqual({
+        deadLetterTargetArn: { 'Fn::GetAtt': [w.dlqId, 'Arn'] },
+        maxReceiveCount: c.maxReceiveCount,
+      });
+      expect(dlq.MessageRetentionPeriod).toBe(14 * 24 * 3600);
+      expect(queue.MessageRetentionPeriod).toBeLessThan(dlq.MessageRetentionPeriod);
+      expect(dlq.RedriveAllowPolicy.redrivePermission).toBe('byQueue');
+      expect(dlq.RedriveAllowPolicy.sourceQueueArns).toHaveLength(1);
+      // The ARN is built from the source queue's fixed name (see ConsumerWorker): it must be exactly that queue.
+      expect(resolvePseudo(dlq.RedriveAllowPolicy.sourceQueueArns[0])).toBe(
+        `arn:aws:sqs:eu-west-1:123456789012:${queue.QueueName}`,
+      );
+    }
+    const names = workers(json).map((w) => json.Resources[w.queueId].Properties.QueueName as string);
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of names) expect(name.length).toBeLessThanOrEqual(80);
+  });
+
+  it('wires each SQS event source with partial batch responses, batch size and max concurrency from config', () => {
+    for (const c of consumers) {
+      const w = byConsumer.get(c.id)!;
+      const mappings = mappingsOf(json, w.functionId);
+      expect(mappings).toHaveLength(1);
+      expect(mappings[0]).toMatchObject({
+        EventSourceArn: { 'Fn::GetAtt': [w.queueId, 'Arn'] },
+        BatchSize: c.batchSize,
+        ScalingConfig: { MaximumConcurrency: c.maxConcurrency },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      // Throttled deliveries count as receives: the poller must not outrun the reserved concurrency.
+      expect(w.fn.Properties.ReservedConcurrentExecutions).toBe(c.maxConcurrency);
+      expect(w.fn.Properties.MemorySize).toBe(c.memoryMb);
+    }
+  });
+
+  it('encrypts every consumer queue and DLQ', () => {
+    for (const w of byConsumer.values()) {
+      expect(json.Resources[w.queueId].Properties.SqsManagedSseEnabled).toBe(true);
+      expect(json.Resources[w.dlqId].Properties.SqsManagedSseEnabled).toBe(true);
+    }
+  });
+});

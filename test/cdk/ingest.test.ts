@@ -1,0 +1,106 @@
+/** Intake: route, payload format, throttling, one signing secret per source, and a role that cannot reach the Ledger. */
+import { Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { defineConfig } from '../../lib/config/schema';
+import { pascalCase } from '../../lib/constructs/naming';
+import {
+  CONFIGS,
+  type Synthesized,
+  actionsOf,
+  functionWithEnv,
+  refTarget,
+  resourceTargets,
+  resourcesOfType,
+  statementsOfRole,
+  synth,
+} from './support';
+
+describe.each(CONFIGS)('intake with the $name', ({ config }) => {
+  const sources = defineConfig(config).sources;
+  let s: Synthesized;
+  let ingestId: string;
+  let ingestRoleId: string;
+  let eventsTable: string;
+  let ledgerTable: string;
+
+  beforeAll(() => {
+    s = synth(config);
+    const [id, fn] = functionWithEnv(s.json, 'SOURCE_SECRETS');
+    ingestId = id;
+    ingestRoleId = refTarget(fn.Properties.Role)!;
+    [eventsTable] = resourcesOfType(s.json, 'AWS::DynamoDB::Table').find(([, t]) => t.Properties.StreamSpecification)!;
+    [ledgerTable] = resourcesOfType(s.json, 'AWS::DynamoDB::Table').find(([, t]) => !t.Properties.StreamSpecification)!;
+  });
+
+  it('routes POST /hooks/{source} to the ingest function with payload format 2.0', () => {
+    s.template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
+    s.template.resourceCountIs('AWS::ApiGatewayV2::Route', 1);
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'POST /hooks/{source}' });
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
+      IntegrationType: 'AWS_PROXY',
+      PayloadFormatVersion: '2.0',
+      IntegrationUri: { 'Fn::GetAtt': [ingestId, 'Arn'] },
+    });
+  });
+
+  it('throttles the auto-deployed default stage and writes access logs', () => {
+    s.template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 },
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
+    });
+  });
+
+  it('outputs the webhook base URL ending in hooks/', () => {
+    const parts: unknown[] = s.json.Outputs.WebhookUrl.Value['Fn::Join'][1];
+    expect(parts[0]).toBe('https://');
+    expect(parts.at(-1)).toBe('/hooks/');
+  });
+
+  it('creates one generated signing secret per source and maps source id to secret ARN in SOURCE_SECRETS', () => {
+    const secrets = resourcesOfType(s.json, 'AWS::SecretsManager::Secret');
+    expect(secrets).toHaveLength(sources.length);
+    for (const [, secret] of secrets) {
+      expect(secret.Properties.Description).toMatch(/webhook signing secret/);
+      expect(secret.Properties.GenerateSecretString).toBeDefined();
+    }
+    const env = s.json.Resources[ingestId].Properties.Environment.Variables;
+    const text = env.SOURCE_SECRETS['Fn::Join'][1]
+      .map((p: unknown) => (typeof p === 'string' ? p : `ref:${refTarget(p)}`))
+      .join('');
+    const map = JSON.parse(text) as Record<string, string>;
+    expect(Object.keys(map).sort()).toEqual(sources.map((src) => src.id).sort());
+    for (const src of sources) {
+      const output = s.json.Outputs[`SecretArn${pascalCase(src.id)}`];
+      expect(output.Value).toEqual({ Ref: map[src.id]!.slice('ref:'.length) });
+      expect(s.json.Resources[output.Value.Ref].Properties.Description).toContain(`"${src.id}"`);
+    }
+    expect(Object.keys(env).sort()).toEqual(
+      ['EVENTS_TABLE', 'SOURCE_SECRETS', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'NODE_OPTIONS'].sort(),
+    );
+    expect(env.EVENTS_TABLE).toEqual({ Ref: eventsTable });
+  });
+
+  it('lets the ingest role PutItem and GetItem on the EventStore, read the secrets, and nothing more', () => {
+    const statements = statementsOfRole(s.json, ingestRoleId);
+    const dynamo = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')));
+    expect(dynamo.flatMap(actionsOf).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    expect(dynamo.flatMap(resourceTargets)).toEqual([eventsTable]);
+    const secretRead = statements.filter((st) => actionsOf(st).includes('secretsmanager:GetSecretValue'));
+    expect(secretRead.flatMap(resourceTargets).sort()).toEqual(
+      resourcesOfType(s.json, 'AWS::SecretsManager::Secret').map(([id]) => id).sort(),
+    );
+    const services = new Set(statements.flatMap(actionsOf).map((a) => a.split(':')[0]));
+    expect([...services].sort()).toEqual(['dynamodb', 'logs', 'secretsmanager']);
+  });
+
+  it('has no statement naming the Ledger table', () => {
+    const statements = statementsOfRole(s.json, ingestRoleId);
+    expect(statements.length).toBeGreaterThan(0);
+    expect(JSON.stringify(statements)).not.toContain(ledgerTable);
+    expect(JSON.stringify(s.json.Resources[ingestId].Properties.Environment)).not.toContain(ledgerTable);
+  });
+});

@@ -1,0 +1,215 @@
+/** Alarms that page on stuck or lost work, the dashboard, the alarm topic and the reconcile schedule. */
+import { Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { defineConfig } from '../../lib/config/schema';
+import {
+  CONFIGS,
+  type Json,
+  type Synthesized,
+  actionsOf,
+  asArray,
+  defaultConfig,
+  functionWithEnv,
+  refTarget,
+  resourceTargets,
+  resourcesOfType,
+  statementsOfRole,
+  synth,
+  workers,
+} from './support';
+
+function alarmsOn(json: Json, metricName: string): Json[] {
+  return resourcesOfType(json, 'AWS::CloudWatch::Alarm')
+    .map(([, a]) => a.Properties)
+    .filter((a) => a.MetricName === metricName);
+}
+
+function dimension(alarm: Json, name: string): Json {
+  return asArray<Json>(alarm.Dimensions).find((d) => d.Name === name)?.Value;
+}
+
+describe.each(CONFIGS)('observability with the $name', ({ config }) => {
+  const parsed = defineConfig(config);
+  let s: Synthesized;
+  let topicId: string;
+
+  beforeAll(() => {
+    s = synth(config, 'HookledgerObs');
+    topicId = s.json.Outputs.AlarmTopicArn.Value.Ref;
+  });
+
+  it('sends every alarm (and its recovery) to the alarm topic', () => {
+    const alarms = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm');
+    // Two per consumer, plus API 5xx, fan-out failures, reconcile violations and reconcile errors.
+    expect(alarms).toHaveLength(2 * parsed.consumers.length + 4);
+    for (const [id, a] of alarms) {
+      expect(a.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
+      expect(a.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
+      expect(a.Properties.ComparisonOperator, id).toBe('GreaterThanThreshold');
+      expect(a.Properties.AlarmDescription, id).toEqual(expect.any(String));
+    }
+  });
+
+  it("alarms per consumer when the oldest message is older than the consumer's alarmAgeSeconds", () => {
+    const ageAlarms = alarmsOn(s.json, 'ApproximateAgeOfOldestMessage');
+    expect(ageAlarms).toHaveLength(parsed.consumers.length);
+    for (const c of parsed.consumers) {
+      const w = workers(s.json).find((x) => x.consumerId === c.id)!;
+      const alarm = ageAlarms.find((a) => refTarget(dimension(a, 'QueueName')) === w.queueId);
+      expect(alarm, c.id).toMatchObject({ Namespace: 'AWS/SQS', Threshold: c.alarmAgeSeconds, Statistic: 'Maximum' });
+    }
+  });
+
+  it('alarms per consumer as soon as its DLQ holds a message', () => {
+    const visible = alarmsOn(s.json, 'ApproximateNumberOfMessagesVisible');
+    for (const w of workers(s.json)) {
+      const alarm = visible.find((a) => refTarget(dimension(a, 'QueueName')) === w.dlqId);
+      expect(alarm, w.consumerId).toMatchObject({ Threshold: 0, TreatMissingData: 'notBreaching' });
+    }
+  });
+
+  it("alarms when the fan-out's failure queue holds a message", () => {
+    const [fanOutId] = functionWithEnv(s.json, 'QUEUE_URLS');
+    const mapping = resourcesOfType(s.json, 'AWS::Lambda::EventSourceMapping').find(
+      ([, m]) => refTarget(m.Properties.FunctionName) === fanOutId,
+    )![1];
+    const failureQueueId = refTarget(mapping.Properties.DestinationConfig.OnFailure.Destination);
+    const alarm = alarmsOn(s.json, 'ApproximateNumberOfMessagesVisible').find(
+      (a) => refTarget(dimension(a, 'QueueName')) === failureQueueId,
+    );
+    expect(alarm).toMatchObject({ Threshold: 0 });
+  });
+
+  it('alarms on any intake 5xx', () => {
+    const [apiId] = resourcesOfType(s.json, 'AWS::ApiGatewayV2::Api')[0]!;
+    const alarms = alarmsOn(s.json, '5xx');
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]).toMatchObject({ Namespace: 'AWS/ApiGateway', Threshold: 0, Statistic: 'Sum' });
+    expect(refTarget(dimension(alarms[0], 'ApiId'))).toBe(apiId);
+  });
+
+  it('alarms on reconcile violations (Hookledger/ReconcileViolations, dimension Stack) and on reconcile errors', () => {
+    const violations = alarmsOn(s.json, 'ReconcileViolations');
+    expect(violations).toHaveLength(1);
+    expect(violations[0]).toMatchObject({
+      Namespace: 'Hookledger',
+      Dimensions: [{ Name: 'Stack', Value: 'HookledgerObs' }],
+      Threshold: 0,
+      Period: 3600,
+    });
+    const [reconcileId] = resourcesOfType(s.json, 'AWS::Lambda::Function').find(
+      ([, fn]) => fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME === 'hookledger-reconcile',
+    )!;
+    // The handler publishes with Stack = its STACK_NAME: both sides must name the same value.
+    expect(s.json.Resources[reconcileId].Properties.Environment.Variables.STACK_NAME).toBe('HookledgerObs');
+    const errors = alarmsOn(s.json, 'Errors').filter((a) => refTarget(dimension(a, 'FunctionName')) === reconcileId);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('builds one dashboard covering intake, fan-out and every consumer', () => {
+    const dashboards = resourcesOfType(s.json, 'AWS::CloudWatch::Dashboard');
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(dashboards[0]![1].Properties.DashboardBody);
+    for (const metric of [
+      'ApproximateAgeOfOldestMessage',
+      'ApproximateNumberOfMessagesVisible',
+      'ApproximateNumberOfMessagesNotVisible',
+      '4xx',
+      '5xx',
+      'Count',
+      'Latency',
+      'IteratorAge',
+      'Errors',
+      'ReconcileViolations',
+    ]) {
+      expect(body).toContain(`\\"${metric}\\"`);
+    }
+    for (const w of workers(s.json)) {
+      expect(body).toContain(`${w.consumerId}: oldest message age`);
+      expect(body).toContain(`${w.consumerId}: DLQ depth`);
+      expect(body).toContain(w.queueId);
+      expect(body).toContain(w.dlqId);
+      expect(body).toContain(w.functionId);
+    }
+  });
+
+  it('encrypts the alarm topic with a rotating key CloudWatch may use, and refuses non-TLS publishes', () => {
+    const topic = s.json.Resources[topicId];
+    const keyId = refTarget(topic.Properties.KmsMasterKeyId)!;
+    const key = s.json.Resources[keyId];
+    expect(key.Type).toBe('AWS::KMS::Key');
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    expect(key.Properties.KeyPolicy.Statement).toContainEqual(
+      expect.objectContaining({
+        Principal: { Service: 'cloudwatch.amazonaws.com' },
+        Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+      }),
+    );
+    s.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [{ Ref: topicId }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: 'sns:Publish' }),
+        ]),
+      },
+    });
+  });
+
+  it('subscribes the configured alarm e-mail, and nothing when none is configured', () => {
+    const subs = resourcesOfType(s.json, 'AWS::SNS::Subscription');
+    if (parsed.alarms.email) {
+      expect(subs).toHaveLength(1);
+      expect(subs[0]![1].Properties).toMatchObject({ Protocol: 'email', Endpoint: parsed.alarms.email, TopicArn: { Ref: topicId } });
+    } else {
+      expect(subs).toHaveLength(0);
+    }
+  });
+});
+
+describe('reconciler', () => {
+  let json: Json;
+  let reconcileId: string;
+  beforeAll(() => {
+    json = synth(defaultConfig).json;
+    [reconcileId] = resourcesOfType(json, 'AWS::Lambda::Function').find(
+      ([, fn]) => fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME === 'hookledger-reconcile',
+    )!;
+  });
+
+  it('runs hourly from an EventBridge rule that targets the reconcile function', () => {
+    const rules = resourcesOfType(json, 'AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    expect(rules[0]![1].Properties.ScheduleExpression).toBe('rate(1 hour)');
+    expect(rules[0]![1].Properties.Targets).toEqual([
+      expect.objectContaining({ Arn: { 'Fn::GetAtt': [reconcileId, 'Arn'] } }),
+    ]);
+    const permissions = resourcesOfType(json, 'AWS::Lambda::Permission').filter(
+      ([, p]) => p.Properties.Principal === 'events.amazonaws.com',
+    );
+    expect(permissions).toHaveLength(1);
+    expect(refTarget(permissions[0]![1].Properties.FunctionName)).toBe(reconcileId);
+  });
+
+  it('reads both tables without write access and may put metrics only in the Hookledger namespace', () => {
+    const fn = json.Resources[reconcileId];
+    const statements = statementsOfRole(json, refTarget(fn.Properties.Role)!);
+    const dynamo = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')));
+    expect([...new Set(dynamo.flatMap(actionsOf))].sort()).toEqual(
+      ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan'].sort(),
+    );
+    expect(dynamo.flatMap(resourceTargets).sort()).toEqual(
+      resourcesOfType(json, 'AWS::DynamoDB::Table').map(([id]) => id).sort(),
+    );
+    const metrics = statements.filter((st) => actionsOf(st).includes('cloudwatch:PutMetricData'));
+    expect(metrics).toEqual([
+      expect.objectContaining({ Condition: { StringEquals: { 'cloudwatch:namespace': 'Hookledger' } } }),
+    ]);
+    const env = fn.Properties.Environment.Variables;
+    expect(Object.keys(env).sort()).toEqual(
+      ['EVENTS_TABLE', 'LEDGER_TABLE', 'STACK_NAME', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'NODE_OPTIONS'].sort(),
+    );
+    // The value of the violations metric's Stack dimension, which the alarm names.
+    expect(env.STACK_NAME).toBe('Hookledger');
+  });
+});
