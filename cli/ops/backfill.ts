@@ -1,0 +1,97 @@
+/**
+ * Backfill: deliver past events to a consumer that did not exist (or did not subscribe) when they
+ * arrived. For each receipt of the window whose type the consumer subscribes to now and whose
+ * delivery set lacks it: add the consumer to the delivery set (so reconcile expects its ledger item),
+ * then write a requeue item (so it is delivered). Audit first.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { findConsumer, matchesEventType } from '../../lib/config/schema';
+import { scanReceipts, type Window } from '../../lambdas/reconcile/scan';
+import { eventKey } from '../../lambdas/shared/model';
+import { writeAudit } from './audit';
+import { type ConfigDeps, now as clockNow, type OperatorDeps, type Progress } from './deps';
+import { OpsUsageError } from './errors';
+import { newReplayId } from './ids';
+import { forEachLimited } from './pool';
+import { putRequeue, requeueItem } from './requeue';
+
+const WRITE_CONCURRENCY = 8;
+
+export interface BackfillRequest extends Window {
+  readonly consumer: string;
+  readonly dryRun?: boolean;
+  readonly confirm?: (plan: { consumer: string; matched: number }) => Promise<boolean>;
+  readonly onProgress?: Progress;
+}
+
+export interface BackfillResult {
+  readonly consumer: string;
+  readonly dryRun: boolean;
+  /** Receipts of the window the consumer subscribes to whose delivery set lacks it. */
+  readonly matched: number;
+  readonly replayId?: string;
+  /** Receipts the consumer was added to (and a requeue written for). */
+  readonly added: number;
+  /** Receipts that gained the consumer in the meantime (another backfill): left alone. */
+  readonly alreadyPresent: number;
+  readonly declined?: boolean;
+}
+
+export async function backfill(deps: OperatorDeps & ConfigDeps, request: BackfillRequest): Promise<BackfillResult> {
+  const consumer = findConsumer(deps.config, request.consumer);
+  if (!consumer) {
+    throw new OpsUsageError(
+      `unknown consumer "${request.consumer}"; add it to hookledger.config.ts first (configured: ${deps.config.consumers.map((c) => c.id).join(', ')})`,
+    );
+  }
+  const window = { from: request.from, to: request.to };
+  const receipts = await scanReceipts(deps, { window }, request.onProgress);
+  const matching = receipts.filter(
+    (r) => consumer.subscribes.some((p) => matchesEventType(p, r.eventType)) && !(r.consumers ?? []).includes(consumer.id),
+  );
+  const nothing = { consumer: consumer.id, dryRun: request.dryRun === true, matched: matching.length, added: 0, alreadyPresent: 0 };
+  if (request.dryRun || matching.length === 0) return nothing;
+  if (request.confirm && !(await request.confirm({ consumer: consumer.id, matched: matching.length }))) {
+    return { ...nothing, declined: true };
+  }
+
+  const at = clockNow(deps);
+  const replayId = newReplayId(at);
+  await writeAudit(
+    deps,
+    'backfill',
+    { replayId, consumer: consumer.id, window: { from: iso(window.from), to: iso(window.to) }, count: matching.length },
+    { id: replayId, at },
+  );
+  let added = 0;
+  let alreadyPresent = 0;
+  await forEachLimited(
+    matching,
+    WRITE_CONCURRENCY,
+    async (receipt) => {
+      try {
+        await deps.ddb.send(
+          new UpdateCommand({
+            TableName: deps.tables.events,
+            Key: { pk: eventKey(receipt.source, receipt.eventId) },
+            // A MODIFY: the fan-out passes only INSERTs, so this alone delivers nothing.
+            UpdateExpression: 'SET consumers = list_append(if_not_exists(consumers, :none), :added)',
+            ConditionExpression: 'kind = :event AND NOT contains(consumers, :consumer)',
+            ExpressionAttributeValues: { ':none': [], ':added': [consumer.id], ':consumer': consumer.id, ':event': 'event' },
+          }),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        alreadyPresent++;
+        return;
+      }
+      await putRequeue(deps, requeueItem(receipt, consumer.id, replayId, at));
+      added++;
+    },
+    request.onProgress,
+  );
+  return { ...nothing, dryRun: false, replayId, added, alreadyPresent };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();

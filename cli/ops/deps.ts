@@ -1,0 +1,32 @@
+/**
+ * What the operations need, injected: document client, table names, queues, config, clock and the
+ * operator's name. The CLI builds these for the local stack or a deployed one (cli/target.ts); tests
+ * build them for DynamoDB Local and fauxqs.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { HookledgerConfig } from '../../lib/config/schema';
+import type { Progress, TableNames } from '../../lambdas/reconcile/scan';
+
+export type { Progress, TableNames };
+
+export interface QueuePair {
+  readonly url: string;
+  readonly dlqUrl: string;
+}
+
+export interface StoreDeps {
+  readonly ddb: DynamoDBDocumentClient;
+  readonly tables: TableNames;
+  readonly clock?: () => number;
+}
+
+export interface OperatorDeps extends StoreDeps {
+  /** Recorded on audit items. The CLI passes $USER. */
+  readonly operator: string;
+}
+
+export interface ConfigDeps {
+  readonly config: HookledgerConfig;
+}
+
+export const now = (deps: { readonly clock?: () => number }) => (deps.clock ?? Date.now)();

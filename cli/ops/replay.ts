@@ -1,0 +1,185 @@
+/**
+ * Replay: send one consumer's deliveries again, for one event or for every receipt of a window
+ * whose delivery set includes that consumer. Counts first; then, unless it is a dry run, writes the
+ * audit item, one requeue item per delivery, and a `replayRequests` entry on each existing ledger
+ * item of that consumer. Sibling consumers' ledger items are never read for writing, never touched.
+ *
+ * Why this is harmless to billing: the consumer runtime re-runs a done delivery under a replay lease
+ * and records it in `replays`, never in `units` (see lambdas/shared/ledger.ts, claimReplay).
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { findConsumer } from '../../lib/config/schema';
+import { batchGet, scanReceipts, type Window } from '../../lambdas/reconcile/scan';
+import { type DeliveryState, type EventItem, eventKey, type LedgerItem, ledgerKey } from '../../lambdas/shared/model';
+import { writeAudit } from './audit';
+import { type ConfigDeps, now as clockNow, type OperatorDeps, type Progress, type StoreDeps } from './deps';
+import { NotFoundError, OpsUsageError } from './errors';
+import { newReplayId } from './ids';
+import { forEachLimited } from './pool';
+import { putRequeue, requeueItem } from './requeue';
+
+const WRITE_CONCURRENCY = 8;
+
+export interface ReplayRequest {
+  readonly consumer: string;
+  /** One event (source defaults to the only configured source, else every source is tried). */
+  readonly event?: { readonly eventId: string; readonly source?: string };
+  /** Receipts with receivedAt in [from, to). */
+  readonly window?: Window;
+  readonly tenant?: string;
+  readonly type?: string;
+  readonly dryRun?: boolean;
+  /** Asked after counting, before any write; false stops the replay with nothing written. */
+  readonly confirm?: (plan: ReplayPlan) => Promise<boolean>;
+  readonly onProgress?: Progress;
+}
+
+export type DeliveryStateOrReady = DeliveryState | 'ready';
+
+export interface ReplayPlan {
+  readonly consumer: string;
+  readonly matched: number;
+  /** The matched deliveries by their current state (`ready`: no ledger item yet). */
+  readonly byState: Readonly<Partial<Record<DeliveryStateOrReady, number>>>;
+}
+
+export interface ReplayResult extends ReplayPlan {
+  readonly dryRun: boolean;
+  /** Absent on a dry run or when nothing matched or the operator declined. */
+  readonly replayId?: string;
+  readonly requeued: number;
+  /** Existing ledger items of this consumer that got a `replayRequests` entry. */
+  readonly annotated: number;
+  readonly declined?: boolean;
+}
+
+export type ReplayDeps = OperatorDeps & ConfigDeps;
+
+export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<ReplayResult> {
+  const { consumer } = request;
+  if (!findConsumer(deps.config, consumer)) {
+    throw new OpsUsageError(`unknown consumer "${consumer}"; configured: ${deps.config.consumers.map((c) => c.id).join(', ')}`);
+  }
+  if ((request.event === undefined) === (request.window === undefined)) {
+    throw new OpsUsageError('give either one event (--event) or a window (--from/--to), not both and not neither');
+  }
+
+  const receipts = request.event
+    ? [await findReceipt(deps, request.event.eventId, request.event.source, consumer)]
+    : await scanReceipts(
+        deps,
+        { window: request.window, consumer, tenant: request.tenant, type: request.type },
+        request.onProgress,
+      );
+  const matching = receipts.filter(
+    (r) =>
+      (r.consumers ?? []).includes(consumer) &&
+      (request.tenant === undefined || r.tenantId === request.tenant) &&
+      (request.type === undefined || r.eventType === request.type),
+  );
+
+  const states = await batchGet<Pick<LedgerItem, 'pk' | 'state'>>(
+    deps.ddb,
+    deps.tables.ledger,
+    matching.map((r) => ledgerKey(r.source, r.eventId, consumer)),
+    { projection: 'pk, #state', names: { '#state': 'state' } },
+  );
+  const byState: Partial<Record<DeliveryStateOrReady, number>> = {};
+  for (const r of matching) {
+    const state = states.get(ledgerKey(r.source, r.eventId, consumer))?.state ?? 'ready';
+    byState[state] = (byState[state] ?? 0) + 1;
+  }
+  const plan: ReplayPlan = { consumer, matched: matching.length, byState };
+  const nothing = { ...plan, dryRun: request.dryRun === true, requeued: 0, annotated: 0 };
+  if (request.dryRun || matching.length === 0) return nothing;
+  if (request.confirm && !(await request.confirm(plan))) return { ...nothing, declined: true };
+
+  const at = clockNow(deps);
+  const replayId = newReplayId(at);
+  await writeAudit(
+    deps,
+    'replay',
+    {
+      replayId,
+      consumer,
+      ...(request.event ? { eventId: request.event.eventId, source: matching[0]?.source } : {}),
+      ...(request.window ? { window: { from: iso(request.window.from), to: iso(request.window.to) } } : {}),
+      ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
+      ...(request.type !== undefined ? { type: request.type } : {}),
+      count: matching.length,
+    },
+    { id: replayId, at },
+  );
+
+  let requeued = 0;
+  let annotated = 0;
+  await forEachLimited(
+    matching,
+    WRITE_CONCURRENCY,
+    async (receipt) => {
+      // The requeue first: a ledger note about a replay that was never sent would mislead.
+      await putRequeue(deps, requeueItem(receipt, consumer, replayId, at));
+      requeued++;
+      if (states.has(ledgerKey(receipt.source, receipt.eventId, consumer))) {
+        if (await noteReplayRequest(deps, ledgerKey(receipt.source, receipt.eventId, consumer), replayId, at)) annotated++;
+      }
+    },
+    request.onProgress,
+  );
+  return { ...plan, dryRun: false, replayId, requeued, annotated };
+}
+
+/**
+ * Appends `{replayId, at, operator}` to `replayRequests` of an existing ledger item. Nothing else:
+ * state, attempt, lease and units stay exactly as they are, and a missing item is not created
+ * (the re-queued delivery creates it when it is claimed).
+ */
+async function noteReplayRequest(deps: ReplayDeps, pk: string, replayId: string, at: number): Promise<boolean> {
+  try {
+    await deps.ddb.send(
+      new UpdateCommand({
+        TableName: deps.tables.ledger,
+        Key: { pk },
+        UpdateExpression: 'SET replayRequests = list_append(if_not_exists(replayRequests, :none), :entry)',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':none': [], ':entry': [{ replayId, at, operator: deps.operator }] },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** The receipt of one event, trying every configured source when none is given. */
+export async function findReceipt(
+  deps: StoreDeps & ConfigDeps,
+  eventId: string,
+  source: string | undefined,
+  consumer?: string,
+): Promise<EventItem> {
+  const sources = source !== undefined ? [source] : deps.config.sources.map((s) => s.id);
+  const found: EventItem[] = [];
+  for (const s of sources) {
+    const out = await deps.ddb.send(new GetCommand({ TableName: deps.tables.events, Key: { pk: eventKey(s, eventId) } }));
+    if (out.Item) found.push(out.Item as EventItem);
+  }
+  if (found.length === 0) {
+    throw new NotFoundError(`no receipt for event ${eventId} (sources tried: ${sources.join(', ')}); check the id, or pass --source`);
+  }
+  if (found.length > 1) {
+    throw new OpsUsageError(`event ${eventId} exists for several sources (${found.map((f) => f.source).join(', ')}); pass --source`);
+  }
+  const receipt = found[0] as EventItem;
+  if (consumer !== undefined && !(receipt.consumers ?? []).includes(consumer)) {
+    throw new OpsUsageError(
+      `event ${eventId} was never meant for ${consumer} (its delivery set: ${(receipt.consumers ?? []).join(', ') || 'empty'}); ` +
+        `use \`hookledger backfill\` to add a consumer to past events`,
+    );
+  }
+  return receipt;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();

@@ -1,0 +1,174 @@
+/**
+ * Status: per consumer, where its deliveries are (ready, leased, expired leases, retrying,
+ * quarantined, done), how deep its queue and DLQ are, its oldest pending delivery, and whether it is
+ * paused; plus intake counts.
+ *
+ * Scale: two full Scans (see lambdas/reconcile/scan.ts), projected down to the few attributes used.
+ * Fine for a development stack or a few million items; past that, keep these counts in a summary
+ * item or metrics instead.
+ */
+import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { scanAll } from '../../lambdas/reconcile/scan';
+import type { EventItem, LedgerItem } from '../../lambdas/shared/model';
+import { type ConfigDeps, now as clockNow, type Progress, type QueuePair, type StoreDeps } from './deps';
+
+export interface QueueDepth {
+  /** ApproximateNumberOfMessages */
+  readonly visible: number;
+  /** ApproximateNumberOfMessagesNotVisible (in flight) */
+  readonly inFlight: number;
+}
+
+export interface ConsumerStatus {
+  readonly consumer: string;
+  /** Absent when the pause state could not be read. */
+  readonly paused?: boolean;
+  /** Expected by a receipt, no ledger item yet (queued, or not yet sent). */
+  readonly ready: number;
+  /** Leased, lease still live. */
+  readonly leased: number;
+  /** Leased, lease ended (leaseUntil < now): the worker died or is late; SQS will hand it out again. */
+  readonly expiredLeases: number;
+  readonly retrying: number;
+  readonly quarantined: number;
+  readonly done: number;
+  readonly queue?: QueueDepth;
+  readonly dlq?: QueueDepth;
+  /** receivedAt of the oldest delivery that is ready, leased or retrying (quarantined ones are parked). */
+  readonly oldestPendingAt?: number;
+  readonly oldestPendingAgeMs?: number;
+}
+
+export interface StatusReport {
+  readonly at: number;
+  readonly consumers: readonly ConsumerStatus[];
+  readonly intake: {
+    readonly events: number;
+    readonly byType: Readonly<Record<string, number>>;
+    readonly bySecretVersion: Readonly<Record<string, number>>;
+  };
+}
+
+export interface StatusDeps extends StoreDeps, ConfigDeps {
+  readonly sqs?: SQSClient;
+  readonly queues?: Readonly<Record<string, QueuePair>>;
+}
+
+export interface StatusOptions {
+  /** The consumers paused now; leave out when unknown. */
+  readonly paused?: ReadonlySet<string>;
+  readonly onProgress?: Progress;
+}
+
+type ReceiptRow = Pick<EventItem, 'pk' | 'source' | 'eventId' | 'eventType' | 'consumers' | 'receivedAt' | 'secretVersion'>;
+type LedgerRow = Pick<LedgerItem, 'pk' | 'consumerId' | 'state' | 'leaseUntil' | 'receivedAt'>;
+
+export async function status(deps: StatusDeps, options: StatusOptions = {}): Promise<StatusReport> {
+  const at = clockNow(deps);
+  let read = [0, 0];
+  const progress = (i: 0 | 1) => (n: number) => {
+    read = i === 0 ? [n, read[1] ?? 0] : [read[0] ?? 0, n];
+    options.onProgress?.((read[0] ?? 0) + (read[1] ?? 0), undefined);
+  };
+  const [receipts, ledger, depths] = await Promise.all([
+    scanAll<ReceiptRow>(
+      deps.ddb,
+      {
+        TableName: deps.tables.events,
+        FilterExpression: 'kind = :event',
+        ProjectionExpression: 'pk, #source, eventId, eventType, consumers, receivedAt, secretVersion',
+        ExpressionAttributeNames: { '#source': 'source' },
+        ExpressionAttributeValues: { ':event': 'event' },
+      },
+      progress(0),
+    ),
+    scanAll<LedgerRow>(
+      deps.ddb,
+      {
+        TableName: deps.tables.ledger,
+        ProjectionExpression: 'pk, consumerId, #state, leaseUntil, receivedAt',
+        ExpressionAttributeNames: { '#state': 'state' },
+      },
+      progress(1),
+    ),
+    queueDepths(deps),
+  ]);
+
+  const ids = deps.config.consumers.map((c) => c.id);
+  const counts = new Map(ids.map((id) => [id, { ready: 0, leased: 0, expiredLeases: 0, retrying: 0, quarantined: 0, done: 0, oldest: Infinity }]));
+  const present = new Set<string>();
+  for (const row of ledger) {
+    present.add(row.pk);
+    const c = counts.get(row.consumerId ?? consumerOf(row.pk));
+    if (!c) continue;
+    if (row.state === 'leased') {
+      if (typeof row.leaseUntil === 'number' && row.leaseUntil < at) c.expiredLeases++;
+      else c.leased++;
+    } else if (row.state === 'retrying') c.retrying++;
+    else if (row.state === 'quarantined') c.quarantined++;
+    else if (row.state === 'done') c.done++;
+    if ((row.state === 'leased' || row.state === 'retrying') && typeof row.receivedAt === 'number') {
+      c.oldest = Math.min(c.oldest, row.receivedAt);
+    }
+  }
+  const byType: Record<string, number> = {};
+  const bySecretVersion: Record<string, number> = {};
+  for (const receipt of receipts) {
+    byType[receipt.eventType] = (byType[receipt.eventType] ?? 0) + 1;
+    bySecretVersion[receipt.secretVersion] = (bySecretVersion[receipt.secretVersion] ?? 0) + 1;
+    for (const consumerId of receipt.consumers ?? []) {
+      const c = counts.get(consumerId);
+      if (!c || present.has(`${receipt.source}:${receipt.eventId}#${consumerId}`)) continue;
+      c.ready++;
+      c.oldest = Math.min(c.oldest, receipt.receivedAt);
+    }
+  }
+
+  return {
+    at,
+    consumers: ids.map((id) => {
+      const { oldest, ...c } = counts.get(id)!;
+      const depth = depths.get(id);
+      return {
+        consumer: id,
+        ...(options.paused ? { paused: options.paused.has(id) } : {}),
+        ...c,
+        ...(depth ? { queue: depth.queue, dlq: depth.dlq } : {}),
+        ...(Number.isFinite(oldest) ? { oldestPendingAt: oldest, oldestPendingAgeMs: at - oldest } : {}),
+      };
+    }),
+    intake: { events: receipts.length, byType: sortKeys(byType), bySecretVersion: sortKeys(bySecretVersion) },
+  };
+}
+
+async function queueDepths(deps: StatusDeps): Promise<Map<string, { queue: QueueDepth; dlq: QueueDepth }>> {
+  const out = new Map<string, { queue: QueueDepth; dlq: QueueDepth }>();
+  const { sqs, queues } = deps;
+  if (!sqs || !queues) return out;
+  await Promise.all(
+    Object.entries(queues).map(async ([id, pair]) => {
+      const [queue, dlq] = await Promise.all([depth(sqs, pair.url), depth(sqs, pair.dlqUrl)]);
+      out.set(id, { queue, dlq });
+    }),
+  );
+  return out;
+}
+
+export async function depth(sqs: SQSClient, queueUrl: string): Promise<QueueDepth> {
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return {
+    visible: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+  };
+}
+
+const consumerOf = (pk: string) => pk.slice(pk.lastIndexOf('#') + 1);
+
+function sortKeys(record: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+}

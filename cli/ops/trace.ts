@@ -1,0 +1,123 @@
+/**
+ * Trace: everything recorded about one event. The receipt (attribution, delivery set, payload hash,
+ * whether the raw payload is still kept), and for each expected delivery its ledger state, attempts,
+ * errors, usage row, replays and access log. Ledger items for consumers outside the delivery set are
+ * shown too, marked unexpected.
+ */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGet } from '../../lambdas/reconcile/scan';
+import {
+  type ErrorEntry,
+  type EventItem,
+  type LedgerItem,
+  ledgerKey,
+  payloadKey,
+  type ReadEntry,
+} from '../../lambdas/shared/model';
+import { type ConfigDeps, now as clockNow, type StoreDeps } from './deps';
+import { findReceipt } from './replay';
+
+export interface TraceDelivery {
+  readonly consumer: string;
+  /** In the receipt's delivery set. */
+  readonly expected: boolean;
+  /** `ready`: expected, no ledger item yet. */
+  readonly state: LedgerItem['state'] | 'ready';
+  readonly attempts: number;
+  readonly leaseUntil?: number;
+  readonly lastErrorCategory?: string;
+  readonly errors: readonly ErrorEntry[];
+  readonly tenantId?: string;
+  readonly principal?: string;
+  readonly units?: number;
+  readonly ackAt?: number;
+  readonly policyVersion?: string;
+  readonly outcome?: string;
+  readonly replays: NonNullable<LedgerItem['replays']>;
+  readonly replayRequests: readonly { replayId: string; at: number; operator?: string }[];
+  readonly reads: readonly ReadEntry[];
+}
+
+export interface TraceReport {
+  readonly receipt: {
+    readonly source: string;
+    readonly eventId: string;
+    readonly tenantId: string;
+    readonly keyId: string;
+    readonly eventType: string;
+    readonly receivedAt: number;
+    readonly secretVersion: string;
+    readonly payloadSha256: string;
+    readonly payloadBytes: number;
+    readonly payload: 'present' | 'expired';
+    readonly payloadExpiresAt: number;
+    readonly consumers: readonly string[];
+  };
+  readonly deliveries: readonly TraceDelivery[];
+}
+
+export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, options: { source?: string } = {}): Promise<TraceReport> {
+  const receipt: EventItem = await findReceipt(deps, eventId, options.source);
+  const at = clockNow(deps);
+  const payload = await deps.ddb.send(
+    new GetCommand({
+      TableName: deps.tables.events,
+      Key: { pk: payloadKey(receipt.source, receipt.eventId) },
+      ProjectionExpression: 'pk, expiresAt',
+    }),
+  );
+  // TTL deletes lag expiry (by up to days on AWS; never on DynamoDB Local): expired means expired.
+  const expiresAt = payload.Item?.expiresAt as number | undefined;
+  const payloadPresent = payload.Item !== undefined && (expiresAt === undefined || expiresAt * 1000 > at);
+
+  const expected = receipt.consumers ?? [];
+  const candidates = [...new Set([...expected, ...deps.config.consumers.map((c) => c.id)])];
+  const items = await batchGet<LedgerItem & { replayRequests?: TraceDelivery['replayRequests'] }>(
+    deps.ddb,
+    deps.tables.ledger,
+    candidates.map((c) => ledgerKey(receipt.source, receipt.eventId, c)),
+  );
+  const deliveries: TraceDelivery[] = [];
+  for (const consumer of candidates) {
+    const item = items.get(ledgerKey(receipt.source, receipt.eventId, consumer));
+    const isExpected = expected.includes(consumer);
+    if (!item && !isExpected) continue;
+    deliveries.push({
+      consumer,
+      expected: isExpected,
+      state: item?.state ?? 'ready',
+      attempts: item?.attempt ?? 0,
+      ...(item?.state === 'leased' && item.leaseUntil !== undefined ? { leaseUntil: item.leaseUntil } : {}),
+      ...pick(item, ['lastErrorCategory', 'tenantId', 'principal', 'units', 'ackAt', 'policyVersion', 'outcome']),
+      errors: item?.errors ?? [],
+      replays: item?.replays ?? [],
+      replayRequests: item?.replayRequests ?? [],
+      reads: item?.reads ?? [],
+    });
+  }
+
+  return {
+    receipt: {
+      source: receipt.source,
+      eventId: receipt.eventId,
+      tenantId: receipt.tenantId,
+      keyId: receipt.keyId,
+      eventType: receipt.eventType,
+      receivedAt: receipt.receivedAt,
+      secretVersion: receipt.secretVersion,
+      payloadSha256: receipt.payloadSha256,
+      payloadBytes: receipt.payloadBytes,
+      payload: payloadPresent ? 'present' : 'expired',
+      payloadExpiresAt: receipt.payloadExpiresAt,
+      consumers: expected,
+    },
+    deliveries,
+  };
+}
+
+function pick<T extends object, K extends keyof T>(item: T | undefined, keys: readonly K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  if (!item) return out;
+  for (const key of keys) if (item[key] !== undefined) out[key] = item[key];
+  return out;
+}

@@ -1,0 +1,204 @@
+/**
+ * Which stack the CLI talks to, and the clients for it.
+ *
+ *   --stack <name>  a deployed stack: its CloudFormation outputs name the tables, queues, webhook
+ *                   URL and secrets; credentials and region come from the usual AWS chain.
+ *   (default)       the local stack described by .hookledger/state.json (HOOKLEDGER_STATE
+ *                   overrides the path), written by `npm start` while it runs.
+ */
+import path from 'node:path';
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { HookledgerConfig } from '../lib/config/schema';
+import { pascalCase } from '../lib/constructs/naming';
+import { createDocumentClient } from '../lambdas/shared/clients';
+import { localSqsClient } from '../local/clients';
+import { DEFAULT_SECRETS_FILE, FileSecrets } from '../local/secrets-file';
+import { DEFAULT_STATE_FILE, type LocalStackState, readState, StateFileError, webhookUrlFor } from '../local/state';
+import { localDocumentClient } from '../local/wiring';
+import type { QueuePair, TableNames } from './ops/deps';
+import { adminPauseControl, lambdaPauseControl, type PauseControl } from './ops/pause';
+import type { SecretRotator } from './ops/secrets';
+
+export interface Target {
+  readonly kind: 'local' | 'aws';
+  /** `local (<state file>)` or `stack <name> (<region>)`, for messages. */
+  readonly label: string;
+  readonly ddb: DynamoDBDocumentClient;
+  readonly sqs: SQSClient;
+  readonly tables: TableNames;
+  readonly queues: Readonly<Record<string, QueuePair>>;
+  webhookUrl(sourceId: string): string;
+  signingSecret(sourceId: string): Promise<string>;
+  readonly rotator: SecretRotator;
+  readonly pauseControl: PauseControl;
+  destroy(): void;
+}
+
+/** The stack cannot be found or reached; the message says what to do. */
+export class TargetError extends Error {
+  override readonly name = 'TargetError';
+}
+
+export interface TargetOptions {
+  readonly config: HookledgerConfig;
+  /** Repository root: where .hookledger/ lives. */
+  readonly root: string;
+  readonly stack?: string;
+  readonly region?: string;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export async function resolveTarget(options: TargetOptions): Promise<Target> {
+  return options.stack !== undefined ? awsTarget(options, options.stack) : localTarget(options);
+}
+
+// --- local --------------------------------------------------------------------------------------
+
+export function statePath(options: Pick<TargetOptions, 'root' | 'env'>): string {
+  const fromEnv = (options.env ?? process.env).HOOKLEDGER_STATE;
+  return fromEnv ? path.resolve(fromEnv) : path.join(options.root, DEFAULT_STATE_FILE);
+}
+
+async function localTarget(options: TargetOptions): Promise<Target> {
+  const file = statePath(options);
+  let state: LocalStackState | undefined;
+  try {
+    state = await readState(file);
+  } catch (error) {
+    if (!(error instanceof StateFileError)) throw error;
+    throw new TargetError(`${error.message}; restart the local stack with \`npm start\` so it writes a current one`);
+  }
+  if (!state) {
+    throw new TargetError(
+      `no local stack is running (${file} does not exist). Start one with \`npm start\` in another terminal, ` +
+        'or pass --stack <name> to use a deployed stack.',
+    );
+  }
+  if (!isProcessAlive(state.pid)) {
+    throw new TargetError(
+      `the local stack recorded in ${file} (pid ${state.pid}) is not running any more. Start it with \`npm start\`.`,
+    );
+  }
+  const ddb = localDocumentClient(state.dynamo.endpoint);
+  const sqs = localSqsClient(state.sqs.endpoint);
+  const secrets = new FileSecrets({
+    path: state.secretsFile ? path.resolve(options.root, state.secretsFile) : path.join(options.root, DEFAULT_SECRETS_FILE),
+    sourceIds: options.config.sources.map((s) => s.id),
+  });
+  const noAdmin = async (): Promise<never> => {
+    throw new TargetError(`${file} has no adminUrl: this local stack cannot pause consumers; update and restart \`npm start\``);
+  };
+  return {
+    kind: 'local',
+    label: `local stack (${file})`,
+    ddb,
+    sqs,
+    tables: state.tables,
+    queues: Object.fromEntries(Object.entries(state.queues).map(([id, q]) => [id, { url: q.url, dlqUrl: q.dlqUrl }])),
+    webhookUrl: (sourceId) => webhookUrlFor(state, sourceId),
+    signingSecret: async (sourceId) => (await secrets.get(sourceId)).current,
+    rotator: { kind: 'local', rotate: (sourceId) => secrets.rotate(sourceId) },
+    pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
+    destroy: () => {
+      ddb.destroy();
+      sqs.destroy();
+    },
+  };
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+// --- AWS ----------------------------------------------------------------------------------------
+
+async function awsTarget(options: TargetOptions, stackName: string): Promise<Target> {
+  const region = options.region;
+  const clientConfig = region ? { region } : {};
+  const cfn = new CloudFormationClient(clientConfig);
+  let outputs: Map<string, string>;
+  try {
+    const out = await cfn.send(new DescribeStacksCommand({ StackName: stackName }));
+    const stack = out.Stacks?.[0];
+    if (!stack) throw new TargetError(`stack ${stackName} not found`);
+    outputs = new Map((stack.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
+  } catch (error) {
+    throw new TargetError(describeAwsError(error, stackName, region), { cause: error });
+  } finally {
+    cfn.destroy();
+  }
+  const need = (key: string) => {
+    const value = outputs.get(key);
+    if (!value) {
+      throw new TargetError(`stack ${stackName} has no output ${key}; was it deployed from this repository (\`npx cdk deploy\`)?`);
+    }
+    return value;
+  };
+  const tables = { events: need('EventStoreTableName'), ledger: need('LedgerTableName') };
+  const webhookBase = need('WebhookUrl');
+  const queues: Record<string, QueuePair> = {};
+  for (const consumer of options.config.consumers) {
+    const url = outputs.get(`QueueUrl${pascalCase(consumer.id)}`);
+    const dlqUrl = outputs.get(`DlqUrl${pascalCase(consumer.id)}`);
+    if (url && dlqUrl) queues[consumer.id] = { url, dlqUrl };
+  }
+  const secretIds: Record<string, string> = {};
+  for (const source of options.config.sources) {
+    const arn = outputs.get(`SecretArn${pascalCase(source.id)}`);
+    if (arn) secretIds[source.id] = arn;
+  }
+
+  const ddb = createDocumentClient(clientConfig);
+  const sqs = new SQSClient(clientConfig);
+  const secretsManager = new SecretsManagerClient(clientConfig);
+  const lambda = new LambdaClient(clientConfig);
+  return {
+    kind: 'aws',
+    label: `stack ${stackName}${region ? ` (${region})` : ''}`,
+    ddb,
+    sqs,
+    tables,
+    queues,
+    webhookUrl: (sourceId) => `${webhookBase.endsWith('/') ? webhookBase : `${webhookBase}/`}${encodeURIComponent(sourceId)}`,
+    signingSecret: async (sourceId) => {
+      const secretId = secretIds[sourceId];
+      if (!secretId) throw new TargetError(`stack ${stackName} has no SecretArn output for source "${sourceId}"`);
+      const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }));
+      if (!out.SecretString) throw new TargetError(`the signing secret of source "${sourceId}" has no value yet`);
+      return out.SecretString;
+    },
+    rotator: { kind: 'aws', client: secretsManager, secretIds },
+    pauseControl: lambdaPauseControl({ lambda, sqs, queues }),
+    destroy: () => {
+      ddb.destroy();
+      sqs.destroy();
+      secretsManager.destroy();
+      lambda.destroy();
+    },
+  };
+}
+
+function describeAwsError(error: unknown, stackName: string, region: string | undefined): string {
+  if (error instanceof TargetError) return error.message;
+  const name = (error as Error)?.name ?? 'Error';
+  const message = (error as Error)?.message ?? String(error);
+  if (name === 'ValidationError' && /does not exist/.test(message)) {
+    return `stack ${stackName} does not exist${region ? ` in ${region}` : ' in the current region'}; check --stack and --region (or AWS_REGION)`;
+  }
+  if (name === 'CredentialsProviderError' || /credential/i.test(message)) {
+    return `no AWS credentials were found (${message}); set AWS_PROFILE or run \`aws sso login\`, then try again`;
+  }
+  if (/region/i.test(message) && !region) {
+    return `no AWS region is set (${message}); pass --region or set AWS_REGION`;
+  }
+  return `could not read stack ${stackName}: ${name}: ${message}`;
+}

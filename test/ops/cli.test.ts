@@ -1,0 +1,190 @@
+/**
+ * The CLI as a user runs it: `node bin/hookledger.mjs ...` in a child process, pointed by
+ * HOOKLEDGER_STATE at a state file written here for DynamoDB Local, fauxqs, the real ingest handler
+ * behind the local HTTP gateway, and a stand-in for the local stack's admin endpoint.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIngestHandler } from '../../lambdas/ingest/app';
+import { createLogger } from '../../lambdas/shared/logger';
+import { type HttpGateway, startHttpGateway } from '../../local/http-gateway';
+import { FileSecrets } from '../../local/secrets-file';
+import type { LocalStackState } from '../../local/state';
+import { config, freshStack, HOUR, MIN, type OpsEnv, startOpsEnv } from './support';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const BIN = path.join(ROOT, 'bin/hookledger.mjs');
+
+let env: OpsEnv;
+let stack: Awaited<ReturnType<typeof freshStack>>;
+let dir: string;
+let statePath: string;
+let gateway: HttpGateway;
+let admin: Server;
+const adminCalls: string[] = [];
+const paused = new Set<string>();
+/** Receipts two hours old: past the grace period, inside [now-3h, now-1h). */
+const base = Date.now() - 2 * HOUR;
+const FROM = new Date(base - HOUR).toISOString();
+const TO = new Date(base + HOUR).toISOString();
+
+beforeAll(async () => {
+  env = await startOpsEnv();
+  stack = await freshStack(env);
+  dir = await mkdtemp(path.join(tmpdir(), 'hookledger-cli-'));
+  const secretsFile = path.join(dir, 'secrets.json');
+  const secrets = new FileSecrets({ path: secretsFile, sourceIds: ['platform'] });
+  gateway = await startHttpGateway({
+    port: 0,
+    handler: createIngestHandler({ config, store: stack.store, secrets, logger: createLogger('ingest', { silent: true }) }),
+  });
+  admin = createServer((req, res) => {
+    adminCalls.push(`${req.method} ${req.url}`);
+    const match = /^\/consumers\/([^/]+)\/(pause|resume)$/.exec(req.url ?? '');
+    if (req.method === 'POST' && match) {
+      if (match[2] === 'pause') paused.add(match[1]!);
+      else paused.delete(match[1]!);
+      res.writeHead(204).end();
+    } else if (req.method === 'GET' && req.url === '/consumers') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ paused: [...paused] }));
+    } else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => admin.listen(0, '127.0.0.1', resolve));
+
+  const queues = Object.fromEntries(
+    Object.entries(stack.resources.queues).map(([id, q]) => [id, { url: q.url, arn: q.arn, dlqUrl: q.dlqUrl, dlqArn: q.dlqArn }]),
+  );
+  const state: LocalStackState & { adminUrl: string; secretsFile: string } = {
+    version: 1,
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    region: 'us-east-1',
+    dynamo: { endpoint: env.dynamo.server.endpoint, port: env.dynamo.server.port, dbPath: null },
+    sqs: { endpoint: env.sqsServer.endpoint, port: env.sqsServer.port },
+    gateway: { url: gateway.url, port: gateway.port },
+    webhookUrl: `${gateway.url}/hooks/{source}`,
+    tables: stack.tables,
+    queues,
+    fanoutFailureQueue: stack.resources.fanoutFailureQueue,
+    adminUrl: `http://127.0.0.1:${(admin.address() as AddressInfo).port}`,
+    secretsFile,
+  };
+  statePath = path.join(dir, 'state.json');
+  await writeFile(statePath, JSON.stringify(state));
+
+  const { seed } = stack;
+  await seed.receipt({ eventId: 'evt_01J8K7M2Q4', receivedAt: base });
+  await seed.receipt({ eventId: 'evt_01J8K7M2R5', receivedAt: base + 5 * MIN });
+  for (const c of ['billing-meter', 'audit-writer', 'risk-evaluator']) {
+    await seed.deliver('evt_01J8K7M2Q4', c, 5, base + MIN);
+    await seed.deliver('evt_01J8K7M2R5', c, 3, base + 6 * MIN);
+  }
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await new Promise((resolve) => admin?.close(resolve));
+  await env?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function cli(args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, HOOKLEDGER_STATE: statePath, USER: 'cli-test', ...extraEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('hookledger CLI', () => {
+  it('reconcile --json exits 0 on a clean window, and 1 listing the ids once a ledger row is missing', async () => {
+    const clean = await cli(['reconcile', '--json', '--from', FROM, '--to', TO]);
+    expect(clean.stderr).toBe('');
+    expect(clean.code).toBe(0);
+    expect(JSON.parse(clean.stdout)).toMatchObject({ receipts: 2, expectedDeliveries: 6, violations: [] });
+
+    await stack.ddb.send(new DeleteCommand({ TableName: stack.tables.ledger, Key: { pk: 'platform:evt_01J8K7M2R5#audit-writer' } }));
+    const json = await cli(['reconcile', '--json', '--from', FROM, '--to', TO]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).violations).toEqual([
+      { kind: 'missing_delivery', source: 'platform', eventId: 'evt_01J8K7M2R5', consumerId: 'audit-writer', ledgerKey: 'platform:evt_01J8K7M2R5#audit-writer' },
+    ]);
+
+    const human = await cli(['reconcile', '--from', FROM, '--to', TO]);
+    expect(human.code).toBe(1);
+    expect(human.stdout).toMatch(/1 violation\(s\):/);
+    expect(human.stdout).toMatch(/missing_delivery\s+platform\s+evt_01J8K7M2R5\s+audit-writer\s+platform:evt_01J8K7M2R5#audit-writer/);
+  });
+
+  it('usage prints an aligned table of units by tenant and consumer', async () => {
+    const run = await cli(['usage', '--from', FROM, '--to', 'now', '--consumer', 'billing-meter']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/TENANT\s+CONSUMER\s+UNITS\s+DELIVERIES\ntenant_204\s+billing-meter\s+8\s+2/);
+  });
+
+  it('send posts a signed sample to intake, and trace then shows its receipt', async () => {
+    const sent = await cli(['send', '--json', '--type', 'payment.succeeded', '--tenant', 'tenant_204', '--key', 'key_42']);
+    expect(sent.stderr).toBe('');
+    expect(sent.code).toBe(0);
+    const result = JSON.parse(sent.stdout) as { status: number; eventId: string; body: unknown };
+    expect(result.status).toBe(202);
+    expect(result.body).toEqual({ event_id: result.eventId, deliveries: 3 });
+
+    const traced = await cli(['trace', result.eventId, '--json']);
+    expect(traced.code).toBe(0);
+    expect(JSON.parse(traced.stdout).receipt).toMatchObject({
+      eventId: result.eventId,
+      tenantId: 'tenant_204',
+      keyId: 'key_42',
+      payload: 'present',
+      secretVersion: 'current',
+      consumers: ['billing-meter', 'audit-writer', 'risk-evaluator'],
+    });
+  });
+
+  it("pause and resume go through the local stack's admin endpoint, and status shows the flag", async () => {
+    expect((await cli(['pause', 'billing-meter'])).code).toBe(0);
+    expect(adminCalls).toContain('POST /consumers/billing-meter/pause');
+    const report = JSON.parse((await cli(['status', '--json'])).stdout) as { consumers: { consumer: string; paused: boolean }[] };
+    expect(report.consumers.map((c) => [c.consumer, c.paused])).toEqual([
+      ['billing-meter', true],
+      ['audit-writer', false],
+      ['risk-evaluator', false],
+    ]);
+    expect((await cli(['resume', 'billing-meter'])).code).toBe(0);
+    expect(paused.size).toBe(0);
+  });
+
+  it('says to run npm start when there is no local stack (exit 3), and exits 2 on a usage error', async () => {
+    const missing = await cli(['status'], { HOOKLEDGER_STATE: path.join(dir, 'absent.json') });
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toMatch(/no local stack is running .*`npm start`/);
+    const usage = await cli(['replay', '--consumer', 'billing-meter', '--from', 'yesterday']);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/--from "yesterday" is not a time/);
+  });
+});

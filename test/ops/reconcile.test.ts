@@ -1,0 +1,202 @@
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReconcileHandler, createViolationsMetrics } from '../../lambdas/reconcile/app';
+import { lastClosedWindow, reconcile } from '../../lambdas/reconcile/reconcile';
+import { capturingLogger } from '../support/logs';
+import { freshStack, HOUR, MIN, type OpsEnv, startOpsEnv, T0 } from './support';
+
+let env: OpsEnv;
+beforeAll(async () => {
+  env = await startOpsEnv();
+});
+afterAll(() => env?.stop());
+
+const WINDOW = { from: T0, to: T0 + HOUR };
+const NOW = T0 + 3 * HOUR;
+
+/** A clean window: two payment events delivered to all three consumers, one customer event to two. */
+async function cleanWindow() {
+  const stack = await freshStack(env);
+  const { seed } = stack;
+  await seed.receipt({ eventId: 'evt_01J8K7M2Q4', receivedAt: T0 + 5 * MIN });
+  await seed.receipt({ eventId: 'evt_01J8K7M2R5', receivedAt: T0 + 10 * MIN });
+  await seed.receipt({ eventId: 'evt_01J8K7M2S6', receivedAt: T0 + 20 * MIN, type: 'customer.updated', tenant: 'tenant_311' });
+  for (const c of ['billing-meter', 'audit-writer', 'risk-evaluator']) {
+    await seed.deliver('evt_01J8K7M2Q4', c, 5, T0 + 6 * MIN);
+    await seed.deliver('evt_01J8K7M2R5', c, 3, T0 + 11 * MIN);
+  }
+  await seed.deliver('evt_01J8K7M2S6', 'billing-meter', 1, T0 + 21 * MIN);
+  // Quarantined: parked in the DLQ on purpose, counted but not a violation.
+  await seed.fail('evt_01J8K7M2S6', 'audit-writer', T0 + 21 * MIN, true);
+  const deps = { ddb: stack.ddb, tables: stack.tables, clock: () => NOW };
+  return { ...stack, deps };
+}
+
+describe('reconcile', () => {
+  it('passes a clean window and counts quarantined deliveries separately', async () => {
+    const { deps } = await cleanWindow();
+    const report = await reconcile(deps, WINDOW);
+    expect(report.violations).toEqual([]);
+    expect(report).toMatchObject({ receipts: 3, expectedDeliveries: 8, ledgerItems: 8, quarantined: 1, inGrace: 0 });
+  });
+
+  it('names every planted violation by its ids', async () => {
+    const stack = await cleanWindow();
+    const { seed, ddb, tables } = stack;
+    // missing_delivery: a ledger row of an old receipt deleted.
+    await ddb.send(new DeleteCommand({ TableName: tables.ledger, Key: { pk: 'platform:evt_01J8K7M2R5#audit-writer' } }));
+    // tenant_mismatch: a second tenant planted on a ledger row.
+    await ddb.send(
+      new UpdateCommand({
+        TableName: tables.ledger,
+        Key: { pk: 'platform:evt_01J8K7M2Q4#billing-meter' },
+        UpdateExpression: 'SET tenantId = :t',
+        ExpressionAttributeValues: { ':t': 'tenant_999' },
+      }),
+    );
+    // usage_without_event: a usage row whose receipt does not exist.
+    await seed.deliver('evt_01J8K7M2Z9', 'billing-meter', 7, T0 + 30 * MIN, { receivedAt: T0 + 29 * MIN });
+    // unexpected_delivery: risk-evaluator does not subscribe to customer.updated.
+    await seed.deliver('evt_01J8K7M2S6', 'risk-evaluator', 1, T0 + 22 * MIN);
+    // done_without_usage: a done row whose units were lost.
+    await ddb.send(
+      new UpdateCommand({ TableName: tables.ledger, Key: { pk: 'platform:evt_01J8K7M2R5#risk-evaluator' }, UpdateExpression: 'REMOVE units' }),
+    );
+
+    const report = await reconcile(stack.deps, WINDOW);
+
+    expect(report.violations).toEqual([
+      { kind: 'done_without_usage', source: 'platform', eventId: 'evt_01J8K7M2R5', consumerId: 'risk-evaluator', ledgerKey: 'platform:evt_01J8K7M2R5#risk-evaluator' },
+      { kind: 'missing_delivery', source: 'platform', eventId: 'evt_01J8K7M2R5', consumerId: 'audit-writer', ledgerKey: 'platform:evt_01J8K7M2R5#audit-writer' },
+      {
+        kind: 'tenant_mismatch',
+        source: 'platform',
+        eventId: 'evt_01J8K7M2Q4',
+        consumerId: 'billing-meter',
+        ledgerKey: 'platform:evt_01J8K7M2Q4#billing-meter',
+        receiptTenantId: 'tenant_204',
+        ledgerTenantId: 'tenant_999',
+      },
+      { kind: 'unexpected_delivery', source: 'platform', eventId: 'evt_01J8K7M2S6', consumerId: 'risk-evaluator', ledgerKey: 'platform:evt_01J8K7M2S6#risk-evaluator' },
+      { kind: 'usage_without_event', source: 'platform', eventId: 'evt_01J8K7M2Z9', consumerId: 'billing-meter', ledgerKey: 'platform:evt_01J8K7M2Z9#billing-meter' },
+    ]);
+    expect(report.counts).toEqual({
+      missing_delivery: 1,
+      unexpected_delivery: 1,
+      done_without_usage: 1,
+      tenant_mismatch: 1,
+      usage_without_event: 1,
+    });
+  });
+
+  it('does not count a delivery missing from a receipt younger than the grace period', async () => {
+    const stack = await cleanWindow();
+    await stack.seed.receipt({ eventId: 'evt_01J8K7M2W8', receivedAt: T0 + 50 * MIN });
+    const young = await reconcile({ ...stack.deps, clock: () => T0 + 55 * MIN }, WINDOW);
+    expect(young.violations).toEqual([]);
+    expect(young.inGrace).toBe(3);
+    const old = await reconcile(stack.deps, WINDOW);
+    expect(old.violations.map((v) => v.ledgerKey)).toEqual([
+      'platform:evt_01J8K7M2W8#audit-writer',
+      'platform:evt_01J8K7M2W8#billing-meter',
+      'platform:evt_01J8K7M2W8#risk-evaluator',
+    ]);
+  });
+
+  it('still finds a ledger row whose receivedAt copy is outside the window', async () => {
+    const stack = await cleanWindow();
+    await stack.ddb.send(
+      new UpdateCommand({
+        TableName: stack.tables.ledger,
+        Key: { pk: 'platform:evt_01J8K7M2Q4#audit-writer' },
+        UpdateExpression: 'SET receivedAt = :r',
+        ExpressionAttributeValues: { ':r': T0 - HOUR },
+      }),
+    );
+    expect((await reconcile(stack.deps, WINDOW)).violations).toEqual([]);
+  });
+
+  it('refuses an empty window', async () => {
+    const { deps } = await cleanWindow();
+    await expect(reconcile(deps, { from: T0, to: T0 })).rejects.toThrow(/from < to/);
+  });
+});
+
+describe('lastClosedWindow', () => {
+  it('is the latest whole hour that closed at least the grace period ago', () => {
+    const at = (iso: string) => Date.parse(iso);
+    expect(lastClosedWindow(at('2026-11-29T13:05:00Z'))).toEqual({ from: at('2026-11-29T11:00:00Z'), to: at('2026-11-29T12:00:00Z') });
+    expect(lastClosedWindow(at('2026-11-29T13:20:00Z'))).toEqual({ from: at('2026-11-29T12:00:00Z'), to: at('2026-11-29T13:00:00Z') });
+    expect(lastClosedWindow(at('2026-11-29T13:20:00Z'), { windowMs: 15 * MIN, graceMs: 0 })).toEqual({
+      from: at('2026-11-29T13:00:00Z'),
+      to: at('2026-11-29T13:15:00Z'),
+    });
+  });
+});
+
+describe('reconcile Lambda', () => {
+  function fakeMetrics() {
+    const added: [string, string, number][] = [];
+    let published = 0;
+    return {
+      added,
+      published: () => published,
+      metrics: {
+        addMetric: (name: string, unit: string, value: number) => void added.push([name, unit, value]),
+        publishStoredMetrics: () => void published++,
+      },
+    };
+  }
+
+  it('checks the last closed hour, logs each violation by ids only and publishes the count', async () => {
+    const stack = await cleanWindow();
+    await stack.ddb.send(new DeleteCommand({ TableName: stack.tables.ledger, Key: { pk: 'platform:evt_01J8K7M2R5#audit-writer' } }));
+    const { logger, lines } = capturingLogger('hookledger-reconcile');
+    const m = fakeMetrics();
+    // 11:20 -> the window [10:00, 11:00), where the seeded receipts are.
+    const handler = createReconcileHandler({ ...stack.deps, logger, metrics: m.metrics as never, clock: () => T0 + HOUR + 20 * MIN });
+
+    const report = await handler({ 'detail-type': 'Scheduled Event', source: 'aws.events' });
+
+    expect(report).toMatchObject({ from: T0, to: T0 + HOUR });
+    expect(m.added).toEqual([['ReconcileViolations', 'Count', 1]]);
+    expect(m.published()).toBe(1);
+    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const violation = logged.find((l) => l.message === 'reconcile violation');
+    expect(violation).toMatchObject({
+      kind: 'missing_delivery',
+      source: 'platform',
+      event_id: 'evt_01J8K7M2R5',
+      consumer_id: 'audit-writer',
+    });
+    expect(logged.find((l) => l.message === 'reconcile finished')).toMatchObject({ violations: 1, receipts: 3, quarantined: 1 });
+    // Ids only: no payload, no tenant data beyond ids.
+    expect(lines.join('\n')).not.toMatch(/amount|4200/);
+  });
+
+  it('takes an explicit window from a manual invocation and publishes 0 on a clean one', async () => {
+    const stack = await cleanWindow();
+    const { logger } = capturingLogger();
+    const m = fakeMetrics();
+    const handler = createReconcileHandler({ ...stack.deps, logger, metrics: m.metrics as never });
+    const report = await handler({ from: new Date(T0).toISOString(), to: new Date(T0 + HOUR).toISOString() });
+    expect(report.receipts).toBe(3);
+    expect(m.added).toEqual([['ReconcileViolations', 'Count', 0]]);
+    await expect(handler({ from: new Date(T0).toISOString() })).rejects.toThrow(/both "from" and "to"/);
+  });
+
+  it('emits Hookledger/ReconcileViolations with the Stack dimension alone, as the alarm names it', () => {
+    const metrics = createViolationsMetrics('Hookledger-prod');
+    metrics.addMetric('ReconcileViolations', 'Count', 2);
+    const emf = metrics.serializeMetrics() as unknown as {
+      _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] };
+      Stack: string;
+      ReconcileViolations: number;
+    };
+    const [directive] = emf._aws.CloudWatchMetrics;
+    expect(directive).toMatchObject({ Namespace: 'Hookledger', Dimensions: [['Stack']], Metrics: [{ Name: 'ReconcileViolations' }] });
+    expect(emf.Stack).toBe('Hookledger-prod');
+    expect(emf.ReconcileViolations).toBe(2);
+    metrics.clearMetrics();
+  });
+});
