@@ -3,8 +3,8 @@
  * late; one consumer offline while its siblings finish; a poison event that exhausts one consumer's
  * retry budget, lands in that consumer's DLQ with its history, and completes once after redrive.
  */
-import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redrive } from '../../cli/ops/redrive';
 import baseConfig from '../../hookledger.config';
 import { handle as riskHandle } from '../../lambdas/consumers/risk-evaluator';
 import type { ConsumerHandle } from '../../lambdas/consumers/runtime';
@@ -97,10 +97,14 @@ describe('failure isolation on the local stack', () => {
     expect((await row(id, 'audit-writer'))?.state).toBe('done');
     expect(await queueDepth(stack, queues.dlqUrl)).toBe(1);
 
-    // The fix ships; the operator redrives the DLQ (what StartMessageMoveTask does: receive, send back, delete).
+    // The fix ships; the operator redrives the DLQ (`hookledger redrive risk-evaluator`; fauxqs has no
+    // StartMessageMoveTask, so the command falls back to receive / send back / delete).
     poison.delete(id);
-    const moved = await redrive(queues.dlqUrl, queues.url);
-    expect(moved).toBe(1);
+    const result = await redrive(
+      { config, sqs: stack.handlers.sqs, queues: stack.resources.queues },
+      { consumer: 'risk-evaluator' },
+    );
+    expect(result).toMatchObject({ consumer: 'risk-evaluator', method: 'receive-send-delete', moved: 1, toMove: 1 });
     await stack.drain();
     risk = await row(id, 'risk-evaluator');
     expect(risk).toMatchObject({ state: 'done', units: 1, ackAttempt: 4 });
@@ -110,15 +114,3 @@ describe('failure isolation on the local stack', () => {
   }, 60_000);
 });
 
-async function redrive(from: string, to: string): Promise<number> {
-  let moved = 0;
-  for (;;) {
-    const out = await stack.handlers.sqs.send(new ReceiveMessageCommand({ QueueUrl: from, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-    if (!out.Messages?.length) return moved;
-    for (const m of out.Messages) {
-      await stack.handlers.sqs.send(new SendMessageCommand({ QueueUrl: to, MessageBody: m.Body! }));
-      await stack.handlers.sqs.send(new DeleteMessageCommand({ QueueUrl: from, ReceiptHandle: m.ReceiptHandle! }));
-      moved++;
-    }
-  }
-}

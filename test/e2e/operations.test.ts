@@ -1,0 +1,76 @@
+/**
+ * Operations on the running local stack, through the real fan-out and consumers: a targeted replay
+ * of one consumer, payload retention, and reconcile over the whole window.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replay } from '../../cli/ops/replay';
+import { trace } from '../../cli/ops/trace';
+import { usage } from '../../cli/ops/usage';
+import config from '../../hookledger.config';
+import { reconcile } from '../../lambdas/reconcile/reconcile';
+import type { LocalStack } from '../../local/stack';
+import { platformEvent } from '../support/factories';
+import { ledgerRows, send, startTestStack } from '../support/stack';
+
+let stack: LocalStack;
+let t0: number;
+const deps = () => ({ ddb: stack.handlers.ddb, tables: stack.resources.tables, config, operator: 'e2e' });
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  t0 = Date.now();
+  for (const [id, tenant] of [['evt_01J8K7R001', 'tenant_204'], ['evt_01J8K7R002', 'tenant_311'], ['evt_01J8K7R003', 'tenant_204']] as const) {
+    expect((await send(stack, platformEvent({ id, tenant_id: tenant, key_id: tenant === 'tenant_204' ? 'key_42' : 'key_77' }))).status).toBe(202);
+  }
+  await stack.drain();
+});
+afterAll(() => stack?.stop());
+
+describe('operations on the local stack', () => {
+  it('replays audit-writer over the window through the fan-out: no sibling changes, no new ledger row, usage unchanged', async () => {
+    const before = await ledgerRows(stack);
+    const siblingsBefore = before.filter((r) => r.consumerId !== 'audit-writer').map((r) => JSON.stringify(r)).sort();
+    const usageBefore = await usage(deps(), { from: t0 - 60_000, to: Date.now() + 60_000 });
+
+    const result = await replay(deps(), { consumer: 'audit-writer', window: { from: t0 - 60_000, to: Date.now() + 1 } });
+    expect(result).toMatchObject({ consumer: 'audit-writer', matched: 3, requeued: 3, byState: { done: 3 } });
+    await stack.drain();
+
+    const after = await ledgerRows(stack);
+    expect(after).toHaveLength(before.length);
+    expect(after.filter((r) => r.consumerId !== 'audit-writer').map((r) => JSON.stringify(r)).sort()).toEqual(siblingsBefore);
+    const audit = after.filter((r) => r.consumerId === 'audit-writer');
+    expect(audit).toHaveLength(3);
+    for (const row of audit) {
+      expect(row).toMatchObject({ state: 'done', units: 1, ackAttempt: 1 });
+      expect(row.replays?.map((r) => r.replayId)).toEqual([result.replayId]);
+      expect(row.replays?.[0]?.policyVersion).toBe('audit-v1');
+      expect(row.reads).toHaveLength(2);
+    }
+    const usageAfter = await usage(deps(), { from: t0 - 60_000, to: Date.now() + 60_000 });
+    expect(usageAfter.rows).toEqual(usageBefore.rows);
+    expect(usageAfter.totalUnits).toBe(3 * 7);
+  });
+
+  it('reconcile finds no violation over the window', async () => {
+    const report = await reconcile({ ddb: stack.handlers.ddb, tables: stack.resources.tables }, { from: t0 - 60_000, to: Date.now() + 1, graceMs: 0 });
+    expect(report).toMatchObject({ receipts: 3, expectedDeliveries: 9, quarantined: 0, violations: [] });
+  });
+
+  it('after retention only the payload is gone: trace says expired; receipt, hash and trail remain', async () => {
+    const thirtyOneDays = 31 * 86_400_000;
+    const swept = await stack.ttlSweeper.sweepOnce(Date.now() + thirtyOneDays);
+    expect(swept.deleted).toBeGreaterThanOrEqual(3);
+    const report = await trace(deps(), 'evt_01J8K7R002');
+    expect(report.receipt).toMatchObject({ eventId: 'evt_01J8K7R002', tenantId: 'tenant_311', keyId: 'key_77', payload: 'expired', secretVersion: 'current' });
+    expect(report.receipt.payloadSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(report.deliveries.map((d) => [d.consumer, d.state, d.units])).toEqual([
+      ['billing-meter', 'done', 5],
+      ['audit-writer', 'done', 1],
+      ['risk-evaluator', 'done', 1],
+    ]);
+    expect(report.deliveries.every((d) => d.reads.length >= 1 && d.principal?.startsWith('arn:aws:iam::'))).toBe(true);
+    const check = await reconcile({ ddb: stack.handlers.ddb, tables: stack.resources.tables }, { from: t0 - 60_000, to: Date.now() + 1, graceMs: 0 });
+    expect(check.violations).toEqual([]);
+  });
+});
