@@ -5,11 +5,10 @@ import { createLogger } from '../shared/logger';
 import { createReconcileHandler, createViolationsMetrics } from './app';
 
 /** The `Stack` dimension of the violations metric: the CloudFormation stack name. */
-const STACK_NAME = 'STACK_NAME';
 
 export const handler = createReconcileHandler({
   ddb: createDocumentClient(),
   tables: { events: requireEnv(ENV.eventsTable), ledger: requireEnv(ENV.ledgerTable) },
-  metrics: createViolationsMetrics(requireEnv(STACK_NAME)),
+  metrics: createViolationsMetrics(requireEnv(ENV.stackName)),
   logger: createLogger('hookledger-reconcile'),
 });

@@ -14,6 +14,8 @@ export const ENV = {
   dlqUrl: 'DLQ_URL',
   /** The consumer's own principal (its IAM role ARN), recorded on every read and acknowledgement. */
   principal: 'PRINCIPAL',
+  /** The CloudFormation stack name: the `Stack` dimension of the reconcile metric. Reconciler only. */
+  stackName: 'STACK_NAME',
 } as const;
 
 export class MissingEnvError extends Error {

@@ -14,7 +14,7 @@ export const RECONCILE_VIOLATIONS_METRIC = 'ReconcileViolations';
  * Read by lambdas/reconcile/handler.ts: the value of the metric's `Stack` dimension. Not in
  * lambdas/shared/env.ts because only reconcile reads it.
  */
-export const STACK_NAME_ENV = 'STACK_NAME';
+export const STACK_NAME_ENV = ENV.stackName;
 
 export interface ReconcilerProps {
   readonly events: dynamodb.ITable;
