@@ -1,0 +1,179 @@
+/**
+ * What the bench counts, and how:
+ *  - DynamoDB units: the adapters' `onCapacity` hook (ReturnConsumedCapacity TOTAL on every call).
+ *  - SQS requests: every SQSClient in the process (the stack's, and the pollers' own client) by
+ *    wrapping SQSClient.prototype.send, by command name; a ReceiveMessage is "empty" or not by its result.
+ *  - Lambda invocations: ingest = HTTP requests sent through the gateway (API Gateway invokes once per
+ *    request); fan-out and consumers = calls of the handler functions the pollers invoke (wrapped, see
+ *    `countInvocations`).
+ *  - Deliveries: the stack's `onDelivery` callback, to know when all consumers have acknowledged.
+ */
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { ConsumerLambdaHandler } from '../lambdas/consumers/runtime';
+import type { FanoutHandler } from '../lambdas/fanout/app';
+import type { DeliveryProgress, LocalStack } from '../local/stack';
+
+export class CapacityMeter {
+  writeUnits = 0;
+  readUnits = 0;
+  readonly byOperation = new Map<string, { calls: number; writeUnits: number; readUnits: number }>();
+
+  readonly observe = (operation: string, writeUnits: number, readUnits: number): void => {
+    this.writeUnits += writeUnits;
+    this.readUnits += readUnits;
+    const op = this.byOperation.get(operation) ?? { calls: 0, writeUnits: 0, readUnits: 0 };
+    op.calls += 1;
+    op.writeUnits += writeUnits;
+    op.readUnits += readUnits;
+    this.byOperation.set(operation, op);
+  };
+
+  reset(): void {
+    this.writeUnits = 0;
+    this.readUnits = 0;
+    this.byOperation.clear();
+  }
+}
+
+/** SQS request names billed per webhook (everything a message's life costs). */
+const BILLED = new Set([
+  'SendMessageCommand',
+  'SendMessageBatchCommand',
+  'ReceiveMessageCommand',
+  'DeleteMessageCommand',
+  'DeleteMessageBatchCommand',
+  'ChangeMessageVisibilityCommand',
+  'ChangeMessageVisibilityBatchCommand',
+]);
+
+export class SqsMeter {
+  readonly byCommand = new Map<string, number>();
+  emptyReceives = 0;
+  messagesSent = 0;
+  messagesReceived = 0;
+
+  /** Wraps SQSClient.prototype.send once; counts every SQS client in this process. */
+  install(): void {
+    const original = SQSClient.prototype.send as (this: SQSClient, command: unknown, ...rest: unknown[]) => Promise<unknown>;
+    const meter = this;
+    (SQSClient.prototype as unknown as { send: typeof original }).send = function (this: SQSClient, command: unknown, ...rest: unknown[]) {
+      const name = (command as object).constructor.name;
+      const input = (command as { input?: { Entries?: unknown[] } }).input;
+      const result = original.call(this, command, ...rest);
+      if (typeof (result as Promise<unknown> | undefined)?.then !== 'function') return result;
+      return result.then((out) => {
+        if (name === 'ReceiveMessageCommand') {
+          const n = (out as { Messages?: unknown[] }).Messages?.length ?? 0;
+          if (n === 0) {
+            meter.emptyReceives += 1;
+            return out;
+          }
+          meter.messagesReceived += n;
+        }
+        if (name === 'SendMessageBatchCommand') meter.messagesSent += input?.Entries?.length ?? 0;
+        if (name === 'SendMessageCommand') meter.messagesSent += 1;
+        // Only what a message's life costs; the bench's own GetQueueAttributes (drain) is not counted.
+        if (BILLED.has(name)) meter.byCommand.set(name, (meter.byCommand.get(name) ?? 0) + 1);
+        return out;
+      });
+    };
+  }
+
+  /** Billed requests that carried messages (empty receives excluded: see the note in the report). */
+  billedRequests(): number {
+    let total = 0;
+    for (const n of this.byCommand.values()) total += n;
+    return total;
+  }
+
+  count(name: string): number {
+    return this.byCommand.get(name) ?? 0;
+  }
+
+  reset(): void {
+    this.byCommand.clear();
+    this.emptyReceives = 0;
+    this.messagesSent = 0;
+    this.messagesReceived = 0;
+  }
+}
+
+export class InvocationMeter {
+  fanout = 0;
+  fanoutRecords = 0;
+  readonly consumers = new Map<string, { invocations: number; records: number }>();
+
+  consumerInvocations(): number {
+    let total = 0;
+    for (const c of this.consumers.values()) total += c.invocations;
+    return total;
+  }
+
+  reset(): void {
+    this.fanout = 0;
+    this.fanoutRecords = 0;
+    this.consumers.clear();
+  }
+}
+
+/**
+ * Replaces the stack's fan-out and consumer handlers with counting wrappers. The pollers take their
+ * handler from `stack.handlers` when they are created, which local/stack.ts does at startPipeline
+ * after a stopPipeline: call this with the pipeline stopped, then start it.
+ */
+export function countInvocations(stack: LocalStack, meter: InvocationMeter): void {
+  const handlers = stack.handlers as unknown as { fanout: FanoutHandler; consumers: Record<string, ConsumerLambdaHandler> };
+  const fanout = handlers.fanout;
+  handlers.fanout = (event) => {
+    meter.fanout += 1;
+    meter.fanoutRecords += event.Records.length;
+    return fanout(event);
+  };
+  for (const [id, handler] of Object.entries(handlers.consumers)) {
+    handlers.consumers[id] = (event, context) => {
+      const c = meter.consumers.get(id) ?? { invocations: 0, records: 0 };
+      c.invocations += 1;
+      c.records += event.Records.length;
+      meter.consumers.set(id, c);
+      return handler(event, context);
+    };
+  }
+}
+
+/** Resolves when every expected consumer has reported `processed` for an event (register before sending). */
+export class DeliveryTracker {
+  private readonly pending = new Map<string, { seen: Set<string>; expected: number; resolve: (at: number) => void }>();
+  failures = 0;
+
+  readonly onDelivery = (d: DeliveryProgress): void => {
+    if (d.outcome !== 'processed') {
+      this.failures += 1;
+      return;
+    }
+    const waiter = this.pending.get(d.eventId);
+    if (!waiter) return;
+    waiter.seen.add(d.consumerId);
+    if (waiter.seen.size >= waiter.expected) {
+      this.pending.delete(d.eventId);
+      waiter.resolve(performance.now());
+    }
+  };
+
+  /** Resolves with performance.now() at the last expected acknowledgement. */
+  allProcessed(eventId: string, expected: number, timeoutMs = 30_000): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(eventId);
+        reject(new Error(`event ${eventId} not acknowledged by ${expected} consumers within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending.set(eventId, {
+        seen: new Set(),
+        expected,
+        resolve: (at) => {
+          clearTimeout(timer);
+          resolve(at);
+        },
+      });
+    });
+  }
+}

@@ -1,0 +1,24 @@
+/** Plain-text tables for the console. */
+
+export function printTable(title: string, header: readonly string[], rows: readonly (readonly string[])[]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  console.log(`\n${title}`);
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const row of rows) console.log(line(row));
+}
+
+export function printNotes(notes: readonly string[]): void {
+  for (const note of notes) console.log(`  * ${note}`);
+}
+
+export const fmt = {
+  n: (v: number, digits = 2) => v.toFixed(digits),
+  ms: (v: number) => `${v.toFixed(v < 10 ? 1 : 0)} ms`,
+  usd: (v: number) => `$${v.toFixed(v < 0.1 ? 3 : 2)}`,
+  kb: (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`,
+  bytes: (bytes: number) => `${bytes} B`,
+  rps: (v: number) => `${v.toFixed(0)}/s`,
+};

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { loadPrices, usdPerMillion } from '../../bench/cost';
+import { paymentEvent, TARGET_BYTES } from '../../bench/payload';
+import { percentile } from '../../bench/stats';
+
+describe('bench cost model', () => {
+  it('prices the unbatched path: 8 WRU, 3 RRU, 9 SQS requests, 5 invocations per webhook', () => {
+    const { total, breakdown } = usdPerMillion(loadPrices(), {
+      invocations: { ingest: 1, fanout: 1, consumers: 3 },
+      deliveries: 3,
+      sqsRequests: 9,
+      writeUnits: 8,
+      readUnits: 3,
+    });
+    expect(breakdown.apiGateway).toBeCloseTo(1.0);
+    expect(breakdown.lambdaRequests).toBeCloseTo(1.0);
+    expect(breakdown.dynamodbWrites).toBeCloseTo(5.0);
+    expect(breakdown.dynamodbReads).toBeCloseTo(0.375);
+    expect(breakdown.sqs).toBeCloseTo(3.6);
+    // 0.25 GB x (40 + 30 + 3 x 40) ms x $0.0000133334 per GB-s, per million
+    expect(breakdown.lambdaCompute).toBeCloseTo(0.25 * 0.19 * 13.3334, 3);
+    expect(total).toBeCloseTo(Object.values(breakdown).reduce((s, v) => s + v, 0));
+  });
+});
+
+describe('bench payloads', () => {
+  it('builds distinct payment.succeeded events of exactly TARGET_BYTES', () => {
+    const a = paymentEvent(1, 'run');
+    const b = paymentEvent(2, 'run');
+    expect(Buffer.byteLength(a.body)).toBe(TARGET_BYTES);
+    expect(Buffer.byteLength(b.body)).toBe(TARGET_BYTES);
+    expect(a.eventId).not.toBe(b.eventId);
+    expect(JSON.parse(a.body)).toMatchObject({ id: a.eventId, type: 'payment.succeeded' });
+  });
+});
+
+describe('percentile', () => {
+  it('uses the nearest rank', () => {
+    const samples = Array.from({ length: 40 }, (_, i) => i + 1);
+    expect(percentile(samples, 50)).toBe(20);
+    expect(percentile(samples, 99)).toBe(40);
+  });
+});
