@@ -5,7 +5,7 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException, type ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, type PutCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { StorageUnavailableError } from './errors';
 import {
   type EventItem,
@@ -100,14 +100,21 @@ export class EventStore {
   }
 
   private async put(operation: string, item: object, condition?: string): Promise<void> {
-    const out = await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: item as Record<string, unknown>,
-        ConditionExpression: condition,
-        ReturnConsumedCapacity: this.returnCapacity,
-      }),
-    );
+    let out: PutCommandOutput;
+    try {
+      out = await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item as Record<string, unknown>,
+          ConditionExpression: condition,
+          ReturnConsumedCapacity: this.returnCapacity,
+        }),
+      );
+    } catch (error) {
+      // AWS bills a failed condition as a write; DynamoDB Local reports nothing for it.
+      if (error instanceof ConditionalCheckFailedException) this.onCapacity?.(operation, 1, 0);
+      throw error;
+    }
     this.onCapacity?.(operation, out.ConsumedCapacity?.CapacityUnits ?? 0, 0);
   }
 
