@@ -17,7 +17,7 @@ import { pascalCase } from '../lib/constructs/naming';
 import { createDocumentClient } from '../lambdas/shared/clients';
 import { localSqsClient } from '../local/clients';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from '../local/secrets-file';
-import { DEFAULT_STATE_FILE, type LocalStackState, readState, StateFileError, webhookUrlFor } from '../local/state';
+import { DEFAULT_STATE_FILE, isProcessAlive, type LocalStackState, readState, StateFileError, webhookUrlFor } from '../local/state';
 import { localDocumentClient } from '../local/wiring';
 import type { QueuePair, TableNames } from './ops/deps';
 import { adminPauseControl, lambdaPauseControl, type PauseControl } from './ops/pause';
@@ -108,15 +108,6 @@ async function localTarget(options: TargetOptions): Promise<Target> {
       sqs.destroy();
     },
   };
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 // --- AWS ----------------------------------------------------------------------------------------

@@ -81,7 +81,7 @@ export function webhookUrlFor(state: Pick<LocalStackState, 'webhookUrl'>, source
   return state.webhookUrl.replace('{source}', encodeURIComponent(sourceId));
 }
 
-function isProcessAlive(pid: number): boolean {
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
