@@ -29,6 +29,8 @@ export interface BundleResult {
 /** The bundling options HookledgerFunction gives NodejsFunction, as esbuild options. */
 async function cdkBundlingOptions(): Promise<BuildOptions> {
   const { ESM_REQUIRE_BANNER } = await import('../lib/constructs/hookledger-function');
+  const { BUNDLED_CONFIG_DEFINE } = await import('../lambdas/shared/bundled-config');
+  const { default: config } = await import('../hookledger.config');
   return {
     bundle: true,
     platform: 'node',
@@ -41,6 +43,8 @@ async function cdkBundlingOptions(): Promise<BuildOptions> {
     sourcemap: true,
     sourcesContent: false,
     external: [],
+    // As HookledgerStack does: the validated configuration inlined, so no zod in the bundle.
+    define: { [BUNDLED_CONFIG_DEFINE]: JSON.stringify(JSON.stringify(config)) },
     logLevel: 'warning',
   };
 }

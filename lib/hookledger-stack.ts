@@ -2,6 +2,7 @@ import { type App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from './config/schema';
 import { ConsumerWorker } from './constructs/consumer-worker';
+import { BUNDLED_CONFIG_CONTEXT } from './constructs/hookledger-function';
 import { EventStore } from './constructs/event-store';
 import { FanOut } from './constructs/fan-out';
 import { IngestApi } from './constructs/ingest-api';
@@ -34,6 +35,8 @@ export class HookledgerStack extends Stack {
     super(scope, id, props);
     const config = defineConfig(props.config);
     this.config = config;
+    // Every function bundle inlines the validated configuration (see HookledgerFunction).
+    this.node.setContext(BUNDLED_CONFIG_CONTEXT, JSON.stringify(config));
     const consumerSuffix = outputSuffixes(config.consumers.map((c) => c.id), 'consumer');
     const sourceSuffix = outputSuffixes(config.sources.map((s) => s.id), 'source');
 

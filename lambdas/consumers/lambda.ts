@@ -3,8 +3,8 @@
  * invocation, so that the local stack and tests can import a team's module without that environment.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import config from '../../hookledger.config';
-import { findConsumer } from '../../lib/config/schema';
+import { findConsumer } from '../../lib/config/routing';
+import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../shared/clients';
 import { ENV, requireEnv } from '../shared/env';
 import { EventStore } from '../shared/event-store';
@@ -21,8 +21,8 @@ export function lambdaConsumer(consumerId: string, handle: ConsumerHandle): Cons
 }
 
 function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandler {
-  const consumer = findConsumer(config, consumerId);
-  if (!consumer) throw new Error(`consumer ${consumerId} is not in hookledger.config.ts`);
+  const consumer = findConsumer(bundledConfig(), consumerId);
+  if (!consumer) throw new Error(`consumer ${consumerId} is not in the bundled hookledger configuration`);
   if (requireEnv(ENV.consumerId) !== consumerId) {
     throw new Error(`CONSUMER_ID is ${process.env[ENV.consumerId]}, but this module is ${consumerId}`);
   }

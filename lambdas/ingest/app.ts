@@ -7,7 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { findSource, type HookledgerConfig, subscribedConsumers } from '../../lib/config/schema';
+import { findSource, subscribedConsumers } from '../../lib/config/routing';
+import type { HookledgerConfig } from '../../lib/config/schema';
 import { StorageUnavailableError } from '../shared/errors';
 import type { EventStore } from '../shared/event-store';
 import type { Logger } from '../shared/logger';

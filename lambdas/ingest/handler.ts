@@ -1,6 +1,6 @@
 /** Lambda entry for intake. Configuration and clients are built once, at cold start. */
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import config from '../../hookledger.config';
+import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../shared/clients';
 import { ENV, requireEnv, requireJsonEnv } from '../shared/env';
 import { EventStore } from '../shared/event-store';
@@ -9,7 +9,7 @@ import { SecretsManagerPort } from '../shared/secrets-manager';
 import { createIngestHandler } from './app';
 
 export const handler = createIngestHandler({
-  config,
+  config: bundledConfig(),
   store: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable) }),
   secrets: new SecretsManagerPort({ client: new SecretsManagerClient({}), secretIds: requireJsonEnv(ENV.sourceSecrets) }),
   logger: createLogger('hookledger-ingest'),

@@ -164,22 +164,5 @@ function describePath(input: unknown, path: readonly PropertyKey[]): string {
   return `${parts.join('').replace(/^\./, '')} (value ${shown})`;
 }
 
-/** `*` matches all; `payment.*` matches `payment.x` and `payment.x.y`; otherwise exact. */
-export function matchesEventType(pattern: string, eventType: string): boolean {
-  if (pattern === '*') return true;
-  if (pattern.endsWith('.*')) return eventType.startsWith(pattern.slice(0, -1));
-  return pattern === eventType;
-}
-
-/** The consumers subscribed to an event type, in config order: the event's delivery set. */
-export function subscribedConsumers(config: HookledgerConfig, eventType: string): string[] {
-  return config.consumers.filter((c) => c.subscribes.some((p) => matchesEventType(p, eventType))).map((c) => c.id);
-}
-
-export function findSource(config: HookledgerConfig, id: string): SourceConfig | undefined {
-  return config.sources.find((s) => s.id === id);
-}
-
-export function findConsumer(config: HookledgerConfig, id: string): ConsumerConfig | undefined {
-  return config.consumers.find((c) => c.id === id);
-}
+// Pure helpers live in routing.ts so the Lambdas can use them without bundling zod.
+export { findConsumer, findSource, matchesEventType, subscribedConsumers } from './routing';

@@ -5,6 +5,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { BUNDLED_CONFIG_DEFINE } from '../../lambdas/shared/bundled-config';
 import { PROJECT_ROOT } from './naming';
 
 /** Namespace of every custom metric the stack emits and alarms on (Powertools reads it from env). */
@@ -106,6 +107,8 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
         sourceMap: true,
         sourcesContent: false,
         externalModules: [],
+        // The configuration validated at synth, inlined so the handlers need no zod at cold start.
+        define: bundledConfigDefine(this),
       },
     });
     Validations.of(this.function).acknowledge({
@@ -118,4 +121,15 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
   get grantPrincipal(): iam.IPrincipal {
     return this.function.grantPrincipal;
   }
+}
+
+/** Context key under which HookledgerStack puts the validated configuration (JSON). */
+export const BUNDLED_CONFIG_CONTEXT = 'hookledger:bundledConfig';
+
+function bundledConfigDefine(scope: Construct): Record<string, string> | undefined {
+  const json: unknown = scope.node.tryGetContext(BUNDLED_CONFIG_CONTEXT);
+  if (json === undefined) return undefined;
+  if (typeof json !== 'string') throw new Error(`context ${BUNDLED_CONFIG_CONTEXT} must be a JSON string`);
+  // esbuild's define takes an expression: a string literal holding the JSON.
+  return { [BUNDLED_CONFIG_DEFINE]: JSON.stringify(json) };
 }

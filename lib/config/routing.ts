@@ -1,0 +1,25 @@
+/**
+ * Routing over a validated configuration. No zod here: the Lambdas import this module, and the
+ * configuration they get was validated at synth (see lambdas/shared/bundled-config.ts).
+ */
+import type { ConsumerConfig, HookledgerConfig, SourceConfig } from './schema';
+
+/** `*` matches all; `payment.*` matches `payment.x` and `payment.x.y`; otherwise exact. */
+export function matchesEventType(pattern: string, eventType: string): boolean {
+  if (pattern === '*') return true;
+  if (pattern.endsWith('.*')) return eventType.startsWith(pattern.slice(0, -1));
+  return pattern === eventType;
+}
+
+/** The consumers subscribed to an event type, in config order: the event's delivery set. */
+export function subscribedConsumers(config: HookledgerConfig, eventType: string): string[] {
+  return config.consumers.filter((c) => c.subscribes.some((p) => matchesEventType(p, eventType))).map((c) => c.id);
+}
+
+export function findSource(config: HookledgerConfig, id: string): SourceConfig | undefined {
+  return config.sources.find((s) => s.id === id);
+}
+
+export function findConsumer(config: HookledgerConfig, id: string): ConsumerConfig | undefined {
+  return config.consumers.find((c) => c.id === id);
+}
