@@ -39,8 +39,9 @@ export function parseJsonBody(raw: Buffer): Record<string, unknown> {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    const detail = error instanceof SyntaxError ? `: ${error.message.slice(0, 120)}` : '';
-    throw new InputError('invalid_json', `body is not valid JSON${detail}`);
+    // Only the position: the parser's own message quotes the body around the bad token.
+    const position = error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;
+    throw new InputError('invalid_json', `body is not valid JSON${position ? ` (at character ${position})` : ''}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new InputError('invalid_json', 'body must be a JSON object');

@@ -24,7 +24,9 @@ export type ViolationKind =
   | 'unexpected_delivery'
   | 'done_without_usage'
   | 'tenant_mismatch'
-  | 'usage_without_event';
+  | 'usage_without_event'
+  /** Neither done nor quarantined, and no live lease or retry for longer than the grace period. */
+  | 'stalled_delivery';
 
 export const VIOLATION_KINDS: readonly ViolationKind[] = [
   'missing_delivery',
@@ -32,6 +34,7 @@ export const VIOLATION_KINDS: readonly ViolationKind[] = [
   'done_without_usage',
   'tenant_mismatch',
   'usage_without_event',
+  'stalled_delivery',
 ];
 
 export interface Violation {
@@ -131,6 +134,7 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions):
       violations.push({ kind: 'tenant_mismatch', ...ids, receiptTenantId: receipt.tenantId, ledgerTenantId: item.tenantId });
     }
     if (item.state === 'done' && typeof item.units !== 'number') violations.push({ kind: 'done_without_usage', ...ids });
+    if (isStalled(item, now - graceMs)) violations.push({ kind: 'stalled_delivery', ...ids });
   }
 
   // Only receipts received in the window own expected deliveries (one outside it is another window's).
@@ -194,4 +198,18 @@ export function lastClosedWindow(now: number, options: { windowMs?: number; grac
   const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   const to = Math.floor((now - graceMs) / windowMs) * windowMs;
   return { from: to - windowMs, to };
+}
+
+/**
+ * A delivery nobody is working on any more: its lease ended, or its last failure was recorded,
+ * before `cutoff`. This is what a worker that crashed or timed out on its last allowed receive leaves
+ * behind (SQS moved the message to the DLQ, but the runtime never got to mark it quarantined).
+ */
+function isStalled(item: LedgerItem, cutoff: number): boolean {
+  if (item.state === 'leased') return (item.leaseUntil ?? 0) < cutoff;
+  if (item.state === 'retrying') {
+    const lastFailure = item.errors?.at(-1)?.at ?? item.receivedAt;
+    return lastFailure < cutoff;
+  }
+  return false;
 }

@@ -86,7 +86,25 @@ describe('reconcile', () => {
       done_without_usage: 1,
       tenant_mismatch: 1,
       usage_without_event: 1,
+      stalled_delivery: 0,
     });
+  });
+
+  it('names a delivery left retrying or under an expired lease past the grace period as stalled', async () => {
+    const stack = await cleanWindow();
+    await stack.seed.receipt({ eventId: 'evt_01J8K7M2V7', receivedAt: T0 + 30 * MIN, type: 'invoice.paid' });
+    // A worker failed once, then died on its last allowed receive: the message is in the DLQ.
+    await stack.seed.fail('evt_01J8K7M2V7', 'billing-meter', T0 + 31 * MIN, false);
+    // A worker claimed and vanished: its 60 s lease ended long ago.
+    await stack.seed.claim('evt_01J8K7M2V7', 'audit-writer', T0 + 31 * MIN);
+    const report = await reconcile(stack.deps, WINDOW);
+    expect(report.violations).toEqual([
+      { kind: 'stalled_delivery', source: 'platform', eventId: 'evt_01J8K7M2V7', consumerId: 'audit-writer', ledgerKey: 'platform:evt_01J8K7M2V7#audit-writer' },
+      { kind: 'stalled_delivery', source: 'platform', eventId: 'evt_01J8K7M2V7', consumerId: 'billing-meter', ledgerKey: 'platform:evt_01J8K7M2V7#billing-meter' },
+    ]);
+    // Within the grace period the same items are still someone's work in progress.
+    const early = await reconcile({ ...stack.deps, clock: () => T0 + 40 * MIN }, WINDOW);
+    expect(early.violations).toEqual([]);
   });
 
   it('does not count a delivery missing from a receipt younger than the grace period', async () => {
