@@ -10,7 +10,7 @@ import path from 'node:path';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import defaultConfig from '../hookledger.config';
-import type { ConsumerHandle } from '../lambdas/consumers/runtime';
+import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/consumers/runtime';
 import type { ConsumedCapacityObserver } from '../lambdas/shared/event-store';
 import type { Logger } from '../lambdas/shared/logger';
 import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../lib/config/event-sources';
@@ -23,7 +23,7 @@ import { type ProvisionedStack, provisionLocalStack } from './provision';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from './secrets-file';
 import { createSqsPoller, type SqsPoller } from './sqs-poller';
 import type { LocalStackState } from './state';
-import { createStreamPoller, type StreamPoller } from './stream-poller';
+import { createStreamPoller, type PollerLogger, type StreamPoller } from './stream-poller';
 import { createTtlSweeper, type TtlSweeper } from './ttl-sweeper';
 import { buildHandlers, type LocalHandlers } from './wiring';
 
@@ -57,6 +57,10 @@ export interface LocalStackOptions {
   /** Consumers left paused at start (their queues fill; `resume` starts them). */
   readonly paused?: readonly string[];
   readonly streamPollIntervalMs?: number;
+  /** Wraps each consumer's Lambda handler as its poller invokes it (fault injection in tests). */
+  readonly wrapConsumer?: (consumerId: string, handler: ConsumerLambdaHandler) => ConsumerLambdaHandler;
+  /** Where the pollers report retries and skipped records. Default: the console. */
+  readonly pollerLogger?: (poller: string) => PollerLogger;
 }
 
 export interface DeliveryProgress {
@@ -78,12 +82,22 @@ export interface LocalStack {
   readonly secretsFile: string;
   readonly dataDir: string | null;
   readonly ttlSweeper: TtlSweeper;
+  /** The pollers' own SQS client (Lambda's event source mappings have their own): tests add middleware. */
+  readonly pollerSqs: SQSClient;
   webhookUrl(sourceId: string): string;
   pause(consumerId: string): Promise<void>;
   resume(consumerId: string): void;
   paused(): string[];
-  /** Waits until the stream is read to its end and every running consumer's queue is empty, twice in a row. */
+  /**
+   * Waits until, twice in a row: the stream is read to its end, no consumer invocation is running,
+   * and every running consumer's queue is empty, counting in-flight messages (being handled, backing
+   * off, or whose delete was lost). Paused consumers' queues are left to fill.
+   */
   drain(options?: { timeoutMs?: number }): Promise<void>;
+  /** SIGKILLs DynamoDB Local (no shutdown hook runs) while the gateway and pollers keep running. */
+  killStorage(): Promise<void>;
+  /** Starts DynamoDB Local again on the same port and data folder. */
+  startStorage(): Promise<void>;
   /** Stops the pollers and the gateway (the emulators keep running). */
   stopPipeline(): Promise<void>;
   /** Starts the pollers again after stopPipeline (a "consumer restart"). */
@@ -116,12 +130,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const dataDir = options.dataDir === undefined ? path.join(ROOT, '.hookledger', 'data') : options.dataDir;
   const started: { stop(): Promise<void> }[] = [];
   try {
-    const dynamo: DynamoLocal = await startDynamoLocal({ port: options.dynamoPort ?? (await freePort()), dbPath: dataDir });
-    started.push(dynamo);
+    const dynamoPort = options.dynamoPort ?? (await freePort());
+    let dynamo: DynamoLocal | undefined = await startDynamoLocal({ port: dynamoPort, dbPath: dataDir });
+    started.push({ stop: async () => dynamo?.stop() });
     const sqsServer: SqsEmulator = await startSqsEmulator({ port: options.sqsPort ?? (await freePort()) });
     started.push(sqsServer);
-    const endpoints = { dynamodb: dynamo.endpoint, sqs: sqsServer.endpoint };
-    const dynamoClient = localDynamoClient(dynamo.endpoint);
+    const dynamoEndpoint = dynamo.endpoint;
+    const endpoints = { dynamodb: dynamoEndpoint, sqs: sqsServer.endpoint };
+    const dynamoClient = localDynamoClient(dynamoEndpoint);
     const sqs = localSqsClient(sqsServer.endpoint);
     const resources = await provisionLocalStack({
       config,
@@ -151,7 +167,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     started.push({ stop: () => gateway.close() });
 
     const fanoutPoller: StreamPoller = createStreamPoller({
-      streams: createLocalStreamsApi({ endpoint: dynamo.endpoint }),
+      streams: createLocalStreamsApi({ endpoint: dynamoEndpoint }),
       tableName: resources.tables.events,
       // Looked up per batch, so instrumentation (the benchmark's counters) can wrap it after start.
       handler: (event) => handlers.fanout(event),
@@ -163,9 +179,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       onFailure: { sqs, queueUrl: resources.fanoutFailureQueue.url },
       functionName: 'hookledger-fanout',
       pollIntervalMs: options.streamPollIntervalMs ?? 50,
+      logger: options.pollerLogger?.('stream-poller'),
     });
 
     const pausedSet = new Set(options.paused ?? []);
+    /** Consumer invocations running now (a fenced slow worker holds no message, but is still work). */
+    let inFlight = 0;
     const makeConsumerPollers = (): Record<string, SqsPoller> =>
       Object.fromEntries(
         config.consumers.map((consumer) => {
@@ -179,10 +198,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
               batchSize: consumer.batchSize,
               maxConcurrency: Math.min(consumer.maxConcurrency, 4),
               handler: async (event: SQSEvent) => {
-                const result = await handlers.consumers[consumer.id]!(event);
-                reportProgress(consumer.id, event, result?.batchItemFailures ?? []);
-                return result;
+                const inner = handlers.consumers[consumer.id]!;
+                const handler = options.wrapConsumer ? options.wrapConsumer(consumer.id, inner) : inner;
+                inFlight++;
+                try {
+                  const result = await handler(event);
+                  reportProgress(consumer.id, event, result?.batchItemFailures ?? []);
+                  return result;
+                } finally {
+                  inFlight--;
+                }
               },
+              logger: options.pollerLogger?.(`sqs-poller ${consumer.id}`),
             }),
           ];
         }),
@@ -257,6 +284,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       secretsFile,
       dataDir,
       ttlSweeper,
+      pollerSqs: sqs,
       webhookUrl: (sourceId) => `${gateway.url}/hooks/${sourceId}`,
       async pause(consumerId) {
         requireConsumer(config, consumerId);
@@ -271,17 +299,25 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       paused: () => [...pausedSet].sort(),
       async drain({ timeoutMs = 60_000 } = {}) {
         const deadline = Date.now() + timeoutMs;
-        // Quiet twice in a row: a consumer retry can put work back after a first quiet look.
+        // Quiet twice in a row, 200 ms apart: a consumer retry can put work back after a first look.
         for (let quiet = 0; quiet < 2; ) {
           if (Date.now() > deadline) throw new Error(`local stack did not drain within ${timeoutMs} ms`);
-          const left = () => Math.max(1000, deadline - Date.now());
-          await fanoutPoller.drained({ timeoutMs: left() });
-          const active = Object.entries(consumerPollers).filter(([id]) => !pausedSet.has(id));
-          await Promise.all(active.map(([, p]) => p.idle({ timeoutMs: left() })));
-          const backlog = await pendingMessages(sqs, active.map(([id]) => resources.queues[id]!.url));
-          quiet = backlog === 0 ? quiet + 1 : 0;
-          if (backlog > 0) await new Promise((r) => setTimeout(r, 200));
+          await fanoutPoller.drained({ timeoutMs: Math.max(1000, deadline - Date.now()) });
+          const active = config.consumers.map((c) => c.id).filter((id) => !pausedSet.has(id));
+          const backlog = await pendingMessages(sqs, active.map((id) => resources.queues[id]!.url));
+          quiet = backlog === 0 && inFlight === 0 ? quiet + 1 : 0;
+          await new Promise((r) => setTimeout(r, 200));
         }
+      },
+      async killStorage() {
+        const current = dynamo;
+        if (!current) return;
+        dynamo = undefined;
+        if (current.pid !== undefined) process.kill(current.pid, 'SIGKILL');
+        await current.stop();
+      },
+      async startStorage() {
+        if (!dynamo) dynamo = await startDynamoLocal({ port: dynamoPort, dbPath: dataDir });
       },
       stopPipeline,
       startPipeline,
