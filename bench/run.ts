@@ -23,6 +23,9 @@ import { fmt, printNotes, printTable } from './report';
 import { round } from './stats';
 import { burst, itemSizes, lowTraffic, type Meters, SOURCE, type TrafficResult } from './units';
 
+// The SDK's notice that Node 20 support ends in 2027 (set it to 'false' to see it).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 const PLAN = {
   lowWebhooks: 50,
   highWebhooks: 200,

@@ -9,6 +9,9 @@ import { assertJava, EmulatorError } from './emulators';
 import { type LocalStack, ROOT, stackState, startLocalStack } from './stack';
 import { DEFAULT_STATE_FILE, removeState, writeState } from './state';
 
+// The SDK's notice that Node 20 support ends in 2027 (set it to 'false' to see it).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 const port = Number(process.env.HOOKLEDGER_PORT ?? 3000);
 
 async function main(): Promise<void> {
