@@ -7,6 +7,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     // End-to-end suites each start their own emulators on distinct ports; two cores, so keep it modest.
     maxWorkers: 2,
+    // In CI also write a machine-readable summary; .ci/run prints its totals as the closing line.
+    reporters: process.env.CI ? ['default', ['json', { outputFile: '.ci/results/vitest.json' }]] : ['default'],
     // The SDK's notice that Node 20 support ends in 2027 would open every suite's output.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   },
