@@ -23,6 +23,7 @@ import { type ProvisionedStack, provisionLocalStack } from './provision';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from './secrets-file';
 import { createSqsPoller, type SqsPoller } from './sqs-poller';
 import type { LocalStackState } from './state';
+import { fileCheckpointStore } from './stream-checkpoints';
 import { createStreamPoller, type PollerLogger, type StreamPoller } from './stream-poller';
 import { createTtlSweeper, type TtlSweeper } from './ttl-sweeper';
 import { buildHandlers, type LocalHandlers } from './wiring';
@@ -180,6 +181,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       functionName: 'hookledger-fanout',
       pollIntervalMs: options.streamPollIntervalMs ?? 50,
       logger: options.pollerLogger?.('stream-poller'),
+      // File-backed data gets file-backed checkpoints: a restart resumes where it stopped.
+      checkpoints: dataDir === null ? undefined : fileCheckpointStore(path.join(dataDir, 'stream-checkpoints.json')),
     });
 
     const pausedSet = new Set(options.paused ?? []);

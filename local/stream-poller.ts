@@ -65,6 +65,17 @@ export interface StreamPollerOptions {
   /** Epoch milliseconds. Default Date.now. */
   readonly now?: () => number;
   readonly logger?: PollerLogger;
+  /**
+   * Where shard checkpoints outlive the process (Lambda keeps them in the event source mapping).
+   * Default: memory only, so a new process reads the stream again from TRIM_HORIZON.
+   */
+  readonly checkpoints?: CheckpointStore;
+}
+
+/** Durable shard checkpoints: the last sequence number done with, per stream and shard. */
+export interface CheckpointStore {
+  load(streamArn: string, shardId: string): string | undefined;
+  save(streamArn: string, shardId: string, sequenceNumber: string | undefined): void;
 }
 
 export interface DrainOptions {
@@ -201,7 +212,7 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
       streamArn = arn;
     }
     for (const wire of await listShards(arn)) {
-      if (!shards.has(wire.ShardId)) shards.set(wire.ShardId, newShard(wire));
+      if (!shards.has(wire.ShardId)) shards.set(wire.ShardId, newShard(wire, options.checkpoints?.load(arn, wire.ShardId)));
     }
     for (const shard of shards.values()) {
       if (!running) break;
@@ -214,13 +225,19 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
     notify();
   }
 
-  function newShard(wire: WireShard): ShardState {
+  function setCheckpoint(arn: string, shard: ShardState, sequenceNumber: string | undefined): void {
+    if (shard.checkpoint === sequenceNumber) return;
+    shard.checkpoint = sequenceNumber;
+    options.checkpoints?.save(arn, shard.shardId, sequenceNumber);
+  }
+
+  function newShard(wire: WireShard, checkpoint: string | undefined): ShardState {
     return {
       shardId: wire.ShardId,
       parentShardId: wire.ParentShardId,
       iterator: undefined,
       lastRead: undefined,
-      checkpoint: undefined,
+      checkpoint,
       buffer: [],
       closed: false,
       finished: false,
@@ -267,8 +284,8 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
         const batch = shard.buffer.slice(0, batchSize);
         const done = await processBatch(arn, shard, batch);
         shard.buffer.splice(0, done);
-        if (done > 0) shard.checkpoint = batch[done - 1]?.dynamodb?.SequenceNumber;
-        if (done === batch.length && shard.buffer.length === 0 && shard.lastRead) shard.checkpoint = shard.lastRead;
+        if (done > 0) setCheckpoint(arn, shard, batch[done - 1]?.dynamodb?.SequenceNumber);
+        if (done === batch.length && shard.buffer.length === 0 && shard.lastRead) setCheckpoint(arn, shard, shard.lastRead);
       } catch (error) {
         await handleReadError(arn, shard, error);
       } finally {
@@ -293,7 +310,7 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
       shard.lastRead = wire.dynamodb.SequenceNumber;
       const record = toLambdaRecord(wire, arn);
       if (matches(record)) shard.buffer.push(record);
-      else if (shard.buffer.length === 0) shard.checkpoint = shard.lastRead; // Lambda drops it: done.
+      else if (shard.buffer.length === 0) setCheckpoint(arn, shard, shard.lastRead); // Lambda drops it: done.
     }
     if (records.length === 0 && shard.buffer.length === 0) {
       shard.caughtUpAt = startedAt;
@@ -311,7 +328,7 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
     if (name === 'TrimmedDataAccessException') {
       logger.warn('records were trimmed before they were read; continuing from TRIM_HORIZON', { shardId: shard.shardId });
       shard.lastRead = undefined;
-      shard.checkpoint = undefined;
+      setCheckpoint(arn, shard, undefined);
       await acquireIterator(arn, shard, false).catch(() => undefined);
       return;
     }

@@ -1,0 +1,32 @@
+/**
+ * Stream checkpoints kept in a file next to a file-backed DynamoDB Local, so that restarting
+ * `npm start` resumes the fan-out where it stopped instead of re-reading the last 24 hours of the
+ * stream (harmless, since consumers find those deliveries done, but noisy and slow).
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { CheckpointStore } from './stream-poller';
+
+export function fileCheckpointStore(path: string): CheckpointStore {
+  let saved: Record<string, string> = {};
+  try {
+    saved = JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      // A damaged file only costs a re-read from TRIM_HORIZON (at-least-once): start afresh.
+      saved = {};
+    }
+  }
+  const key = (streamArn: string, shardId: string) => `${streamArn} ${shardId}`;
+  return {
+    load: (streamArn, shardId) => saved[key(streamArn, shardId)],
+    save(streamArn, shardId, sequenceNumber) {
+      if (sequenceNumber === undefined) delete saved[key(streamArn, shardId)];
+      else saved[key(streamArn, shardId)] = sequenceNumber;
+      mkdirSync(dirname(path), { recursive: true });
+      const temporary = `${path}.${process.pid}.tmp`;
+      writeFileSync(temporary, `${JSON.stringify(saved, null, 1)}\n`);
+      renameSync(temporary, path);
+    },
+  };
+}
