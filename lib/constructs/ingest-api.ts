@@ -6,6 +6,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { grantItemsByKeyPattern } from './event-store';
 import { ENV } from '../../lambdas/shared/env';
 import { HookledgerFunction } from './hookledger-function';
 
@@ -80,7 +81,10 @@ export class IngestApi extends Construct {
       },
     });
     // PutItem for receipts and payloads; GetItem for `key#` registry items. Nothing on the Ledger.
-    props.events.grant(this.handler, 'dynamodb:PutItem', 'dynamodb:GetItem');
+    // Writes receipts and payloads only; reads key-registry items only. It can neither forge a
+    // tenant key nor read another event's payload.
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], ['evt#*', 'pay#*']);
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:GetItem'], ['key#*']);
     for (const secret of secrets.values()) secret.grantRead(this.handler);
 
     this.api = new apigwv2.HttpApi(this, 'Api', {

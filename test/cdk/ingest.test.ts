@@ -84,11 +84,15 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
     expect(env.EVENTS_TABLE).toEqual({ Ref: eventsTable });
   });
 
-  it('lets the ingest role PutItem and GetItem on the EventStore, read the secrets, and nothing more', () => {
+  it('lets the ingest role put only receipts and payloads, get only key-registry items, read the secrets, and nothing more', () => {
     const statements = statementsOfRole(s.json, ingestRoleId);
     const dynamo = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')));
     expect(dynamo.flatMap(actionsOf).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
-    expect(dynamo.flatMap(resourceTargets)).toEqual([eventsTable]);
+    expect(dynamo.flatMap(resourceTargets)).toEqual([eventsTable, eventsTable]);
+    const leadingKeys = (action: string) =>
+      dynamo.find((st) => actionsOf(st).includes(action))?.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+    expect(leadingKeys('dynamodb:PutItem')).toEqual(['evt#*', 'pay#*']);
+    expect(leadingKeys('dynamodb:GetItem')).toEqual(['key#*']);
     const secretRead = statements.filter((st) => actionsOf(st).includes('secretsmanager:GetSecretValue'));
     expect(secretRead.flatMap(resourceTargets).sort()).toEqual(
       resourcesOfType(s.json, 'AWS::SecretsManager::Secret').map(([id]) => id).sort(),
