@@ -3,14 +3,14 @@
  * puts each attribution field where the source's config reads it from (a body path or a header), so
  * it is accepted by any source; or the body comes from a file, sent byte for byte.
  *
- * Signing: Standard Webhooks only, for now.
+ * Signing: every configured scheme (cli/ops/sign.ts).
  */
 import { readFile } from 'node:fs/promises';
-import { Webhook } from 'standardwebhooks';
 import { type FieldSource, findSource } from '../../lib/config/schema';
 import type { ConfigDeps } from './deps';
 import { OpsUsageError } from './errors';
 import { newEventId, ulid } from './ids';
+import { signatureHeaders } from './sign';
 
 export interface SendRequest {
   readonly source?: string;
@@ -44,23 +44,16 @@ export interface SendResult {
   readonly body: unknown;
 }
 
-export class UnsupportedSchemeError extends OpsUsageError {}
-
 export async function send(deps: SendDeps, request: SendRequest): Promise<SendResult> {
   const sourceId = request.source ?? onlySource(deps);
   const source = findSource(deps.config, sourceId);
   if (!source) throw new OpsUsageError(`unknown source "${sourceId}"; configured: ${deps.config.sources.map((s) => s.id).join(', ')}`);
-  if (source.scheme.type !== 'standard-webhooks') {
-    throw new UnsupportedSchemeError(
-      `send signs Standard Webhooks only; source "${source.id}" uses ${source.scheme.type}, which send does not support yet`,
-    );
-  }
   const now = (deps.clock ?? Date.now)();
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  let payload: string;
+  let payload: Buffer;
   let eventId: string | undefined;
   if (request.file !== undefined) {
-    payload = await readFile(request.file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    payload = await readFile(request.file).catch((error: NodeJS.ErrnoException) => {
       throw new OpsUsageError(`cannot read --file ${request.file}: ${error.code ?? error.message}`);
     });
   } else {
@@ -76,13 +69,11 @@ export async function send(deps: SendDeps, request: SendRequest): Promise<SendRe
       if ('header' in where) headers[where.header] = values[field];
       else setPath(body, where.body, values[field]);
     }
-    payload = JSON.stringify(body);
+    payload = Buffer.from(JSON.stringify(body), 'utf8');
   }
   const messageId = `msg_${ulid(now)}`;
   const secret = await deps.signingSecret(source.id);
-  headers['webhook-id'] = messageId;
-  headers['webhook-timestamp'] = String(Math.floor(now / 1000));
-  headers['webhook-signature'] = new Webhook(secret).sign(messageId, new Date(now), payload);
+  Object.assign(headers, signatureHeaders(source.scheme, { body: payload, secret, now, messageId }));
 
   const url = deps.webhookUrl(source.id);
   const response = await (deps.fetch ?? fetch)(url, { method: 'POST', headers, body: payload });
