@@ -156,10 +156,16 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
         } catch (error) {
           warn(`warning: paused state unknown: ${(error as Error).message}`);
         }
+        let intakeOutcomes: Record<string, number> | undefined;
+        try {
+          intakeOutcomes = await target.intakeOutcomes();
+        } catch (error) {
+          warn(`warning: intake outcomes unknown: ${(error as Error).message}`);
+        }
         const bar = progress('scanning');
         const report = await status(
           { ddb: target.ddb, tables: target.tables, config, sqs: target.sqs, queues: target.queues },
-          { paused, onProgress: bar },
+          { paused, intakeOutcomes, onProgress: bar },
         );
         bar.end();
         print(globals, report, () => formatStatus(report, target));
@@ -376,7 +382,7 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
   // --- send ---------------------------------------------------------------------------------------
   program
     .command('send')
-    .description("POST a signed test webhook to the stack's intake (Standard Webhooks sources)")
+    .description("POST a signed test webhook to the stack's intake, signed as the source's scheme requires")
     .option('--source <id>', 'source id (default: the only configured source)')
     .option('--file <path>', 'send this file as the body, byte for byte')
     .option('--type <eventType>', 'event type of the sample', 'payment.succeeded')
@@ -528,6 +534,12 @@ function formatStatus(report: StatusReport, target: Target): string {
       `secret version: ${Object.entries(report.intake.bySecretVersion).map(([v, n]) => `${v} ${n}`).join(', ')}`,
     );
   }
+  const outcomes = report.intake.outcomes;
+  lines.push(
+    outcomes
+      ? `requests by outcome since the local stack started: ${Object.entries(outcomes).map(([o, n]) => `${o} ${n}`).join(', ') || 'none yet'}`
+      : 'requests by outcome: the IntakeRequests widget on the stack\'s CloudWatch dashboard',
+  );
   return lines.join('\n');
 }
 

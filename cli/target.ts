@@ -35,6 +35,8 @@ export interface Target {
   signingSecret(sourceId: string): Promise<string>;
   readonly rotator: SecretRotator;
   readonly pauseControl: PauseControl;
+  /** Intake requests by outcome, where the target keeps them (the local stack); undefined on AWS. */
+  intakeOutcomes(): Promise<Record<string, number> | undefined>;
   destroy(): void;
 }
 
@@ -103,6 +105,12 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     signingSecret: async (sourceId) => (await secrets.get(sourceId)).current,
     rotator: { kind: 'local', rotate: (sourceId) => secrets.rotate(sourceId) },
     pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
+    intakeOutcomes: async () => {
+      if (!state.adminUrl) return undefined;
+      const response = await fetch(`${state.adminUrl.replace(/\/+$/, '')}/intake`);
+      if (!response.ok) return undefined;
+      return ((await response.json()) as { outcomes?: Record<string, number> }).outcomes;
+    },
     destroy: () => {
       ddb.destroy();
       sqs.destroy();
@@ -169,6 +177,7 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
     },
     rotator: { kind: 'aws', client: secretsManager, secretIds },
     pauseControl: lambdaPauseControl({ lambda, sqs, queues }),
+    intakeOutcomes: async () => undefined,
     destroy: () => {
       ddb.destroy();
       sqs.destroy();

@@ -89,6 +89,8 @@ export interface LocalStack {
   pause(consumerId: string): Promise<void>;
   resume(consumerId: string): void;
   paused(): string[];
+  /** Intake requests by outcome since this stack started (`recorded`, `duplicate`, refusal codes). */
+  intakeOutcomes(): Record<string, number>;
   /**
    * Waits until, twice in a row: the stream is read to its end, no consumer invocation is running,
    * and every running consumer's queue is empty, counting in-flight messages (being handled, backing
@@ -151,7 +153,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       path: secretsFile,
       sourceIds: config.sources.map((s) => s.id),
     });
+    const outcomes = new Map<string, number>();
     const handlers = await buildHandlers({
+      onIntakeOutcome: (outcome) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1),
       config,
       endpoints,
       resources,
@@ -272,6 +276,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       pause: async (id) => stack.pause(id),
       resume: (id) => stack.resume(id),
       paused: () => stack.paused(),
+      intakeOutcomes: () => stack.intakeOutcomes(),
       consumers: config.consumers.map((c) => c.id),
     });
     started.push({ stop: () => new Promise<void>((resolve) => admin.server.close(() => resolve())) });
@@ -300,6 +305,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         consumerPollers[consumerId]!.resume();
       },
       paused: () => [...pausedSet].sort(),
+      intakeOutcomes: () => Object.fromEntries([...outcomes].sort(([a], [b]) => a.localeCompare(b))),
       async drain({ timeoutMs = 60_000 } = {}) {
         const deadline = Date.now() + timeoutMs;
         // Quiet twice in a row, 200 ms apart: a consumer retry can put work back after a first look.
@@ -363,6 +369,7 @@ async function startAdminServer(control: {
   pause(id: string): Promise<void>;
   resume(id: string): void;
   paused(): string[];
+  intakeOutcomes(): Record<string, number>;
   consumers: string[];
 }): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
@@ -372,7 +379,8 @@ async function startAdminServer(control: {
     };
     const match = /^\/consumers\/([a-z0-9-]+)\/(pause|resume)$/.exec(req.url ?? '');
     if (req.method === 'GET' && req.url === '/consumers') return send(200, { consumers: control.consumers, paused: control.paused() });
-    if (req.method !== 'POST' || !match) return send(404, { error: 'not_found', message: 'use GET /consumers or POST /consumers/<id>/pause|resume' });
+    if (req.method === 'GET' && req.url === '/intake') return send(200, { outcomes: control.intakeOutcomes() });
+    if (req.method !== 'POST' || !match) return send(404, { error: 'not_found', message: 'use GET /consumers, GET /intake or POST /consumers/<id>/pause|resume' });
     const [, id, action] = match as unknown as [string, string, 'pause' | 'resume'];
     if (!control.consumers.includes(id)) return send(404, { error: 'unknown_consumer', message: `no consumer "${id}"` });
     const done = () => send(200, { consumer: id, paused: control.paused().includes(id) });

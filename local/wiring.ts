@@ -47,6 +47,8 @@ export interface WiringOptions {
   readonly clock?: () => number;
   readonly onCapacity?: ConsumedCapacityObserver;
   readonly backoffBaseMs?: number;
+  /** Told each intake outcome (see IngestDeps.onOutcome). */
+  readonly onIntakeOutcome?: (outcome: string) => void;
   /** Where `entry` paths are resolved from. Default: the repository root. */
   readonly root?: string;
 }
@@ -76,6 +78,7 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
     secrets: options.secrets,
     logger: logger('hookledger-ingest'),
     clock: options.clock,
+    onOutcome: options.onIntakeOutcome,
   });
   const fanout = createFanoutHandler({
     sqs,

@@ -46,6 +46,12 @@ export interface StatusReport {
     readonly events: number;
     readonly byType: Readonly<Record<string, number>>;
     readonly bySecretVersion: Readonly<Record<string, number>>;
+    /**
+     * Requests by outcome (`recorded`, `duplicate`, refusal codes): refusals store nothing, so these
+     * come from the running intake (the local stack's counters), not from the tables. Absent on AWS,
+     * where the dashboard's IntakeRequests metric has them.
+     */
+    readonly outcomes?: Readonly<Record<string, number>>;
   };
 }
 
@@ -57,6 +63,7 @@ export interface StatusDeps extends StoreDeps, ConfigDeps {
 export interface StatusOptions {
   /** The consumers paused now; leave out when unknown. */
   readonly paused?: ReadonlySet<string>;
+  readonly intakeOutcomes?: Readonly<Record<string, number>>;
   readonly onProgress?: Progress;
 }
 
@@ -137,7 +144,12 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
         ...(Number.isFinite(oldest) ? { oldestPendingAt: oldest, oldestPendingAgeMs: at - oldest } : {}),
       };
     }),
-    intake: { events: receipts.length, byType: sortKeys(byType), bySecretVersion: sortKeys(bySecretVersion) },
+    intake: {
+      events: receipts.length,
+      byType: sortKeys(byType),
+      bySecretVersion: sortKeys(bySecretVersion),
+      ...(options.intakeOutcomes ? { outcomes: options.intakeOutcomes } : {}),
+    },
   };
 }
 

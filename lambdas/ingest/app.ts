@@ -24,6 +24,12 @@ export interface IngestDeps {
   readonly secrets: SecretsPort;
   readonly logger: Logger;
   readonly clock?: () => number;
+  /**
+   * Told the outcome of every request: `recorded`, `duplicate`, `challenge`, or the error code of a
+   * refusal (`signature_mismatch`, `unknown_source`, `storage_unavailable`, ...). A short, closed set:
+   * fit for a metric dimension.
+   */
+  readonly onOutcome?: (outcome: string) => void;
 }
 
 export type IngestHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -39,6 +45,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     const sourceId = event.pathParameters?.source ?? '';
     try {
       const result = await ingest(event, sourceId, started);
+      deps.onOutcome?.(result.outcome);
       logger.info('webhook accepted', {
         outcome: result.outcome,
         source: sourceId,
@@ -51,13 +58,16 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     } catch (error) {
       if (error instanceof InputError) {
         // The reason only: no header values, no body, no secret.
+        deps.onOutcome?.(error.code);
         logger.warn('webhook rejected', { source: sourceId.slice(0, 40), status: error.status, reason: error.code });
         return json(error.status, { error: error.code, message: error.message });
       }
       if (error instanceof StorageUnavailableError) {
+        deps.onOutcome?.('storage_unavailable');
         logger.error('event store unavailable', { source: sourceId, error: error.message });
         return json(503, { error: 'storage_unavailable', message: 'the event could not be stored; retry later' });
       }
+      deps.onOutcome?.('unavailable');
       logger.error('intake failed', { source: sourceId, error: error instanceof Error ? error.name : 'unknown' });
       return json(503, { error: 'unavailable', message: 'the event could not be accepted; retry later' });
     }

@@ -9,7 +9,8 @@ import { DEFAULT_GRACE_MS, HOUR_MS, lastClosedWindow, MINUTE_MS, type ReconcileD
 
 /** The metric the violations alarm watches (lib/constructs/reconciler.ts, RECONCILE_VIOLATIONS_METRIC). */
 export const VIOLATIONS_METRIC = 'ReconcileViolations';
-export const METRICS_NAMESPACE = 'Hookledger';
+export { METRICS_NAMESPACE } from '../shared/metric-names';
+import { METRICS_NAMESPACE } from '../shared/metric-names';
 /** Violations logged one line each; the rest are counted in the summary line. */
 const MAX_LOGGED_VIOLATIONS = 200;
 

@@ -9,7 +9,8 @@ import { BUNDLED_CONFIG_DEFINE } from '../../lambdas/shared/bundled-config';
 import { PROJECT_ROOT } from './naming';
 
 /** Namespace of every custom metric the stack emits and alarms on (Powertools reads it from env). */
-export const METRICS_NAMESPACE = 'Hookledger';
+export { METRICS_NAMESPACE } from '../../lambdas/shared/metric-names';
+import { METRICS_NAMESPACE } from '../../lambdas/shared/metric-names';
 
 /** The one runtime for every function; the esbuild target below must match it. */
 export const RUNTIME = lambda.Runtime.NODEJS_22_X;

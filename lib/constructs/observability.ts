@@ -9,7 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE } from './hookledger-function';
+import { INTAKE_METRIC, METRICS_NAMESPACE } from '../../lambdas/shared/metric-names';
 import { RECONCILE_VIOLATIONS_METRIC } from './reconciler';
 
 /** What is watched for one consumer. */
@@ -163,6 +163,21 @@ export class Observability extends Construct {
           label(api.metricLatency({ period: ONE_MINUTE, statistic: 'p99' }), 'p99'),
         ],
         width: 8,
+      }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Intake outcomes (recorded, duplicate, refusal codes)',
+        // Published by the ingest function as EMF (lambdas/ingest/handler.ts): one series per outcome.
+        left: [
+          new cloudwatch.MathExpression({
+            expression: `SEARCH('{${METRICS_NAMESPACE},Outcome,service} MetricName="${INTAKE_METRIC}"', 'Sum', 60)`,
+            label: '',
+            period: ONE_MINUTE,
+          }),
+        ],
+        width: 24,
+        stacked: true,
       }),
     );
     dashboard.addWidgets(

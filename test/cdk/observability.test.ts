@@ -133,6 +133,13 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
     }
   });
 
+  it('graphs intake requests by outcome from the ingest function\'s IntakeRequests metric', () => {
+    const body = JSON.stringify(Object.values(s.json.Resources).find((r: any) => r.Type === 'AWS::CloudWatch::Dashboard'));
+    expect(body).toContain('Intake outcomes (recorded, duplicate, refusal codes)');
+    expect(body).toContain("SEARCH('{Hookledger,Outcome,service} MetricName=");
+    expect(body).toMatch(/MetricName=\W+IntakeRequests\W+', 'Sum', 60\)/);
+  });
+
   it('encrypts the alarm topic with a rotating key CloudWatch may use, and refuses non-TLS publishes', () => {
     const topic = s.json.Resources[topicId];
     const keyId = refTarget(topic.Properties.KmsMasterKeyId)!;

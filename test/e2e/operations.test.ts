@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replay } from '../../cli/ops/replay';
+import { status } from '../../cli/ops/status';
 import { trace } from '../../cli/ops/trace';
 import { usage } from '../../cli/ops/usage';
 import config from '../../hookledger.config';
@@ -50,6 +51,21 @@ describe('operations on the local stack', () => {
     const usageAfter = await usage(deps(), { from: t0 - 60_000, to: Date.now() + 60_000 });
     expect(usageAfter.rows).toEqual(usageBefore.rows);
     expect(usageAfter.totalUnits).toBe(3 * 7);
+  });
+
+  it('counts intake requests by outcome, including refusals that stored nothing', async () => {
+    expect((await send(stack, platformEvent({ id: 'evt_01J8K7R001' }))).status).toBe(200);
+    const refused = await fetch(stack.webhookUrl('platform'), { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(refused.status).toBe(401);
+    const admin = (await (await fetch(`${stack.adminUrl}/intake`)).json()) as { outcomes: Record<string, number> };
+    expect(admin.outcomes).toEqual({ duplicate: 1, missing_signature: 1, recorded: 3 });
+    const report = await status({ ...deps(), sqs: stack.handlers.sqs, queues: stack.resources.queues }, { intakeOutcomes: admin.outcomes });
+    expect(report.intake).toMatchObject({ events: 3, outcomes: { recorded: 3, duplicate: 1, missing_signature: 1 } });
+    expect(report.consumers.map((c) => [c.consumer, c.done, c.ready])).toEqual([
+      ['billing-meter', 3, 0],
+      ['audit-writer', 3, 0],
+      ['risk-evaluator', 3, 0],
+    ]);
   });
 
   it('reconcile finds no violation over the window', async () => {

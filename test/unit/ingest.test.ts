@@ -16,9 +16,10 @@ const ddbMock = mockClient(DynamoDBDocumentClient);
 
 function setup(secrets: SecretsPort = staticSecrets({ current: TEST_SECRET }), cfg = config) {
   const { logger, lines } = capturingLogger();
+  const outcomes: string[] = [];
   const store = new EventStore({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' });
-  const handler = createIngestHandler({ config: cfg, store, secrets, logger, clock: () => NOW });
-  return { handler, lines };
+  const handler = createIngestHandler({ config: cfg, store, secrets, logger, clock: () => NOW, onOutcome: (o) => outcomes.push(o) });
+  return { handler, lines, outcomes };
 }
 
 function staticSecrets(value: { current: string; previous?: string }, refreshed = value): SecretsPort & { refreshes: number } {
@@ -69,6 +70,22 @@ describe('intake', () => {
       const res = await handler(httpEvent('platform', Buffer.from(body), signedHeaders(body)));
       expect(res.statusCode).toBe(202);
       expect(JSON.parse(res.body!)).toEqual({ event_id: 'evt_01J8K7M2R5', deliveries: 2 });
+    });
+  });
+
+  describe('outcomes', () => {
+    it('reports recorded, duplicate and each refusal by its code, once per request', async () => {
+      const { handler, outcomes } = setup();
+      const body = JSON.stringify(platformEvent());
+      ddbMock.on(PutCommand).resolves({});
+      await handler(httpEvent('platform', body, signedHeaders(body)));
+      ddbMock.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
+      await handler(httpEvent('platform', body, signedHeaders(body)));
+      await handler(httpEvent('platform', body, { ...signedHeaders(body), 'webhook-signature': 'v1,AAAA' }));
+      await handler(httpEvent('nope', body, {}));
+      ddbMock.on(PutCommand).rejects(new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} }));
+      await handler(httpEvent('platform', body, signedHeaders(body)));
+      expect(outcomes).toEqual(['recorded', 'duplicate', 'signature_mismatch', 'unknown_source', 'storage_unavailable']);
     });
   });
 
