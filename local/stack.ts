@@ -350,17 +350,19 @@ function requireConsumer(config: HookledgerConfig, consumerId: string): void {
 
 
 /** Visible plus in-flight messages: anything there is still work (possibly waiting out a backoff). */
+export async function queueDepth(sqs: SQSClient, queueUrl: string): Promise<number> {
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+}
+
 async function pendingMessages(sqs: SQSClient, queueUrls: string[]): Promise<number> {
   let total = 0;
-  for (const url of queueUrls) {
-    const out = await sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: url,
-        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-      }),
-    );
-    total += Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
-  }
+  for (const url of queueUrls) total += await queueDepth(sqs, url);
   return total;
 }
 

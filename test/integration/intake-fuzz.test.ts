@@ -5,10 +5,10 @@
  *
  * Longer run: HOOKLEDGER_FUZZ_RUNS=5000 npx vitest run test/integration/intake-fuzz.test.ts
  */
-import { createHmac } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signatureHeaders } from '../../cli/ops/sign';
 import config from '../../hookledger.config';
 import { createIngestHandler, type IngestHandler } from '../../lambdas/ingest/app';
 import { EventStore } from '../../lambdas/shared/event-store';
@@ -38,9 +38,9 @@ beforeAll(async () => {
 });
 afterAll(() => dynamo?.stop());
 
+/** The Standard Webhooks signature of the exact bytes (send's signer, proved against the verifier). */
 function sign(body: Buffer, msgId: string, ts: string, secret = TEST_SECRET): string {
-  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
-  return `v1,${createHmac('sha256', key).update(Buffer.concat([Buffer.from(`${msgId}.${ts}.`), body])).digest('base64')}`;
+  return signatureHeaders({ type: 'standard-webhooks' }, { body, secret, now: Number(ts) * 1000, messageId: msgId })['webhook-signature']!;
 }
 
 async function receiptCount(): Promise<number> {

@@ -17,13 +17,12 @@ import {
   DeleteMessageBatchCommand,
   type DeleteMessageBatchCommandInput,
   type DeleteMessageBatchCommandOutput,
-  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/consumers/runtime';
 import { reconcile, type ReconcileReport } from '../../lambdas/reconcile/reconcile';
+import { scanAll } from '../../lambdas/reconcile/scan';
 import { createLogger, type Logger } from '../../lambdas/shared/logger';
 import type { DeliveryMessage, EventItem, LedgerItem } from '../../lambdas/shared/model';
 import type { HookledgerConfig } from '../../lib/config/schema';
@@ -134,13 +133,7 @@ function installDeleteFault(sqs: SQSClient, failDelete: (queueUrl: string, recei
   );
 }
 
-/** Visible plus in-flight messages. */
-export async function queueDepth(sqs: SQSClient, url: string): Promise<number> {
-  const out = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
-  );
-  return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
-}
+export { queueDepth } from '../../local/stack';
 
 /** Receives and deletes everything visible in a queue; returns the delivery messages it held. */
 export async function takeAll(sqs: SQSClient, url: string): Promise<DeliveryMessage[]> {
@@ -160,15 +153,8 @@ export async function takeAll(sqs: SQSClient, url: string): Promise<DeliveryMess
   return taken;
 }
 
-async function scanTable<T>(handlers: LocalHandlers, tableName: string): Promise<T[]> {
-  const items: T[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await handlers.ddb.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }));
-    items.push(...((out.Items ?? []) as T[]));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
+function scanTable<T>(handlers: LocalHandlers, tableName: string): Promise<T[]> {
+  return scanAll<T>(handlers.ddb, { TableName: tableName, ConsistentRead: true });
 }
 
 export const ledgerItems = (stack: Pick<FaultStack, 'handlers' | 'resources'>) =>

@@ -2,10 +2,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { LedgerItem } from '../../lambdas/shared/model';
-import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../local/stack';
+import { scanAll } from '../../lambdas/reconcile/scan';
+import { type LocalStack, type LocalStackOptions, queueDepth as queueDepthOf, startLocalStack } from '../../local/stack';
 import { createLogger } from '../../lambdas/shared/logger';
 import { signedHeaders } from './factories';
 
@@ -36,14 +35,7 @@ export async function send(stack: LocalStack, event: object, options: { source?:
 }
 
 export async function ledgerRows(stack: LocalStack): Promise<LedgerItem[]> {
-  const items: LedgerItem[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await stack.handlers.ddb.send(new ScanCommand({ TableName: stack.resources.tables.ledger, ExclusiveStartKey: start, ConsistentRead: true }));
-    items.push(...((out.Items ?? []) as LedgerItem[]));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
+  return scanAll<LedgerItem>(stack.handlers.ddb, { TableName: stack.resources.tables.ledger, ConsistentRead: true });
 }
 
 export async function doneRows(stack: LocalStack): Promise<LedgerItem[]> {
@@ -57,9 +49,6 @@ export function unitsByTenant(rows: LedgerItem[]): Record<string, number> {
   return out;
 }
 
-export async function queueDepth(stack: LocalStack, url: string): Promise<number> {
-  const out = await stack.handlers.sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
-  );
-  return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+export function queueDepth(stack: LocalStack, url: string): Promise<number> {
+  return queueDepthOf(stack.handlers.sqs, url);
 }
