@@ -6,12 +6,13 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HookledgerConfig } from '../lib/config/schema';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/consumers/runtime';
 import { createConsumerHandler } from '../lambdas/consumers/runtime';
 import { createFanoutHandler, type FanoutHandler } from '../lambdas/fanout/app';
 import { createIngestHandler, type IngestHandler } from '../lambdas/ingest/app';
+import { createDocumentClient } from '../lambdas/shared/clients';
 import { type ConsumedCapacityObserver, EventStore } from '../lambdas/shared/event-store';
 import { Ledger } from '../lambdas/shared/ledger';
 import { createLogger, type Logger } from '../lambdas/shared/logger';
@@ -30,7 +31,7 @@ export interface LocalResources {
 }
 
 export function localDocumentClient(endpoint: string): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(localDynamoClient(endpoint), { marshallOptions: { removeUndefinedValues: true } });
+  return createDocumentClient(localDynamoClient(endpoint));
 }
 
 /** A consumer principal on the local stack, shaped like the role ARN it has on AWS. */
