@@ -262,5 +262,12 @@ function unmarshallOld(error: ConditionalCheckFailedException): Partial<LedgerIt
 /** DynamoDB rejects unused ExpressionAttributeNames: keep only the aliases the expressions use. */
 function usedNames(params: { UpdateExpression?: string; ConditionExpression?: string }): Record<string, string> {
   const text = `${params.UpdateExpression ?? ''} ${params.ConditionExpression ?? ''}`;
-  return Object.fromEntries(Object.entries(NAMES).filter(([alias]) => new RegExp(`${alias}(?![A-Za-z])`).test(text)));
+  // Every alias written in the expressions, as `#word`; each maps to its attribute name.
+  return Object.fromEntries(
+    (text.match(/#[A-Za-z]+/g) ?? []).map((alias) => {
+      const name = NAMES[alias];
+      if (!name) throw new Error(`ledger expression uses ${alias}, which NAMES does not define`);
+      return [alias, name];
+    }),
+  );
 }
