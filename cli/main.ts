@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import defaultConfig from '../hookledger.config';
 import { type ReconcileReport, reconcile } from '../lambdas/reconcile/reconcile';
+import { type RepairResult, repair } from '../lambdas/reconcile/repair';
 import type { HookledgerConfig } from '../lib/config/schema';
 import { backfill } from './ops/backfill';
 import type { OperatorDeps, Progress } from './ops/deps';
@@ -164,7 +165,7 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
         }
         const bar = progress('scanning');
         const report = await status(
-          { ddb: target.ddb, tables: target.tables, config, sqs: target.sqs, queues: target.queues },
+          { ddb: target.ddb, tables: target.tables, config, sqs: target.sqs, queues: target.queues, fanoutFailureQueueUrl: target.fanoutFailureQueueUrl },
           { paused, intakeOutcomes, onProgress: bar },
         );
         bar.end();
@@ -366,16 +367,36 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
     .option('--from <time>', 'receipts received at or after this time', '-24h')
     .option('--to <time>', 'receipts received before this time', 'now')
     .option('--grace <duration>', 'receipts younger than this are not yet expected to be delivered', '15m')
+    .option('--repair', 're-queue missing and stalled deliveries (never a second ledger row); paused consumers are reported, not repaired')
+    .option('--dry-run', 'with --repair: count what would be repaired; write nothing')
     .action(
-      withTarget(async (connect, globals, options: { from: string; to: string; grace: string }) => {
+      withTarget(async (connect, globals, options: { from: string; to: string; grace: string; repair?: boolean; dryRun?: boolean }) => {
         const window = parseWindow(options.from, options.to);
         const graceMs = parseDuration(options.grace, '--grace');
+        if (options.dryRun && !options.repair) throw new UsageError('--dry-run goes with --repair (reconcile alone writes nothing)');
         const target = await connect();
         const bar = progress('scanning');
-        const report = await reconcile({ ddb: target.ddb, tables: target.tables }, { ...window, graceMs, onProgress: bar });
+        if (!options.repair) {
+          const report = await reconcile({ ddb: target.ddb, tables: target.tables }, { ...window, graceMs, onProgress: bar });
+          bar.end();
+          print(globals, report, () => formatReconcile(report));
+          return report.violations.length > 0 ? EXIT.found : EXIT.ok;
+        }
+        // Paused consumers are not repaired: an unknown pause state must not be guessed.
+        const paused = await target.pauseControl.paused();
+        const result = await repair(
+          {
+            ddb: target.ddb,
+            tables: target.tables,
+            operator,
+            ...(target.fanoutFailureQueueUrl ? { fanoutFailures: { sqs: target.sqs, queueUrl: target.fanoutFailureQueueUrl } } : {}),
+          },
+          { ...window, graceMs, paused, dryRun: options.dryRun, trigger: 'cli', onProgress: bar },
+        );
         bar.end();
-        print(globals, report, () => formatReconcile(report));
-        return report.violations.length > 0 ? EXIT.found : EXIT.ok;
+        print(globals, result, () => `${formatReconcile(result.report)}\n\n${formatRepair(result)}`);
+        if (result.dryRun) return result.candidates > 0 || result.report.violations.length > 0 ? EXIT.found : EXIT.ok;
+        return result.unrepaired > 0 || result.notRepairable > 0 ? EXIT.found : EXIT.ok;
       }),
     );
 
@@ -540,6 +561,12 @@ function formatStatus(report: StatusReport, target: Target): string {
       ? `requests by outcome since the local stack started: ${Object.entries(outcomes).map(([o, n]) => `${o} ${n}`).join(', ') || 'none yet'}`
       : 'requests by outcome: the IntakeRequests widget on the stack\'s CloudWatch dashboard',
   );
+  if (report.fanoutFailures) {
+    const f = report.fanoutFailures;
+    lines.push(
+      `fan-out on-failure queue: ${f.visible + f.inFlight} record(s)${f.visible + f.inFlight > 0 ? ' (stream batches not fanned out: `hookledger reconcile --repair` re-queues their deliveries and clears them)' : ''}`,
+    );
+  }
   return lines.join('\n');
 }
 
@@ -619,6 +646,30 @@ function formatReconcile(report: ReconcileReport): string {
       { header: 'DETAIL', value: (v) => (v.kind === 'tenant_mismatch' ? `receipt ${v.receiptTenantId} / ledger ${v.ledgerTenantId}` : undefined) },
     ]),
   );
+  return lines.join('\n');
+}
+
+function formatRepair(result: RepairResult): string {
+  const unrepaired = Object.entries(result.unrepairedByReason)
+    .filter(([, n]) => n > 0)
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(', ');
+  const failures = result.fanoutFailureRecords;
+  const lines = [
+    result.dryRun
+      ? `Dry run: ${result.repaired} deliveries would be re-queued, ${result.unrepaired} not (${unrepaired || 'none'}). Nothing written.`
+      : result.repairId
+        ? `Repair ${result.repairId}: ${result.repaired} repaired (re-queued), ${result.unrepaired} not repaired (${unrepaired || 'none'}); audit written.`
+        : `Nothing to repair${result.unrepaired > 0 ? `; ${result.unrepaired} not repaired (${unrepaired})` : ''}.`,
+  ];
+  if (result.unrepairedByReason.paused > 0) {
+    const consumers = [...new Set(result.unrepairedDeliveries.filter((d) => d.reason === 'paused').map((d) => d.consumerId))].sort();
+    lines.push(`Paused, not repaired: ${consumers.join(', ')} (resume them, then run the repair again if their deliveries stay pending).`);
+  }
+  if (result.notRepairable > 0) lines.push(`${result.notRepairable} violation(s) a re-send cannot fix (see the list above).`);
+  if (failures && failures.read > 0) {
+    lines.push(`Fan-out failure records: ${failures.read} read, ${failures.cleared} cleared${failures.unreadable ? `, ${failures.unreadable} unreadable (left)` : ''}.`);
+  }
   return lines.join('\n');
 }
 

@@ -31,6 +31,8 @@ export interface Target {
   readonly sqs: SQSClient;
   readonly tables: TableNames;
   readonly queues: Readonly<Record<string, QueuePair>>;
+  /** The fan-out's on-failure queue (stream batches it gave up on), when the stack names it. */
+  readonly fanoutFailureQueueUrl?: string;
   webhookUrl(sourceId: string): string;
   signingSecret(sourceId: string): Promise<string>;
   readonly rotator: SecretRotator;
@@ -101,6 +103,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     sqs,
     tables: state.tables,
     queues: Object.fromEntries(Object.entries(state.queues).map(([id, q]) => [id, { url: q.url, dlqUrl: q.dlqUrl }])),
+    fanoutFailureQueueUrl: state.fanoutFailureQueue.url,
     webhookUrl: (sourceId) => webhookUrlFor(state, sourceId),
     signingSecret: async (sourceId) => (await secrets.get(sourceId)).current,
     rotator: { kind: 'local', rotate: (sourceId) => secrets.rotate(sourceId) },
@@ -167,6 +170,7 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
     sqs,
     tables,
     queues,
+    ...(outputs.get('FanoutFailureQueueUrl') ? { fanoutFailureQueueUrl: outputs.get('FanoutFailureQueueUrl') } : {}),
     webhookUrl: (sourceId) => `${webhookBase.endsWith('/') ? webhookBase : `${webhookBase}/`}${encodeURIComponent(sourceId)}`,
     signingSecret: async (sourceId) => {
       const secretId = secretIds[sourceId];

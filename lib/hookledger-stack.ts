@@ -90,6 +90,10 @@ export class HookledgerStack extends Stack {
         description: `Signing secret of source ${sourceId}`,
       });
     }
+    new CfnOutput(this, 'FanoutFailureQueueUrl', {
+      value: this.fanOut.failureQueue.queueUrl,
+      description: 'On-failure queue of the fan-out (stream batches it gave up on); `hookledger reconcile --repair` clears it',
+    });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.alarmTopic.topicArn });
   }
 }

@@ -26,7 +26,8 @@ import type { LocalStackState } from './state';
 import { fileCheckpointStore } from './stream-checkpoints';
 import { createStreamPoller, type PollerLogger, type StreamPoller } from './stream-poller';
 import { createTtlSweeper, type TtlSweeper } from './ttl-sweeper';
-import { buildHandlers, type LocalHandlers } from './wiring';
+import { buildHandlers, type LocalHandlers, localDocumentClient } from './wiring';
+import { type RepairResult, repair } from '../lambdas/reconcile/repair';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -62,6 +63,12 @@ export interface LocalStackOptions {
   readonly wrapConsumer?: (consumerId: string, handler: ConsumerLambdaHandler) => ConsumerLambdaHandler;
   /** Where the pollers report retries and skipped records. Default: the console. */
   readonly pollerLogger?: (poller: string) => PollerLogger;
+  /**
+   * At start, re-queue every delivery left unfinished by an earlier run (ready, leased or retrying:
+   * the emulated queues keep nothing across a restart, fauxqs has no persistence). Default: on when
+   * the data is file-backed (`dataDir` not null).
+   */
+  readonly repairOnStart?: boolean;
 }
 
 export interface DeliveryProgress {
@@ -91,6 +98,8 @@ export interface LocalStack {
   paused(): string[];
   /** Intake requests by outcome since this stack started (`recorded`, `duplicate`, refusal codes). */
   intakeOutcomes(): Record<string, number>;
+  /** What the start-up repair re-queued (undefined when it did not run). */
+  readonly startupRepair?: RepairResult;
   /**
    * Waits until, twice in a row: the stream is read to its end, no consumer invocation is running,
    * and every running consumer's queue is empty, counting in-flight messages (being handled, backing
@@ -272,6 +281,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     };
     await startPipeline();
 
+    // The queues start empty on every start (fauxqs keeps messages in memory only), while the tables
+    // remember every delivery not yet done: re-queue those, through the same ledger-safe path as
+    // `hookledger reconcile --repair`. Nobody holds a lease any more (this process just started), and
+    // no grace applies: whatever the previous run left unfinished has no message now.
+    let startupRepair: RepairResult | undefined;
+    if (options.repairOnStart ?? dataDir !== null) {
+      const ddb = localDocumentClient(dynamoEndpoint);
+      try {
+        startupRepair = await repair(
+          { ddb, tables: resources.tables, operator: 'npm start', clock: options.clock },
+          { from: 0, to: (options.clock ?? Date.now)() + 1, graceMs: 0, leasesAbandoned: true, paused: pausedSet, trigger: 'start' },
+        );
+      } finally {
+        ddb.destroy();
+      }
+    }
+
     const admin = await startAdminServer({
       pause: async (id) => stack.pause(id),
       resume: (id) => stack.resume(id),
@@ -306,6 +332,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       },
       paused: () => [...pausedSet].sort(),
       intakeOutcomes: () => Object.fromEntries([...outcomes].sort(([a], [b]) => a.localeCompare(b))),
+      startupRepair,
       async drain({ timeoutMs = 60_000 } = {}) {
         const deadline = Date.now() + timeoutMs;
         // Quiet twice in a row, 200 ms apart: a consumer retry can put work back after a first look.

@@ -13,6 +13,8 @@ import { DEFAULT_STATE_FILE, removeState, writeState } from './state';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const port = Number(process.env.HOOKLEDGER_PORT ?? 3000);
+/** Where data, secrets and the state file live. Default `.hookledger/` (tests point it elsewhere). */
+const home = process.env.HOOKLEDGER_HOME ? path.resolve(process.env.HOOKLEDGER_HOME) : undefined;
 
 async function main(): Promise<void> {
   try {
@@ -27,6 +29,7 @@ async function main(): Promise<void> {
   try {
     stack = await startLocalStack({
       httpPort: port,
+      ...(home ? { dataDir: path.join(home, 'data'), secretsFile: path.join(home, 'secrets.json') } : {}),
       logger: (service) => createLogger(service, { silent: process.env.HOOKLEDGER_LOG !== 'json' }),
       onDelivery: (d) =>
         console.log(
@@ -41,14 +44,14 @@ async function main(): Promise<void> {
   }
   const source = stack.config.sources[0]!;
   const secret = (await stack.secrets.get(source.id)).current;
-  const stateFile = path.join(ROOT, DEFAULT_STATE_FILE);
+  const stateFile = home ? path.join(home, 'state.json') : path.join(ROOT, DEFAULT_STATE_FILE);
   await writeState(stateFile, stackState(stack, stack.dataDir));
   console.log(`
 hookledger is running (${Date.now() - t0} ms).
 
   webhook URL     ${stack.webhookUrl(source.id)}
   signing secret  ${secret}   (Standard Webhooks; kept in .hookledger/secrets.json, git-ignored)
-  DynamoDB Local  ${stack.endpoints.dynamodb}   (data in .hookledger/data)
+  DynamoDB Local  ${stack.endpoints.dynamodb}   (data in ${path.relative(ROOT, stack.dataDir ?? "") || "memory"})
   SQS emulator    ${stack.endpoints.sqs}
   state file      ${path.relative(ROOT, stateFile)}
 
@@ -59,6 +62,13 @@ Send a signed test event (in another terminal):
 Then: npx hookledger status · npx hookledger trace <event_id> · npx hookledger usage --from -1h
 Press Ctrl-C to stop.
 `);
+  const resumed = stack.startupRepair;
+  if (resumed && (resumed.repaired > 0 || resumed.unrepaired > 0)) {
+    console.log(
+      `Resumed from the last run: ${resumed.repaired} unfinished deliveries re-queued (repair ${resumed.repairId ?? '-'})` +
+        `${resumed.unrepaired > 0 ? `, ${resumed.unrepaired} not (${JSON.stringify(resumed.unrepairedByReason)})` : ''}.\n`,
+    );
+  }
 
   let stopping = false;
   const shutdown = async () => {

@@ -7,23 +7,11 @@
  * id). Single-write actions (keys, rotation) write theirs after the write succeeded, so a refused
  * action leaves no false record.
  */
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type AuditAction, type AuditItem, auditKey, putAudit } from '../../lambdas/shared/audit';
 import { newAuditId } from './ids';
 import { now as clockNow, type OperatorDeps } from './deps';
 
-export type AuditAction = 'replay' | 'backfill' | 'secret.rotate' | 'key.issue' | 'key.revoke';
-
-export interface AuditItem {
-  readonly pk: string;
-  readonly kind: 'audit';
-  readonly action: AuditAction;
-  readonly auditId: string;
-  readonly at: number;
-  readonly operator: string;
-  readonly [detail: string]: unknown;
-}
-
-export const auditKey = (at: number, id: string) => `audit#${new Date(at).toISOString()}#${id}`;
+export { type AuditAction, type AuditItem, auditKey };
 
 export async function writeAudit(
   deps: OperatorDeps,
@@ -33,9 +21,5 @@ export async function writeAudit(
 ): Promise<AuditItem> {
   const at = options.at ?? clockNow(deps);
   const auditId = options.id ?? newAuditId(at);
-  const item: AuditItem = { ...details, pk: auditKey(at, auditId), kind: 'audit', action, auditId, at, operator: deps.operator };
-  await deps.ddb.send(
-    new PutCommand({ TableName: deps.tables.events, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-  );
-  return item;
+  return putAudit(deps, { action, auditId, at, operator: deps.operator }, details);
 }

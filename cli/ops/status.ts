@@ -53,11 +53,14 @@ export interface StatusReport {
      */
     readonly outcomes?: Readonly<Record<string, number>>;
   };
+  /** The fan-out's on-failure queue: stream batches the fan-out gave up on (`reconcile --repair` clears them). */
+  readonly fanoutFailures?: QueueDepth;
 }
 
 export interface StatusDeps extends StoreDeps, ConfigDeps {
   readonly sqs?: SQSClient;
   readonly queues?: Readonly<Record<string, QueuePair>>;
+  readonly fanoutFailureQueueUrl?: string;
 }
 
 export interface StatusOptions {
@@ -77,7 +80,7 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
     read = i === 0 ? [n, read[1] ?? 0] : [read[0] ?? 0, n];
     options.onProgress?.((read[0] ?? 0) + (read[1] ?? 0), undefined);
   };
-  const [receipts, ledger, depths] = await Promise.all([
+  const [receipts, ledger, depths, fanoutFailures] = await Promise.all([
     scanAll<ReceiptRow>(
       deps.ddb,
       {
@@ -99,6 +102,7 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
       progress(1),
     ),
     queueDepths(deps),
+    deps.sqs && deps.fanoutFailureQueueUrl ? depth(deps.sqs, deps.fanoutFailureQueueUrl) : undefined,
   ]);
 
   const ids = deps.config.consumers.map((c) => c.id);
@@ -150,6 +154,7 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
       bySecretVersion: sortKeys(bySecretVersion),
       ...(options.intakeOutcomes ? { outcomes: options.intakeOutcomes } : {}),
     },
+    ...(fanoutFailures ? { fanoutFailures } : {}),
   };
 }
 

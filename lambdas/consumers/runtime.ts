@@ -81,7 +81,12 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
   async function processRecord(record: SQSRecord): Promise<void> {
     const message = parseMessage(record, consumer.id);
     const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
-    const ids = { event_id: message.eventId, tenant_id: message.tenantId, consumer_id: consumer.id };
+    const ids = {
+      event_id: message.eventId,
+      tenant_id: message.tenantId,
+      consumer_id: consumer.id,
+      ...(message.repairId ? { repair_id: message.repairId } : {}),
+    };
     const claim = await deps.ledger.claim({ message, now: clock(), leaseMs, principal: deps.principal });
     if (claim.kind === 'done') {
       logger.info('already acknowledged; nothing to do', ids);

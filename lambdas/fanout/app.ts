@@ -142,7 +142,8 @@ export function messagesFor(record: DynamoDBRecord): DeliveryMessage[] {
         keyId: requeue.keyId,
         receivedAt: requeue.receivedAt,
         consumerId: requeue.consumerId,
-        replayId: requeue.replayId,
+        // A repair is an ordinary delivery again (a done one stays done); only a replay re-runs it.
+        ...(requeue.replayId ? { replayId: requeue.replayId } : requeue.repairId ? { repairId: requeue.repairId } : {}),
       },
     ];
   }

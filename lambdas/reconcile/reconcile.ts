@@ -66,6 +66,11 @@ export interface ReconcileReport {
 
 export interface ReconcileOptions extends Window {
   readonly graceMs?: number;
+  /**
+   * Every lease counts as ended, whatever its leaseUntil: nobody holds one any more (the local stack
+   * just started, so the process whose workers held them is gone). Default false.
+   */
+  readonly leasesAbandoned?: boolean;
   readonly onProgress?: Progress;
 }
 
@@ -134,7 +139,7 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions):
       violations.push({ kind: 'tenant_mismatch', ...ids, receiptTenantId: receipt.tenantId, ledgerTenantId: item.tenantId });
     }
     if (item.state === 'done' && typeof item.units !== 'number') violations.push({ kind: 'done_without_usage', ...ids });
-    if (isStalled(item, now - graceMs)) violations.push({ kind: 'stalled_delivery', ...ids });
+    if (isStalled(item, now - graceMs, options.leasesAbandoned === true)) violations.push({ kind: 'stalled_delivery', ...ids });
   }
 
   // Only receipts received in the window own expected deliveries (one outside it is another window's).
@@ -205,8 +210,8 @@ export function lastClosedWindow(now: number, options: { windowMs?: number; grac
  * before `cutoff`. This is what a worker that crashed or timed out on its last allowed receive leaves
  * behind (SQS moved the message to the DLQ, but the runtime never got to mark it quarantined).
  */
-function isStalled(item: LedgerItem, cutoff: number): boolean {
-  if (item.state === 'leased') return (item.leaseUntil ?? 0) < cutoff;
+function isStalled(item: LedgerItem, cutoff: number, leasesAbandoned: boolean): boolean {
+  if (item.state === 'leased') return leasesAbandoned || (item.leaseUntil ?? 0) < cutoff;
   if (item.state === 'retrying') {
     const lastFailure = item.errors?.at(-1)?.at ?? item.receivedAt;
     return lastFailure < cutoff;

@@ -5,6 +5,7 @@
  *   evt#<source>#<eventId>        kind=event    the receipt: attribution, delivery set, payload hash (never expires)
  *   pay#<source>#<eventId>        kind=payload  the raw payload (gzip when smaller), expires after retention
  *   rq#<replayId>#<ledgerKey>     kind=requeue  an explicit re-queue (replay/backfill) for one consumer
+ *   rq#<repairId>#<ledgerKey>     kind=requeue  a repair: re-sends a delivery whose message was lost
  *   key#<keyId>                   kind=key      tenant key registry
  *   audit#<at>#<id>               kind=audit    operator actions (rotation, replay), never secret values
  *
@@ -51,7 +52,12 @@ export interface RequeueItem extends Attribution {
   readonly pk: string;
   readonly kind: 'requeue';
   readonly consumerId: string;
-  readonly replayId: string;
+  /**
+   * Exactly one of the two. A replay re-runs a done delivery (without charging it again); a repair
+   * only re-sends a delivery whose message was lost, so a done one stays as it is.
+   */
+  readonly replayId?: string;
+  readonly repairId?: string;
   readonly receivedAt: number;
   readonly createdAt: number;
   readonly expiresAt: number;
@@ -100,8 +106,8 @@ export interface LedgerItem extends Attribution {
 export const eventKey = (source: string, eventId: string) => `evt#${source}#${eventId}`;
 export const payloadKey = (source: string, eventId: string) => `pay#${source}#${eventId}`;
 export const ledgerKey = (source: string, eventId: string, consumerId: string) => `${source}:${eventId}#${consumerId}`;
-export const requeueKey = (replayId: string, source: string, eventId: string, consumerId: string) =>
-  `rq#${replayId}#${ledgerKey(source, eventId, consumerId)}`;
+export const requeueKey = (operationId: string, source: string, eventId: string, consumerId: string) =>
+  `rq#${operationId}#${ledgerKey(source, eventId, consumerId)}`;
 export const keyRegistryKey = (keyId: string) => `key#${keyId}`;
 
 /** The message the fan-out puts on a consumer's queue: a reference plus the captured attribution. */
@@ -110,6 +116,8 @@ export interface DeliveryMessage extends Attribution {
   readonly consumerId: string;
   readonly receivedAt: number;
   readonly replayId?: string;
+  /** Set on a message re-sent by `reconcile --repair`: an ordinary delivery (done stays done), logged with this id. */
+  readonly repairId?: string;
 }
 
 export interface KeyItem {

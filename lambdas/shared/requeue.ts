@@ -1,0 +1,56 @@
+/**
+ * Re-queues: one `kind: 'requeue'` item per delivery in the EventStore. Its stream INSERT makes the
+ * fan-out send that delivery to that one consumer again. The ledger is left to the consumer runtime:
+ *
+ *   replay (replayId)  a done delivery is re-run without new units, anything else is claimed as usual;
+ *   repair (repairId)  an ordinary delivery: a done one stays done (the claim is a no-op), anything
+ *                      else is claimed as usual, so a repair can never add a ledger row or a charge.
+ *
+ * Written by the CLI (replay, backfill, reconcile --repair) and by the scheduled reconciler.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { EventItem, RequeueItem } from './model';
+import { requeueKey } from './model';
+
+/** Requeue items are consumed by the stream within seconds; a day covers any stream backlog. */
+export const REQUEUE_TTL_SECONDS = 86_400;
+
+export type RequeueOperation = { readonly replayId: string } | { readonly repairId: string };
+
+export function requeueItem(
+  receipt: Pick<EventItem, 'source' | 'eventId' | 'eventType' | 'tenantId' | 'keyId' | 'receivedAt'>,
+  consumerId: string,
+  operation: string | RequeueOperation,
+  at: number,
+): RequeueItem {
+  const op: RequeueOperation = typeof operation === 'string' ? { replayId: operation } : operation;
+  const operationId = 'replayId' in op ? op.replayId : op.repairId;
+  return {
+    pk: requeueKey(operationId, receipt.source, receipt.eventId, consumerId),
+    kind: 'requeue',
+    source: receipt.source,
+    eventId: receipt.eventId,
+    eventType: receipt.eventType,
+    tenantId: receipt.tenantId,
+    keyId: receipt.keyId,
+    consumerId,
+    ...op,
+    receivedAt: receipt.receivedAt,
+    createdAt: at,
+    // TTL attributes are epoch seconds.
+    expiresAt: Math.floor(at / 1000) + REQUEUE_TTL_SECONDS,
+  };
+}
+
+export async function putRequeue(deps: { readonly ddb: DynamoDBDocumentClient; readonly tables: { readonly events: string } }, item: RequeueItem): Promise<void> {
+  // A new key per operation id. The condition keeps an SDK retry of a write that did land from
+  // inserting the item again (a second INSERT would be a second delivery).
+  try {
+    await deps.ddb.send(
+      new PutCommand({ TableName: deps.tables.events, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
