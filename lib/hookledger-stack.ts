@@ -55,7 +55,19 @@ export class HookledgerStack extends Stack {
       consumerQueues: this.consumers.map((w) => ({ consumerId: w.consumerId, queue: w.queue })),
     });
 
-    this.reconciler = new Reconciler(this, 'Reconciler', { events, ledger });
+    this.reconciler = new Reconciler(this, 'Reconciler', {
+      events,
+      ledger,
+      ...(config.reconcile.repair
+        ? {
+            repair: {
+              maxPerRun: config.reconcile.maxRepairsPerRun,
+              consumerQueues: this.consumers.map((w) => ({ consumerId: w.consumerId, queue: w.queue })),
+              fanOutFailureQueue: this.fanOut.failureQueue,
+            },
+          }
+        : {}),
+    });
 
     this.observability = new Observability(this, 'Observability', {
       api: this.ingest.api,

@@ -6,9 +6,12 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Logger } from '../shared/logger';
 import { DEFAULT_GRACE_MS, HOUR_MS, lastClosedWindow, MINUTE_MS, type ReconcileDeps, type ReconcileReport, reconcile } from './reconcile';
+import { type RepairDeps, type RepairResult, repair } from './repair';
 
 /** The metric the violations alarm watches (lib/constructs/reconciler.ts, RECONCILE_VIOLATIONS_METRIC). */
 export const VIOLATIONS_METRIC = 'ReconcileViolations';
+/** Deliveries a run re-queued (lib/constructs/reconciler.ts, RECONCILE_REPAIRS_METRIC). */
+export const REPAIRS_METRIC = 'ReconcileRepairs';
 export { METRICS_NAMESPACE } from '../shared/metric-names';
 import { METRICS_NAMESPACE } from '../shared/metric-names';
 /** Violations logged one line each; the rest are counted in the summary line. */
@@ -33,6 +36,18 @@ export interface ReconcileHandlerDeps extends ReconcileDeps {
   readonly windowMs?: number;
   /** @default 15 minutes */
   readonly graceMs?: number;
+  /** Repair what the run finds (lambdas/reconcile/repair.ts); absent: check only. */
+  readonly repair?: {
+    readonly maxPerRun: number;
+    /** Consumers paused now (their deliveries are logged, not repaired). */
+    pausedConsumers(): Promise<ReadonlySet<string>>;
+    readonly fanoutFailures?: RepairDeps['fanoutFailures'];
+  };
+}
+
+export interface ReconcileRunResult extends ReconcileReport {
+  /** Present when the run repaired. */
+  readonly repair?: Pick<RepairResult, 'repairId' | 'candidates' | 'repaired' | 'unrepaired' | 'unrepairedByReason' | 'fanoutFailureRecords'>;
 }
 
 /**
@@ -49,7 +64,7 @@ export function createViolationsMetrics(stackName: string): Metrics {
 
 export function createReconcileHandler(deps: ReconcileHandlerDeps) {
   const clock = deps.clock ?? Date.now;
-  return async (input?: unknown): Promise<ReconcileReport> => {
+  return async (input?: unknown): Promise<ReconcileRunResult> => {
     const now = clock();
     const request = manualInput(input);
     const graceMs = request.graceMinutes !== undefined ? request.graceMinutes * MINUTE_MS : (deps.graceMs ?? DEFAULT_GRACE_MS);
@@ -60,7 +75,17 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
             windowMs: request.windowMinutes !== undefined ? request.windowMinutes * MINUTE_MS : (deps.windowMs ?? HOUR_MS),
             graceMs,
           });
-    const report = await reconcile(deps, { ...window, graceMs });
+    let report: ReconcileReport;
+    let repaired: RepairResult | undefined;
+    if (deps.repair) {
+      repaired = await repair(
+        { ddb: deps.ddb, tables: deps.tables, clock: deps.clock, operator: 'reconciler', fanoutFailures: deps.repair.fanoutFailures },
+        { ...window, graceMs, paused: await deps.repair.pausedConsumers(), maxRepairs: deps.repair.maxPerRun, trigger: 'schedule' },
+      );
+      report = repaired.report;
+    } else {
+      report = await reconcile(deps, { ...window, graceMs });
+    }
     for (const v of report.violations.slice(0, MAX_LOGGED_VIOLATIONS)) {
       deps.logger.warn('reconcile violation', {
         kind: v.kind,
@@ -83,8 +108,27 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
       ...report.counts,
     });
     deps.metrics.addMetric(VIOLATIONS_METRIC, MetricUnit.Count, report.violations.length);
+    if (repaired) {
+      for (const d of repaired.unrepairedDeliveries.slice(0, MAX_LOGGED_VIOLATIONS)) {
+        deps.logger.warn('not repaired', { reason: d.reason, source: d.source, event_id: d.eventId, consumer_id: d.consumerId });
+      }
+      deps.logger.info('repair finished', {
+        repair_id: repaired.repairId,
+        candidates: repaired.candidates,
+        repaired: repaired.repaired,
+        unrepaired: repaired.unrepaired,
+        ...repaired.unrepairedByReason,
+        ...(repaired.fanoutFailureRecords ? { fanout_failure_records: repaired.fanoutFailureRecords } : {}),
+      });
+      deps.metrics.addMetric(REPAIRS_METRIC, MetricUnit.Count, repaired.repaired);
+    }
     deps.metrics.publishStoredMetrics();
-    return report;
+    if (!repaired) return report;
+    const { repairId, candidates, unrepaired, unrepairedByReason, fanoutFailureRecords } = repaired;
+    return {
+      ...report,
+      repair: { ...(repairId ? { repairId } : {}), candidates, repaired: repaired.repaired, unrepaired, unrepairedByReason, ...(fanoutFailureRecords ? { fanoutFailureRecords } : {}) },
+    };
   };
 }
 

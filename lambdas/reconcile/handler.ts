@@ -1,14 +1,33 @@
 /** Lambda entry for the scheduled reconcile (EventBridge rule; see lib/constructs/reconciler.ts). */
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { createDocumentClient } from '../shared/clients';
-import { ENV, requireEnv } from '../shared/env';
+import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../shared/env';
 import { createLogger } from '../shared/logger';
 import { createReconcileHandler, createViolationsMetrics } from './app';
+import { pausedConsumers } from './paused';
 
-/** The `Stack` dimension of the violations metric: the CloudFormation stack name. */
+/** Set by the stack when `reconcile.repair` is on (the default); absent, the reconciler only checks. */
+function repairFromEnv(): Parameters<typeof createReconcileHandler>[0]['repair'] {
+  const raw = process.env[ENV.repairMaxPerRun];
+  if (raw === undefined || raw === '') return undefined;
+  const maxPerRun = Number(raw);
+  if (!Number.isInteger(maxPerRun) || maxPerRun < 1) {
+    throw new MissingEnvError(`environment variable ${ENV.repairMaxPerRun} must be a positive integer, got "${raw}"`);
+  }
+  const queueArns = requireJsonEnv<Record<string, string>>(ENV.queueArns);
+  const lambda = new LambdaClient({});
+  return {
+    maxPerRun,
+    pausedConsumers: () => pausedConsumers(lambda, queueArns),
+    fanoutFailures: { sqs: new SQSClient({}), queueUrl: requireEnv(ENV.fanoutFailureQueueUrl) },
+  };
+}
 
 export const handler = createReconcileHandler({
   ddb: createDocumentClient(),
   tables: { events: requireEnv(ENV.eventsTable), ledger: requireEnv(ENV.ledgerTable) },
   metrics: createViolationsMetrics(requireEnv(ENV.stackName)),
   logger: createLogger('hookledger-reconcile'),
+  repair: repairFromEnv(),
 });

@@ -16,6 +16,12 @@ export const ENV = {
   principal: 'PRINCIPAL',
   /** The CloudFormation stack name: the `Stack` dimension of the reconcile metric. Reconciler only. */
   stackName: 'STACK_NAME',
+  /** Re-queues per reconcile run; absent when the reconciler only checks. Reconciler only. */
+  repairMaxPerRun: 'REPAIR_MAX_PER_RUN',
+  /** JSON object: consumer id -> SQS queue ARN (to see which consumers are paused). Reconciler only. */
+  queueArns: 'QUEUE_ARNS',
+  /** The fan-out's on-failure queue URL. Reconciler only. */
+  fanoutFailureQueueUrl: 'FANOUT_FAILURE_QUEUE_URL',
 } as const;
 
 export class MissingEnvError extends Error {

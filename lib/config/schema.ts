@@ -113,6 +113,16 @@ export const configSchema = z
       .object({ email: z.string().email().optional() })
       .strict()
       .default({}),
+    /** The scheduled reconciler (lambdas/reconcile). */
+    reconcile: z
+      .object({
+        /** Re-queue the missing and stalled deliveries each run finds (ledger-safe; paused consumers are skipped). */
+        repair: z.boolean().default(true),
+        /** At most this many re-queues per run; the rest are logged and left to the next run or an operator. */
+        maxRepairsPerRun: z.number().int().min(1).max(10_000).default(500),
+      })
+      .strict()
+      .default({ repair: true, maxRepairsPerRun: 500 }),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -1,5 +1,6 @@
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -9,6 +10,17 @@ import { HookledgerFunction, METRICS_NAMESPACE } from './hookledger-function';
 
 /** The custom metric the reconciler publishes and the violations alarm watches. */
 export const RECONCILE_VIOLATIONS_METRIC = 'ReconcileViolations';
+/** The custom metric counting deliveries the reconciler re-queued (dimension `Stack`). */
+export const RECONCILE_REPAIRS_METRIC = 'ReconcileRepairs';
+
+export interface ReconcilerRepairProps {
+  /** At most this many re-queues per run (1-10000). */
+  readonly maxPerRun: number;
+  /** Each consumer's queue: a consumer whose event source mappings are all disabled is paused and not repaired. */
+  readonly consumerQueues: readonly { readonly consumerId: string; readonly queue: sqs.IQueue }[];
+  /** The fan-out's on-failure queue: its records' deliveries are repaired and the records then deleted. */
+  readonly fanOutFailureQueue: sqs.IQueue;
+}
 
 /**
  * Read by lambdas/reconcile/handler.ts: the value of the metric's `Stack` dimension. Not in
@@ -23,12 +35,16 @@ export interface ReconcilerProps {
   readonly interval?: Duration;
   /** @default Duration.minutes(5) */
   readonly timeout?: Duration;
+  /** Re-queue the missing and stalled deliveries each run finds. @default undefined (check only) */
+  readonly repair?: ReconcilerRepairProps;
 }
 
 /**
- * The scheduled consistency check: compares receipts with ledger rows (read-only) and publishes the
- * number of violations as the `Hookledger/ReconcileViolations` metric, whose only dimension is
- * `Stack` = this stack's name.
+ * The scheduled consistency check: compares receipts with ledger rows and publishes the number of
+ * violations as the `Hookledger/ReconcileViolations` metric, whose only dimension is `Stack` = this
+ * stack's name. With `repair`, it also re-queues the missing and stalled deliveries it found (a
+ * requeue item and an audit item in the EventStore: its only writes) and publishes how many as
+ * `Hookledger/ReconcileRepairs`.
  */
 export class Reconciler extends Construct {
   readonly handler: HookledgerFunction;
@@ -41,6 +57,9 @@ export class Reconciler extends Construct {
     const timeout = props.timeout ?? Duration.minutes(5);
     if (this.interval.toSeconds() < 60) {
       throw new Error(`interval must be at least 1 minute, got ${this.interval.toSeconds()} seconds`);
+    }
+    if (props.repair && !(Number.isInteger(props.repair.maxPerRun) && props.repair.maxPerRun >= 1 && props.repair.maxPerRun <= 10_000)) {
+      throw new Error(`repair.maxPerRun must be an integer from 1 to 10000, got ${props.repair.maxPerRun}`);
     }
     if (timeout.toSeconds() >= this.interval.toSeconds()) {
       throw new Error(
@@ -58,12 +77,31 @@ export class Reconciler extends Construct {
         [ENV.eventsTable]: props.events.tableName,
         [ENV.ledgerTable]: props.ledger.tableName,
         [STACK_NAME_ENV]: Stack.of(this).stackName,
+        ...(props.repair
+          ? {
+              [ENV.repairMaxPerRun]: String(props.repair.maxPerRun),
+              [ENV.queueArns]: Stack.of(this).toJsonString(
+                Object.fromEntries(props.repair.consumerQueues.map((c) => [c.consumerId, c.queue.queueArn])),
+              ),
+              [ENV.fanoutFailureQueueUrl]: props.repair.fanOutFailureQueue.queueUrl,
+            }
+          : {}),
       },
     });
     // BatchGetItem: reconcile looks up receipts and ledger rows it did not find in the window by key.
     const readOnly = ['dynamodb:Query', 'dynamodb:Scan', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'];
     props.events.grant(this.handler, ...readOnly);
     props.ledger.grant(this.handler, ...readOnly);
+    if (props.repair) {
+      // Repairs write requeue items and one audit item per run: new items only, never an update.
+      props.events.grant(this.handler, 'dynamodb:PutItem');
+      props.repair.fanOutFailureQueue.grantConsumeMessages(this.handler);
+      iam.Grant.addToPrincipal({
+        grantee: this.handler,
+        actions: ['lambda:ListEventSourceMappings'],
+        resourceArns: ['*'],
+      });
+    }
     iam.Grant.addToPrincipal({
       grantee: this.handler,
       actions: ['cloudwatch:PutMetricData'],
@@ -73,7 +111,10 @@ export class Reconciler extends Construct {
     Validations.of(this.handler).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'cloudwatch:PutMetricData has no resource-level permissions; the statement is limited by the cloudwatch:namespace condition to the Hookledger namespace.',
+        'cloudwatch:PutMetricData has no resource-level permissions; the statement is limited by the cloudwatch:namespace condition to the Hookledger namespace.' +
+        (props.repair
+          ? ' lambda:ListEventSourceMappings (read-only: which consumers are paused, so their deliveries are not repaired) has no resource-level permissions either.'
+          : ''),
     });
 
     this.rule = new events.Rule(this, 'Schedule', {

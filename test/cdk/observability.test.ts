@@ -174,11 +174,12 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
   });
 });
 
-describe('reconciler', () => {
+// With repair on (the default) the reconciler also writes: see test/cdk/reconciler.test.ts.
+describe('reconciler with repair off (reconcile.repair: false)', () => {
   let json: Json;
   let reconcileId: string;
   beforeAll(() => {
-    json = synth(defaultConfig).json;
+    json = synth({ ...defaultConfig, reconcile: { repair: false } }).json;
     [reconcileId] = resourcesOfType(json, 'AWS::Lambda::Function').find(
       ([, fn]) => fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME === 'hookledger-reconcile',
     )!;

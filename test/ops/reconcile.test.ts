@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReconcileHandler, createViolationsMetrics } from '../../lambdas/reconcile/app';
 import { lastClosedWindow, reconcile } from '../../lambdas/reconcile/reconcile';
 import { capturingLogger } from '../support/logs';
-import { freshStack, HOUR, MIN, type OpsEnv, startOpsEnv, T0 } from './support';
+import { freshStack, HOUR, items, MIN, type OpsEnv, startOpsEnv, T0 } from './support';
 
 let env: OpsEnv;
 beforeAll(async () => {
@@ -201,6 +201,55 @@ describe('reconcile Lambda', () => {
     expect(report.receipts).toBe(3);
     expect(m.added).toEqual([['ReconcileViolations', 'Count', 0]]);
     await expect(handler({ from: new Date(T0).toISOString() })).rejects.toThrow(/both "from" and "to"/);
+  });
+
+  it('repairs what it finds, bounded per run: publishes violations and repairs, skips paused consumers', async () => {
+    const stack = await cleanWindow();
+    for (const id of ['evt_01J8K7M2T1', 'evt_01J8K7M2T2', 'evt_01J8K7M2T3']) {
+      await stack.seed.receipt({ eventId: id, receivedAt: T0 + 30 * MIN, type: 'invoice.paid' });
+    }
+    // evt_..T1: nothing delivered; T2: audit-writer delivered, billing-meter's lease abandoned at 10:31.
+    await stack.seed.deliver('evt_01J8K7M2T2', 'audit-writer', 1, T0 + 31 * MIN);
+    await stack.seed.claim('evt_01J8K7M2T2', 'billing-meter', T0 + 31 * MIN, 60_000);
+    for (const c of ['billing-meter', 'audit-writer']) await stack.seed.deliver('evt_01J8K7M2T3', c, 1, T0 + 31 * MIN);
+    const { logger, lines } = capturingLogger('hookledger-reconcile');
+    const m = fakeMetrics();
+    const handler = createReconcileHandler({
+      ...stack.deps,
+      logger,
+      metrics: m.metrics as never,
+      clock: () => T0 + HOUR + 20 * MIN,
+      repair: { maxPerRun: 2, pausedConsumers: async () => new Set(['audit-writer']) },
+    });
+
+    const result = await handler({ 'detail-type': 'Scheduled Event', source: 'aws.events' });
+
+    // Found: T1 billing-meter + audit-writer missing, T2 billing-meter stalled. Paused: audit-writer.
+    expect(result.counts).toMatchObject({ missing_delivery: 2, stalled_delivery: 1 });
+    expect(result.repair).toMatchObject({ candidates: 3, repaired: 2, unrepaired: 1, unrepairedByReason: { paused: 1, limit: 0 } });
+    expect(m.added).toEqual([
+      ['ReconcileViolations', 'Count', 3],
+      ['ReconcileRepairs', 'Count', 2],
+    ]);
+    const requeues = (await items(env, stack.tables.events)).filter((i) => i.kind === 'requeue');
+    expect(requeues.map((r) => `${r.eventId}#${r.consumerId}`).sort()).toEqual(['evt_01J8K7M2T1#billing-meter', 'evt_01J8K7M2T2#billing-meter']);
+    expect(requeues.every((r) => r.repairId === result.repair?.repairId && r.replayId === undefined)).toBe(true);
+    const audits = (await items(env, stack.tables.events)).filter((i) => i.kind === 'audit');
+    expect(audits).toEqual([expect.objectContaining({ action: 'repair', operator: 'reconciler', trigger: 'schedule', count: 2 })]);
+    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(logged.find((l) => l.message === 'not repaired')).toMatchObject({ reason: 'paused', event_id: 'evt_01J8K7M2T1', consumer_id: 'audit-writer' });
+    expect(logged.find((l) => l.message === 'repair finished')).toMatchObject({ repaired: 2, unrepaired: 1, paused: 1 });
+
+    // Over the limit: the next run takes the rest (here: none left but the paused one).
+    const limited = createReconcileHandler({
+      ...stack.deps,
+      logger,
+      metrics: fakeMetrics().metrics as never,
+      clock: () => T0 + HOUR + 20 * MIN,
+      repair: { maxPerRun: 1, pausedConsumers: async () => new Set() },
+    });
+    const second = await limited({ 'detail-type': 'Scheduled Event', source: 'aws.events' });
+    expect(second.repair).toMatchObject({ candidates: 3, repaired: 1, unrepaired: 2, unrepairedByReason: { paused: 0, limit: 2 } });
   });
 
   it('emits Hookledger/ReconcileViolations with the Stack dimension alone, as the alarm names it', () => {

@@ -1,0 +1,106 @@
+/**
+ * The reconciler with repair on (the default, `reconcile.repair`): what it may write, read and call,
+ * and how it is told the limit and the queues. Emulators cannot show IAM; these assertions do.
+ */
+import { App } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Stack } from 'aws-cdk-lib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { defineConfig } from '../../lib/config/schema';
+import { Reconciler } from '../../lib/constructs/reconciler';
+import {
+  type Json,
+  actionsOf,
+  defaultConfig,
+  refTarget,
+  resourceTargets,
+  resourcesOfType,
+  statementsOfRole,
+  synth,
+  workers,
+} from './support';
+
+function reconcilerOf(json: Json): [string, Json] {
+  return resourcesOfType(json, 'AWS::Lambda::Function').find(
+    ([, fn]) => fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME === 'hookledger-reconcile',
+  )!;
+}
+
+describe('reconciler with repair on (default config)', () => {
+  let json: Json;
+  let fnId: string;
+  let fn: Json;
+  let statements: ReturnType<typeof statementsOfRole>;
+  beforeAll(() => {
+    json = synth(defaultConfig).json;
+    [fnId, fn] = reconcilerOf(json);
+    statements = statementsOfRole(json, refTarget(fn.Properties.Role)!);
+  });
+
+  it('is told the per-run limit (500 by default), every consumer queue ARN and the on-failure queue', () => {
+    expect(defineConfig(defaultConfig).reconcile).toEqual({ repair: true, maxRepairsPerRun: 500 });
+    const env = fn.Properties.Environment.Variables;
+    expect(env.REPAIR_MAX_PER_RUN).toBe('500');
+    const failureQueueId = refTarget(json.Outputs.FanoutFailureQueueUrl.Value);
+    expect(refTarget(env.FANOUT_FAILURE_QUEUE_URL)).toBe(failureQueueId);
+    // QUEUE_ARNS is a JSON object built with Fn::Join: every worker queue's ARN is in it, by consumer id.
+    const joined = JSON.stringify(env.QUEUE_ARNS);
+    for (const w of workers(json)) {
+      expect(joined, w.consumerId).toContain(`\\"${w.consumerId}\\":\\"`);
+      expect(joined, w.consumerId).toContain(`{"Fn::GetAtt":["${w.queueId}","Arn"]}`);
+    }
+    expect(workers(json)).toHaveLength(3);
+    expect(fnId).toBeTruthy();
+  });
+
+  it('may write only new EventStore items (PutItem: requeue and audit), never the Ledger', () => {
+    const tables = resourcesOfType(json, 'AWS::DynamoDB::Table').map(([id]) => id);
+    const eventStoreId = refTarget(json.Outputs.EventStoreTableName.Value);
+    const ledgerId = refTarget(json.Outputs.LedgerTableName.Value);
+    expect(tables.sort()).toEqual([eventStoreId, ledgerId].sort());
+    const writes = statements.filter((st) => actionsOf(st).some((a) => /^dynamodb:(Put|Update|Delete|BatchWrite|TransactWrite)/.test(a)));
+    expect(writes.flatMap(actionsOf)).toEqual(['dynamodb:PutItem']);
+    expect(writes.flatMap(resourceTargets)).toEqual([eventStoreId]);
+    const reads = statements.filter((st) => actionsOf(st).some((a) => /^dynamodb:(Query|Scan|GetItem|BatchGetItem)$/.test(a)));
+    expect(reads.flatMap(resourceTargets).sort()).toEqual([eventStoreId, ledgerId].sort());
+  });
+
+  it('may receive and delete only on the fan-out on-failure queue, and send to no queue', () => {
+    const failureQueueId = refTarget(json.Outputs.FanoutFailureQueueUrl.Value);
+    const sqsStatements = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')));
+    expect(sqsStatements.flatMap(actionsOf)).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']));
+    expect(sqsStatements.flatMap(actionsOf).filter((a) => a.startsWith('sqs:Send') || a === 'sqs:PurgeQueue')).toEqual([]);
+    expect([...new Set(sqsStatements.flatMap(resourceTargets))]).toEqual([failureQueueId]);
+  });
+
+  it('may list event source mappings (to skip paused consumers) but never change one', () => {
+    const lambdaActions = statements.flatMap(actionsOf).filter((a) => a.startsWith('lambda:'));
+    expect(lambdaActions).toEqual(['lambda:ListEventSourceMappings']);
+  });
+
+  it('keeps no write access when repair is off', () => {
+    const off = synth({ ...defaultConfig, reconcile: { repair: false } }).json;
+    const [, offFn] = reconcilerOf(off);
+    const offStatements = statementsOfRole(off, refTarget(offFn.Properties.Role)!);
+    const actions = offStatements.flatMap(actionsOf);
+    expect(actions.filter((a) => a === 'dynamodb:PutItem' || a.startsWith('sqs:') || a.startsWith('lambda:'))).toEqual([]);
+    expect(Object.keys(offFn.Properties.Environment.Variables)).not.toContain('REPAIR_MAX_PER_RUN');
+  });
+});
+
+describe('Reconciler construct', () => {
+  it('refuses a per-run repair limit outside 1-10000, quoting it', () => {
+    const stack = new Stack(new App(), 'ReconcilerProps');
+    const table = new dynamodb.Table(stack, 'T', { partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING } });
+    const queue = new sqs.Queue(stack, 'Q');
+    expect(
+      () =>
+        new Reconciler(stack, 'Reconciler', {
+          events: table,
+          ledger: table,
+          repair: { maxPerRun: 0, consumerQueues: [{ consumerId: 'billing-meter', queue }], fanOutFailureQueue: queue },
+        }),
+    ).toThrow('repair.maxPerRun must be an integer from 1 to 10000, got 0');
+  });
+});
