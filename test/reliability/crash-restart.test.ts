@@ -16,6 +16,11 @@
  * a minute for those messages; the receive budget (4-5) covers an outage of more than 45 s.
  *
  * Size and time: HOOKLEDGER_CRASH_EVENTS (default 300).
+ *
+ * Then `npm start` itself (a child process in its own process group, as a terminal runs it): Ctrl-C
+ * with a paused consumer's deliveries waiting, and 240 events with the whole process group SIGKILLed
+ * at about 40% and started again on the same data while the sender retries. Both must end with every
+ * acknowledged event's delivery set done exactly once and reconcile clean.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +33,10 @@ import { defineConfig, subscribedConsumers } from '../../lib/config/schema';
 import type { LocalStack } from '../../local/stack';
 import { platformEvent, signedHeaders } from '../support/factories';
 import { send, startTestStack } from '../support/stack';
+import { scanAll } from '../../lambdas/reconcile/scan';
+import type { LedgerItem } from '../../lambdas/shared/model';
+import { freePort } from '../../local/emulators';
+import { hookledger, type NpmStart, npmStart, resumedCount, signingSecret } from './npm-start';
 import { type FaultStack, ledgerItems, queueDepth, receipts, reconcileWindow, sleep, startFaultStack } from './support';
 
 const EVENTS = Number(process.env.HOOKLEDGER_CRASH_EVENTS ?? 300);
@@ -90,16 +99,16 @@ function pollerKinds(): Record<string, number> {
   return kinds;
 }
 
-beforeAll(async () => {
-  dataDir = mkdtempSync(path.join(tmpdir(), 'hookledger-crash-'));
-  stack = await startFaultStack({ config, dataDir, wrapConsumer: countingWrapper, backoffBaseMs: 500 });
-});
-afterAll(async () => {
-  await stack?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
-
 describe('crash and restart under load (file-backed)', () => {
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'hookledger-crash-'));
+    stack = await startFaultStack({ config, dataDir, wrapConsumer: countingWrapper, backoffBaseMs: 500 });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
   it('loses no acknowledged event and bills none twice across a storage kill and a consumer restart', async () => {
     const rand = random(204_311);
     const unique: (Job & { type: string; tenant: string })[] = Array.from({ length: EVENTS }, (_, n) => {
@@ -299,4 +308,209 @@ describe('a consumer restart of the local stack (local/stack.ts)', () => {
     console.log(`[crash-restart] local stack pipeline restart: deliveries after restart=${seen.length - 4} (expected 2, the new event's)`);
     expect(seen.slice(4).sort()).toEqual(['evt_restart_3#audit-writer', 'evt_restart_3#billing-meter']);
   }, 60_000);
+});
+
+// --- `npm start` itself, restarted (issue 10) ----------------------------------------------------
+// The SQS emulator keeps its messages in memory (fauxqs 1.9.2 has no persistence), so whatever
+// waited in a queue is gone after Ctrl-C or a crash, while the tables remember every delivery not yet
+// done. The start-up repair re-queues those; the consumers' claims make a copy that was not lost
+// (a stream record fanned out again after its checkpoint) or a lease still live harmless.
+describe('npm start restarted: nothing acknowledged is left undelivered', () => {
+  let current: NpmStart | undefined;
+  const homes: string[] = [];
+  afterAll(async () => {
+    current?.signal('SIGKILL');
+    await current?.exited;
+    current?.ddb.destroy();
+    for (const home of homes) rmSync(home, { recursive: true, force: true });
+  });
+  const newHome = () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'hookledger-npm-start-'));
+    homes.push(home);
+    return home;
+  };
+
+  async function post(port: number, secret: string, event: { id: string; body: string }, msgId: string): Promise<number | 'network'> {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/hooks/platform`, {
+        method: 'POST',
+        headers: signedHeaders(event.body, { secret, msgId, at: Date.now() }),
+        body: event.body,
+      });
+      await res.arrayBuffer();
+      return res.status;
+    } catch {
+      return 'network';
+    }
+  }
+
+  async function ledgerOf(run: NpmStart): Promise<LedgerItem[]> {
+    return scanAll<LedgerItem>(run.ddb, { TableName: run.state.tables.ledger, ConsistentRead: true });
+  }
+
+  async function waitUntil(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      await sleep(500);
+    }
+  }
+
+  function perConsumer(rows: readonly LedgerItem[]): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of rows) if (r.state === 'done') out[r.consumerId] = (out[r.consumerId] ?? 0) + 1;
+    return out;
+  }
+
+  it("a paused consumer's 5 deliveries survive Ctrl-C: after the restart and resume each is done once, reconcile clean", async () => {
+    const home = newHome();
+    const port = await freePort();
+    current = await npmStart(home, port);
+    expect((await hookledger(home, ['pause', 'risk-evaluator'])).code).toBe(0);
+    const secret = await signingSecret(home);
+    const ids = ['evt_01J8K7PC01', 'evt_01J8K7PC02', 'evt_01J8K7PC03', 'evt_01J8K7PC04', 'evt_01J8K7PC05'];
+    for (const [n, id] of ids.entries()) {
+      const body = JSON.stringify({ id, type: 'payment.succeeded', tenant_id: 'tenant_204', key_id: 'key_42', data: { amount: 1200 + n, currency: 'eur' } });
+      expect(await post(port, secret, { id, body }, `msg_${id}`)).toBe(202);
+    }
+    const first = current;
+    await waitUntil('billing-meter and audit-writer done', 60_000, async () => {
+      const c = perConsumer(await ledgerOf(first));
+      return c['billing-meter'] === 5 && c['audit-writer'] === 5;
+    });
+    expect(perConsumer(await ledgerOf(first))['risk-evaluator']).toBeUndefined();
+
+    // Ctrl-C: SIGINT to the foreground process group.
+    first.signal('SIGINT');
+    expect(await first.exited).toBe(0);
+    first.ddb.destroy();
+
+    const t = Date.now();
+    current = await npmStart(home, port);
+    const resumed = resumedCount(current.output());
+    expect((await hookledger(home, ['resume', 'risk-evaluator'])).code).toBe(0);
+    const second = current;
+    await waitUntil('all 15 deliveries done', 120_000, async () => (await ledgerOf(second)).filter((r) => r.state === 'done').length === 15);
+    const drainMs = Date.now() - t - second.startMs;
+    const rows = await ledgerOf(second);
+    const check = await hookledger(home, ['reconcile', '--grace', '0s', '--from', '-1h']);
+    console.log(
+      `[crash-restart] npm start Ctrl-C with risk-evaluator paused: events=5 deliveries expected=15 done=${rows.filter((r) => r.state === 'done').length} ` +
+        `per-consumer=${JSON.stringify(perConsumer(rows))} resumed-at-start=${resumed} restart=${second.startMs}ms drain=${drainMs}ms`,
+    );
+    expect(resumed).toBe(5);
+    expect(perConsumer(rows)).toEqual({ 'billing-meter': 5, 'audit-writer': 5, 'risk-evaluator': 5 });
+    expect(rows).toHaveLength(15);
+    expect(rows.filter((r) => r.consumerId === 'risk-evaluator').map((r) => [r.eventId, r.attempt, r.units])).toEqual(
+      expect.arrayContaining(ids.map((id) => [id, 1, 1])),
+    );
+    expect(check.stdout).toContain('ok: no violations');
+    expect(check.code).toBe(0);
+    second.signal('SIGINT');
+    expect(await second.exited).toBe(0);
+    second.ddb.destroy();
+    current = undefined;
+  }, 240_000);
+
+  it('240 events, the whole process group killed at ~40% and started again, the sender retrying: every delivery done exactly once', async () => {
+    const EVENTS_SENT = 240;
+    const home = newHome();
+    const port = await freePort();
+    current = await npmStart(home, port);
+    const secret = await signingSecret(home);
+    const rand = random(10_240);
+    const events = Array.from({ length: EVENTS_SENT }, (_, n) => {
+      const [tenant, key] = TENANTS[n % 2]!;
+      const type = TYPES[Math.floor(rand() * TYPES.length)]!;
+      const id = `evt_01J8K7K${String(n).padStart(3, '0')}`;
+      return { id, type, tenant, body: JSON.stringify({ id, type, tenant_id: tenant, key_id: key, data: { amount: 500 + n, currency: 'eur' } }) };
+    });
+    const figures = { requests: 0, s202: 0, s200: 0, s4xx: 0, s5xx: 0, network: 0, gaveUp: 0 };
+    const acknowledged = new Set<string>();
+    let done = 0;
+    let restarted: Promise<void> | undefined;
+    let killedAt = 0;
+    let restartReadyAt = 0;
+
+    const crash = async () => {
+      const victim = current!;
+      killedAt = done;
+      victim.signal('SIGKILL');
+      await victim.exited;
+      victim.ddb.destroy();
+      current = await npmStart(home, port);
+      restartReadyAt = Date.now();
+    };
+
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < events.length) {
+          const event = events[next++]!;
+          for (let tryNo = 1; ; tryNo++) {
+            if (tryNo > 30) {
+              figures.gaveUp++;
+              break;
+            }
+            if (tryNo > 1) await sleep(Math.min(2000, 100 * 2 ** (tryNo - 2)));
+            figures.requests++;
+            const status = await post(port, secret, event, `msg_${event.id}`);
+            if (status === 'network') figures.network++;
+            else if (status === 202 || status === 200) {
+              figures[status === 202 ? 's202' : 's200']++;
+              acknowledged.add(event.id);
+              break;
+            } else if (status >= 500) figures.s5xx++;
+            else figures.s4xx++;
+          }
+          done++;
+          if (!restarted && done >= EVENTS_SENT * 0.4) restarted = crash();
+        }
+      }),
+    );
+    await restarted;
+    const run = current!;
+    const expectedPerConsumer: Record<string, number> = {};
+    const expectedUnits: Record<string, number> = {};
+    for (const e of events) {
+      for (const consumerId of subscribedConsumers(baseConfig, e.type)) {
+        expectedPerConsumer[consumerId] = (expectedPerConsumer[consumerId] ?? 0) + 1;
+        expectedUnits[e.tenant] = (expectedUnits[e.tenant] ?? 0) + (consumerId === 'billing-meter' ? unitsFor(e.type) : 1);
+      }
+    }
+    const expectedDeliveries = Object.values(expectedPerConsumer).reduce((a, b) => a + b, 0);
+    // Bounded by the consumers' leases: a delivery leased when the group died waits out its lease.
+    const maxLeaseMs = Math.max(...baseConfig.consumers.map((c) => c.visibilityTimeoutSeconds)) * 1000;
+    await waitUntil(`${expectedDeliveries} deliveries done`, maxLeaseMs + 120_000, async () =>
+      (await ledgerOf(run)).filter((r) => r.state === 'done').length >= expectedDeliveries,
+    );
+    const drainMs = Date.now() - restartReadyAt;
+    await sleep(1000);
+    const rows = await ledgerOf(run);
+    const units: Record<string, number> = {};
+    for (const r of rows) if (r.state === 'done') units[r.tenantId] = (units[r.tenantId] ?? 0) + (r.units ?? 0);
+    const check = await hookledger(home, ['reconcile', '--grace', '0s', '--from', '-1h', '--json']);
+    const report = JSON.parse(check.stdout) as { violations: unknown[]; receipts: number; expectedDeliveries: number };
+    const resumed = resumedCount(run.output());
+    console.log(
+      `[crash-restart] npm start process group SIGKILLed at ${killedAt}/${EVENTS_SENT}: requests=${figures.requests} 202=${figures.s202} ` +
+        `200-duplicate=${figures.s200} 4xx=${figures.s4xx} 5xx=${figures.s5xx} network-errors=${figures.network} gave-up=${figures.gaveUp} ` +
+        `acknowledged=${acknowledged.size} deliveries expected=${expectedDeliveries} done=${rows.filter((r) => r.state === 'done').length} ` +
+        `ledger-rows=${rows.length} per-consumer=${JSON.stringify(perConsumer(rows))} units=${JSON.stringify(units)} ` +
+        `resumed-at-start=${resumed} restart=${run.startMs}ms drain=${drainMs}ms reconcile-violations=${report.violations.length}`,
+    );
+    expect(killedAt).toBeGreaterThanOrEqual(EVENTS_SENT * 0.4);
+    expect(killedAt).toBeLessThan(EVENTS_SENT * 0.6);
+    expect(figures.gaveUp).toBe(0);
+    expect(acknowledged.size).toBe(EVENTS_SENT);
+    expect(figures.network, 'the crash was visible to the sender').toBeGreaterThan(0);
+    expect(resumed, 'the start-up repair had unfinished deliveries to re-queue').toBeGreaterThan(0);
+    expect(perConsumer(rows)).toEqual(expectedPerConsumer);
+    expect(rows, 'one ledger row per delivery, none extra').toHaveLength(expectedDeliveries);
+    expect(rows.every((r) => r.state === 'done' && typeof r.ackAttempt === 'number')).toBe(true);
+    expect(units).toEqual(expectedUnits);
+    expect(report).toMatchObject({ receipts: EVENTS_SENT, expectedDeliveries, violations: [] });
+    expect(check.code).toBe(0);
+    expect(drainMs, 'drain bounded by the longest lease').toBeLessThan(maxLeaseMs + 90_000);
+  }, 420_000);
 });
