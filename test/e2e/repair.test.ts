@@ -14,6 +14,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main';
+import { status } from '../../cli/ops/status';
 import config from '../../hookledger.config';
 import type { FanoutHandler } from '../../lambdas/fanout/app';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
@@ -140,6 +141,13 @@ describe('reconcile --repair on planted losses (local stack)', () => {
     }
     await stack.drain();
     expect(await rowsOf('evt_01J8K7RF01')).toEqual([]);
+    const seen = await status(
+      { ddb: stack.handlers.ddb, tables: stack.resources.tables, config, sqs: stack.handlers.sqs, fanoutFailureQueueUrl: stack.resources.fanoutFailureQueue.url },
+      {},
+    );
+    expect(seen.fanoutFailures).toEqual({ visible: 1, inFlight: 0 });
+    const shown = await cli(['status']);
+    expect(shown.stdout).toContain('fan-out on-failure queue: 1 record(s)');
 
     // Within any grace period, the failure record alone says these deliveries will never come.
     const result = await repair(deps(), { from: t0, to: Date.now() + 1, graceMs: 15 * 60_000, trigger: 'cli' });
@@ -151,6 +159,7 @@ describe('reconcile --repair on planted losses (local stack)', () => {
       'platform:evt_01J8K7RF01#risk-evaluator',
     ]);
     expect(await queueDepth(stack, stack.resources.fanoutFailureQueue.url)).toBe(0);
+    expect((await cli(['status'])).stdout).toContain('fan-out on-failure queue: 0 record(s)');
     await stack.drain();
     expect((await rowsOf('evt_01J8K7RF01')).map((r) => [r.consumerId, r.state, r.attempt, r.units])).toEqual([
       ['audit-writer', 'done', 1, 1],

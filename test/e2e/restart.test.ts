@@ -39,4 +39,35 @@ describe('restarting a file-backed local stack', () => {
     expect(rows).toHaveLength(8);
     expect(rows.every((r) => r.attempt === 1)).toBe(true);
   }, 90_000);
+
+  it('re-queues at start what the last run left unfinished (the queues start empty): each delivered once', async () => {
+    await stack?.stop();
+    const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-restart-repair-'));
+    const files = { dataDir: dir, secretsFile: path.join(dir, 'secrets.json') };
+    stack = await startTestStack({ ...files, paused: ['audit-writer'] });
+    for (const id of ['evt_01J8K7T101', 'evt_01J8K7T102', 'evt_01J8K7T103']) {
+      expect((await send(stack, platformEvent({ id, type: 'invoice.paid' }))).status).toBe(202);
+    }
+    await stack.drain();
+    expect((await doneRows(stack)).map((r) => r.consumerId)).toEqual(['billing-meter', 'billing-meter', 'billing-meter']);
+    expect(stack.startupRepair).toMatchObject({ repaired: 0, candidates: 0 });
+    await stack.stop();
+
+    stack = await startTestStack(files);
+    expect(stack.startupRepair).toMatchObject({ repaired: 3, unrepaired: 0 });
+    expect(stack.startupRepair?.deliveries.map((d) => d.ledgerKey).sort()).toEqual([
+      'platform:evt_01J8K7T101#audit-writer',
+      'platform:evt_01J8K7T102#audit-writer',
+      'platform:evt_01J8K7T103#audit-writer',
+    ]);
+    await stack.drain();
+    const rows = await doneRows(stack);
+    expect(rows).toHaveLength(6);
+    expect(rows.every((r) => r.attempt === 1 && r.units === 1)).toBe(true);
+    await stack.stop();
+
+    // Nothing unfinished: the next start re-queues nothing.
+    stack = await startTestStack(files);
+    expect(stack.startupRepair).toMatchObject({ repaired: 0, candidates: 0 });
+  }, 120_000);
 });

@@ -92,6 +92,30 @@ describe('fan-out', () => {
     expect(sentTo(queueUrls['audit-writer'])).toMatchObject([{ eventId: 'evt_9', consumerId: 'audit-writer', replayId: 'rpl_7' }]);
   });
 
+  it('sends a repair requeue as an ordinary delivery: the repair id, never a replay id', async () => {
+    sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    const requeue = {
+      pk: 'rq#rep_01J8K7RP01#platform:evt_01J8K7M2Q4#billing-meter',
+      kind: 'requeue',
+      source: 'platform',
+      eventId: 'evt_01J8K7M2Q4',
+      eventType: 'payment.succeeded',
+      tenantId: 'tenant_204',
+      keyId: 'key_42',
+      consumerId: 'billing-meter',
+      repairId: 'rep_01J8K7RP01',
+      receivedAt: NOW,
+      createdAt: NOW,
+      expiresAt: 1,
+    };
+    const res = await handler()({ Records: [streamRecord(requeue, '3')] });
+    expect(res.batchItemFailures).toEqual([]);
+    const [message] = sentTo(queueUrls['billing-meter']);
+    expect(message).toMatchObject({ eventId: 'evt_01J8K7M2Q4', consumerId: 'billing-meter', tenantId: 'tenant_204', repairId: 'rep_01J8K7RP01' });
+    expect(message).not.toHaveProperty('replayId');
+    expect(sentTo(queueUrls['audit-writer'])).toEqual([]);
+  });
+
   it('reports only the record whose message SQS refused', async () => {
     sqsMock
       .on(SendMessageBatchCommand, { QueueUrl: queueUrls['audit-writer'] })
