@@ -65,6 +65,10 @@ function lambdaEnv(name: string, consumerId?: string): Record<string, string> {
     SOURCE_SECRETS: JSON.stringify({ platform: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:hookledger/platform' }),
     QUEUE_URLS: JSON.stringify({ 'billing-meter': queue('billing-meter'), 'audit-writer': queue('audit-writer'), 'risk-evaluator': queue('risk-evaluator') }),
     STACK_NAME: 'hookledger',
+    // The reconciler as deployed with repair on (the default): its Lambda and SQS clients load too.
+    REPAIR_MAX_PER_RUN: '500',
+    QUEUE_ARNS: JSON.stringify({ 'billing-meter': 'arn:aws:sqs:us-east-1:123456789012:hookledger-billing-meter' }),
+    FANOUT_FAILURE_QUEUE_URL: queue('fanout-failures'),
     CONSUMER_ID: consumerId ?? '',
     QUEUE_URL: queue(consumerId ?? 'none'),
     DLQ_URL: queue(`${consumerId ?? 'none'}-dlq`),
