@@ -279,8 +279,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // single-use, and SQS itself keeps their place.
       consumerPollers = makeConsumerPollers();
     };
-    await startPipeline();
-
+    // Before any poller runs, so that no lease of this process is mistaken for an abandoned one.
     // The queues start empty on every start (fauxqs keeps messages in memory only), while the tables
     // remember every delivery not yet done: re-queue those, through the same ledger-safe path as
     // `hookledger reconcile --repair`. Nobody holds a lease any more (this process just started), and
@@ -297,6 +296,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ddb.destroy();
       }
     }
+
+    await startPipeline();
 
     const admin = await startAdminServer({
       pause: async (id) => stack.pause(id),

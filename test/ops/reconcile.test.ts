@@ -2,6 +2,7 @@ import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReconcileHandler, createViolationsMetrics } from '../../lambdas/reconcile/app';
 import { lastClosedWindow, reconcile } from '../../lambdas/reconcile/reconcile';
+import { arrivalRange } from '../../lambdas/reconcile/repair';
 import { capturingLogger } from '../support/logs';
 import { freshStack, HOUR, items, MIN, type OpsEnv, startOpsEnv, T0 } from './support';
 
@@ -149,6 +150,31 @@ describe('lastClosedWindow', () => {
       from: at('2026-11-29T13:00:00Z'),
       to: at('2026-11-29T13:15:00Z'),
     });
+  });
+});
+
+describe('reconcile for a restart (leasesAbandoned)', () => {
+  it('counts a live lease as stalled only when every lease is declared abandoned', async () => {
+    const stack = await cleanWindow();
+    await stack.seed.receipt({ eventId: 'evt_01J8K7M2L1', receivedAt: T0 + 40 * MIN, type: 'invoice.paid' });
+    await stack.seed.deliver('evt_01J8K7M2L1', 'audit-writer', 1, T0 + 41 * MIN);
+    // Leased at NOW - 1 min for 60 min: live by its leaseUntil.
+    await stack.seed.claim('evt_01J8K7M2L1', 'billing-meter', NOW - MIN, HOUR);
+    const live = await reconcile(stack.deps, { ...WINDOW, graceMs: 0 });
+    expect(live.violations).toEqual([]);
+    const restarted = await reconcile(stack.deps, { ...WINDOW, graceMs: 0, leasesAbandoned: true });
+    expect(restarted.violations.map((v) => [v.kind, v.ledgerKey])).toEqual([['stalled_delivery', 'platform:evt_01J8K7M2L1#billing-meter']]);
+  });
+});
+
+describe('arrivalRange (fan-out on-failure records)', () => {
+  it('widens the approximate arrival times of the batch, and refuses a record without them', () => {
+    const body = JSON.stringify({
+      DDBStreamBatchInfo: { approximateArrivalOfFirstRecord: '2026-11-29T10:05:00Z', approximateArrivalOfLastRecord: '2026-11-29T10:07:00Z', batchSize: 4 },
+    });
+    expect(arrivalRange(body)).toEqual({ from: T0 + 4 * MIN, to: T0 + 9 * MIN });
+    expect(arrivalRange(JSON.stringify({ requestContext: {} }))).toBeUndefined();
+    expect(arrivalRange('not json')).toBeUndefined();
   });
 });
 
