@@ -12,7 +12,7 @@ import { signatureHeaders } from '../../cli/ops/sign';
 import config from '../../hookledger.config';
 import { createIngestHandler, type IngestHandler } from '../../lambdas/ingest/app';
 import { EventStore } from '../../lambdas/shared/event-store';
-import { httpEvent, NOW, OLD_SECRET, TEST_SECRET } from '../support/factories';
+import { httpEvent, NOW, OLD_SECRET, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 import { createTable, startTestDynamo } from '../support/dynamo';
 
@@ -31,7 +31,11 @@ beforeAll(async () => {
   handler = createIngestHandler({
     config,
     store: new EventStore({ client: dynamo.doc, tableName: 'events' }),
-    secrets: { get: async () => ({ current: TEST_SECRET, previous: OLD_SECRET }), refresh: async () => ({ current: TEST_SECRET, previous: OLD_SECRET }) },
+    secrets: {
+      get: async () => ({ current: TEST_SECRET, previous: OLD_SECRET, previousUntil: NOW + 3_600_000 }),
+      refresh: async () => ({ current: TEST_SECRET, previous: OLD_SECRET, previousUntil: NOW + 3_600_000 }),
+      payloadHashKey: async () => TEST_HASH_KEY,
+    },
     logger: captured.logger,
     clock: () => NOW,
   });

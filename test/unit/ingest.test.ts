@@ -9,7 +9,7 @@ import { createDocumentClient } from '../../lambdas/shared/clients';
 import { EventStore } from '../../lambdas/shared/event-store';
 import type { SecretsPort } from '../../lambdas/shared/secrets';
 import { defineConfig } from '../../lib/config/schema';
-import { httpEvent, NOW, OLD_SECRET, platformEvent, signedHeaders, TEST_SECRET } from '../support/factories';
+import { httpEvent, NOW, OLD_SECRET, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
@@ -25,6 +25,7 @@ function setup(secrets: SecretsPort = staticSecrets({ current: TEST_SECRET }), c
 function staticSecrets(value: { current: string; previous?: string }, refreshed = value): SecretsPort & { refreshes: number } {
   const port = {
     refreshes: 0,
+    payloadHashKey: async () => TEST_HASH_KEY,
     get: async () => value,
     refresh: async () => {
       port.refreshes++;
