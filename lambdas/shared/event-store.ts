@@ -143,15 +143,14 @@ export class EventStore {
     const common = {
       TableName: this.tableName,
       Key: { pk: conflictKey(source, eventId) },
-      ExpressionAttributeNames: { '#count': 'count', '#kind': 'kind', '#entries': 'entries' },
     };
-    const base = '#kind = :kind, action = :action, #source = :source, eventId = :eventId, #count = if_not_exists(#count, :zero) + :one';
+    const base = '#kind = :kind, #action = :action, #source = :source, eventId = :eventId, #count = if_not_exists(#count, :zero) + :one';
     const values = { ':kind': 'audit', ':action': 'intake.duplicate_conflict', ':source': source, ':eventId': eventId, ':zero': 0, ':one': 1 };
     try {
       await this.client.send(
         new UpdateCommand({
           ...common,
-          ExpressionAttributeNames: { ...common.ExpressionAttributeNames, '#source': 'source' },
+          ExpressionAttributeNames: { '#count': 'count', '#kind': 'kind', '#action': 'action', '#source': 'source', '#entries': 'entries' },
           UpdateExpression: `SET ${base}, #entries = list_append(if_not_exists(#entries, :empty), :entry)`,
           ConditionExpression: 'attribute_not_exists(#entries) OR size(#entries) < :max',
           ExpressionAttributeValues: { ...values, ':empty': [], ':entry': [entry], ':max': MAX_CONFLICT_ENTRIES },
@@ -162,7 +161,7 @@ export class EventStore {
       await this.client.send(
         new UpdateCommand({
           ...common,
-          ExpressionAttributeNames: { '#count': 'count', '#kind': 'kind', '#source': 'source' },
+          ExpressionAttributeNames: { '#count': 'count', '#kind': 'kind', '#action': 'action', '#source': 'source' },
           UpdateExpression: `SET ${base}`,
           ExpressionAttributeValues: values,
         }),
