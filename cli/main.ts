@@ -2,6 +2,7 @@
  * `npx hookledger <command>`: operate a hookledger stack, local (default) or deployed (--stack).
  * The commands are thin: parse, call one function of cli/ops, print a table or (--json) the data.
  */
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
@@ -21,6 +22,7 @@ import { send } from './ops/send';
 import { type StatusReport, status } from './ops/status';
 import { type TraceReport, trace } from './ops/trace';
 import { type UsageReport, usage } from './ops/usage';
+import { verifyPayload } from './ops/verify-payload';
 import { fields, table } from './format';
 import { resolveTarget, type Target } from './target';
 import { formatAge, iso, parseDuration, parseTime, TimeArgumentError } from './time';
@@ -184,6 +186,39 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
         const target = await connect();
         const report = await trace({ ddb: target.ddb, tables: target.tables, config }, eventId, { source: options.source });
         print(globals, report, () => formatTrace(report));
+      }),
+    );
+
+  // --- verify-payload -----------------------------------------------------------------------------
+  program
+    .command('verify-payload')
+    .description('is this file the body received for the event? (checks the receipt\'s keyed hash; works after retention)')
+    .argument('<eventId>', 'the event id, e.g. evt_01J8K7M2Q4')
+    .argument('<file>', 'the body to check, byte for byte (- for standard input)')
+    .option('--source <id>', 'the source (default: every configured source is tried)')
+    .action(
+      withTarget(async (connect, globals, eventId: string, file: string, options: { source?: string }) => {
+        if (options.source !== undefined) requireSource(options.source);
+        let body: Buffer;
+        try {
+          body = file === '-' ? await readAll(io.stdin) : await readFile(file);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          throw new OpsUsageError(`cannot read ${file}${code ? ` (${code})` : ''}; give the path of the body to check, or - for standard input`);
+        }
+        const target = await connect();
+        const result = await verifyPayload(
+          { ddb: target.ddb, tables: target.tables, config, payloadHashKey: () => target.payloadHashKey() },
+          eventId,
+          body,
+          { source: options.source },
+        );
+        print(globals, result, () =>
+          result.matches
+            ? `match: ${file} is the body ${result.source} ${result.eventId} was received with (${result.presentedBytes} bytes, ${result.hash}, received ${iso(result.receivedAt)}).`
+            : `no match: ${file} (${result.presentedBytes} bytes) is not the body ${result.source} ${result.eventId} was received with (${result.receivedBytes} bytes, ${result.hash}).`,
+        );
+        return result.matches ? EXIT.ok : EXIT.found;
       }),
     );
 
@@ -654,4 +689,10 @@ function safeUsername(): string {
   } catch {
     return 'unknown';
   }
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return Buffer.concat(chunks);
 }
