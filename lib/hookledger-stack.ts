@@ -106,6 +106,10 @@ export class HookledgerStack extends Stack {
       value: this.fanOut.failureQueue.queueUrl,
       description: 'On-failure queue of the fan-out (stream batches it gave up on); `hookledger reconcile --repair` clears it',
     });
+    new CfnOutput(this, 'PayloadHashKeySecretArn', {
+      value: this.ingest.payloadHashKey.secretArn,
+      description: 'The payload-hash key (hookledger verify-payload reads it)',
+    });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.alarmTopic.topicArn });
   }
 }

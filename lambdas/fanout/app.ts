@@ -127,6 +127,7 @@ export function messagesFor(record: DynamoDBRecord): DeliveryMessage[] {
       keyId: event.keyId,
       receivedAt: event.receivedAt,
       consumerId,
+      ...payloadRef(event),
     }));
   }
   if (item.kind === 'requeue') {
@@ -144,10 +145,19 @@ export function messagesFor(record: DynamoDBRecord): DeliveryMessage[] {
         consumerId: requeue.consumerId,
         // A repair is an ordinary delivery again (a done one stays done); only a replay re-runs it.
         ...(requeue.replayId ? { replayId: requeue.replayId } : requeue.repairId ? { repairId: requeue.repairId } : {}),
+        ...payloadRef(requeue),
       },
     ];
   }
   return [];
+}
+
+/** Which payload item the delivery reads and until when (absent on items from before keyed hashes). */
+function payloadRef(item: { payloadHmac?: string; payloadExpiresAt?: number }): Pick<DeliveryMessage, 'payloadHmac' | 'payloadExpiresAt'> {
+  return {
+    ...(typeof item.payloadHmac === 'string' ? { payloadHmac: item.payloadHmac } : {}),
+    ...(typeof item.payloadExpiresAt === 'number' ? { payloadExpiresAt: item.payloadExpiresAt } : {}),
+  };
 }
 
 function requireAttribution(item: Partial<EventItem | RequeueItem>): void {

@@ -15,7 +15,11 @@ const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'hookle
 export const handler = createIngestHandler({
   config: bundledConfig(),
   store: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable) }),
-  secrets: new SecretsManagerPort({ client: new SecretsManagerClient({}), secretIds: requireJsonEnv(ENV.sourceSecrets) }),
+  secrets: new SecretsManagerPort({
+    client: new SecretsManagerClient({}),
+    secretIds: requireJsonEnv(ENV.sourceSecrets),
+    payloadHashKeySecretId: requireEnv(ENV.payloadHashKeySecret),
+  }),
   logger: createLogger('hookledger-ingest'),
   // One EMF line per request: IntakeRequests by Outcome (the dashboard's intake outcomes widget).
   onOutcome: (outcome) => {

@@ -19,7 +19,8 @@ export const REQUEUE_TTL_SECONDS = 86_400;
 export type RequeueOperation = { readonly replayId: string } | { readonly repairId: string };
 
 export function requeueItem(
-  receipt: Pick<EventItem, 'source' | 'eventId' | 'eventType' | 'tenantId' | 'keyId' | 'receivedAt'>,
+  receipt: Pick<EventItem, 'source' | 'eventId' | 'eventType' | 'tenantId' | 'keyId' | 'receivedAt' | 'payloadExpiresAt'> &
+    Partial<Pick<EventItem, 'payloadHmac'>>,
   consumerId: string,
   operation: string | RequeueOperation,
   at: number,
@@ -37,6 +38,9 @@ export function requeueItem(
     consumerId,
     ...op,
     receivedAt: receipt.receivedAt,
+    // Which payload item the delivery reads, and until when (copied from the receipt).
+    ...(receipt.payloadHmac ? { payloadHmac: receipt.payloadHmac } : {}),
+    payloadExpiresAt: receipt.payloadExpiresAt,
     createdAt: at,
     // TTL attributes are epoch seconds.
     expiresAt: Math.floor(at / 1000) + REQUEUE_TTL_SECONDS,
