@@ -14,6 +14,7 @@ import {
   mappingsOf,
   resolvePseudo,
   resourceTargets,
+  refTarget,
   resourcesOfType,
   statementsOfRole,
   synth,
@@ -91,6 +92,14 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
     for (const { roles, statement } of allIdentityStatements(json)) {
       if (!actionsOf(statement).some((a) => a === 'sqs:ReceiveMessage' || a === 'sqs:DeleteMessage')) continue;
       for (const target of resourceTargets(statement)) {
+        // The one other receiver: the reconciler, on the fan-out's on-failure queue (its repair clears it).
+        if (target === refTarget(json.Outputs.FanoutFailureQueueUrl.Value)) {
+          const [, reconciler] = resourcesOfType(json, 'AWS::Lambda::Function').find(
+            ([, fn]) => fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME === 'hookledger-reconcile',
+          )!;
+          expect(roles).toEqual([refTarget(reconciler.Properties.Role)]);
+          continue;
+        }
         const owner = [...byConsumer.values()].find((w) => w.queueId === target);
         expect(owner, `unexpected receive grant on ${target}`).toBeDefined();
         expect(roles).toEqual([owner!.roleId]);
