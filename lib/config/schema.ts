@@ -56,6 +56,11 @@ export const sourceSchema = z
       .strict(),
     /** Whether intake checks key_id against the tenant key registry (unknown or foreign key: 403). */
     enforceKeyRegistry: z.boolean().default(false),
+    /**
+     * Hours the previous signing secret keeps verifying after a rotation (`hookledger secrets
+     * rotate`), counted from the rotation; `secrets retire` ends it sooner. 1-720, default 72.
+     */
+    secretOverlapHours: z.number().int().min(1).max(720).default(72),
   })
   .strict();
 export type SourceConfig = z.infer<typeof sourceSchema>;
