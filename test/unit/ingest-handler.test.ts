@@ -5,7 +5,7 @@
  */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import defaultConfig from '../../hookledger.config';
 
@@ -50,7 +50,7 @@ describe('ingest handler wiring', () => {
     sm.on(GetSecretValueCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
     const { handler } = await import('../../lambdas/ingest/handler');
 
-    const response = (await handler(request(), {} as Context, () => undefined)) as APIGatewayProxyStructuredResultV2;
+    const response = (await handler(request())) as APIGatewayProxyStructuredResultV2;
 
     expect(response.statusCode).toBe(503);
     const lines = written.join('\n').split('\n').filter((l) => l.trim().startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
