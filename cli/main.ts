@@ -265,7 +265,9 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
           });
           bar.end();
           print(globals, result, () => {
-            const head = `${result.matched} deliveries of ${result.consumer} match (${describeStates(result.byState)}).`;
+            const head =
+              `${result.matched} deliveries of ${result.consumer} match (${describeStates(result.byState)}).` +
+              (result.expired > 0 ? ` ${result.expired} left out: payload past retention.` : '');
             if (result.dryRun) return `${head}\nDry run: nothing written.`;
             if (result.declined) return `${head}\nNot replayed.`;
             if (!result.replayId) return head;
@@ -302,7 +304,9 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
         });
         bar.end();
         print(globals, result, () => {
-          const head = `${result.matched} receipts of the window lack ${result.consumer}.`;
+          const head =
+            `${result.matched} receipts of the window lack ${result.consumer}.` +
+            (result.expired > 0 ? ` ${result.expired} left out: payload past retention.` : '');
           if (result.dryRun) return `${head}\nDry run: nothing written.`;
           if (result.declined) return `${head}\nNot backfilled.`;
           if (!result.replayId) return head;
@@ -579,8 +583,11 @@ function formatTrace(report: TraceReport): string {
       ['key', r.keyId],
       ['received', iso(r.receivedAt)],
       ['secret', r.secretVersion],
-      ['payload', `${r.payload} (sha256 ${r.payloadSha256}, ${r.payloadBytes} bytes, kept until ${iso(r.payloadExpiresAt)})`],
+      ['payload', `${r.payload} (${r.payloadBytes} bytes, kept until ${iso(r.payloadExpiresAt)}; ${r.payloadHash})`],
       ['delivery set', r.consumers.join(', ') || '(none)'],
+      ...(report.conflicts.count > 0
+        ? ([['conflicts', `${report.conflicts.count} request(s) reused this event id with other bytes (answered duplicate_conflict)`]] as [string, string][])
+        : []),
     ]),
     '',
     table(report.deliveries, [
@@ -603,6 +610,12 @@ function formatTrace(report: TraceReport): string {
     for (const p of d.replayRequests) detail.push(`  replay requested ${p.replayId} ${iso(p.at)}${p.operator ? ` by ${p.operator}` : ''}`);
     for (const p of d.replays) detail.push(`  replayed ${p.replayId} ${iso(p.at)} attempt ${p.attempt} policy ${p.policyVersion}: ${p.outcome}`);
     if (detail.length > 0) lines.push('', `${d.consumer}:`, ...detail);
+  }
+  if (report.conflicts.entries.length > 0) {
+    lines.push('', 'duplicate_conflict requests (stored: nothing but this audit):');
+    for (const c of report.conflicts.entries) {
+      lines.push(`  ${iso(c.at)} ${c.payloadBytes} bytes, secret ${c.secretVersion}, hmac-sha256:${c.payloadHmac}`);
+    }
   }
   return lines.join('\n');
 }

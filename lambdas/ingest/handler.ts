@@ -20,6 +20,7 @@ export const handler = createIngestHandler({
   secrets: new SecretsManagerPort({
     client: new SecretsManagerClient({}),
     secretIds: requireJsonEnv(ENV.sourceSecrets),
+    payloadHashKeySecretId: requireEnv(ENV.payloadHashKeySecret),
     overlapMs: overlapMsBySource(config.sources),
     // Secrets Manager unreadable: the last known values serve for up to 1 h past the cache's expiry.
     // One log line and one EMF count per failed read; the error's name only, never a value.

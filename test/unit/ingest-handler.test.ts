@@ -16,6 +16,7 @@ const written: string[] = [];
 beforeAll(() => {
   vi.stubEnv('EVENTS_TABLE', 'Hookledger-Events');
   vi.stubEnv('SOURCE_SECRETS', JSON.stringify({ platform: ARN }));
+  vi.stubEnv('PAYLOAD_HASH_KEY_SECRET', 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:hookledger-payload-hash-key-MnOpQr');
   vi.stubEnv('AWS_REGION', 'eu-west-1');
   vi.stubGlobal('__HOOKLEDGER_CONFIG__', JSON.stringify(defaultConfig));
   const capture = (chunk: unknown) => (written.push(String(chunk)), true);
