@@ -134,7 +134,7 @@ describe('secrets hygiene', () => {
         tables: stack.resources.tables,
         config,
         operator: 'hygiene-test',
-        rotator: { kind: 'local', rotate: (source) => stack.secrets.rotate(source) },
+        rotator: { kind: 'local', rotate: (source, overlapMs) => stack.secrets.rotate(source, overlapMs), retire: (source) => stack.secrets.retire(source) },
       },
       { source: 'platform' },
     );
