@@ -162,12 +162,13 @@ describe('trace', () => {
       eventType: 'payment.succeeded',
       receivedAt: T0 + 5 * MIN,
       secretVersion: 'current',
-      payloadSha256: receipt.payloadSha256,
+      payloadHash: `hmac-sha256:${receipt.payloadHmac}`,
       payloadBytes: receipt.payloadBytes,
       payload: 'present',
       payloadExpiresAt: receipt.payloadExpiresAt,
       consumers: ['billing-meter', 'audit-writer', 'risk-evaluator'],
     });
+    expect(report.conflicts).toEqual({ count: 0, entries: [] });
     const [billing, audit, risk] = report.deliveries;
     expect(billing).toMatchObject({
       consumer: 'billing-meter',
