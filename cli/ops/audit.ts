@@ -4,7 +4,7 @@
  *
  * When: replay and backfill write theirs after counting and before their many writes, so a run
  * that dies half-way still leaves a trace of what it set out to do (its requeue items carry the same
- * id). Single-write actions (keys, rotation) write theirs after the write succeeded, so a refused
+ * id). Single-write actions (keys, rotation, retirement) write theirs after the write succeeded, so a refused
  * action leaves no false record.
  */
 import { type AuditAction, type AuditItem, auditKey, putAudit } from '../../lambdas/shared/audit';

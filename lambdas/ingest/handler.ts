@@ -6,21 +6,37 @@ import { createDocumentClient } from '../shared/clients';
 import { ENV, requireEnv, requireJsonEnv } from '../shared/env';
 import { EventStore } from '../shared/event-store';
 import { createLogger } from '../shared/logger';
-import { INTAKE_METRIC, METRICS_NAMESPACE } from '../shared/metric-names';
-import { SecretsManagerPort } from '../shared/secrets-manager';
+import { INTAKE_METRIC, METRICS_NAMESPACE, SECRET_REFRESH_FAILURE_METRIC } from '../shared/metric-names';
+import { overlapMsBySource, SecretsManagerPort } from '../shared/secrets-manager';
 import { createIngestHandler } from './app';
 
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'hookledger-ingest' });
+const config = bundledConfig();
+const logger = createLogger('hookledger-ingest');
 
 export const handler = createIngestHandler({
-  config: bundledConfig(),
+  config,
   store: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable) }),
   secrets: new SecretsManagerPort({
     client: new SecretsManagerClient({}),
     secretIds: requireJsonEnv(ENV.sourceSecrets),
     payloadHashKeySecretId: requireEnv(ENV.payloadHashKeySecret),
+    overlapMs: overlapMsBySource(config.sources),
+    // Secrets Manager unreadable: the last known values serve for up to 1 h past the cache's expiry.
+    // One log line and one EMF count per failed read; the error's name only, never a value.
+    onRefreshFailure: (failure) => {
+      logger.warn('signing secret could not be read', {
+        source: failure.sourceId,
+        error: failure.error,
+        served: failure.servedStale ? 'last known values' : 'nothing (503)',
+        ...(failure.ageMs !== undefined ? { age_ms: failure.ageMs } : {}),
+      });
+      const metric = metrics.singleMetric();
+      metric.addDimension('Served', failure.servedStale ? 'stale' : 'none');
+      metric.addMetric(SECRET_REFRESH_FAILURE_METRIC, MetricUnit.Count, 1);
+    },
   }),
-  logger: createLogger('hookledger-ingest'),
+  logger,
   // One EMF line per request: IntakeRequests by Outcome (the dashboard's intake outcomes widget).
   onOutcome: (outcome) => {
     const metric = metrics.singleMetric();

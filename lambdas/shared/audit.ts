@@ -4,7 +4,7 @@
  */
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 
-export type AuditAction = 'replay' | 'backfill' | 'repair' | 'secret.rotate' | 'key.issue' | 'key.revoke';
+export type AuditAction = 'replay' | 'backfill' | 'repair' | 'secret.rotate' | 'secret.retire' | 'key.issue' | 'key.revoke';
 
 export interface AuditItem {
   readonly pk: string;

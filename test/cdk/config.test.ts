@@ -55,6 +55,7 @@ describe.each(CONFIGS)('stack outputs with the $name', ({ config }) => {
       'LedgerTableName',
       'AlarmTopicArn',
       'FanoutFailureQueueUrl',
+      'PayloadHashKeySecretArn',
       ...parsed.consumers.flatMap((c) => [`QueueUrl${pascalCase(c.id)}`, `DlqUrl${pascalCase(c.id)}`]),
       ...parsed.sources.map((s) => `SecretArn${pascalCase(s.id)}`),
     ];
