@@ -14,7 +14,7 @@ export const ENV = {
   dlqUrl: 'DLQ_URL',
   /** The consumer's own principal (its IAM role ARN), recorded on every read and acknowledgement. */
   principal: 'PRINCIPAL',
-  /** The CloudFormation stack name: the `Stack` dimension of the reconcile metric. Reconciler only. */
+  /** The CloudFormation stack name: the `Stack` dimension of the intake and reconcile metrics. */
   stackName: 'STACK_NAME',
 } as const;
 

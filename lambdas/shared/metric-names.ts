@@ -1,4 +1,6 @@
 /** Custom metrics the functions publish (EMF) and the dashboard and alarms read. */
 export const METRICS_NAMESPACE = 'Hookledger';
-/** One per intake request, dimensions `Outcome` (recorded, duplicate, a refusal code) and `service`. */
+/** One per intake request, dimensions `Outcome` (recorded, duplicate, a refusal code) and `Stack`. */
 export const INTAKE_METRIC = 'IntakeRequests';
+/** Dimension names of IntakeRequests, in the order the dashboard's SEARCH schema lists them. */
+export const INTAKE_DIMENSIONS = ['Outcome', 'Stack'] as const;

@@ -1,4 +1,4 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -67,6 +67,8 @@ export class FanOut extends Construct {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+      // It names the records the fan-out gave up on: kept when the stack goes away or it is replaced.
+      removalPolicy: RemovalPolicy.RETAIN,
     });
     Validations.of(failureQueue).acknowledge({
       id: 'AwsSolutions-SQS3',

@@ -4,6 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { BUNDLED_CONFIG_DEFINE } from '../../lambdas/shared/bundled-config';
 import { PROJECT_ROOT } from './naming';
@@ -47,6 +48,12 @@ export interface HookledgerFunctionProps {
   readonly reservedConcurrentExecutions?: number;
   /** @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Where asynchronous invocations that still fail after Lambda's retries go. Only for a function
+   * invoked asynchronously (the scheduled reconcile); event-source functions fail to their queues.
+   * @default - none
+   */
+  readonly deadLetterQueue?: sqs.IQueue;
 }
 
 /**
@@ -90,6 +97,7 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
       role: this.role,
       logGroup: this.logGroup,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
+      deadLetterQueue: props.deadLetterQueue,
       environment: {
         ...props.environment,
         POWERTOOLS_SERVICE_NAME: props.serviceName,

@@ -9,7 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { INTAKE_METRIC, METRICS_NAMESPACE } from '../../lambdas/shared/metric-names';
+import { INTAKE_DIMENSIONS, INTAKE_METRIC, METRICS_NAMESPACE } from '../../lambdas/shared/metric-names';
 import { RECONCILE_VIOLATIONS_METRIC } from './reconciler';
 
 /** What is watched for one consumer. */
@@ -30,10 +30,17 @@ export interface ObservabilityProps {
   /** How often reconcile runs: the period of its alarms, so one report holds the state until the next. */
   readonly reconcileInterval: Duration;
   readonly consumers: readonly ConsumerSignals[];
+  /**
+   * Dead-letter queue of the reconcile schedule: any message there is a run that never happened.
+   * @default - no alarm
+   */
+  readonly reconcileDeadLetterQueue?: sqs.IQueue;
   /** @default - no subscription; subscribe to the topic by other means */
   readonly alarmEmail?: string;
   /**
-   * Value of the `Stack` dimension the reconciler publishes `Hookledger/ReconcileViolations` with.
+   * Value of the `Stack` dimension the ingest and reconcile functions publish their metrics with
+   * (`Hookledger/IntakeRequests`, `Hookledger/ReconcileViolations`); the dashboard and alarms read
+   * only that stack's series.
    * @default - this stack's name
    */
   readonly reconcileStackDimension?: string;
@@ -59,6 +66,7 @@ export class Observability extends Construct {
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
     const stack = Stack.of(this);
+    const intakeStack = props.reconcileStackDimension ?? stack.stackName;
 
     // CloudWatch cannot publish to a topic encrypted with the AWS managed aws/sns key (its policy
     // cannot admit cloudwatch.amazonaws.com), so the topic gets its own key that does.
@@ -151,6 +159,13 @@ export class Observability extends Construct {
       threshold: 0,
       description: 'Reconcile failed, so the violations alarm is not being updated.',
     });
+    if (props.reconcileDeadLetterQueue) {
+      this.alarm('ReconcileDeadLetters', {
+        metric: props.reconcileDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, statistic: 'Maximum' }),
+        threshold: 0,
+        description: 'A scheduled reconcile run was not delivered or failed after its retries (see its dead-letter queue); run `hookledger reconcile` for that hour.',
+      });
+    }
 
     const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     dashboard.addWidgets(
@@ -168,10 +183,11 @@ export class Observability extends Construct {
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Intake outcomes (recorded, duplicate, refusal codes)',
-        // Published by the ingest function as EMF (lambdas/ingest/handler.ts): one series per outcome.
+        // Published by the ingest function as EMF (lambdas/shared/intake-metrics.ts): one series per outcome.
         left: [
           new cloudwatch.MathExpression({
-            expression: `SEARCH('{${METRICS_NAMESPACE},Outcome,service} MetricName="${INTAKE_METRIC}"', 'Sum', 60)`,
+            // Only this stack's series: another copy in the account publishes under its own Stack.
+            expression: `SEARCH('{${METRICS_NAMESPACE},${INTAKE_DIMENSIONS.join(',')}} MetricName="${INTAKE_METRIC}" Stack="${intakeStack}"', 'Sum', 60)`,
             label: '',
             period: ONE_MINUTE,
           }),
