@@ -1,4 +1,4 @@
-import { ArnFormat, Duration, Names, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -72,6 +72,11 @@ export class ConsumerWorker extends Construct {
         sourceQueues: [sqs.Queue.fromQueueArn(this, 'RedriveTarget', queueArn)],
       },
     });
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'Serverless-SQSRedrivePolicy',
+      reason:
+        'This is the consumer\'s terminal dead-letter queue: nothing consumes it, its depth alarms, and operators move messages back with `hookledger redrive`, so a DLQ behind it would never receive anything.',
+    });
     this.queue = new sqs.Queue(this, 'Queue', {
       queueName,
       encryption: sqs.QueueEncryption.SQS_MANAGED,
@@ -114,6 +119,11 @@ export class ConsumerWorker extends Construct {
         reportBatchItemFailures: true,
       }),
     );
+    Validations.of(this.worker).acknowledge({
+      id: 'Serverless-LambdaEventSourceMappingDestination',
+      reason:
+        'Lambda supports on-failure destinations only for stream and Kafka event sources; for this SQS event source the queue\'s redrive policy sends a message to the consumer\'s DLQ after maxReceiveCount receives.',
+    });
     // Permanent errors go straight to the DLQ instead of burning the retry budget.
     this.deadLetterQueue.grantSendMessages(this.role);
     // Ledger keys end in `#<consumerId>`: a consumer can claim and acknowledge only its own deliveries.

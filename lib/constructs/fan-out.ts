@@ -75,6 +75,11 @@ export class FanOut extends Construct {
       reason:
         'This queue is itself the terminal on-failure destination of the stream event source (record metadata for replay); nothing consumes it, so a DLQ behind it would never receive anything.',
     });
+    Validations.of(failureQueue).acknowledge({
+      id: 'Serverless-SQSRedrivePolicy',
+      reason:
+        'This queue is itself the terminal on-failure destination of the stream event source (record metadata for replay); nothing consumes it, so a redrive policy would never move anything.',
+    });
     this.failureQueue = failureQueue;
 
     this.handler = new HookledgerFunction(this, 'Handler', {

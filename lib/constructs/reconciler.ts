@@ -56,13 +56,11 @@ export class Reconciler extends Construct {
       retentionPeriod: Duration.days(14),
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    for (const id of ['AwsSolutions-SQS3', 'Serverless-SQSRedrivePolicy']) {
-      Validations.of(this.deadLetterQueue).acknowledge({
-        id,
-        reason:
-          'This queue is itself the terminal dead-letter queue of the reconcile schedule and of the function\'s asynchronous invocations; nothing consumes it (its depth alarms), so a DLQ behind it would never receive anything.',
-      });
-    }
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'Serverless-SQSRedrivePolicy',
+      reason:
+        'This queue is itself the terminal dead-letter queue of the reconcile schedule and of the function\'s asynchronous invocations; nothing consumes it (its depth alarms), so a DLQ behind it would never receive anything.',
+    });
 
     this.handler = new HookledgerFunction(this, 'Handler', {
       entry: 'lambdas/reconcile/handler.ts',
