@@ -13,9 +13,11 @@ export function createIntakeMetrics(stackName: string): (outcome: string) => voi
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'hookledger-ingest' });
   metrics.clearDefaultDimensions();
   metrics.setDefaultDimensions({ Stack: stackName });
+  // Added and flushed in one synchronous step, so no other request's outcome can slip in between.
+  // (singleMetric() would bring the `service` dimension back.)
   return (outcome) => {
-    const metric = metrics.singleMetric();
-    metric.addDimension('Outcome', outcome);
-    metric.addMetric(INTAKE_METRIC, MetricUnit.Count, 1);
+    metrics.addDimension('Outcome', outcome);
+    metrics.addMetric(INTAKE_METRIC, MetricUnit.Count, 1);
+    metrics.publishStoredMetrics();
   };
 }
