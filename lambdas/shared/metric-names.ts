@@ -4,3 +4,5 @@ export const METRICS_NAMESPACE = 'Hookledger';
 export const INTAKE_METRIC = 'IntakeRequests';
 /** Dimension names of IntakeRequests, in the order the dashboard's SEARCH schema lists them. */
 export const INTAKE_DIMENSIONS = ['Outcome', 'Stack'] as const;
+/** Fan-out deliveries skipped because the consumer is no longer configured; dimensions `Consumer` and `Stack`. */
+export const FANOUT_SKIPPED_METRIC = 'FanOutSkippedDeliveries';

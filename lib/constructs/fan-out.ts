@@ -88,6 +88,8 @@ export class FanOut extends Construct {
       serviceName: 'hookledger-fanout',
       timeout: props.timeout ?? Duration.seconds(60),
       environment: {
+        // The `Stack` dimension of FanOutSkippedDeliveries (deliveries to a consumer no longer configured).
+        [ENV.stackName]: Stack.of(this).stackName,
         [ENV.queueUrls]: Stack.of(this).toJsonString(
           Object.fromEntries(props.consumerQueues.map(({ consumerId, queue }) => [consumerId, queue.queueUrl])),
         ),

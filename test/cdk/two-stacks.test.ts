@@ -100,8 +100,12 @@ describe.each(CONFIGS)('two stacks in one app with the $name', ({ config }) => {
       const withStack = resourcesOfType(json[name], 'AWS::Lambda::Function')
         .map(([, fn]) => fn.Properties.Environment.Variables)
         .filter((vars) => vars.STACK_NAME !== undefined);
-      // Intake (IntakeRequests) and reconcile (ReconcileViolations).
-      expect(withStack.map((vars) => vars.POWERTOOLS_SERVICE_NAME).sort()).toEqual(['hookledger-ingest', 'hookledger-reconcile']);
+      // Intake (IntakeRequests), fan-out (FanOutSkippedDeliveries) and reconcile (ReconcileViolations).
+      expect(withStack.map((vars) => vars.POWERTOOLS_SERVICE_NAME).sort()).toEqual([
+        'hookledger-fanout',
+        'hookledger-ingest',
+        'hookledger-reconcile',
+      ]);
       for (const vars of withStack) expect(vars.STACK_NAME).toBe(name);
     }
   });

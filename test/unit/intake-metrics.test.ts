@@ -1,5 +1,9 @@
-/** The intake metric as the ingest function emits it: one EMF line per request, by Stack and Outcome. */
+/**
+ * The per-stack metrics as the functions emit them (EMF): intake requests by Stack and Outcome, and
+ * fan-out deliveries skipped for a consumer no longer configured, by Stack and Consumer.
+ */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createSkippedDeliveriesMetric } from '../../lambdas/fanout/metrics';
 import { createIntakeMetrics } from '../../lambdas/shared/intake-metrics';
 
 afterEach(() => vi.restoreAllMocks());
@@ -39,5 +43,19 @@ describe('createIntakeMetrics', () => {
 
   it('refuses an empty stack name, which would merge every copy', () => {
     expect(() => createIntakeMetrics('')).toThrow('stackName must not be empty: it is the Stack dimension of IntakeRequests');
+  });
+});
+
+describe('createSkippedDeliveriesMetric', () => {
+  it('emits FanOutSkippedDeliveries with the count, by Stack and Consumer only', () => {
+    const onSkipped = createSkippedDeliveriesMetric('Other');
+    const [line] = emitted(() => onSkipped('fraud-graph', 3));
+    expect(line).toMatchObject({
+      _aws: { CloudWatchMetrics: [{ Namespace: 'Hookledger', Dimensions: [['Stack', 'Consumer']], Metrics: [{ Name: 'FanOutSkippedDeliveries', Unit: 'Count' }] }] },
+      Stack: 'Other',
+      Consumer: 'fraud-graph',
+      FanOutSkippedDeliveries: 3,
+    });
+    expect(line).not.toHaveProperty('service');
   });
 });
