@@ -9,7 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { INTAKE_DIMENSIONS, INTAKE_METRIC, METRICS_NAMESPACE } from '../../lambdas/shared/metric-names';
+import { FANOUT_SKIPPED_METRIC, INTAKE_DIMENSIONS, INTAKE_METRIC, METRICS_NAMESPACE } from '../../lambdas/shared/metric-names';
 import { RECONCILE_VIOLATIONS_METRIC } from './reconciler';
 
 /** What is watched for one consumer. */
@@ -66,6 +66,7 @@ export class Observability extends Construct {
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
     const stack = Stack.of(this);
+    // The Stack dimension value of every custom metric this stack's functions publish.
     const intakeStack = props.reconcileStackDimension ?? stack.stackName;
 
     // CloudWatch cannot publish to a topic encrypted with the AWS managed aws/sns key (its policy
@@ -207,6 +208,20 @@ export class Observability extends Construct {
       new cloudwatch.GraphWidget({ title: 'Fan-out iterator age', left: [label(iteratorAge, 'max iterator age (ms)')], width: 8 }),
       new cloudwatch.GraphWidget({ title: 'Fan-out errors and failures', left: [label(fanOutErrors, 'errors')], right: [label(failures, 'failure queue')], width: 8 }),
       new cloudwatch.GraphWidget({ title: 'Reconcile violations', left: [label(violations, 'violations')], right: [label(reconcileErrors, 'errors')], width: 8 }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Fan-out deliveries skipped: consumer no longer configured',
+        // Published by the fan-out as EMF (lambdas/fanout/metrics.ts): one series per removed consumer.
+        left: [
+          new cloudwatch.MathExpression({
+            expression: `SEARCH('{${METRICS_NAMESPACE},Consumer,Stack} MetricName="${FANOUT_SKIPPED_METRIC}" Stack="${intakeStack}"', 'Sum', 60)`,
+            label: '',
+            period: ONE_MINUTE,
+          }),
+        ],
+        width: 24,
+      }),
     );
 
     const consumersScope = new Construct(this, 'Consumers');

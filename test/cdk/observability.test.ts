@@ -139,7 +139,10 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
     // Only this stack's series (the Stack dimension the ingest function publishes), never another copy's.
     expect(body).toContain("SEARCH('{Hookledger,Outcome,Stack} MetricName=");
     expect(body).toMatch(/MetricName=\W+IntakeRequests\W+ Stack=\W+HookledgerObs\W+', 'Sum', 60\)/);
-    expect(body.match(/SEARCH\(/g)).toHaveLength(1);
+    // And the fan-out's skipped deliveries, by consumer, of this stack only.
+    expect(body).toContain("SEARCH('{Hookledger,Consumer,Stack} MetricName=");
+    expect(body).toMatch(/MetricName=\W+FanOutSkippedDeliveries\W+ Stack=\W+HookledgerObs\W+', 'Sum', 60\)/);
+    expect(body.match(/SEARCH\(/g)).toHaveLength(2);
     const [, ingest] = functionWithEnv(s.json, 'SOURCE_SECRETS');
     expect(ingest.Properties.Environment.Variables.STACK_NAME).toBe('HookledgerObs');
   });

@@ -86,7 +86,8 @@ describe.each(CONFIGS)('two stacks in one app with the $name', ({ config }) => {
       expect(dashboard.Properties.DashboardName).toBeUndefined();
       const body = JSON.stringify(dashboard.Properties.DashboardBody);
       const searches = body.match(/SEARCH\(.*?, 'Sum', 60\)/g) ?? [];
-      expect(searches).toHaveLength(1);
+      // Intake outcomes and fan-out skipped deliveries.
+      expect(searches).toHaveLength(2);
       for (const search of searches) expect(search).toContain(`Stack=\\\\\\"${name}\\\\\\"`);
       // Literal metrics of the Hookledger namespace name the stack too.
       const stackValues = [...body.matchAll(/\\"Stack\\",\\"([A-Za-z0-9-]+)\\"/g)].map((m) => m[1]);
