@@ -67,7 +67,7 @@ export class Observability extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
     // The Stack dimension value of every custom metric this stack's functions publish.
-    const intakeStack = props.reconcileStackDimension ?? stack.stackName;
+    const stackDimension = props.reconcileStackDimension ?? stack.stackName;
 
     // CloudWatch cannot publish to a topic encrypted with the AWS managed aws/sns key (its policy
     // cannot admit cloudwatch.amazonaws.com), so the topic gets its own key that does.
@@ -195,7 +195,7 @@ export class Observability extends Construct {
         left: [
           new cloudwatch.MathExpression({
             // Only this stack's series: another copy in the account publishes under its own Stack.
-            expression: `SEARCH('{${METRICS_NAMESPACE},${INTAKE_DIMENSIONS.join(',')}} MetricName="${INTAKE_METRIC}" Stack="${intakeStack}"', 'Sum', 60)`,
+            expression: `SEARCH('{${METRICS_NAMESPACE},${INTAKE_DIMENSIONS.join(',')}} MetricName="${INTAKE_METRIC}" Stack="${stackDimension}"', 'Sum', 60)`,
             label: '',
             period: ONE_MINUTE,
           }),
@@ -215,7 +215,7 @@ export class Observability extends Construct {
         // Published by the fan-out as EMF (lambdas/fanout/metrics.ts): one series per removed consumer.
         left: [
           new cloudwatch.MathExpression({
-            expression: `SEARCH('{${METRICS_NAMESPACE},Consumer,Stack} MetricName="${FANOUT_SKIPPED_METRIC}" Stack="${intakeStack}"', 'Sum', 60)`,
+            expression: `SEARCH('{${METRICS_NAMESPACE},Consumer,Stack} MetricName="${FANOUT_SKIPPED_METRIC}" Stack="${stackDimension}"', 'Sum', 60)`,
             label: '',
             period: ONE_MINUTE,
           }),
