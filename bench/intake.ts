@@ -4,7 +4,7 @@
  * the same two conditional PutItems per webhook written straight to DynamoDB Local with the SDK.
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,6 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { EventItem, PayloadItem } from '../lambdas/shared/model';
 import { eventKey, payloadKey } from '../lambdas/shared/model';
+import { payloadHmac } from '../lambdas/shared/payload-hash';
 import { localDocumentClient } from '../local/wiring';
 import { ROOT, type LocalStack } from '../local/stack';
 import { paymentEvent, signedPayments } from './payload';
@@ -58,6 +59,9 @@ export interface FloorResult {
 }
 
 /** What EventStore.recordEvent writes for one webhook: the payload item, then the receipt, both conditional. */
+/** The floor's writes only need a hash of the same size as intake's, not intake's key. */
+const HASH_KEY = randomBytes(32);
+
 export async function dynamoFloor(stack: LocalStack, runId: string, options: { webhooks: number; connections: number; consumers: string[] }): Promise<FloorResult> {
   const ddb = localDocumentClient(stack.endpoints.dynamodb);
   const table = stack.resources.tables.events;
@@ -65,7 +69,8 @@ export async function dynamoFloor(stack: LocalStack, runId: string, options: { w
   const items = Array.from({ length: options.webhooks }, (_, i) => {
     const { eventId, body } = paymentEvent(i, runId);
     const parsed = JSON.parse(body) as { type: string; tenant_id: string; key_id: string };
-    const payload: PayloadItem = { pk: payloadKey(SOURCE, eventId), kind: 'payload', encoding: 'gzip', body: gzipSync(body), expiresAt: Math.floor(now / 1000) + 30 * 86_400 };
+    const hmac = payloadHmac(HASH_KEY, Buffer.from(body));
+    const payload: PayloadItem = { pk: payloadKey(SOURCE, eventId, hmac), kind: 'payload', payloadHmac: hmac, encoding: 'gzip', body: gzipSync(body), expiresAt: Math.floor(now / 1000) + 30 * 86_400 };
     const receipt: EventItem = {
       pk: eventKey(SOURCE, eventId),
       kind: 'event',
@@ -76,7 +81,7 @@ export async function dynamoFloor(stack: LocalStack, runId: string, options: { w
       keyId: parsed.key_id,
       receivedAt: now,
       consumers: options.consumers,
-      payloadSha256: createHash('sha256').update(body).digest('hex'),
+      payloadHmac: hmac,
       payloadBytes: body.length,
       secretVersion: 'current',
       payloadExpiresAt: now + 30 * 86_400_000,

@@ -21,7 +21,9 @@ import { CapacityMeter, countInvocations, DeliveryTracker, InvocationMeter, SqsM
 import { paymentEvent, TARGET_BYTES } from './payload';
 import { fmt, printNotes, printTable } from './report';
 import { round } from './stats';
-import { burst, itemSizes, lowTraffic, type Meters, SOURCE, type TrafficResult } from './units';
+import { defineConfig } from '../lib/config/schema';
+import baseConfig from '../hookledger.config';
+import { BODY_PROTECTED_SOURCE, type BodyProtectionResult, bodyProtection, burst, itemSizes, lowTraffic, type Meters, SOURCE, type TrafficResult } from './units';
 
 // The SDK's notice that Node 20 support ends in 2027 (set it to 'false' to see it).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -47,6 +49,8 @@ async function main(): Promise<void> {
   const secretsDir = mkdtempSync(path.join(os.tmpdir(), 'hookledger-bench-secrets-'));
   console.log('hookledger bench: starting DynamoDB Local, fauxqs and the pipeline (in memory)...');
   const stack = await startLocalStack({
+    // The shipped configuration plus one GitHub-style source with replay protection by body (section 1b).
+    config: defineConfig({ ...baseConfig, sources: [...baseConfig.sources, BODY_PROTECTED_SOURCE] }),
     dataDir: null,
     httpPort: 0,
     secretsFile: path.join(secretsDir, 'secrets.json'),
@@ -56,7 +60,7 @@ async function main(): Promise<void> {
     onDelivery: meters.deliveries.onDelivery,
   });
   const consumers = subscribedConsumers(stack.config, PLAN.eventType);
-  let low: TrafficResult, high: TrafficResult, backlog: TrafficResult, sizes, e2e, intake;
+  let low: TrafficResult, high: TrafficResult, backlog: TrafficResult, sizes, e2e, intake, byBody: BodyProtectionResult;
   try {
     const secret = (await stack.secrets.get(SOURCE)).current;
     // Wrap first: stopPipeline creates the next pollers, and they take the handlers then. The
@@ -69,6 +73,7 @@ async function main(): Promise<void> {
     low = await lowTraffic(stack, meters, secret, `${runId}-low`, PLAN.lowWebhooks, consumers.length);
     sizes = await itemSizes(stack, paymentEvent(0, `${runId}-low`).eventId, consumers);
     high = await burst(stack, meters, secret, `${runId}-burst`, PLAN.highWebhooks, consumers.length);
+    byBody = await bodyProtection(stack, meters, `${runId}-body`, PLAN.lowWebhooks, consumers.length);
     console.log(`4. end to end: ${PLAN.e2eSamples} webhooks ${PLAN.e2eSpacingMs} ms apart...`);
     e2e = await endToEnd(stack, meters.deliveries, secret, `${runId}-e2e`, { samples: PLAN.e2eSamples, spacingMs: PLAN.e2eSpacingMs, consumers: consumers.length });
     if (meters.deliveries.failures > 0) throw new Error(`${meters.deliveries.failures} deliveries failed during the bench`);
@@ -150,6 +155,19 @@ async function main(): Promise<void> {
     'low = each webhook sent once every consumer acknowledged the previous one; high = all sent at once, pipeline running (batches as big as arrivals per 50 ms stream poll allow); backlog = the same burst queued with the pipeline stopped, then released',
   ]);
 
+  const intakeUnits = (t: TrafficResult) =>
+    ['putBodyClaim', 'putPayload', 'putEvent'].reduce((sum, op) => sum + (t.capacityByOperation[op]?.writeUnits ?? 0), 0);
+  printTable('1b. Replay protection by body (a GitHub-style source: body-only signature, ids from unsigned headers)', ['', `default source (${SOURCE})`, `replayProtection: 'body'`], [
+    ['webhooks, one at a time', String(low.webhooks), String(byBody.traffic.webhooks)],
+    ['DynamoDB write units per webhook', fmt.n(low.writeUnits), fmt.n(byBody.traffic.writeUnits)],
+    ['  of which intake', fmt.n(intakeUnits(low)), fmt.n(intakeUnits(byBody.traffic))],
+    ['DynamoDB read units per webhook', fmt.n(low.readUnits), fmt.n(byBody.traffic.readUnits)],
+  ]);
+  printNotes([
+    `replay of each captured request under a new delivery id: ${byBody.replay.requests} sent, ${byBody.replay.duplicates} answered 200 duplicate naming the first event id, ${byBody.replay.accepted} accepted; ${fmt.n(byBody.replay.writeUnits)} WRU per replayed request (three failed conditions, billed by AWS), no delivery, no usage`,
+    'the body claim (bdy#<source>#<keyed hash>) is one more small conditional PutItem per webhook; the default source does not write it',
+  ]);
+
   const services = Object.keys(cost.low.breakdown) as (keyof typeof cost.low.breakdown)[];
   const costCols = Object.values(cost);
   const dynamoShare = (c: (typeof costCols)[number]) => `${((100 * (c.breakdown.dynamodbWrites + c.breakdown.dynamodbReads)) / c.total).toFixed(0)}%`;
@@ -202,6 +220,12 @@ async function main(): Promise<void> {
     consumers,
     payloadBytes: TARGET_BYTES,
     writeUnitsPerWebhook: low.writeUnits,
+    bodyProtection: {
+      writeUnitsPerWebhook: byBody.traffic.writeUnits,
+      readUnitsPerWebhook: byBody.traffic.readUnits,
+      intakeWriteUnits: { default: intakeUnits(low), body: intakeUnits(byBody.traffic) },
+      replay: byBody.replay,
+    },
     readUnitsPerWebhook: low.readUnits,
     sqsRequestsPerWebhook: { low: low.sqsRequests, high: high.sqsRequests, backlog: backlog.sqsRequests },
     lambdaInvocationsPerWebhook: { low: low.invocations.total, high: high.invocations.total, backlog: backlog.invocations.total },

@@ -10,7 +10,8 @@ import { eventKey, ledgerKey, payloadKey } from '../lambdas/shared/model';
 import { localDynamoClient } from '../local/clients';
 import type { LocalStack } from '../local/stack';
 import type { CapacityMeter, DeliveryTracker, InvocationMeter, SqsMeter } from './meters';
-import { type SignedRequest, signedPayments } from './payload';
+import { signatureHeaders } from '../cli/ops/sign';
+import { paymentEvent, type SignedRequest, signedPayments } from './payload';
 
 export interface Meters {
   readonly capacity: CapacityMeter;
@@ -39,6 +40,67 @@ export interface TrafficResult {
 }
 
 export const SOURCE = 'platform';
+
+/** A GitHub-style source: body-only signature, attribution from unsigned headers, replay protection by body. */
+export const BODY_PROTECTED_SOURCE = {
+  id: 'github-bench',
+  scheme: { type: 'github' as const },
+  replayProtection: 'body' as const,
+  attribution: {
+    eventId: { header: 'x-github-delivery' },
+    eventType: { header: 'x-github-event' },
+    tenantId: { body: 'tenant_id' },
+    keyId: { body: 'key_id' },
+  },
+};
+
+export interface BodyProtectionResult {
+  /** The low-traffic phase again, through the body-protected source. */
+  readonly traffic: TrafficResult;
+  /** Re-sending each captured request with a new delivery id: answered 200 duplicate, units per request. */
+  readonly replay: { readonly requests: number; readonly duplicates: number; readonly accepted: number; readonly writeUnits: number };
+}
+
+/**
+ * The same 1 KB payment events, one at a time, through a source with replay protection by body,
+ * then each re-sent as an attacker would: the captured bytes and signature under a fresh delivery id.
+ */
+export async function bodyProtection(stack: LocalStack, m: Meters, runId: string, count: number, consumers: number): Promise<BodyProtectionResult> {
+  const secret = (await stack.secrets.get(BODY_PROTECTED_SOURCE.id)).current;
+  const requests = Array.from({ length: count }, (_, i) => {
+    const { eventId, body } = paymentEvent(i, runId);
+    const bytes = Buffer.from(body);
+    const signature = signatureHeaders(BODY_PROTECTED_SOURCE.scheme, { body: bytes, secret, now: Date.now(), messageId: eventId });
+    return { eventId, body, headers: (delivery: string) => ({ 'content-type': 'application/json', 'x-github-delivery': delivery, 'x-github-event': 'payment.succeeded', ...signature }) };
+  });
+  const postTo = async (headers: Record<string, string>, body: string) => {
+    const res = await fetch(stack.webhookUrl(BODY_PROTECTED_SOURCE.id), { method: 'POST', headers, body });
+    return { status: res.status, text: await res.text() };
+  };
+  await stack.drain();
+  resetAll(m);
+  const t0 = performance.now();
+  for (const r of requests) {
+    const acked = m.deliveries.allProcessed(r.eventId, consumers);
+    const res = await postTo(r.headers(r.eventId), r.body);
+    if (res.status !== 202) throw new Error(`webhook ${r.eventId} answered ${res.status}: ${res.text}`);
+    await acked;
+  }
+  await stack.drain();
+  const traffic = snapshot(m, count, (performance.now() - t0) / 1000);
+
+  resetAll(m);
+  let duplicates = 0;
+  let accepted = 0;
+  for (const r of requests) {
+    const res = await postTo(r.headers(`${r.eventId}-replayed`), r.body);
+    if (res.status === 202) accepted++;
+    if (res.status === 200 && JSON.parse(res.text).event_id === r.eventId) duplicates++;
+  }
+  await stack.drain();
+  // Failed conditions are billed as 1 WRU each on AWS; EventStore reports them so.
+  return { traffic, replay: { requests: count, duplicates, accepted, writeUnits: m.capacity.writeUnits / count } };
+}
 
 export async function post(stack: LocalStack, request: SignedRequest): Promise<void> {
   const res = await fetch(stack.webhookUrl(SOURCE), { method: 'POST', headers: request.headers, body: request.body });
@@ -140,14 +202,17 @@ export interface ItemSizes {
 
 export async function itemSizes(stack: LocalStack, eventId: string, consumerIds: readonly string[]): Promise<ItemSizes> {
   const ddb = localDynamoClient(stack.endpoints.dynamodb);
-  const get = async (table: string, pk: string) => {
+  const read = async (table: string, pk: string) => {
     const out = await ddb.send(new GetItemCommand({ TableName: table, Key: { pk: { S: pk } }, ConsistentRead: true }));
     if (!out.Item) throw new Error(`item ${pk} not found in ${table}`);
-    return itemSize(out.Item);
+    return out.Item;
   };
+  const get = async (table: string, pk: string) => itemSize(await read(table, pk));
   const { events, ledger } = stack.resources.tables;
-  const payload = await get(events, payloadKey(SOURCE, eventId));
-  const receipt = await get(events, eventKey(SOURCE, eventId));
+  const receiptItem = await read(events, eventKey(SOURCE, eventId));
+  const receipt = itemSize(receiptItem);
+  // The payload item's key names the receipt's keyed hash.
+  const payload = await get(events, payloadKey(SOURCE, eventId, receiptItem.payloadHmac?.S));
   const ledgerSizes = await Promise.all(consumerIds.map((c) => get(ledger, ledgerKey(SOURCE, eventId, c))));
   ddb.destroy();
   const kb = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));

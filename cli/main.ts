@@ -2,6 +2,7 @@
  * `npx hookledger <command>`: operate a hookledger stack, local (default) or deployed (--stack).
  * The commands are thin: parse, call one function of cli/ops, print a table or (--json) the data.
  */
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
@@ -22,6 +23,7 @@ import { send } from './ops/send';
 import { type StatusReport, status } from './ops/status';
 import { type TraceReport, trace } from './ops/trace';
 import { type UsageReport, usage } from './ops/usage';
+import { verifyPayload } from './ops/verify-payload';
 import { fields, table } from './format';
 import { resolveTarget, type Target } from './target';
 import { formatAge, iso, parseDuration, parseTime, TimeArgumentError } from './time';
@@ -188,6 +190,39 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
       }),
     );
 
+  // --- verify-payload -----------------------------------------------------------------------------
+  program
+    .command('verify-payload')
+    .description('is this file the body received for the event? (checks the receipt\'s keyed hash; works after retention)')
+    .argument('<eventId>', 'the event id, e.g. evt_01J8K7M2Q4')
+    .argument('<file>', 'the body to check, byte for byte (- for standard input)')
+    .option('--source <id>', 'the source (default: every configured source is tried)')
+    .action(
+      withTarget(async (connect, globals, eventId: string, file: string, options: { source?: string }) => {
+        if (options.source !== undefined) requireSource(options.source);
+        let body: Buffer;
+        try {
+          body = file === '-' ? await readAll(io.stdin) : await readFile(file);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          throw new OpsUsageError(`cannot read ${file}${code ? ` (${code})` : ''}; give the path of the body to check, or - for standard input`);
+        }
+        const target = await connect();
+        const result = await verifyPayload(
+          { ddb: target.ddb, tables: target.tables, config, payloadHashKey: () => target.payloadHashKey() },
+          eventId,
+          body,
+          { source: options.source },
+        );
+        print(globals, result, () =>
+          result.matches
+            ? `match: ${file} is the body ${result.source} ${result.eventId} was received with (${result.presentedBytes} bytes, ${result.hash}, received ${iso(result.receivedAt)}).`
+            : `no match: ${file} (${result.presentedBytes} bytes) is not the body ${result.source} ${result.eventId} was received with (${result.receivedBytes} bytes, ${result.hash}).`,
+        );
+        return result.matches ? EXIT.ok : EXIT.found;
+      }),
+    );
+
   // --- usage --------------------------------------------------------------------------------------
   program
     .command('usage')
@@ -266,7 +301,9 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
           });
           bar.end();
           print(globals, result, () => {
-            const head = `${result.matched} deliveries of ${result.consumer} match (${describeStates(result.byState)}).`;
+            const head =
+              `${result.matched} deliveries of ${result.consumer} match (${describeStates(result.byState)}).` +
+              (result.expired > 0 ? ` ${result.expired} left out: payload past retention.` : '');
             if (result.dryRun) return `${head}\nDry run: nothing written.`;
             if (result.declined) return `${head}\nNot replayed.`;
             if (!result.replayId) return head;
@@ -303,7 +340,9 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
         });
         bar.end();
         print(globals, result, () => {
-          const head = `${result.matched} receipts of the window lack ${result.consumer}.`;
+          const head =
+            `${result.matched} receipts of the window lack ${result.consumer}.` +
+            (result.expired > 0 ? ` ${result.expired} left out: payload past retention.` : '');
           if (result.dryRun) return `${head}\nDry run: nothing written.`;
           if (result.declined) return `${head}\nNot backfilled.`;
           if (!result.replayId) return head;
@@ -584,8 +623,11 @@ function formatTrace(report: TraceReport): string {
       ['key', r.keyId],
       ['received', iso(r.receivedAt)],
       ['secret', r.secretVersion],
-      ['payload', `${r.payload} (sha256 ${r.payloadSha256}, ${r.payloadBytes} bytes, kept until ${iso(r.payloadExpiresAt)})`],
+      ['payload', `${r.payload} (${r.payloadBytes} bytes, kept until ${iso(r.payloadExpiresAt)}; ${r.payloadHash})`],
       ['delivery set', r.consumers.join(', ') || '(none)'],
+      ...(report.conflicts.count > 0
+        ? ([['conflicts', `${report.conflicts.count} request(s) reused this event id with other bytes (answered duplicate_conflict)`]] as [string, string][])
+        : []),
     ]),
     '',
     table(report.deliveries, [
@@ -608,6 +650,12 @@ function formatTrace(report: TraceReport): string {
     for (const p of d.replayRequests) detail.push(`  replay requested ${p.replayId} ${iso(p.at)}${p.operator ? ` by ${p.operator}` : ''}`);
     for (const p of d.replays) detail.push(`  replayed ${p.replayId} ${iso(p.at)} attempt ${p.attempt} policy ${p.policyVersion}: ${p.outcome}`);
     if (detail.length > 0) lines.push('', `${d.consumer}:`, ...detail);
+  }
+  if (report.conflicts.entries.length > 0) {
+    lines.push('', 'duplicate_conflict requests (stored: nothing but this audit):');
+    for (const c of report.conflicts.entries) {
+      lines.push(`  ${iso(c.at)} ${c.payloadBytes} bytes, secret ${c.secretVersion}, hmac-sha256:${c.payloadHmac}`);
+    }
   }
   return lines.join('\n');
 }
@@ -672,4 +720,10 @@ function safeUsername(): string {
   } catch {
     return 'unknown';
   }
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return Buffer.concat(chunks);
 }

@@ -23,6 +23,9 @@ import type { QueuePair, TableNames } from './ops/deps';
 import { adminPauseControl, lambdaPauseControl, type PauseControl } from './ops/pause';
 import type { SecretRotator } from './ops/secrets';
 
+/** The stack output naming the payload-hash key's secret (lib/hookledger-stack.ts). */
+export const PAYLOAD_HASH_KEY_OUTPUT = 'PayloadHashKeySecretArn';
+
 export interface Target {
   readonly kind: 'local' | 'aws';
   /** `local (<state file>)` or `stack <name> (<region>)`, for messages. */
@@ -34,6 +37,8 @@ export interface Target {
   webhookUrl(sourceId: string): string;
   signingSecret(sourceId: string): Promise<string>;
   readonly rotator: SecretRotator;
+  /** The deployment's payload-hash key (verify-payload); never printed. */
+  payloadHashKey(): Promise<Buffer>;
   readonly pauseControl: PauseControl;
   /** Intake requests by outcome, where the target keeps them (the local stack); undefined on AWS. */
   intakeOutcomes(): Promise<Record<string, number> | undefined>;
@@ -104,6 +109,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     webhookUrl: (sourceId) => webhookUrlFor(state, sourceId),
     signingSecret: async (sourceId) => (await secrets.get(sourceId)).current,
     rotator: { kind: 'local', rotate: (sourceId) => secrets.rotate(sourceId) },
+    payloadHashKey: () => secrets.payloadHashKey(),
     pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
     intakeOutcomes: async () => {
       if (!state.adminUrl) return undefined;
@@ -176,6 +182,13 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
       return out.SecretString;
     },
     rotator: { kind: 'aws', client: secretsManager, secretIds },
+    payloadHashKey: async () => {
+      const secretId = outputs.get(PAYLOAD_HASH_KEY_OUTPUT);
+      if (!secretId) throw new TargetError(`stack ${stackName} has no output ${PAYLOAD_HASH_KEY_OUTPUT}; redeploy it from this repository`);
+      const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
+      if (!out.SecretString) throw new TargetError('the payload-hash key secret has no value');
+      return Buffer.from(out.SecretString, 'utf8');
+    },
     pauseControl: lambdaPauseControl({ lambda, sqs, queues }),
     intakeOutcomes: async () => undefined,
     destroy: () => {

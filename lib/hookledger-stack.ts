@@ -91,6 +91,10 @@ export class HookledgerStack extends Stack {
         description: `Signing secret of source ${sourceId}`,
       });
     }
+    new CfnOutput(this, 'PayloadHashKeySecretArn', {
+      value: this.ingest.payloadHashKey.secretArn,
+      description: 'The payload-hash key (hookledger verify-payload reads it)',
+    });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.alarmTopic.topicArn });
   }
 }

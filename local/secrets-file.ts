@@ -1,7 +1,8 @@
 /**
  * SecretsPort over a git-ignored JSON file, the local stand-in for Secrets Manager:
  *
- *   { "sources": { "<sourceId>": { "current": "whsec_...", "previous": "whsec_..." } } }
+ *   { "sources": { "<sourceId>": { "current": "whsec_...", "previous": "whsec_..." } },
+ *     "payloadHashKey": "<base64 of 32 random bytes>" }
  *
  * Created on first use with a fresh Standard Webhooks secret (`whsec_` + base64 of 24 random bytes)
  * for each configured source, mode 0600 in a 0700 folder. Values never appear in errors or logs.
@@ -18,6 +19,8 @@ export const DEFAULT_SECRETS_FILE = '.hookledger/secrets.json';
 
 export interface SecretsFile {
   readonly sources: Record<string, SigningSecrets>;
+  /** The deployment's payload-hash key (see SecretsPort.payloadHashKey); created with the file. */
+  readonly payloadHashKey?: string;
 }
 
 export class SecretsFileError extends Error {
@@ -58,13 +61,20 @@ export class FileSecrets implements SecretsPort {
     return this.pick(this.cache, sourceId);
   }
 
+  async payloadHashKey(): Promise<Buffer> {
+    this.cache ??= await this.load();
+    const key = this.cache.payloadHashKey;
+    if (!key) throw new UnknownSecretError(`no payloadHashKey in ${this.path}`);
+    return Buffer.from(key, 'utf8');
+  }
+
   /** Makes a new current secret and keeps the old one as previous (the overlap window). */
   async rotate(sourceId: string): Promise<SigningSecrets> {
     return this.locked(async () => {
       const file = await this.fill();
       const old = this.pick(file, sourceId);
       const rotated: SigningSecrets = { current: newWebhookSecret(), previous: old.current };
-      const next: SecretsFile = { sources: { ...file.sources, [sourceId]: rotated } };
+      const next: SecretsFile = { ...file, sources: { ...file.sources, [sourceId]: rotated } };
       await this.save(next);
       this.cache = next;
       return rotated;
@@ -87,7 +97,7 @@ export class FileSecrets implements SecretsPort {
   /** Reads the file, creating it or adding missing sources; tightens a too-open mode. */
   private async load(): Promise<SecretsFile> {
     const existing = await this.read();
-    if (existing && this.sourceIds.every((id) => existing.sources[id])) {
+    if (existing?.payloadHashKey && this.sourceIds.every((id) => existing.sources[id])) {
       await this.tighten();
       return existing;
     }
@@ -98,10 +108,10 @@ export class FileSecrets implements SecretsPort {
   private async fill(): Promise<SecretsFile> {
     const current = (await this.read()) ?? { sources: {} };
     const missing = this.sourceIds.filter((id) => !current.sources[id]);
-    if (missing.length === 0) return current;
+    if (missing.length === 0 && current.payloadHashKey) return current;
     const sources = { ...current.sources };
     for (const id of missing) sources[id] = { current: newWebhookSecret() };
-    const next: SecretsFile = { sources };
+    const next: SecretsFile = { sources, payloadHashKey: current.payloadHashKey ?? randomBytes(32).toString('base64') };
     await this.save(next);
     return next;
   }
@@ -150,5 +160,9 @@ function validate(parsed: unknown, path: string): SecretsFile {
     if (entry.previous !== undefined && typeof entry.previous !== 'string') throw bad(`source "${id}" has a non-string "previous"`);
     result[id] = entry.previous === undefined ? { current: entry.current } : { current: entry.current, previous: entry.previous };
   }
-  return { sources: result };
+  const hashKey = (parsed as { payloadHashKey?: unknown }).payloadHashKey;
+  if (hashKey !== undefined && (typeof hashKey !== 'string' || hashKey.length < 32)) {
+    throw bad('"payloadHashKey" must be a string of at least 32 characters');
+  }
+  return hashKey === undefined ? { sources: result } : { sources: result, payloadHashKey: hashKey };
 }

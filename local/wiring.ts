@@ -69,7 +69,12 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
   const logger = options.logger ?? ((service: string) => createLogger(service));
   const ddb = localDocumentClient(endpoints.dynamodb);
   const sqs = localSqsClient(endpoints.sqs);
-  const eventStore = new EventStore({ client: ddb, tableName: resources.tables.events, onCapacity: options.onCapacity });
+  const eventStore = new EventStore({
+    client: ddb,
+    tableName: resources.tables.events,
+    onCapacity: options.onCapacity,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const ledger = new Ledger({ client: ddb, tableName: resources.tables.ledger, onCapacity: options.onCapacity });
   const root = options.root ?? path.resolve(import.meta.dirname, '..');
 

@@ -14,6 +14,7 @@ import { type ConfigDeps, now as clockNow, type OperatorDeps, type Progress } fr
 import { OpsUsageError } from './errors';
 import { newReplayId } from './ids';
 import { forEachLimited } from './pool';
+import { splitByRetention } from './replay';
 import { putRequeue, requeueItem } from './requeue';
 
 const WRITE_CONCURRENCY = 8;
@@ -30,6 +31,8 @@ export interface BackfillResult {
   readonly dryRun: boolean;
   /** Receipts of the window the consumer subscribes to whose delivery set lacks it. */
   readonly matched: number;
+  /** Receipts left out because their payload passed retention (it is never served again). */
+  readonly expired: number;
   readonly replayId?: string;
   /** Receipts the consumer was added to (and a requeue written for). */
   readonly added: number;
@@ -47,10 +50,19 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
   }
   const window = { from: request.from, to: request.to };
   const receipts = await scanReceipts(deps, { window }, request.onProgress);
-  const matching = receipts.filter(
+  const selected = receipts.filter(
     (r) => consumer.subscribes.some((p) => matchesEventType(p, r.eventType)) && !(r.consumers ?? []).includes(consumer.id),
   );
-  const nothing = { consumer: consumer.id, dryRun: request.dryRun === true, matched: matching.length, added: 0, alreadyPresent: 0 };
+  // Events whose payload passed retention cannot be given to a new consumer: it would read nothing.
+  const { kept: matching, expired } = splitByRetention(selected, clockNow(deps));
+  const nothing = {
+    consumer: consumer.id,
+    dryRun: request.dryRun === true,
+    matched: matching.length,
+    expired: expired.length,
+    added: 0,
+    alreadyPresent: 0,
+  };
   if (request.dryRun || matching.length === 0) return nothing;
   if (request.confirm && !(await request.confirm({ consumer: consumer.id, matched: matching.length }))) {
     return { ...nothing, declined: true };

@@ -40,6 +40,8 @@ export type DeliveryStateOrReady = DeliveryState | 'ready';
 export interface ReplayPlan {
   readonly consumer: string;
   readonly matched: number;
+  /** Deliveries left out because their event's payload passed retention (never served again). */
+  readonly expired: number;
   /** The matched deliveries by their current state (`ready`: no ledger item yet). */
   readonly byState: Readonly<Partial<Record<DeliveryStateOrReady, number>>>;
 }
@@ -72,12 +74,20 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
         { window: request.window, consumer, tenant: request.tenant, type: request.type },
         request.onProgress,
       );
-  const matching = receipts.filter(
+  const selected = receipts.filter(
     (r) =>
       (r.consumers ?? []).includes(consumer) &&
       (request.tenant === undefined || r.tenantId === request.tenant) &&
       (request.type === undefined || r.eventType === request.type),
   );
+  // A payload past retention is never served again, whatever TTL has deleted yet.
+  const { kept: matching, expired } = splitByRetention(selected, clockNow(deps));
+  if (request.event && expired.length > 0) {
+    throw new OpsUsageError(
+      `event ${request.event.eventId}: its payload passed retention at ${iso(expired[0]!.payloadExpiresAt)} and is never served again; ` +
+        'the receipt, its keyed hash and the ledger trail remain (hookledger trace)',
+    );
+  }
 
   const states = await batchGet<Pick<LedgerItem, 'pk' | 'state'>>(
     deps.ddb,
@@ -90,7 +100,7 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
     const state = states.get(ledgerKey(r.source, r.eventId, consumer))?.state ?? 'ready';
     byState[state] = (byState[state] ?? 0) + 1;
   }
-  const plan: ReplayPlan = { consumer, matched: matching.length, byState };
+  const plan: ReplayPlan = { consumer, matched: matching.length, expired: expired.length, byState };
   const nothing = { ...plan, dryRun: request.dryRun === true, requeued: 0, annotated: 0 };
   if (request.dryRun || matching.length === 0) return nothing;
   if (request.confirm && !(await request.confirm(plan))) return { ...nothing, declined: true };
@@ -128,6 +138,14 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
     request.onProgress,
   );
   return { ...plan, dryRun: false, replayId, requeued, annotated };
+}
+
+/** Receipts whose payload is still served, and those past retention. */
+export function splitByRetention<T extends Pick<EventItem, 'payloadExpiresAt'>>(receipts: readonly T[], now: number) {
+  const kept: T[] = [];
+  const expired: T[] = [];
+  for (const r of receipts) (r.payloadExpiresAt > now ? kept : expired).push(r);
+  return { kept, expired };
 }
 
 /**

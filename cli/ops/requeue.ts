@@ -25,6 +25,8 @@ export function requeueItem(receipt: EventItem, consumerId: string, replayId: st
     consumerId,
     replayId,
     receivedAt: receipt.receivedAt,
+    ...(receipt.payloadHmac ? { payloadHmac: receipt.payloadHmac } : {}),
+    payloadExpiresAt: receipt.payloadExpiresAt,
     createdAt: at,
     // TTL attributes are epoch seconds.
     expiresAt: Math.floor(at / 1000) + REQUEUE_TTL_SECONDS,

@@ -7,6 +7,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGet } from '../../lambdas/reconcile/scan';
 import {
+  type ConflictItem,
+  conflictKey,
   type ErrorEntry,
   type EventItem,
   type LedgerItem,
@@ -47,13 +49,16 @@ export interface TraceReport {
     readonly eventType: string;
     readonly receivedAt: number;
     readonly secretVersion: string;
-    readonly payloadSha256: string;
+    /** `hmac-sha256:<hex>` (keyed, see `hookledger verify-payload`); `sha256:<hex>` on receipts from before it. */
+    readonly payloadHash: string;
     readonly payloadBytes: number;
     readonly payload: 'present' | 'expired';
     readonly payloadExpiresAt: number;
     readonly consumers: readonly string[];
   };
   readonly deliveries: readonly TraceDelivery[];
+  /** Requests that named this event id with other bytes (answered `duplicate_conflict`, nothing stored). */
+  readonly conflicts: { readonly count: number; readonly entries: ConflictItem['entries'] };
 }
 
 export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, options: { source?: string } = {}): Promise<TraceReport> {
@@ -62,10 +67,13 @@ export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, optio
   const payload = await deps.ddb.send(
     new GetCommand({
       TableName: deps.tables.events,
-      Key: { pk: payloadKey(receipt.source, receipt.eventId) },
+      Key: { pk: payloadKey(receipt.source, receipt.eventId, receipt.payloadHmac) },
       ProjectionExpression: 'pk, expiresAt',
     }),
   );
+  const conflict = (
+    await deps.ddb.send(new GetCommand({ TableName: deps.tables.events, Key: { pk: conflictKey(receipt.source, receipt.eventId) } }))
+  ).Item as ConflictItem | undefined;
   // TTL deletes lag expiry (by up to days on AWS; never on DynamoDB Local): expired means expired.
   const expiresAt = payload.Item?.expiresAt as number | undefined;
   const payloadPresent = payload.Item !== undefined && (expiresAt === undefined || expiresAt * 1000 > at);
@@ -105,13 +113,14 @@ export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, optio
       eventType: receipt.eventType,
       receivedAt: receipt.receivedAt,
       secretVersion: receipt.secretVersion,
-      payloadSha256: receipt.payloadSha256,
+      payloadHash: receipt.payloadHmac ? `hmac-sha256:${receipt.payloadHmac}` : `sha256:${receipt.payloadSha256 ?? ''}`,
       payloadBytes: receipt.payloadBytes,
       payload: payloadPresent ? 'present' : 'expired',
       payloadExpiresAt: receipt.payloadExpiresAt,
       consumers: expected,
     },
     deliveries,
+    conflicts: { count: conflict?.count ?? 0, entries: conflict?.entries ?? [] },
   };
 }
 

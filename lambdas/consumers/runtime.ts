@@ -96,7 +96,9 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
     const attempt = claim.attempt;
     const log = { ...ids, attempt, ...(message.replayId ? { replay_id: message.replayId } : {}) };
     try {
-      const raw = await deps.events.getPayload(message.source, message.eventId);
+      // Past retention is past retention, whatever TTL has deleted yet (it may lag by days).
+      const expired = message.payloadExpiresAt !== undefined && message.payloadExpiresAt <= clock();
+      const raw = expired ? undefined : await deps.events.getPayload(message.source, message.eventId, message.payloadHmac);
       if (!raw) throw new PermanentError('the payload has expired (retention) or was never stored', 'payload_expired');
       const payload = narrowPayload(JSON.parse(raw.toString('utf8')) as Record<string, unknown>, consumer.fields);
       const result = await handle({

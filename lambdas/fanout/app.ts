@@ -144,6 +144,7 @@ export function messagesFor(record: DynamoDBRecord): DeliveryMessage[] {
       keyId: event.keyId,
       receivedAt: event.receivedAt,
       consumerId,
+      ...payloadRef(event),
     }));
   }
   if (item.kind === 'requeue') {
@@ -160,10 +161,19 @@ export function messagesFor(record: DynamoDBRecord): DeliveryMessage[] {
         receivedAt: requeue.receivedAt,
         consumerId: requeue.consumerId,
         replayId: requeue.replayId,
+        ...payloadRef(requeue),
       },
     ];
   }
   return [];
+}
+
+/** Which payload item the delivery reads and until when (absent on items from before keyed hashes). */
+function payloadRef(item: { payloadHmac?: string; payloadExpiresAt?: number }): Pick<DeliveryMessage, 'payloadHmac' | 'payloadExpiresAt'> {
+  return {
+    ...(typeof item.payloadHmac === 'string' ? { payloadHmac: item.payloadHmac } : {}),
+    ...(typeof item.payloadExpiresAt === 'number' ? { payloadExpiresAt: item.payloadExpiresAt } : {}),
+  };
 }
 
 function requireAttribution(item: Partial<EventItem | RequeueItem>): void {

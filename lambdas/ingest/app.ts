@@ -5,27 +5,29 @@
  * conditional write) has committed. Unverified requests leave no trace: nothing is stored and the
  * only log line is the rejection reason.
  */
-import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { findSource, subscribedConsumers } from '../../lib/config/routing';
 import type { HookledgerConfig } from '../../lib/config/schema';
 import { StorageUnavailableError } from '../shared/errors';
 import type { EventStore } from '../shared/event-store';
 import type { Logger } from '../shared/logger';
-import type { KeyItem } from '../shared/model';
-import type { SecretsPort } from '../shared/secrets';
+import type { Attribution, KeyItem } from '../shared/model';
+import { payloadHmac as keyedHash } from '../shared/payload-hash';
+import { activeSecrets, type SecretsPort } from '../shared/secrets';
 import { verifierFor } from '../shared/verify';
 import type { VerifyResult } from '../shared/verify/types';
 import { extractAttribution, findControlCharacterHeader, InputError, parseJsonBody } from './parse';
 
 export interface IngestDeps {
   readonly config: HookledgerConfig;
-  readonly store: Pick<EventStore, 'recordEvent' | 'getKey'>;
+  readonly store: Pick<EventStore, 'recordEvent' | 'getKey' | 'claimBody'>;
   readonly secrets: SecretsPort;
   readonly logger: Logger;
   readonly clock?: () => number;
   /**
-   * Told the outcome of every request: `recorded`, `duplicate`, `challenge`, or the error code of a
+   * Told the outcome of every request: `recorded`, `duplicate` (same event id, same bytes),
+   * `duplicate_conflict` (same event id, other bytes), `duplicate_body` (same signed bytes under
+   * other unsigned headers, sources with replay protection by body), `challenge`, or the error code of a
    * refusal (`signature_mismatch`, `unknown_source`, `storage_unavailable`, ...). A short, closed set:
    * fit for a metric dimension.
    */
@@ -103,27 +105,39 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
         response: json(200, { challenge: body.challenge }),
       };
     }
-    const attribution = extractAttribution(source, body, headers);
-    if (source.enforceKeyRegistry) checkKey(attribution, await deps.store.getKey(attribution.keyId));
+    const requested = extractAttribution(source, body, headers);
+    if (source.enforceKeyRegistry) checkKey(requested, await deps.store.getKey(requested.keyId));
 
+    const payloadHmac = keyedHash(await deps.secrets.payloadHashKey(), rawBody);
+    // Replay protection by body: these bytes name the event they first came with, whatever the
+    // unsigned headers of this request say.
+    const attribution: Omit<Attribution, 'source'> =
+      source.replayProtection === 'body'
+        ? await deps.store.claimBody({ source: source.id, ...requested, claimedAt: now }, payloadHmac)
+        : requested;
     const consumers = subscribedConsumers(config, attribution.eventType);
-    const outcome = await deps.store.recordEvent(
+    const recorded = await deps.store.recordEvent(
       {
         source: source.id,
-        ...attribution,
+        eventId: attribution.eventId,
+        eventType: attribution.eventType,
+        tenantId: attribution.tenantId,
+        keyId: attribution.keyId,
         receivedAt: now,
         consumers,
-        payloadSha256: createHash('sha256').update(rawBody).digest('hex'),
+        payloadHmac,
         payloadBytes: rawBody.length,
         secretVersion: verified.secretVersion,
         payloadExpiresAt: now + config.retention.payloadDays * DAY_MS,
       },
       rawBody,
     );
+    const replayed = recorded === 'duplicate' && attribution.eventId !== requested.eventId;
+    const outcome = replayed ? 'duplicate_body' : recorded;
     const response =
-      outcome === 'recorded'
+      recorded === 'recorded'
         ? json(202, { event_id: attribution.eventId, deliveries: consumers.length })
-        : json(200, { status: 'duplicate', event_id: attribution.eventId });
+        : json(200, { status: recorded, event_id: attribution.eventId });
     return { outcome, eventId: attribution.eventId, tenantId: attribution.tenantId, deliveries: consumers.length, response };
   }
 
@@ -137,10 +151,12 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
   ): Promise<VerifyResult> {
     const verifier = verifierFor(scheme);
     const input = { rawBody, headers, now, toleranceSeconds };
-    const first = verifier.verify(input, await deps.secrets.get(sourceId));
-    if (first.ok || first.code !== 'signature_mismatch') return first;
-    // The secret may have been rotated since it was cached: look once more before refusing.
-    return verifier.verify(input, await deps.secrets.refresh(sourceId));
+    const first = verifier.verify(input, activeSecrets(await deps.secrets.get(sourceId), now));
+    if (first.ok && first.secretVersion === 'current') return first;
+    if (!first.ok && first.code !== 'signature_mismatch') return first;
+    // A mismatch: the secret may have been rotated since it was cached. A match with the previous
+    // secret: the overlap may have been ended since (`secrets retire`). Look once more either way.
+    return verifier.verify(input, activeSecrets(await deps.secrets.refresh(sourceId), now));
   }
 }
 

@@ -12,7 +12,11 @@ import { createIngestHandler } from './app';
 export const handler = createIngestHandler({
   config: bundledConfig(),
   store: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable) }),
-  secrets: new SecretsManagerPort({ client: new SecretsManagerClient({}), secretIds: requireJsonEnv(ENV.sourceSecrets) }),
+  secrets: new SecretsManagerPort({
+    client: new SecretsManagerClient({}),
+    secretIds: requireJsonEnv(ENV.sourceSecrets),
+    payloadHashKeySecretId: requireEnv(ENV.payloadHashKeySecret),
+  }),
   logger: createLogger('hookledger-ingest'),
   // One EMF line per request: IntakeRequests by Stack and Outcome (the dashboard's intake outcomes widget).
   onOutcome: createIntakeMetrics(requireEnv(ENV.stackName)),

@@ -112,30 +112,48 @@ export function extractAttribution(
     if (value === undefined || value === null) {
       throw new InputError('missing_attribution', `${FIELD_NAMES[field]} is missing: expected it at ${where}`);
     }
-    if (typeof value !== 'string') {
+    const text = attributeText(value);
+    if (text === undefined) {
       throw new InputError(
         'invalid_attribution',
-        `${FIELD_NAMES[field]} at ${where} must be a string, got ${Array.isArray(value) ? 'array' : typeof value}`,
+        `${FIELD_NAMES[field]} at ${where} must be a string or a whole number, got ${describeValue(value)}`,
       );
     }
-    if (value.length === 0) {
+    if (text.length === 0) {
       throw new InputError('invalid_attribution', `${FIELD_NAMES[field]} at ${where} is empty`);
     }
-    if (value.length > MAX_ATTRIBUTE_LENGTH) {
+    if (text.length > MAX_ATTRIBUTE_LENGTH) {
       throw new InputError(
         'invalid_attribution',
-        `${FIELD_NAMES[field]} at ${where} is ${value.length} characters; at most ${MAX_ATTRIBUTE_LENGTH} are accepted`,
+        `${FIELD_NAMES[field]} at ${where} is ${text.length} characters; at most ${MAX_ATTRIBUTE_LENGTH} are accepted`,
       );
     }
-    if (!ATTRIBUTE_VALUE.test(value)) {
+    if (!ATTRIBUTE_VALUE.test(text)) {
       throw new InputError(
         'invalid_attribution',
         `${FIELD_NAMES[field]} at ${where} must be printable ASCII without spaces`,
       );
     }
-    return value;
+    return text;
   };
   return { eventId: read('eventId'), eventType: read('eventType'), tenantId: read('tenantId'), keyId: read('keyId') };
+}
+
+/**
+ * Strings as they are; safe integers (GitHub's `installation.id` is a JSON number) as their decimal
+ * string. Floats, unsafe integers, booleans, objects and arrays are not identifiers.
+ */
+function attributeText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+  return undefined;
+}
+
+function describeValue(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'an integer beyond 2^53' : 'a fractional number';
+  if (typeof value === 'boolean') return 'a boolean';
+  return typeof value === 'object' ? 'an object' : typeof value;
 }
 
 function describe(from: FieldSource): string {

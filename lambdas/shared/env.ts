@@ -7,6 +7,8 @@ export const ENV = {
   ledgerTable: 'LEDGER_TABLE',
   /** JSON object: source id -> Secrets Manager secret id (ARN or name). Ingest only. */
   sourceSecrets: 'SOURCE_SECRETS',
+  /** Secrets Manager secret id of the deployment's payload-hash key. Ingest only. */
+  payloadHashKeySecret: 'PAYLOAD_HASH_KEY_SECRET',
   /** JSON object: consumer id -> SQS queue URL. Fan-out only. */
   queueUrls: 'QUEUE_URLS',
   consumerId: 'CONSUMER_ID',

@@ -2,8 +2,13 @@
  * The data model. Two tables, every write a single-item conditional write (see README "Data model").
  *
  * EventStore (partition key `pk`, stream NEW_IMAGE, TTL attribute `expiresAt`):
- *   evt#<source>#<eventId>        kind=event    the receipt: attribution, delivery set, payload hash (never expires)
- *   pay#<source>#<eventId>        kind=payload  the raw payload (gzip when smaller), expires after retention
+ *   evt#<source>#<eventId>        kind=event    the receipt: attribution, delivery set, keyed payload hash (never expires)
+ *   pay#<source>#<eventId>#<hmac> kind=payload  the raw payload (gzip when smaller), expires after retention; the
+ *                                               key names the body's keyed hash, so a receipt can only ever point
+ *                                               at the bytes it was written for
+ *   bdy#<source>#<hmac>           kind=claim    sources with replay protection by body: the first attribution these
+ *                                               exact signed bytes were received with (never expires)
+ *   cfl#<source>#<eventId>        kind=audit    intake audit: requests that reused a recorded event id with other bytes
  *   rq#<replayId>#<ledgerKey>     kind=requeue  an explicit re-queue (replay/backfill) for one consumer
  *   key#<keyId>                   kind=key      tenant key registry
  *   audit#<at>#<id>               kind=audit    operator actions (rotation, replay), never secret values
@@ -33,7 +38,10 @@ export interface EventItem extends Attribution {
   readonly receivedAt: number;
   /** The delivery set: exactly the consumers subscribed to this event type at intake. */
   readonly consumers: string[];
-  readonly payloadSha256: string;
+  /** HMAC-SHA256 of the raw body under the deployment's payload-hash key, hex. */
+  readonly payloadHmac: string;
+  /** Receipts written before keyed hashes: a plain SHA-256 (and the payload under the old key). */
+  readonly payloadSha256?: string;
   readonly payloadBytes: number;
   readonly secretVersion: SecretVersion;
   readonly payloadExpiresAt: number;
@@ -42,6 +50,7 @@ export interface EventItem extends Attribution {
 export interface PayloadItem {
   readonly pk: string;
   readonly kind: 'payload';
+  readonly payloadHmac: string;
   readonly encoding: 'gzip' | 'identity';
   readonly body: Uint8Array;
   readonly expiresAt: number;
@@ -55,7 +64,38 @@ export interface RequeueItem extends Attribution {
   readonly receivedAt: number;
   readonly createdAt: number;
   readonly expiresAt: number;
+  /** Copied from the receipt: which payload item the delivery reads, and until when. */
+  readonly payloadHmac?: string;
+  readonly payloadExpiresAt?: number;
 }
+
+/** The first attribution a body was received with (sources with `replayProtection: 'body'`). */
+export interface BodyClaimItem extends Attribution {
+  readonly pk: string;
+  readonly kind: 'claim';
+  readonly claimedAt: number;
+}
+
+/** One request that named a recorded event id with different bytes; nothing else was stored for it. */
+export interface ConflictEntry {
+  readonly at: number;
+  readonly payloadHmac: string;
+  readonly payloadBytes: number;
+  readonly secretVersion: SecretVersion;
+}
+
+export interface ConflictItem {
+  readonly pk: string;
+  readonly kind: 'audit';
+  readonly action: 'intake.duplicate_conflict';
+  readonly source: string;
+  readonly eventId: string;
+  /** Every conflicting request counted; the first MAX_CONFLICT_ENTRIES kept in full. */
+  readonly count: number;
+  readonly entries: ConflictEntry[];
+}
+
+export const MAX_CONFLICT_ENTRIES = 50;
 
 export type DeliveryState = 'leased' | 'retrying' | 'quarantined' | 'done';
 
@@ -98,7 +138,11 @@ export interface LedgerItem extends Attribution {
 }
 
 export const eventKey = (source: string, eventId: string) => `evt#${source}#${eventId}`;
-export const payloadKey = (source: string, eventId: string) => `pay#${source}#${eventId}`;
+/** Without a hash: the key of payloads stored before keyed hashes (receipts with only `payloadSha256`). */
+export const payloadKey = (source: string, eventId: string, payloadHmac?: string) =>
+  payloadHmac ? `pay#${source}#${eventId}#${payloadHmac}` : `pay#${source}#${eventId}`;
+export const bodyClaimKey = (source: string, payloadHmac: string) => `bdy#${source}#${payloadHmac}`;
+export const conflictKey = (source: string, eventId: string) => `cfl#${source}#${eventId}`;
 export const ledgerKey = (source: string, eventId: string, consumerId: string) => `${source}:${eventId}#${consumerId}`;
 export const requeueKey = (replayId: string, source: string, eventId: string, consumerId: string) =>
   `rq#${replayId}#${ledgerKey(source, eventId, consumerId)}`;
@@ -110,6 +154,10 @@ export interface DeliveryMessage extends Attribution {
   readonly consumerId: string;
   readonly receivedAt: number;
   readonly replayId?: string;
+  /** The receipt's keyed payload hash: names the payload item. Absent for receipts from before it. */
+  readonly payloadHmac?: string;
+  /** Epoch ms after which the payload is never served, whatever TTL has deleted yet. */
+  readonly payloadExpiresAt?: number;
 }
 
 export interface KeyItem {

@@ -6,6 +6,7 @@
  * throws a single `ConfigError` naming the bad value, so a typo fails `cdk synth`, not production.
  */
 import { z } from 'zod';
+import { signedParts } from './signed-parts';
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/;
 const idSchema = (what: string) =>
@@ -56,8 +57,32 @@ export const sourceSchema = z
       .strict(),
     /** Whether intake checks key_id against the tenant key registry (unknown or foreign key: 403). */
     enforceKeyRegistry: z.boolean().default(false),
+    /**
+     * What makes two requests the same event. `event-id` (default): the event id, which must then be
+     * signed. `body`: also the exact signed bytes: one body makes at most one event, whatever its
+     * headers say (one more write unit per webhook). Required to read attribution from a header the
+     * scheme does not sign (GitHub's x-github-delivery, Shopify's x-shopify-event-id).
+     */
+    replayProtection: z.enum(['event-id', 'body']).default('event-id'),
   })
-  .strict();
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.replayProtection === 'body') return;
+    const parts = signedParts(s.scheme);
+    for (const field of ['eventId', 'eventType', 'tenantId', 'keyId'] as const) {
+      const from = s.attribution[field];
+      if ('header' in from && !parts.headers.includes(from.header)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['attribution', field, 'header'],
+          message:
+            `header ${from.header} is not signed (the ${s.scheme.type} signature covers ${parts.summary}), so a captured ` +
+            `request could be re-sent with a new value and counted again; read ${field} from the body, or set ` +
+            `replayProtection: 'body' on the source`,
+        });
+      }
+    }
+  });
 export type SourceConfig = z.infer<typeof sourceSchema>;
 
 const PATTERN = /^(\*|[a-z0-9_-]+(\.[a-z0-9_-]+)*(\.\*)?)$/i;

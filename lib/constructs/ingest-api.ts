@@ -39,6 +39,8 @@ export class IngestApi extends Construct {
   readonly handler: HookledgerFunction;
   /** Signing secret per source id. */
   readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
+  /** The deployment's payload-hash key: receipts keep HMAC-SHA256(key, body), never a plain hash. */
+  readonly payloadHashKey: secretsmanager.ISecret;
   /** The stage URL followed by `hooks/`; append the source id. */
   readonly webhookBaseUrl: string;
 
@@ -70,6 +72,20 @@ export class IngestApi extends Construct {
     }
     this.secrets = secrets;
 
+    // Retained: without it no stored hash can be checked again and replay protection by body
+    // would start afresh. It never leaves AWS except to `hookledger verify-payload`.
+    const hashKey = new secretsmanager.Secret(this, 'PayloadHashKey', {
+      description: 'hookledger payload-hash key: receipts keep HMAC-SHA256(key, body) so a table dump cannot reveal low-entropy bodies',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(hashKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Rotating the payload-hash key would make every stored keyed hash uncheckable and reset replay protection by body; it is a long-lived key by design.',
+    });
+    this.payloadHashKey = hashKey;
+
     this.handler = new HookledgerFunction(this, 'Handler', {
       entry: 'lambdas/ingest/handler.ts',
       description: 'hookledger intake: verifies the signature on the raw body and records the event',
@@ -83,13 +99,18 @@ export class IngestApi extends Construct {
         [ENV.sourceSecrets]: Stack.of(this).toJsonString(
           Object.fromEntries([...secrets].map(([sourceId, secret]) => [sourceId, secret.secretArn])),
         ),
+        [ENV.payloadHashKeySecret]: hashKey.secretArn,
       },
     });
-    // PutItem for receipts and payloads; GetItem for `key#` registry items. Nothing on the Ledger.
-    // Writes receipts and payloads only; reads key-registry items only. It can neither forge a
-    // tenant key nor read another event's payload.
-    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], ['evt#*', 'pay#*']);
-    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:GetItem'], ['key#*']);
+    // Intake writes by leading key only: receipts, payloads and body claims (PutItem, GetItem when a
+    // condition fails without returning the item), the conflict audit (UpdateItem), its own
+    // orphaned payload on a conflict (DeleteItem); it reads key-registry items. It can neither
+    // forge a tenant key nor touch the Ledger.
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], ['evt#*', 'pay#*', 'bdy#*']);
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:GetItem'], ['key#*', 'evt#*', 'bdy#*']);
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:UpdateItem'], ['cfl#*']);
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:DeleteItem'], ['pay#*']);
+    hashKey.grantRead(this.handler);
     for (const secret of secrets.values()) secret.grantRead(this.handler);
 
     this.api = new apigwv2.HttpApi(this, 'Api', {

@@ -63,6 +63,7 @@ describe.each(CONFIGS)('stack outputs with the $name', ({ config }) => {
       'EventStoreTableName',
       'LedgerTableName',
       'AlarmTopicArn',
+      'PayloadHashKeySecretArn',
       ...parsed.consumers.flatMap((c) => [`QueueUrl${pascalCase(c.id)}`, `DlqUrl${pascalCase(c.id)}`]),
       ...parsed.sources.map((s) => `SecretArn${pascalCase(s.id)}`),
     ];

@@ -60,8 +60,19 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
     expect(parts.at(-1)).toBe('/hooks/');
   });
 
+  it('creates a retained payload-hash key, named to the ingest function and in the stack outputs', () => {
+    const keys = resourcesOfType(s.json, 'AWS::SecretsManager::Secret').filter(([, r]) => /payload-hash key/.test(r.Properties.Description));
+    expect(keys).toHaveLength(1);
+    const [keyId, key] = keys[0]!;
+    expect(key.DeletionPolicy).toBe('Retain');
+    expect(key.UpdateReplacePolicy).toBe('Retain');
+    expect(key.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
+    expect(s.json.Resources[ingestId].Properties.Environment.Variables.PAYLOAD_HASH_KEY_SECRET).toEqual({ Ref: keyId });
+    expect(s.json.Outputs.PayloadHashKeySecretArn.Value).toEqual({ Ref: keyId });
+  });
+
   it('creates one generated signing secret per source and maps source id to secret ARN in SOURCE_SECRETS', () => {
-    const secrets = resourcesOfType(s.json, 'AWS::SecretsManager::Secret');
+    const secrets = resourcesOfType(s.json, 'AWS::SecretsManager::Secret').filter(([, r]) => /webhook signing secret/.test(r.Properties.Description));
     expect(secrets).toHaveLength(sources.length);
     for (const [, secret] of secrets) {
       expect(secret.Properties.Description).toMatch(/webhook signing secret/);
@@ -84,20 +95,22 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
       expect(s.json.Resources[output.Value.Ref].Properties.Description).toContain(`"${src.id}"`);
     }
     expect(Object.keys(env).sort()).toEqual(
-      ['EVENTS_TABLE', 'SOURCE_SECRETS', 'STACK_NAME', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'NODE_OPTIONS'].sort(),
+      ['EVENTS_TABLE', 'SOURCE_SECRETS', 'PAYLOAD_HASH_KEY_SECRET', 'STACK_NAME', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'NODE_OPTIONS'].sort(),
     );
     expect(env.EVENTS_TABLE).toEqual({ Ref: eventsTable });
   });
 
-  it('lets the ingest role put only receipts and payloads, get only key-registry items, read the secrets, and nothing more', () => {
+  it('lets the ingest role write only receipts, payloads, body claims and the conflict audit, read the secrets, and nothing more', () => {
     const statements = statementsOfRole(s.json, ingestRoleId);
     const dynamo = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo.flatMap(actionsOf).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
-    expect(dynamo.flatMap(resourceTargets)).toEqual([eventsTable, eventsTable]);
+    expect(dynamo.flatMap(actionsOf).sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    expect(dynamo.flatMap(resourceTargets)).toEqual([eventsTable, eventsTable, eventsTable, eventsTable]);
     const leadingKeys = (action: string) =>
       dynamo.find((st) => actionsOf(st).includes(action))?.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
-    expect(leadingKeys('dynamodb:PutItem')).toEqual(['evt#*', 'pay#*']);
-    expect(leadingKeys('dynamodb:GetItem')).toEqual(['key#*']);
+    expect(leadingKeys('dynamodb:PutItem')).toEqual(['evt#*', 'pay#*', 'bdy#*']);
+    expect(leadingKeys('dynamodb:GetItem')).toEqual(['key#*', 'evt#*', 'bdy#*']);
+    expect(leadingKeys('dynamodb:UpdateItem')).toEqual(['cfl#*']);
+    expect(leadingKeys('dynamodb:DeleteItem')).toEqual(['pay#*']);
     const secretRead = statements.filter((st) => actionsOf(st).includes('secretsmanager:GetSecretValue'));
     expect(secretRead.flatMap(resourceTargets).sort()).toEqual(
       resourcesOfType(s.json, 'AWS::SecretsManager::Secret').map(([id]) => id).sort(),

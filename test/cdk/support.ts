@@ -39,7 +39,7 @@ export const fourConsumerConfig: HookledgerConfigInput = {
         eventId: { body: 'id' },
         eventType: { body: 'type' },
         tenantId: { body: 'data.object.metadata.tenant' },
-        keyId: { header: 'Stripe-Account' },
+        keyId: { body: 'account' },
       },
     },
   ],

@@ -79,7 +79,7 @@ describe('operations on the local stack', () => {
     expect(swept.deleted).toBeGreaterThanOrEqual(3);
     const report = await trace(deps(), 'evt_01J8K7R002');
     expect(report.receipt).toMatchObject({ eventId: 'evt_01J8K7R002', tenantId: 'tenant_311', keyId: 'key_77', payload: 'expired', secretVersion: 'current' });
-    expect(report.receipt.payloadSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(report.receipt.payloadHash).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     expect(report.deliveries.map((d) => [d.consumer, d.state, d.units])).toEqual([
       ['billing-meter', 'done', 5],
       ['audit-writer', 'done', 1],

@@ -3,16 +3,24 @@
  * either 2xx and exactly one stored receipt, or 4xx and nothing stored, and never a secret in a log
  * line. Runs the real handler against DynamoDB Local.
  *
+ * Mutation mode: valid signed requests (a Standard Webhooks source, and a GitHub source with replay
+ * protection by body) with any header set, changed or removed and the body's bytes changed; the
+ * receipts never outnumber the distinct signed identities accepted ((source, body id) for the
+ * first, (source, body bytes) for the second), and a refused request stores nothing at all.
+ *
  * Longer run: HOOKLEDGER_FUZZ_RUNS=5000 npx vitest run test/integration/intake-fuzz.test.ts
  */
+import { createHash } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeaders } from '../../cli/ops/sign';
 import config from '../../hookledger.config';
+import { defineConfig } from '../../lib/config/schema';
+import { GITHUB_SOURCE } from '../support/provider-sources';
 import { createIngestHandler, type IngestHandler } from '../../lambdas/ingest/app';
 import { EventStore } from '../../lambdas/shared/event-store';
-import { httpEvent, NOW, OLD_SECRET, TEST_SECRET } from '../support/factories';
+import { httpEvent, NOW, OLD_SECRET, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 import { createTable, startTestDynamo } from '../support/dynamo';
 
@@ -31,7 +39,11 @@ beforeAll(async () => {
   handler = createIngestHandler({
     config,
     store: new EventStore({ client: dynamo.doc, tableName: 'events' }),
-    secrets: { get: async () => ({ current: TEST_SECRET, previous: OLD_SECRET }), refresh: async () => ({ current: TEST_SECRET, previous: OLD_SECRET }) },
+    secrets: {
+      get: async () => ({ current: TEST_SECRET, previous: OLD_SECRET, previousUntil: NOW + 3_600_000 }),
+      refresh: async () => ({ current: TEST_SECRET, previous: OLD_SECRET, previousUntil: NOW + 3_600_000 }),
+      payloadHashKey: async () => TEST_HASH_KEY,
+    },
     logger: captured.logger,
     clock: () => NOW,
   });
@@ -43,12 +55,17 @@ function sign(body: Buffer, msgId: string, ts: string, secret = TEST_SECRET): st
   return signatureHeaders({ type: 'standard-webhooks' }, { body, secret, now: Number(ts) * 1000, messageId: msgId })['webhook-signature']!;
 }
 
-async function receiptCount(): Promise<number> {
+async function receiptCount(table = 'events', kind: string | undefined = 'event'): Promise<number> {
   let count = 0;
   let start: Record<string, unknown> | undefined;
   do {
     const out = await dynamo.doc.send(
-      new ScanCommand({ TableName: 'events', FilterExpression: 'kind = :e', ExpressionAttributeValues: { ':e': 'event' }, ExclusiveStartKey: start, Select: 'COUNT' }),
+      new ScanCommand({
+        TableName: table,
+        ...(kind ? { FilterExpression: 'kind = :e', ExpressionAttributeValues: { ':e': kind } } : {}),
+        ExclusiveStartKey: start,
+        Select: 'COUNT',
+      }),
     );
     count += out.Count ?? 0;
     start = out.LastEvaluatedKey;
@@ -136,4 +153,109 @@ describe('intake under arbitrary input', () => {
     expect(stats.accepted).toBeGreaterThan(5);
     expect(stats.rejected).toBeGreaterThan(RUNS / 2);
   }, 120_000);
+});
+
+const GITHUB_SECRET = 'gh_webhook_secret_7Hq2xV9pLm4';
+const HEADER_NAMES = [
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+  'x-hub-signature-256',
+  'x-github-delivery',
+  'x-github-event',
+  'x-github-hook-id',
+  'user-agent',
+  'x-forwarded-for',
+] as const;
+
+const mutation = fc.oneof(
+  fc.record({ kind: fc.constant('set' as const), header: fc.constantFrom(...HEADER_NAMES), value: fc.oneof(fc.string({ maxLength: 24 }), fc.uuid(), fc.constantFrom('payment.succeeded', 'v1,AAAA', 'sha256=00')) }),
+  fc.record({ kind: fc.constant('remove' as const), header: fc.constantFrom(...HEADER_NAMES) }),
+  fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
+  fc.record({ kind: fc.constant('append' as const), text: fc.string({ minLength: 1, maxLength: 8 }) }),
+);
+
+const signedRequest = fc.record({
+  source: fc.constantFrom('platform', 'github'),
+  id: fc.constantFrom('evt_01J8K7MUT1', 'evt_01J8K7MUT2', 'evt_01J8K7MUT3'),
+  tenant: fc.constantFrom('tenant_204', 'tenant_311'),
+  amount: fc.constantFrom(100, 4200),
+  delivery: fc.constantFrom('1f0c2a9e-0001', '1f0c2a9e-0002', '1f0c2a9e-0003'),
+  mutations: fc.array(mutation, { maxLength: 3 }),
+});
+
+describe('intake under mutated signed requests', () => {
+  it(`never makes more receipts than distinct signed identities over ${RUNS} mutated requests (seed ${SEED})`, async () => {
+    await createTable(dynamo.client, 'mutations', true);
+    const mutationConfig = defineConfig({ ...config, sources: [...config.sources, GITHUB_SOURCE] });
+    const mutated = createIngestHandler({
+      config: mutationConfig,
+      store: new EventStore({ client: dynamo.doc, tableName: 'mutations' }),
+      secrets: {
+        get: async (source) => ({ current: source === 'github' ? GITHUB_SECRET : TEST_SECRET }),
+        refresh: async (source) => ({ current: source === 'github' ? GITHUB_SECRET : TEST_SECRET }),
+        payloadHashKey: async () => TEST_HASH_KEY,
+      },
+      logger: capturingLogger('mutations').logger,
+      clock: () => NOW,
+    });
+    const identities = new Set<string>();
+    const stats = { accepted: 0, duplicate: 0, refused: 0 };
+    await fc.assert(
+      fc.asyncProperty(signedRequest, async (r) => {
+        const ts = String(Math.floor(NOW / 1000));
+        let body = Buffer.from(
+          JSON.stringify(
+            r.source === 'platform'
+              ? { id: r.id, type: 'payment.succeeded', tenant_id: r.tenant, key_id: 'key_42', data: { amount: r.amount } }
+              : { action: 'opened', issue: { id: 2649812237, title: r.id }, installation: { id: r.tenant === 'tenant_204' ? 48213907 : 48213911 }, amount: r.amount },
+          ),
+        );
+        const headers: Record<string, string> =
+          r.source === 'platform'
+            ? { 'content-type': 'application/json', 'webhook-id': `msg_${r.delivery}`, 'webhook-timestamp': ts, 'webhook-signature': sign(body, `msg_${r.delivery}`, ts) }
+            : {
+                'content-type': 'application/json',
+                'x-github-delivery': r.delivery,
+                'x-github-event': 'issues',
+                'x-github-hook-id': '501873942',
+                ...signatureHeaders({ type: 'github' }, { body, secret: GITHUB_SECRET, now: NOW, messageId: r.delivery }),
+              };
+        for (const m of r.mutations) {
+          if (m.kind === 'set') headers[m.header] = m.value;
+          else if (m.kind === 'remove') delete headers[m.header];
+          else if (m.kind === 'flip' && body.length > 0) {
+            body = Buffer.from(body);
+            body[m.at % body.length] = body[m.at % body.length]! ^ (1 << m.bit);
+          } else if (m.kind === 'append') body = Buffer.concat([body, Buffer.from(m.text)]);
+        }
+        const itemsBefore = await receiptCount('mutations', undefined);
+        const res = await mutated(httpEvent(r.source, body, headers));
+        expect(res.statusCode, res.body).toBeLessThan(500);
+        if ((res.statusCode ?? 0) < 300) {
+          // Accepted: a signed identity. Platform events are identified by their signed body id,
+          // GitHub's (replay protection by body) by their exact bytes.
+          const parsed = JSON.parse(body.toString('utf8')) as { id?: unknown };
+          identities.add(r.source === 'platform' ? `platform|${String(parsed.id)}` : `github|${createHash('sha256').update(body).digest('hex')}`);
+          if (res.statusCode === 202) stats.accepted++;
+          else stats.duplicate++;
+        } else {
+          stats.refused++;
+          expect(await receiptCount('mutations', undefined), `refused ${res.statusCode} ${res.body} stored something`).toBe(itemsBefore);
+        }
+        expect(await receiptCount('mutations')).toBeLessThanOrEqual(identities.size);
+      }),
+      { numRuns: RUNS, seed: SEED, verbose: 1 },
+    );
+    const receipts = await receiptCount('mutations');
+    console.log(
+      `intake mutations: ${RUNS} requests, seed ${SEED}: ${stats.accepted} accepted, ${stats.duplicate} duplicates, ${stats.refused} refused; ` +
+        `${receipts} receipts for ${identities.size} signed identities`,
+    );
+    expect(receipts).toBe(stats.accepted);
+    expect(receipts).toBeLessThanOrEqual(identities.size);
+    expect(stats.accepted).toBeGreaterThan(3);
+    expect(stats.duplicate).toBeGreaterThan(10);
+    expect(stats.refused).toBeGreaterThan(RUNS / 4);
+  }, 180_000);
 });

@@ -4,6 +4,7 @@
  * behind the local HTTP gateway, and a stand-in for the local stack's admin endpoint.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +17,7 @@ import { createLogger } from '../../lambdas/shared/logger';
 import { type HttpGateway, startHttpGateway } from '../../local/http-gateway';
 import { FileSecrets } from '../../local/secrets-file';
 import type { LocalStackState } from '../../local/state';
+import { signedHeaders } from '../support/factories';
 import { config, freshStack, HOUR, MIN, type OpsEnv, startOpsEnv } from './support';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -177,6 +179,33 @@ describe('hookledger CLI', () => {
     ]);
     expect((await cli(['resume', 'billing-meter'])).code).toBe(0);
     expect(paused.size).toBe(0);
+  });
+
+  it('verify-payload says match (exit 0) for the received bytes and no match (exit 1) for one byte changed', async () => {
+    const secret = (await new FileSecrets({ path: path.join(dir, 'secrets.json'), sourceIds: ['platform'] }).get('platform')).current;
+    const body = JSON.stringify({ id: 'evt_01J8K7VP01', type: 'payment.succeeded', tenant_id: 'tenant_204', key_id: 'key_42', data: { amount: 4200, card_last4: '4242' } });
+    const at = Date.now();
+    const res = await fetch(`${gateway.url}/hooks/platform`, { method: 'POST', headers: signedHeaders(body, { secret, at, msgId: 'msg_vp01' }), body });
+    expect(res.status).toBe(202);
+    const received = path.join(dir, 'received.json');
+    const forged = path.join(dir, 'forged.json');
+    await writeFile(received, body);
+    await writeFile(forged, body.replace('4242', '4243'));
+
+    const match = await cli(['verify-payload', 'evt_01J8K7VP01', received]);
+    expect(match.stderr).toBe('');
+    expect(match.code).toBe(0);
+    expect(match.stdout).toMatch(new RegExp(`^match: .*received\\.json is the body platform evt_01J8K7VP01 was received with \\(${body.length} bytes, hmac-sha256`));
+    const mismatch = await cli(['verify-payload', 'evt_01J8K7VP01', forged, '--json']);
+    expect(mismatch.code).toBe(1);
+    expect(JSON.parse(mismatch.stdout)).toMatchObject({ eventId: 'evt_01J8K7VP01', matches: false, hash: 'hmac-sha256', presentedBytes: body.length, receivedBytes: body.length });
+    const absent = await cli(['verify-payload', 'evt_01J8K7VP01', path.join(dir, 'nope.json')]);
+    expect(absent.code).toBe(2);
+    expect(absent.stderr).toMatch(/cannot read .*nope\.json \(ENOENT\); give the path of the body to check/);
+    // The receipt keeps the keyed hash, never the plain SHA-256 a guesser could test bodies against.
+    const traced = JSON.parse((await cli(['trace', 'evt_01J8K7VP01', '--json'])).stdout) as { receipt: { payloadHash: string } };
+    expect(traced.receipt.payloadHash).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    expect(traced.receipt.payloadHash).not.toContain(createHash('sha256').update(body).digest('hex'));
   });
 
   it('says to run npm start when there is no local stack (exit 3), and exits 2 on a usage error', async () => {

@@ -4,7 +4,6 @@
  * recordEvent, Ledger.claim/acknowledge/recordFailure), so the operations read exactly what the
  * handlers write.
  */
-import { createHash } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { ScanCommand as DocScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
@@ -18,6 +17,8 @@ import { freePort, type SqsEmulator, startSqsEmulator } from '../../local/emulat
 import { type ProvisionedStack, provisionLocalStack } from '../../local/provision';
 import { localPrincipal } from '../../local/wiring';
 import { startTestDynamo } from '../support/dynamo';
+import { TEST_HASH_KEY } from '../support/factories';
+import { payloadHmac } from '../../lambdas/shared/payload-hash';
 
 export const config = defaultConfig;
 export const SOURCE = 'platform';
@@ -92,6 +93,7 @@ function seeder(store: EventStore, ledger: Ledger, cfg: HookledgerConfig) {
       keyId: receipt?.keyId ?? 'key_42',
       receivedAt: receipt?.receivedAt ?? T0,
       consumerId,
+      ...(receipt ? { payloadHmac: receipt.payloadHmac, payloadExpiresAt: receipt.payloadExpiresAt } : {}),
       ...overrides,
     };
   };
@@ -111,7 +113,7 @@ function seeder(store: EventStore, ledger: Ledger, cfg: HookledgerConfig) {
         keyId: seed.key ?? 'key_42',
         receivedAt: seed.receivedAt,
         consumers: seed.consumers ?? subscribedConsumers(cfg, type),
-        payloadSha256: createHash('sha256').update(raw).digest('hex'),
+        payloadHmac: payloadHmac(TEST_HASH_KEY, raw),
         payloadBytes: raw.length,
         secretVersion: seed.secretVersion ?? 'current',
         payloadExpiresAt: seed.receivedAt + (seed.payloadDays ?? 30) * 86_400_000,

@@ -5,6 +5,8 @@ import { Webhook } from 'standardwebhooks';
 import type { DeliveryMessage } from '../../lambdas/shared/model';
 
 export const TEST_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+/** The payload-hash key of the tests' "deployment". */
+export const TEST_HASH_KEY = Buffer.from('hk_test_5tQw9Lr2Vx8Nc4Bz7Hy1Kp3Md6Fg0Js', 'utf8');
 export const OLD_SECRET = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD';
 export const NOW = Date.parse('2026-11-29T12:00:00Z');
 

@@ -65,4 +65,41 @@ describe('config', () => {
       expect(() => defineConfig(input)).toThrow(/source id must be/);
     });
   });
+
+  describe('attribution from unsigned headers', () => {
+    const github = (extra: Record<string, unknown> = {}): HookledgerConfigInput => ({
+      ...base(),
+      sources: [
+        {
+          id: 'github',
+          scheme: { type: 'github' },
+          attribution: {
+            eventId: { header: 'X-GitHub-Delivery' },
+            eventType: { header: 'x-github-event' },
+            tenantId: { body: 'installation.id' },
+            keyId: { header: 'x-github-hook-id' },
+          },
+          ...extra,
+        },
+      ],
+    });
+
+    it('refuses a GitHub eventId read from x-github-delivery, naming the header, what the scheme signs and the fix', () => {
+      expect(() => defineConfig(github())).toThrow(
+        /sources\[id=github\]\.attribution\.eventId\.header \(value "X-GitHub-Delivery"\): header x-github-delivery is not signed \(the github signature covers the body only\).*replayProtection: 'body'/,
+      );
+      expect(() => defineConfig(github())).toThrow(/attribution\.eventType\.header.*attribution\.keyId\.header/s);
+    });
+
+    it("accepts it with replayProtection: 'body', and defaults every source to 'event-id'", () => {
+      expect(defineConfig(github({ replayProtection: 'body' })).sources[0]?.replayProtection).toBe('body');
+      expect(defineConfig(base()).sources[0]?.replayProtection).toBe('event-id');
+    });
+
+    it('accepts a header the scheme signs: Standard Webhooks webhook-id as the event id', () => {
+      const input = base();
+      input.sources[0] = { ...input.sources[0]!, attribution: { ...input.sources[0]!.attribution, eventId: { header: 'webhook-id' } } };
+      expect(defineConfig(input).sources[0]?.attribution.eventId).toEqual({ header: 'webhook-id' });
+    });
+  });
 });

@@ -22,10 +22,10 @@ const receipt = (eventId: string, consumers: string[], tenantId = 'tenant_204') 
   keyId: 'key_42',
   receivedAt: NOW,
   consumers,
-  payloadSha256: 'ab',
+  payloadHmac: '5f3c9a0e',
   payloadBytes: 10,
   secretVersion: 'current',
-  payloadExpiresAt: NOW,
+  payloadExpiresAt: NOW + 30 * 86_400_000,
 });
 
 function handler() {
@@ -56,6 +56,8 @@ describe('fan-out', () => {
         keyId: 'key_42',
         receivedAt: NOW,
         consumerId: 'risk-evaluator',
+        payloadHmac: '5f3c9a0e',
+        payloadExpiresAt: NOW + 30 * 86_400_000,
       },
     ]);
   });

@@ -7,9 +7,10 @@ import config from '../../hookledger.config';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createDocumentClient } from '../../lambdas/shared/clients';
 import { EventStore } from '../../lambdas/shared/event-store';
+import { payloadHmac } from '../../lambdas/shared/payload-hash';
 import type { SecretsPort } from '../../lambdas/shared/secrets';
 import { defineConfig } from '../../lib/config/schema';
-import { httpEvent, NOW, OLD_SECRET, platformEvent, signedHeaders, TEST_SECRET } from '../support/factories';
+import { httpEvent, NOW, OLD_SECRET, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
@@ -22,9 +23,10 @@ function setup(secrets: SecretsPort = staticSecrets({ current: TEST_SECRET }), c
   return { handler, lines, outcomes };
 }
 
-function staticSecrets(value: { current: string; previous?: string }, refreshed = value): SecretsPort & { refreshes: number } {
+function staticSecrets(value: { current: string; previous?: string; previousUntil?: number }, refreshed = value): SecretsPort & { refreshes: number } {
   const port = {
     refreshes: 0,
+    payloadHashKey: async () => TEST_HASH_KEY,
     get: async () => value,
     refresh: async () => {
       port.refreshes++;
@@ -48,8 +50,10 @@ describe('intake', () => {
       expect(res.statusCode).toBe(202);
       expect(JSON.parse(res.body!)).toEqual({ event_id: 'evt_01J8K7M2Q4', deliveries: 3 });
       const [payload, receipt] = putItems();
-      expect(payload).toMatchObject({ pk: 'pay#platform#evt_01J8K7M2Q4', kind: 'payload' });
+      const hmac = payloadHmac(TEST_HASH_KEY, Buffer.from(body));
+      expect(payload).toMatchObject({ pk: `pay#platform#evt_01J8K7M2Q4#${hmac}`, kind: 'payload', payloadHmac: hmac });
       expect(receipt).toMatchObject({
+        payloadHmac: hmac,
         pk: 'evt#platform#evt_01J8K7M2Q4',
         kind: 'event',
         tenantId: 'tenant_204',
@@ -80,6 +84,7 @@ describe('intake', () => {
       ddbMock.on(PutCommand).resolves({});
       await handler(httpEvent('platform', body, signedHeaders(body)));
       ddbMock.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
+      ddbMock.on(GetCommand).resolves({ Item: { payloadHmac: payloadHmac(TEST_HASH_KEY, Buffer.from(body)) } });
       await handler(httpEvent('platform', body, signedHeaders(body)));
       await handler(httpEvent('platform', body, { ...signedHeaders(body), 'webhook-signature': 'v1,AAAA' }));
       await handler(httpEvent('nope', body, {}));
@@ -90,12 +95,13 @@ describe('intake', () => {
   });
 
   describe('a duplicate delivery', () => {
-    it('answers 200 duplicate when the receipt already exists', async () => {
+    it('answers 200 duplicate when the receipt already exists with the same keyed hash', async () => {
+      const body = JSON.stringify(platformEvent());
       ddbMock
         .on(PutCommand)
         .rejects(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
+      ddbMock.on(GetCommand).resolves({ Item: { payloadHmac: payloadHmac(TEST_HASH_KEY, Buffer.from(body)) } });
       const { handler } = setup();
-      const body = JSON.stringify(platformEvent());
       const res = await handler(httpEvent('platform', body, signedHeaders(body)));
       expect(res.statusCode).toBe(200);
       expect(JSON.parse(res.body!)).toEqual({ status: 'duplicate', event_id: 'evt_01J8K7M2Q4' });
@@ -141,11 +147,31 @@ describe('intake', () => {
 
     it('records that the previous secret verified an event during the rotation overlap', async () => {
       ddbMock.on(PutCommand).resolves({});
-      const { handler } = setup(staticSecrets({ current: TEST_SECRET, previous: OLD_SECRET }));
+      const { handler } = setup(staticSecrets({ current: TEST_SECRET, previous: OLD_SECRET, previousUntil: NOW + 3_600_000 }));
       const body = JSON.stringify(platformEvent());
       const res = await handler(httpEvent('platform', body, signedHeaders(body, { secret: OLD_SECRET })));
       expect(res.statusCode).toBe(202);
       expect(putItems()[1]).toMatchObject({ secretVersion: 'previous' });
+    });
+
+    it('answers 401 signature_mismatch for the previous secret once its overlap has ended, storing nothing', async () => {
+      const { handler, outcomes } = setup(staticSecrets({ current: TEST_SECRET, previous: OLD_SECRET, previousUntil: NOW }));
+      const body = JSON.stringify(platformEvent());
+      const res = await handler(httpEvent('platform', body, signedHeaders(body, { secret: OLD_SECRET })));
+      expect(res.statusCode).toBe(401);
+      expect(JSON.parse(res.body!).error).toBe('signature_mismatch');
+      expect(outcomes).toEqual(['signature_mismatch']);
+      expect(ddbMock.calls()).toHaveLength(0);
+    });
+
+    it('looks again before accepting the previous secret, so a retirement takes effect at once', async () => {
+      const secrets = staticSecrets({ current: TEST_SECRET, previous: OLD_SECRET, previousUntil: NOW + 3_600_000 }, { current: TEST_SECRET });
+      const { handler } = setup(secrets);
+      const body = JSON.stringify(platformEvent());
+      const res = await handler(httpEvent('platform', body, signedHeaders(body, { secret: OLD_SECRET })));
+      expect(res.statusCode).toBe(401);
+      expect(secrets.refreshes).toBe(1);
+      expect(ddbMock.calls()).toHaveLength(0);
     });
 
     it('answers 401 timestamp_out_of_tolerance for a signature made 301 s ago', async () => {
@@ -184,11 +210,31 @@ describe('intake', () => {
       expect(ddbMock.commandCalls(PutCommand)).toHaveLength(0);
     });
 
-    it('answers 400 for a key_id of the wrong type', async () => {
+    it('records a whole-number key_id as its decimal string (GitHub sends ids as JSON numbers)', async () => {
+      ddbMock.on(PutCommand).resolves({});
       const { handler } = setup();
-      const body = JSON.stringify({ ...platformEvent(), key_id: 42 });
+      const body = JSON.stringify({ ...platformEvent(), key_id: 48213907 });
       const res = await handler(httpEvent('platform', body, signedHeaders(body)));
-      expect(JSON.parse(res.body!)).toEqual({ error: 'invalid_attribution', message: 'key_id at body.key_id must be a string, got number' });
+      expect(res.statusCode).toBe(202);
+      expect(putItems()[1]).toMatchObject({ keyId: '48213907' });
+    });
+
+    it.each([
+      [42.5, 'a fractional number'],
+      [2 ** 53 + 2, 'an integer beyond 2^53'],
+      [true, 'a boolean'],
+      [{ id: 7 }, 'an object'],
+      [['key_42'], 'an array'],
+    ])('answers 400 naming key_id for %j (%s) and stores nothing', async (value, described) => {
+      const { handler } = setup();
+      const body = JSON.stringify({ ...platformEvent(), key_id: value });
+      const res = await handler(httpEvent('platform', body, signedHeaders(body)));
+      expect(res.statusCode).toBe(400);
+      expect(JSON.parse(res.body!)).toEqual({
+        error: 'invalid_attribution',
+        message: `key_id at body.key_id must be a string or a whole number, got ${described}`,
+      });
+      expect(ddbMock.calls()).toHaveLength(0);
     });
 
     it('answers 400 for a __proto__ key and for absurd nesting', async () => {

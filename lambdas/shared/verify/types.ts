@@ -4,6 +4,11 @@ import type { SecretVersion } from '../model';
 export interface SigningSecrets {
   readonly current: string;
   readonly previous?: string;
+  /**
+   * Epoch ms at which the rotation overlap ends: from then on `previous` verifies nothing. Set by
+   * the adapters from the rotation's record; a `previous` without it is not accepted at all.
+   */
+  readonly previousUntil?: number;
 }
 
 export interface VerifyInput {

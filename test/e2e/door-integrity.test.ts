@@ -1,0 +1,120 @@
+/**
+ * Integrity at the door, end to end through HTTP on the local stack: a real GitHub delivery with the
+ * README's configuration (numeric installation.id), its replay under new unsigned headers, the same
+ * event id with other bytes, and retention enforced while TTL has not deleted anything.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replay } from '../../cli/ops/replay';
+import { signatureHeaders } from '../../cli/ops/sign';
+import { trace } from '../../cli/ops/trace';
+import baseConfig from '../../hookledger.config';
+import { defineConfig } from '../../lib/config/schema';
+import type { LocalStack } from '../../local/stack';
+import { platformEvent } from '../support/factories';
+import { GITHUB_SOURCE } from '../support/provider-sources';
+import { doneRows, ledgerRows, send, startTestStack } from '../support/stack';
+
+const config = defineConfig({ ...baseConfig, sources: [...baseConfig.sources, GITHUB_SOURCE] });
+const GITHUB_BODY = readFileSync(path.join(import.meta.dirname, '../fixtures/github/issues-opened.json'));
+const DAY = 86_400_000;
+
+let stack: LocalStack;
+let offset = 0;
+beforeAll(async () => {
+  stack = await startTestStack({ config, clock: () => Date.now() + offset });
+});
+afterAll(() => stack?.stop());
+
+const deps = () => ({ ddb: stack.handlers.ddb, tables: stack.resources.tables, config, operator: 'door-test', clock: () => Date.now() + offset });
+
+async function postGithub(delivery: string, event: string, hookId = '501873942') {
+  const secret = (await stack.secrets.get('github')).current;
+  const res = await fetch(stack.webhookUrl('github'), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'GitHub-Hookshot/3f3b3d2',
+      'x-github-delivery': delivery,
+      'x-github-event': event,
+      'x-github-hook-id': hookId,
+      'x-github-hook-installation-target-type': 'integration',
+      ...signatureHeaders({ type: 'github' }, { body: GITHUB_BODY, secret, now: Date.now(), messageId: delivery }),
+    },
+    body: GITHUB_BODY,
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+describe('a real GitHub delivery with the README configuration', () => {
+  it('is recorded under installation.id 48213907 and acknowledged by both subscribed consumers', async () => {
+    const res = await postGithub('9a1f3c20-cd4e-11ef-8f5e-2b7d1c6a0e41', 'issues');
+    expect(res).toEqual({ status: 202, body: { event_id: '9a1f3c20-cd4e-11ef-8f5e-2b7d1c6a0e41', deliveries: 2 } });
+    await stack.drain();
+    const rows = (await doneRows(stack)).filter((r) => r.source === 'github');
+    expect(rows.map((r) => [r.consumerId, r.tenantId, r.keyId, r.eventType, r.units]).sort()).toEqual([
+      ['audit-writer', '48213907', '501873942', 'issues', 1],
+      ['billing-meter', '48213907', '501873942', 'issues', 1],
+    ]);
+  });
+
+  it('re-sent with a new delivery id, a payment event type and another hook id, it changes nothing', async () => {
+    const before = await ledgerRows(stack);
+    const replays = [
+      await postGithub('0c9e1d55-0000-4000-8000-00000000a001', 'payment.succeeded'),
+      await postGithub('0c9e1d55-0000-4000-8000-00000000a002', 'issues', '7'),
+    ];
+    expect(replays).toEqual([
+      { status: 200, body: { status: 'duplicate', event_id: '9a1f3c20-cd4e-11ef-8f5e-2b7d1c6a0e41' } },
+      { status: 200, body: { status: 'duplicate', event_id: '9a1f3c20-cd4e-11ef-8f5e-2b7d1c6a0e41' } },
+    ]);
+    await stack.drain();
+    expect(await ledgerRows(stack)).toEqual(before);
+    expect(stack.intakeOutcomes()).toMatchObject({ recorded: 1, duplicate_body: 2 });
+  });
+});
+
+describe('the same event id with other bytes', () => {
+  it('answers 200 duplicate_conflict, bills nothing more, and trace shows the attempt', async () => {
+    const first = await send(stack, platformEvent({ id: 'evt_01J8K7DC01', tenant_id: 'tenant_204' }));
+    expect(first.status).toBe(202);
+    await stack.drain();
+    const forged = await send(stack, platformEvent({ id: 'evt_01J8K7DC01', tenant_id: 'tenant_311', type: 'payment.refunded' }), { msgId: 'msg_forged' });
+    expect(forged).toEqual({ status: 200, body: { status: 'duplicate_conflict', event_id: 'evt_01J8K7DC01' } });
+    await stack.drain();
+    const rows = (await doneRows(stack)).filter((r) => r.eventId === 'evt_01J8K7DC01');
+    expect(rows.map((r) => [r.consumerId, r.tenantId, r.units]).sort()).toEqual([
+      ['audit-writer', 'tenant_204', 1],
+      ['billing-meter', 'tenant_204', 5],
+      ['risk-evaluator', 'tenant_204', expect.any(Number)],
+    ]);
+    const report = await trace(deps(), 'evt_01J8K7DC01');
+    expect(report.receipt.tenantId).toBe('tenant_204');
+    expect(report.conflicts.count).toBe(1);
+    expect(report.conflicts.entries[0]).toMatchObject({ secretVersion: 'current', payloadHmac: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(report.conflicts.entries[0]!.payloadHmac).not.toBe(report.receipt.payloadHash.slice('hmac-sha256:'.length));
+    expect(stack.intakeOutcomes()).toMatchObject({ duplicate_conflict: 1 });
+  });
+});
+
+describe('retention', () => {
+  it('never serves a payload past retention: the queued delivery is quarantined, replay refuses, though TTL deleted nothing', async () => {
+    await stack.pause('risk-evaluator');
+    const res = await send(stack, platformEvent({ id: 'evt_01J8K7RT01' }));
+    expect(res.status).toBe(202);
+    await stack.drain();
+    offset = 31 * DAY; // the payload's retention (30 days) has passed; DynamoDB Local's TTL runs on the real clock
+    stack.resume('risk-evaluator');
+    await stack.drain();
+    const row = (await ledgerRows(stack)).find((r) => r.eventId === 'evt_01J8K7RT01' && r.consumerId === 'risk-evaluator');
+    expect(row).toMatchObject({ state: 'quarantined', lastErrorCategory: 'payload_expired', tenantId: 'tenant_204' });
+    expect(row?.units).toBeUndefined();
+    await expect(replay(deps(), { consumer: 'billing-meter', event: { eventId: 'evt_01J8K7RT01' } })).rejects.toThrow(
+      /event evt_01J8K7RT01: its payload passed retention at .* and is never served again/,
+    );
+    const report = await trace(deps(), 'evt_01J8K7RT01');
+    expect(report.receipt.payload).toBe('expired');
+    offset = 0;
+  });
+});

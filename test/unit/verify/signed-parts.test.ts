@@ -1,0 +1,76 @@
+/**
+ * Each scheme's declared signed parts (lib/config/signed-parts.ts) are exactly what its signature
+ * covers: changing a declared header breaks the signature; changing or adding any other header
+ * (the provider's delivery id, event type, hook id) does not. Attribution read from the latter can
+ * be rewritten on a captured request, which is why config validation refuses it.
+ */
+import { describe, expect, it } from 'vitest';
+import { signatureHeaders } from '../../../cli/ops/sign';
+import { schemeSchema, type VerificationScheme } from '../../../lib/config/schema';
+import { SIGNED_PARTS } from '../../../lib/config/signed-parts';
+import { verifierFor } from '../../../lambdas/shared/verify';
+
+const NOW = Date.parse('2026-11-30T08:00:00Z');
+const BODY = Buffer.from('{"id":"evt_01J8K7M2Q4","type":"payment.succeeded","tenant_id":"tenant_204","key_id":"key_42"}');
+const SECRETS: Record<VerificationScheme['type'], string> = {
+  'standard-webhooks': 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  stripe: 'whsec_test_4eC39HqLyjWDarjtT1zdp7dc',
+  github: 'gh_webhook_secret_7Hq2xV9pLm4',
+  shopify: 'shpss_9f2c1a7e5b3d',
+  slack: '8f742231b10e8888abcd99yyyzzz85a5',
+  hmac: 'acme-key-N4m7',
+};
+const SCHEMES = (Object.keys(SIGNED_PARTS) as VerificationScheme['type'][]).map((type) =>
+  schemeSchema.parse(type === 'hmac' ? { type, header: 'x-acme-signature', prefix: 'sha256=' } : { type }),
+);
+/** Headers providers send next to the signature and that tempt a mapping: none is signed by any scheme. */
+const UNSIGNED_EXTRAS = ['x-github-delivery', 'x-github-event', 'x-github-hook-id', 'x-shopify-event-id', 'x-shopify-topic', 'x-request-id'];
+
+function request(scheme: VerificationScheme) {
+  const headers: Record<string, string> = {
+    ...signatureHeaders(scheme, { body: BODY, secret: SECRETS[scheme.type], now: NOW, messageId: 'msg_2Kp7QeWd9' }),
+  };
+  for (const name of UNSIGNED_EXTRAS) headers[name] = 'd3b07384-d9a0-4c9f-8d6e-2f1b7c0e5a11';
+  return headers;
+}
+
+const verify = (scheme: VerificationScheme, headers: Record<string, string>, body = BODY) =>
+  verifierFor(scheme).verify({ rawBody: body, headers, now: NOW, toleranceSeconds: 300 }, { current: SECRETS[scheme.type] });
+
+/** Another value of the same shape: timestamps move by one second, anything else gains a character. */
+const changed = (value: string) => (/^\d+$/.test(value) ? String(Number(value) + 1) : `${value}x`);
+
+describe.each(SCHEMES)('signed parts of $type', (scheme) => {
+  const parts = SIGNED_PARTS[scheme.type];
+  const signatureHeadersOnly = Object.keys(signatureHeaders(scheme, { body: BODY, secret: 'k', now: NOW, messageId: 'm' }));
+
+  it('verifies the request as signed', () => {
+    expect(verify(scheme, request(scheme))).toEqual({ ok: true, secretVersion: 'current' });
+  });
+
+  it('breaks when the body changes by one byte', () => {
+    const body = Buffer.from(BODY.toString('utf8').replace('tenant_204', 'tenant_205'));
+    expect(verify(scheme, request(scheme), body)).toMatchObject({ ok: false, code: 'signature_mismatch' });
+  });
+
+  it.each(parts.headers.length > 0 ? parts.headers : ['(none declared)'])('breaks when the declared header %s changes', (header) => {
+    if (header === '(none declared)') {
+      expect(parts.headers).toEqual([]);
+      return;
+    }
+    const headers = request(scheme);
+    expect(headers[header]).toBeDefined();
+    headers[header] = changed(headers[header]!);
+    expect(verify(scheme, headers)).toMatchObject({ ok: false, code: 'signature_mismatch' });
+  });
+
+  it('still verifies when any header it does not declare changes, so none of them may carry attribution', () => {
+    const free = Object.keys(request(scheme)).filter((h) => !parts.headers.includes(h) && !signatureHeadersOnly.includes(h));
+    expect(free.length).toBeGreaterThanOrEqual(UNSIGNED_EXTRAS.length);
+    for (const header of free) {
+      const headers = request(scheme);
+      headers[header] = changed(headers[header]!);
+      expect(verify(scheme, headers), header).toEqual({ ok: true, secretVersion: 'current' });
+    }
+  });
+});
