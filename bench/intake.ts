@@ -70,7 +70,7 @@ export async function dynamoFloor(stack: LocalStack, runId: string, options: { w
     const { eventId, body } = paymentEvent(i, runId);
     const parsed = JSON.parse(body) as { type: string; tenant_id: string; key_id: string };
     const hmac = payloadHmac(HASH_KEY, Buffer.from(body));
-    const payload: PayloadItem = { pk: payloadKey(SOURCE, eventId, hmac), kind: 'payload', payloadHmac: hmac, encoding: 'gzip', body: gzipSync(body), expiresAt: Math.floor(now / 1000) + 30 * 86_400 };
+    const payload: PayloadItem = { pk: payloadKey(SOURCE, eventId, hmac), kind: 'payload', encoding: 'gzip', body: gzipSync(body), expiresAt: Math.floor(now / 1000) + 30 * 86_400 };
     const receipt: EventItem = {
       pk: eventKey(SOURCE, eventId),
       kind: 'event',

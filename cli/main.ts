@@ -18,7 +18,7 @@ import { issueKey, listKeys, revokeKey } from './ops/keys';
 import { setPaused } from './ops/pause';
 import { redrive } from './ops/redrive';
 import { replay } from './ops/replay';
-import { rotateSecret } from './ops/secrets';
+import { retireSecret, rotateSecret } from './ops/secrets';
 import { send } from './ops/send';
 import { type StatusReport, status } from './ops/status';
 import { type TraceReport, trace } from './ops/trace';
@@ -511,22 +511,42 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
     );
 
   // --- secrets ------------------------------------------------------------------------------------
-  const secrets = program.command('secrets').description('webhook signing secrets: rotate');
+  const secrets = program.command('secrets').description('webhook signing secrets: rotate, retire');
   secrets
     .command('rotate')
-    .description('new signing secret for a source; the old one keeps verifying during the overlap (never printed)')
+    .description('new signing secret for a source; the old one keeps verifying for the overlap (never printed)')
+    .argument('<source>', 'source id')
+    .option('--overlap <duration>', "how long the old secret keeps verifying, 1h to 720h (local stack only; default: the source's secretOverlapHours)")
+    .action(
+      withTarget(async (connect, globals, source: string, options: { overlap?: string }) => {
+        requireSource(source);
+        const overlapMs = options.overlap === undefined ? undefined : parseDuration(options.overlap, '--overlap');
+        const target = await connect();
+        const result = await rotateSecret({ ...opsDeps(target), rotator: target.rotator }, { source, overlapMs });
+        print(globals, result, () =>
+          [
+            `rotated the signing secret of ${source} on ${target.label}${result.versionId ? ` (version ${result.versionId})` : ''}.`,
+            `the previous secret verifies until ${iso(result.previousUntil)}${target.kind === 'aws' ? ' (counted from the new version\'s creation)' : ''}: give the provider the new one now.`,
+            `end the overlap sooner with \`hookledger secrets retire ${source}\`.`,
+            target.kind === 'local' ? 'The new value is in .hookledger/secrets.json.' : 'Read the new value in Secrets Manager.',
+          ].join('\n'),
+        );
+      }),
+    );
+  secrets
+    .command('retire')
+    .description('end the rotation overlap now: the previous secret stops verifying (same 401 as any bad signature)')
     .argument('<source>', 'source id')
     .action(
       withTarget(async (connect, globals, source: string) => {
         requireSource(source);
         const target = await connect();
-        const result = await rotateSecret({ ...opsDeps(target), rotator: target.rotator }, { source });
+        const result = await retireSecret({ ...opsDeps(target), rotator: target.rotator }, { source });
         print(globals, result, () =>
-          [
-            `rotated the signing secret of ${source} on ${target.label}${result.versionId ? ` (version ${result.versionId})` : ''}.`,
-            'The previous secret keeps verifying until the next rotation: give the provider the new one now.',
-            target.kind === 'local' ? 'The new value is in .hookledger/secrets.json.' : 'Read the new value in Secrets Manager.',
-          ].join('\n'),
+          result.retired
+            ? `retired the previous signing secret of ${source} on ${target.label}${result.versionId ? ` (version ${result.versionId} lost AWSPREVIOUS)` : ''}: ` +
+              `only the current secret verifies${target.kind === 'aws' ? ' (each intake container within 30 s)' : ''}.`
+            : `${source} has no previous signing secret on ${target.label}: nothing to retire.`,
         );
       }),
     );
@@ -593,6 +613,12 @@ function formatStatus(report: StatusReport, target: Target): string {
       `secret version: ${Object.entries(report.intake.bySecretVersion).map(([v, n]) => `${v} ${n}`).join(', ')}`,
     );
   }
+  const lastPrevious = Object.entries(report.intake.previousSecretLastVerified);
+  lines.push(
+    `previous secret last verified a request: ${
+      lastPrevious.map(([source, at]) => `${source} ${iso(at)} (${formatAge(report.at - at)} ago)`).join(', ') || 'never'
+    }`,
+  );
   const outcomes = report.intake.outcomes;
   lines.push(
     outcomes

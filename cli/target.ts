@@ -108,7 +108,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     queues: Object.fromEntries(Object.entries(state.queues).map(([id, q]) => [id, { url: q.url, dlqUrl: q.dlqUrl }])),
     webhookUrl: (sourceId) => webhookUrlFor(state, sourceId),
     signingSecret: async (sourceId) => (await secrets.get(sourceId)).current,
-    rotator: { kind: 'local', rotate: (sourceId) => secrets.rotate(sourceId) },
+    rotator: { kind: 'local', rotate: (sourceId, overlapMs) => secrets.rotate(sourceId, overlapMs), retire: (sourceId) => secrets.retire(sourceId) },
     payloadHashKey: () => secrets.payloadHashKey(),
     pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
     intakeOutcomes: async () => {

@@ -1,13 +1,21 @@
 /**
  * SecretsPort over a git-ignored JSON file, the local stand-in for Secrets Manager:
  *
- *   { "sources": { "<sourceId>": { "current": "whsec_...", "previous": "whsec_..." } },
+ *   { "sources": { "<sourceId>": { "current": "whsec_...", "previous": "whsec_...",
+ *                                   "rotatedAt": <epoch ms>, "previousUntil": <epoch ms> } },
  *     "payloadHashKey": "<base64 of 32 random bytes>" }
+ *
+ * `rotate` records when it rotated and when the overlap ends (`previousUntil`); intake accepts
+ * `previous` only before then (activeSecrets). A file written before overlaps were recorded has a
+ * `previous` with no end: it is read as it is and that previous counts as ended (it verifies
+ * nothing), the safe reading of an overlap whose start is unknown; rotate again to open a bounded one.
  *
  * Created on first use with a fresh Standard Webhooks secret (`whsec_` + base64 of 24 random bytes)
  * for each configured source, mode 0600 in a 0700 folder. Values never appear in errors or logs.
  * `get` serves from memory; `refresh` re-reads the file, so a rotation written by another process
- * (the CLI) is picked up after a failed verification, as with Secrets Manager.
+ * (the CLI) is picked up after a failed verification, as with Secrets Manager. While a source's
+ * overlap is open, `get` re-reads the file every time (cheap locally), so `secrets retire` from the
+ * CLI stops the previous secret at the running stack's next request.
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
@@ -17,8 +25,16 @@ import type { SigningSecrets } from '../lambdas/shared/verify/types';
 
 export const DEFAULT_SECRETS_FILE = '.hookledger/secrets.json';
 
+/** The rotation overlap when `rotate` is given none: the config's default (secretOverlapHours 72). */
+export const DEFAULT_SECRET_OVERLAP_MS = 72 * 3_600_000;
+
+/** One source in the file: its secrets plus when it was last rotated (never a value in logs). */
+export interface SourceSecretsEntry extends SigningSecrets {
+  readonly rotatedAt?: number;
+}
+
 export interface SecretsFile {
-  readonly sources: Record<string, SigningSecrets>;
+  readonly sources: Record<string, SourceSecretsEntry>;
   /** The deployment's payload-hash key (see SecretsPort.payloadHashKey); created with the file. */
   readonly payloadHashKey?: string;
 }
@@ -37,11 +53,14 @@ export interface FileSecretsOptions {
   readonly path: string;
   /** The configured sources; each gets a secret when the file lacks one. */
   readonly sourceIds: readonly string[];
+  /** Epoch ms; default Date.now. Stamps rotations and decides whether an overlap is still open. */
+  readonly clock?: () => number;
 }
 
 export class FileSecrets implements SecretsPort {
   private readonly path: string;
   private readonly sourceIds: readonly string[];
+  private readonly clock: () => number;
   private cache: SecretsFile | undefined;
   /** Serialises file writes within this process. */
   private writing: Promise<unknown> = Promise.resolve();
@@ -49,11 +68,17 @@ export class FileSecrets implements SecretsPort {
   constructor(options: FileSecretsOptions) {
     this.path = options.path;
     this.sourceIds = options.sourceIds;
+    this.clock = options.clock ?? Date.now;
   }
 
   async get(sourceId: string): Promise<SigningSecrets> {
     this.cache ??= await this.load();
-    return this.pick(this.cache, sourceId);
+    const cached = this.pick(this.cache, sourceId);
+    // An open overlap may be ended by `secrets retire` in another process: look at the file again.
+    if (cached.previous !== undefined && cached.previousUntil !== undefined && this.clock() < cached.previousUntil) {
+      return this.refresh(sourceId);
+    }
+    return cached;
   }
 
   async refresh(sourceId: string): Promise<SigningSecrets> {
@@ -68,17 +93,36 @@ export class FileSecrets implements SecretsPort {
     return Buffer.from(key, 'utf8');
   }
 
-  /** Makes a new current secret and keeps the old one as previous (the overlap window). */
-  async rotate(sourceId: string): Promise<SigningSecrets> {
+  /**
+   * Makes a new current secret and keeps the old one as previous until `overlapMs` from now; an
+   * older previous is dropped. Records `rotatedAt` and `previousUntil` with the values.
+   */
+  async rotate(sourceId: string, overlapMs: number = DEFAULT_SECRET_OVERLAP_MS): Promise<SigningSecrets> {
+    if (!Number.isSafeInteger(overlapMs) || overlapMs <= 0) throw new RangeError(`overlapMs must be a positive integer, got ${overlapMs}`);
     return this.locked(async () => {
       const file = await this.fill();
       const old = this.pick(file, sourceId);
-      const rotated: SigningSecrets = { current: newWebhookSecret(), previous: old.current };
-      const next: SecretsFile = { ...file, sources: { ...file.sources, [sourceId]: rotated } };
-      await this.save(next);
-      this.cache = next;
-      return rotated;
+      const rotatedAt = this.clock();
+      const entry: SourceSecretsEntry = { current: newWebhookSecret(), previous: old.current, rotatedAt, previousUntil: rotatedAt + overlapMs };
+      await this.update(file, sourceId, entry);
+      return this.pick(this.cache as SecretsFile, sourceId);
     });
+  }
+
+  /** Ends the overlap at once: removes `previous` and its end. `retired` is false when there was none. */
+  async retire(sourceId: string): Promise<{ readonly retired: boolean }> {
+    return this.locked(async () => {
+      const file = await this.fill();
+      const { previous, previousUntil: _, ...kept } = this.entry(file, sourceId);
+      await this.update(file, sourceId, kept);
+      return { retired: previous !== undefined };
+    });
+  }
+
+  private async update(file: SecretsFile, sourceId: string, entry: SourceSecretsEntry): Promise<void> {
+    const next: SecretsFile = { ...file, sources: { ...file.sources, [sourceId]: entry } };
+    await this.save(next);
+    this.cache = next;
   }
 
   /** Runs file updates of this process one at a time. */
@@ -88,10 +132,17 @@ export class FileSecrets implements SecretsPort {
     return run;
   }
 
+  private entry(file: SecretsFile, sourceId: string): SourceSecretsEntry {
+    const entry = file.sources[sourceId];
+    if (!entry) throw new UnknownSecretError(`no signing secret for source "${sourceId}" in ${this.path}`);
+    return entry;
+  }
+
+  /** The port's view of an entry: the secrets and the overlap's end, not the bookkeeping. */
   private pick(file: SecretsFile, sourceId: string): SigningSecrets {
-    const secrets = file.sources[sourceId];
-    if (!secrets) throw new UnknownSecretError(`no signing secret for source "${sourceId}" in ${this.path}`);
-    return secrets;
+    const { current, previous, previousUntil } = this.entry(file, sourceId);
+    if (previous === undefined) return { current };
+    return previousUntil === undefined ? { current, previous } : { current, previous, previousUntil };
   }
 
   /** Reads the file, creating it or adding missing sources; tightens a too-open mode. */
@@ -109,7 +160,7 @@ export class FileSecrets implements SecretsPort {
     const current = (await this.read()) ?? { sources: {} };
     const missing = this.sourceIds.filter((id) => !current.sources[id]);
     if (missing.length === 0 && current.payloadHashKey) return current;
-    const sources = { ...current.sources };
+    const sources: Record<string, SourceSecretsEntry> = { ...current.sources };
     for (const id of missing) sources[id] = { current: newWebhookSecret() };
     const next: SecretsFile = { sources, payloadHashKey: current.payloadHashKey ?? randomBytes(32).toString('base64') };
     await this.save(next);
@@ -149,16 +200,28 @@ export class FileSecrets implements SecretsPort {
 }
 
 function validate(parsed: unknown, path: string): SecretsFile {
-  const bad = (what: string) => new SecretsFileError(`${path}: ${what}; expected { "sources": { "<id>": { "current": "...", "previous"?: "..." } } }`);
+  const bad = (what: string) => new SecretsFileError(`${path}: ${what}; expected { "sources": { "<id>": { "current": "...", "previous"?: "...", "previousUntil"?: <epoch ms>, "rotatedAt"?: <epoch ms> } } }`);
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw bad('not an object');
   const sources = (parsed as { sources?: unknown }).sources;
   if (!sources || typeof sources !== 'object' || Array.isArray(sources)) throw bad('"sources" is missing or not an object');
-  const result: Record<string, SigningSecrets> = {};
+  const result: Record<string, SourceSecretsEntry> = {};
   for (const [id, value] of Object.entries(sources as Record<string, unknown>)) {
-    const entry = value as { current?: unknown; previous?: unknown } | null;
+    const entry = value as { current?: unknown; previous?: unknown; previousUntil?: unknown; rotatedAt?: unknown } | null;
     if (!entry || typeof entry.current !== 'string' || entry.current === '') throw bad(`source "${id}" has no "current" string`);
     if (entry.previous !== undefined && typeof entry.previous !== 'string') throw bad(`source "${id}" has a non-string "previous"`);
-    result[id] = entry.previous === undefined ? { current: entry.current } : { current: entry.current, previous: entry.previous };
+    for (const key of ['previousUntil', 'rotatedAt'] as const) {
+      const time = entry[key];
+      if (time !== undefined && (typeof time !== 'number' || !Number.isSafeInteger(time) || time < 0)) {
+        throw bad(`source "${id}" has a "${key}" that is not epoch ms`);
+      }
+    }
+    result[id] = {
+      current: entry.current,
+      ...(entry.previous !== undefined ? { previous: entry.previous } : {}),
+      // An end without a previous secret ends nothing: dropped.
+      ...(entry.previous !== undefined && entry.previousUntil !== undefined ? { previousUntil: entry.previousUntil as number } : {}),
+      ...(entry.rotatedAt !== undefined ? { rotatedAt: entry.rotatedAt as number } : {}),
+    };
   }
   const hashKey = (parsed as { payloadHashKey?: unknown }).payloadHashKey;
   if (hashKey !== undefined && (typeof hashKey !== 'string' || hashKey.length < 32)) {

@@ -4,14 +4,14 @@
  *
  * When: replay and backfill write theirs after counting and before their many writes, so a run
  * that dies half-way still leaves a trace of what it set out to do (its requeue items carry the same
- * id). Single-write actions (keys, rotation) write theirs after the write succeeded, so a refused
+ * id). Single-write actions (keys, rotation, retirement) write theirs after the write succeeded, so a refused
  * action leaves no false record.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { newAuditId } from './ids';
 import { now as clockNow, type OperatorDeps } from './deps';
 
-export type AuditAction = 'replay' | 'backfill' | 'secret.rotate' | 'key.issue' | 'key.revoke';
+export type AuditAction = 'replay' | 'backfill' | 'secret.rotate' | 'secret.retire' | 'key.issue' | 'key.revoke';
 
 export interface AuditItem {
   readonly pk: string;

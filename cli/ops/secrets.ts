@@ -1,20 +1,43 @@
 /**
- * Signing-secret rotation. AWS: PutSecretValue with a new `whsec_` value, which moves AWSCURRENT to
- * it and AWSPREVIOUS to the old value, so intake verifies against both during the overlap. Local:
- * the secrets-file adapter's `rotate`, which does the same in the file. Either way one audit item
- * records who rotated which source and when; the value never leaves this function.
+ * Signing-secret rotation and retirement.
+ *
+ * Rotate. AWS: PutSecretValue with a new `whsec_` value, which moves AWSCURRENT to it and AWSPREVIOUS
+ * to the old value; intake accepts AWSPREVIOUS until the new version's CreatedDate plus the source's
+ * `secretOverlapHours`. Local: the secrets-file adapter's `rotate`, which records the overlap's end
+ * in the file. Retire ends the overlap at once. AWS: UpdateSecretVersionStage removes AWSPREVIOUS
+ * from the version DescribeSecret says holds it. Local: the adapter's `retire`.
+ *
+ * Either way one audit item records who did what to which source and when (and, for a rotation,
+ * when the overlap ends); the values never leave these functions.
  */
-import { PutSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { findSource } from '../../lib/config/schema';
+import {
+  DescribeSecretCommand,
+  PutSecretValueCommand,
+  type SecretsManagerClient,
+  UpdateSecretVersionStageCommand,
+} from '@aws-sdk/client-secrets-manager';
+import { findSource, type SourceConfig } from '../../lib/config/schema';
 import { newWebhookSecret } from '../../local/secrets-file';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, type OperatorDeps } from './deps';
 import { OpsUsageError } from './errors';
 
+const HOUR = 3_600_000;
+/** The range `secretOverlapHours` allows, in ms. */
+const OVERLAP_RANGE = { min: HOUR, max: 720 * HOUR } as const;
+
 /** Where the secret lives: the local secrets file, or a Secrets Manager secret per source. */
 export type SecretRotator =
-  | { readonly kind: 'local'; rotate(sourceId: string): Promise<unknown> }
+  | {
+      readonly kind: 'local';
+      /** New current secret; the old one verifies until `overlapMs` from now (the result's previousUntil). */
+      rotate(sourceId: string, overlapMs: number): Promise<{ readonly previousUntil?: number }>;
+      /** Removes the previous secret at once; `retired` is false when there was none. */
+      retire(sourceId: string): Promise<{ readonly retired: boolean }>;
+    }
   | { readonly kind: 'aws'; readonly client: SecretsManagerClient; readonly secretIds: Readonly<Record<string, string>> };
+
+type SecretsDeps = OperatorDeps & ConfigDeps & { readonly rotator: SecretRotator };
 
 export interface RotateResult {
   readonly source: string;
@@ -22,29 +45,96 @@ export interface RotateResult {
   readonly where: 'local' | 'aws';
   /** The new Secrets Manager version id (AWS); not secret. */
   readonly versionId?: string;
+  /**
+   * When the previous secret stops verifying, epoch ms. On AWS intake counts the overlap from the new
+   * version's CreatedDate, which is this rotation's time give or take the request's latency.
+   */
+  readonly previousUntil: number;
   readonly auditKey: string;
 }
 
-export async function rotateSecret(
-  deps: OperatorDeps & ConfigDeps & { readonly rotator: SecretRotator },
-  request: { source: string },
-): Promise<RotateResult> {
+export async function rotateSecret(deps: SecretsDeps, request: { source: string; overlapMs?: number }): Promise<RotateResult> {
   const { source } = request;
-  if (!findSource(deps.config, source)) {
-    throw new OpsUsageError(`unknown source "${source}"; configured: ${deps.config.sources.map((s) => s.id).join(', ')}`);
+  const config = sourceOf(deps, source);
+  const { rotator } = deps;
+  const configured = config.secretOverlapHours * HOUR;
+  const overlapMs = request.overlapMs ?? configured;
+  if (overlapMs < OVERLAP_RANGE.min || overlapMs > OVERLAP_RANGE.max) {
+    throw new OpsUsageError(`overlap ${hoursOrMinutes(overlapMs)} is outside 1h to 720h`);
+  }
+  if (rotator.kind === 'aws' && request.overlapMs !== undefined && request.overlapMs !== configured) {
+    throw new OpsUsageError(
+      `on a deployed stack intake takes the overlap from the deployed config (source "${source}" secretOverlapHours ` +
+        `${config.secretOverlapHours}); change it there and deploy, or retire the previous secret early with \`secrets retire\``,
+    );
   }
   const at = clockNow(deps);
   let versionId: string | undefined;
-  const { rotator } = deps;
+  let previousUntil = at + overlapMs;
   if (rotator.kind === 'local') {
-    await rotator.rotate(source);
+    previousUntil = (await rotator.rotate(source, overlapMs)).previousUntil ?? previousUntil;
   } else {
-    const secretId = rotator.secretIds[source];
-    if (!secretId) throw new OpsUsageError(`the stack has no signing secret output for source "${source}" (SecretArn<Source>)`);
-    const out = await rotator.client.send(new PutSecretValueCommand({ SecretId: secretId, SecretString: newWebhookSecret() }));
+    const out = await rotator.client.send(new PutSecretValueCommand({ SecretId: secretIdOf(rotator, source), SecretString: newWebhookSecret() }));
     versionId = out.VersionId;
   }
   // After the rotation: the audit says what happened, and a failed rotation leaves no false record.
-  const audit = await writeAudit(deps, 'secret.rotate', { source, where: rotator.kind, ...(versionId ? { versionId } : {}) }, { at });
-  return { source, at, where: rotator.kind, ...(versionId ? { versionId } : {}), auditKey: audit.pk };
+  const audit = await writeAudit(
+    deps,
+    'secret.rotate',
+    { source, where: rotator.kind, ...(versionId ? { versionId } : {}), overlapMs, previousUntil },
+    { at },
+  );
+  return { source, at, where: rotator.kind, ...(versionId ? { versionId } : {}), previousUntil, auditKey: audit.pk };
 }
+
+export interface RetireResult {
+  readonly source: string;
+  readonly at: number;
+  readonly where: 'local' | 'aws';
+  /** False when there was no previous secret (never rotated, or already retired). */
+  readonly retired: boolean;
+  /** The Secrets Manager version that lost AWSPREVIOUS (AWS); not secret. */
+  readonly versionId?: string;
+  readonly auditKey: string;
+}
+
+/** Ends the rotation overlap now: from then on only the current secret verifies. */
+export async function retireSecret(deps: SecretsDeps, request: { source: string }): Promise<RetireResult> {
+  const { source } = request;
+  sourceOf(deps, source);
+  const { rotator } = deps;
+  const at = clockNow(deps);
+  let retired: boolean;
+  let versionId: string | undefined;
+  if (rotator.kind === 'local') {
+    retired = (await rotator.retire(source)).retired;
+  } else {
+    const secretId = secretIdOf(rotator, source);
+    const described = await rotator.client.send(new DescribeSecretCommand({ SecretId: secretId }));
+    versionId = Object.entries(described.VersionIdsToStages ?? {}).find(([, stages]) => stages.includes('AWSPREVIOUS'))?.[0];
+    if (versionId) {
+      await rotator.client.send(
+        new UpdateSecretVersionStageCommand({ SecretId: secretId, VersionStage: 'AWSPREVIOUS', RemoveFromVersionId: versionId }),
+      );
+    }
+    retired = versionId !== undefined;
+  }
+  const audit = await writeAudit(deps, 'secret.retire', { source, where: rotator.kind, retired, ...(versionId ? { versionId } : {}) }, { at });
+  return { source, at, where: rotator.kind, retired, ...(versionId ? { versionId } : {}), auditKey: audit.pk };
+}
+
+function sourceOf(deps: ConfigDeps, source: string): SourceConfig {
+  const found = findSource(deps.config, source);
+  if (!found) {
+    throw new OpsUsageError(`unknown source "${source}"; configured: ${deps.config.sources.map((s) => s.id).join(', ')}`);
+  }
+  return found;
+}
+
+function secretIdOf(rotator: { readonly secretIds: Readonly<Record<string, string>> }, source: string): string {
+  const secretId = rotator.secretIds[source];
+  if (!secretId) throw new OpsUsageError(`the stack has no signing secret output for source "${source}" (SecretArn<Source>)`);
+  return secretId;
+}
+
+const hoursOrMinutes = (ms: number) => (ms % HOUR === 0 ? `${ms / HOUR}h` : `${Math.round(ms / 60_000)}m`);

@@ -5,6 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { VerificationScheme } from '../../lib/config/schema';
+import { standardWebhooksKey } from '../../lambdas/shared/verify/standard-webhooks';
 
 export interface SignInput {
   readonly body: Buffer;
@@ -25,8 +26,7 @@ export function signatureHeaders(scheme: VerificationScheme, input: SignInput): 
   };
   switch (scheme.type) {
     case 'standard-webhooks': {
-      const key = input.secret.startsWith('whsec_') ? Buffer.from(input.secret.slice(6), 'base64') : Buffer.from(input.secret, 'utf8');
-      const signature = mac('sha256', key, `${input.messageId}.${ts}.`, input.body).toString('base64');
+      const signature = mac('sha256', standardWebhooksKey(input.secret), `${input.messageId}.${ts}.`, input.body).toString('base64');
       return { 'webhook-id': input.messageId, 'webhook-timestamp': ts, 'webhook-signature': `v1,${signature}` };
     }
     case 'stripe':

@@ -47,6 +47,11 @@ export interface StatusReport {
     readonly byType: Readonly<Record<string, number>>;
     readonly bySecretVersion: Readonly<Record<string, number>>;
     /**
+     * Per source, the newest receivedAt of a receipt verified by the previous secret: whether the
+     * provider still signs with it, and so whether `secrets retire` is safe. Sources without one are absent.
+     */
+    readonly previousSecretLastVerified: Readonly<Record<string, number>>;
+    /**
      * Requests by outcome (`recorded`, `duplicate`, refusal codes): refusals store nothing, so these
      * come from the running intake (the local stack's counters), not from the tables. Absent on AWS,
      * where the dashboard's IntakeRequests metric has them.
@@ -120,9 +125,13 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
   }
   const byType: Record<string, number> = {};
   const bySecretVersion: Record<string, number> = {};
+  const previousSecretLastVerified: Record<string, number> = {};
   for (const receipt of receipts) {
     byType[receipt.eventType] = (byType[receipt.eventType] ?? 0) + 1;
     bySecretVersion[receipt.secretVersion] = (bySecretVersion[receipt.secretVersion] ?? 0) + 1;
+    if (receipt.secretVersion === 'previous') {
+      previousSecretLastVerified[receipt.source] = Math.max(previousSecretLastVerified[receipt.source] ?? 0, receipt.receivedAt);
+    }
     for (const consumerId of receipt.consumers ?? []) {
       const c = counts.get(consumerId);
       if (!c || present.has(`${receipt.source}:${receipt.eventId}#${consumerId}`)) continue;
@@ -148,6 +157,7 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
       events: receipts.length,
       byType: sortKeys(byType),
       bySecretVersion: sortKeys(bySecretVersion),
+      previousSecretLastVerified: sortKeys(previousSecretLastVerified),
       ...(options.intakeOutcomes ? { outcomes: options.intakeOutcomes } : {}),
     },
   };

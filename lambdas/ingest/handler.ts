@@ -1,4 +1,5 @@
 /** Lambda entry for intake. Configuration and clients are built once, at cold start. */
+import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../shared/clients';
@@ -6,18 +7,40 @@ import { ENV, requireEnv, requireJsonEnv } from '../shared/env';
 import { EventStore } from '../shared/event-store';
 import { createLogger } from '../shared/logger';
 import { createIntakeMetrics } from '../shared/intake-metrics';
-import { SecretsManagerPort } from '../shared/secrets-manager';
+import { METRICS_NAMESPACE, SECRET_REFRESH_FAILURE_METRIC } from '../shared/metric-names';
+import { overlapMsBySource, SecretsManagerPort } from '../shared/secrets-manager';
 import { createIngestHandler } from './app';
 
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'hookledger-ingest' });
+const config = bundledConfig();
+const logger = createLogger('hookledger-ingest');
+/** The `Stack` dimension of the intake metrics: two copies in one account keep their own series. */
+const stackName = requireEnv(ENV.stackName);
+
 export const handler = createIngestHandler({
-  config: bundledConfig(),
+  config,
   store: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable) }),
   secrets: new SecretsManagerPort({
     client: new SecretsManagerClient({}),
     secretIds: requireJsonEnv(ENV.sourceSecrets),
     payloadHashKeySecretId: requireEnv(ENV.payloadHashKeySecret),
+    overlapMs: overlapMsBySource(config.sources),
+    // Secrets Manager unreadable: the last known values serve for up to 1 h past the cache's expiry.
+    // One log line and one EMF count per failed read; the error's name only, never a value.
+    onRefreshFailure: (failure) => {
+      logger.warn('signing secret could not be read', {
+        source: failure.sourceId,
+        error: failure.error,
+        served: failure.servedStale ? 'last known values' : 'nothing (503)',
+        ...(failure.ageMs !== undefined ? { age_ms: failure.ageMs } : {}),
+      });
+      const metric = metrics.singleMetric();
+      metric.addDimension('Stack', stackName);
+      metric.addDimension('Served', failure.servedStale ? 'stale' : 'none');
+      metric.addMetric(SECRET_REFRESH_FAILURE_METRIC, MetricUnit.Count, 1);
+    },
   }),
-  logger: createLogger('hookledger-ingest'),
+  logger,
   // One EMF line per request: IntakeRequests by Stack and Outcome (the dashboard's intake outcomes widget).
-  onOutcome: createIntakeMetrics(requireEnv(ENV.stackName)),
+  onOutcome: createIntakeMetrics(stackName),
 });

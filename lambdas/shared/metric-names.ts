@@ -6,3 +6,5 @@ export const INTAKE_METRIC = 'IntakeRequests';
 export const INTAKE_DIMENSIONS = ['Outcome', 'Stack'] as const;
 /** Fan-out deliveries skipped because the consumer is no longer configured; dimensions `Consumer` and `Stack`. */
 export const FANOUT_SKIPPED_METRIC = 'FanOutSkippedDeliveries';
+/** One per failed read of a signing secret, dimensions `Stack` and `Served` (`stale`: last known values served; `none`: 503). */
+export const SECRET_REFRESH_FAILURE_METRIC = 'SecretRefreshFailures';

@@ -50,7 +50,6 @@ export interface EventItem extends Attribution {
 export interface PayloadItem {
   readonly pk: string;
   readonly kind: 'payload';
-  readonly payloadHmac: string;
   readonly encoding: 'gzip' | 'identity';
   readonly body: Uint8Array;
   readonly expiresAt: number;

@@ -64,6 +64,11 @@ export const sourceSchema = z
      * scheme does not sign (GitHub's x-github-delivery, Shopify's x-shopify-event-id).
      */
     replayProtection: z.enum(['event-id', 'body']).default('event-id'),
+    /**
+     * Hours the previous signing secret keeps verifying after a rotation (`hookledger secrets
+     * rotate`), counted from the rotation; `secrets retire` ends it sooner. 1-720, default 72.
+     */
+    secretOverlapHours: z.number().int().min(1).max(720).default(72),
   })
   .strict()
   .superRefine((s, ctx) => {

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { UnknownSecretError } from '../../lambdas/shared/secrets';
+import { activeSecrets, UnknownSecretError } from '../../lambdas/shared/secrets';
 import { FileSecrets, SecretsFileError } from '../../local/secrets-file';
 
 let dir: string;
@@ -18,6 +18,9 @@ afterEach(async () => {
 });
 
 const WHSEC = /^whsec_[A-Za-z0-9+/]{32}$/; // base64 of 24 bytes: 32 characters, no padding
+const T0 = Date.parse('2026-11-30T08:00:00Z');
+const HOUR = 3_600_000;
+const readJson = async () => JSON.parse(await readFile(path, 'utf8')) as { sources: Record<string, Record<string, unknown>>; payloadHashKey: string };
 
 describe('FileSecrets', () => {
   describe('on first use', () => {
@@ -33,6 +36,7 @@ describe('FileSecrets', () => {
       expect((await stat(join(dir, '.hookledger'))).mode & 0o777).toBe(0o700);
       expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({
         sources: { platform: { current: platform.current }, stripe: { current: expect.stringMatching(WHSEC) } },
+        payloadHashKey: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
       });
     });
 
@@ -46,26 +50,97 @@ describe('FileSecrets', () => {
   });
 
   describe('rotate', () => {
-    it('moves current to previous and makes a new current', async () => {
-      const secrets = new FileSecrets({ path, sourceIds: ['platform'] });
+    it('moves current to previous, makes a new current, and records rotatedAt and the overlap end', async () => {
+      const secrets = new FileSecrets({ path, sourceIds: ['platform'], clock: () => T0 });
       const before = await secrets.get('platform');
-      const rotated = await secrets.rotate('platform');
+      const rotated = await secrets.rotate('platform', 2 * HOUR);
 
-      expect(rotated.previous).toBe(before.current);
-      expect(rotated.current).toMatch(WHSEC);
+      expect(rotated).toEqual({ current: expect.stringMatching(WHSEC), previous: before.current, previousUntil: T0 + 2 * HOUR });
       expect(rotated.current).not.toBe(before.current);
+      expect((await readJson()).sources.platform).toEqual({
+        current: rotated.current,
+        previous: before.current,
+        rotatedAt: T0,
+        previousUntil: T0 + 2 * HOUR,
+      });
       expect(await secrets.get('platform')).toEqual(rotated);
       expect((await stat(path)).mode & 0o777).toBe(0o600);
     });
 
-    it('reaches another process only through refresh, like a cached Secrets Manager read', async () => {
-      const stack = new FileSecrets({ path, sourceIds: ['platform'] });
-      const cli = new FileSecrets({ path, sourceIds: ['platform'] });
+    it('bounds the overlap to 72 h when no overlap is given', async () => {
+      const secrets = new FileSecrets({ path, sourceIds: ['platform'], clock: () => T0 });
+      expect((await secrets.rotate('platform')).previousUntil).toBe(T0 + 72 * HOUR);
+    });
+
+    it('keeps only the last rotation: a second one drops the oldest secret and restarts the overlap', async () => {
+      let now = T0;
+      const secrets = new FileSecrets({ path, sourceIds: ['platform'], clock: () => now });
+      const first = await secrets.rotate('platform', HOUR);
+      now = T0 + 10 * 60_000;
+      const second = await secrets.rotate('platform', HOUR);
+      expect(second).toEqual({ current: expect.stringMatching(WHSEC), previous: first.current, previousUntil: now + HOUR });
+      expect(JSON.stringify(await readJson())).not.toContain(first.previous);
+    });
+
+    it('reaches another process only through refresh while no overlap is open, like a cached Secrets Manager read', async () => {
+      const stack = new FileSecrets({ path, sourceIds: ['platform'], clock: () => T0 });
+      const cli = new FileSecrets({ path, sourceIds: ['platform'], clock: () => T0 });
       const before = await stack.get('platform');
-      const rotated = await cli.rotate('platform');
+      const rotated = await cli.rotate('platform', HOUR);
 
       expect(await stack.get('platform')).toEqual(before);
       expect(await stack.refresh('platform')).toEqual(rotated);
+    });
+  });
+
+  describe('retire', () => {
+    it('removes previous and its end from the file at once, and says whether there was one', async () => {
+      const secrets = new FileSecrets({ path, sourceIds: ['platform'], clock: () => T0 });
+      const rotated = await secrets.rotate('platform', 2 * HOUR);
+
+      expect(await secrets.retire('platform')).toEqual({ retired: true });
+      expect((await readJson()).sources.platform).toEqual({ current: rotated.current, rotatedAt: T0 });
+      expect(await secrets.get('platform')).toEqual({ current: rotated.current });
+      expect(await secrets.retire('platform')).toEqual({ retired: false });
+      await expect(secrets.retire('stripe')).rejects.toBeInstanceOf(UnknownSecretError);
+    });
+
+    it("reaches the running stack's next get while an overlap is open, without waiting for a failed verification", async () => {
+      const stack = new FileSecrets({ path, sourceIds: ['platform'], clock: () => T0 + HOUR });
+      const cli = new FileSecrets({ path, sourceIds: ['platform'], clock: () => T0 });
+      const rotated = await cli.rotate('platform', 2 * HOUR);
+      expect(await stack.get('platform')).toEqual(rotated);
+
+      await cli.retire('platform');
+      expect(await stack.get('platform')).toEqual({ current: rotated.current });
+    });
+  });
+
+  describe('a file written before overlaps were recorded', () => {
+    const oldFormat = (current: string, previous: string) =>
+      writeFile(path, JSON.stringify({ sources: { platform: { current, previous } }, payloadHashKey: 'k'.repeat(44) }), { mode: 0o600 });
+    const CURRENT = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const PREVIOUS = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD';
+
+    it('is read as it is, and its previous secret (no recorded end) counts as ended', async () => {
+      await new FileSecrets({ path, sourceIds: ['platform'] }).get('platform'); // creates the folder
+      await oldFormat(CURRENT, PREVIOUS);
+      const secrets = new FileSecrets({ path, sourceIds: ['platform'], clock: () => T0 });
+
+      const read = await secrets.refresh('platform');
+      expect(read).toEqual({ current: CURRENT, previous: PREVIOUS });
+      expect(activeSecrets(read, T0)).toEqual({ current: CURRENT });
+    });
+
+    it('rotates to a bounded overlap and retires like a new one', async () => {
+      await new FileSecrets({ path, sourceIds: ['platform'] }).get('platform');
+      await oldFormat(CURRENT, PREVIOUS);
+      const secrets = new FileSecrets({ path, sourceIds: ['platform'], clock: () => T0 });
+
+      expect(await secrets.rotate('platform', HOUR)).toEqual({ current: expect.stringMatching(WHSEC), previous: CURRENT, previousUntil: T0 + HOUR });
+      await oldFormat(CURRENT, PREVIOUS);
+      expect(await secrets.retire('platform')).toEqual({ retired: true });
+      expect((await readJson()).sources.platform).toEqual({ current: CURRENT });
     });
   });
 
@@ -86,6 +161,20 @@ describe('FileSecrets', () => {
       expect(error).toBeInstanceOf(SecretsFileError);
       expect(String((error as Error).message)).not.toContain('whsec_');
       expect((error as Error).cause).toBeUndefined();
+    });
+
+    it('refuses a previousUntil or rotatedAt that is not a time, without quoting a secret', async () => {
+      const secrets = new FileSecrets({ path, sourceIds: ['platform'] });
+      await secrets.get('platform');
+      for (const entry of [{ previousUntil: '2026-12-01' }, { rotatedAt: -5 }]) {
+        const file = await readJson();
+        await writeFile(path, JSON.stringify({ ...file, sources: { platform: { ...file.sources.platform, ...entry } } }));
+        const error = await secrets.refresh('platform').catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(SecretsFileError);
+        expect((error as Error).message).toMatch(/source "platform" has a "(previousUntil|rotatedAt)" that is not epoch ms/);
+        expect((error as Error).message).not.toContain('whsec_');
+        await writeFile(path, JSON.stringify(file));
+      }
     });
 
     it('tightens a file that others can read', async () => {

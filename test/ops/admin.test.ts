@@ -1,7 +1,12 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import {
+  DescribeSecretCommand,
+  PutSecretValueCommand,
+  SecretsManagerClient,
+  UpdateSecretVersionStageCommand,
+} from '@aws-sdk/client-secrets-manager';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -14,11 +19,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError } from '../../cli/ops/errors';
 import { issueKey, listKeys, revokeKey } from '../../cli/ops/keys';
 import { redrive } from '../../cli/ops/redrive';
-import { rotateSecret } from '../../cli/ops/secrets';
+import { retireSecret, rotateSecret } from '../../cli/ops/secrets';
 import { localSqsClient } from '../../local/clients';
 import { freePort, startMoveTaskSqs } from '../../local/emulators';
 import { FileSecrets } from '../../local/secrets-file';
-import { config, freshStack, items, OPERATOR, type OpsEnv, startOpsEnv, T0 } from './support';
+import { config, freshStack, HOUR, items, OPERATOR, type OpsEnv, startOpsEnv, T0 } from './support';
 
 let env: OpsEnv;
 beforeAll(async () => {
@@ -66,19 +71,24 @@ describe('rotateSecret', () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  it('rotates the local secrets file (old value kept as previous) and audits who and when, never the value', async () => {
+  const localRotator = (secrets: FileSecrets) =>
+    ({ kind: 'local', rotate: (s: string, overlapMs: number) => secrets.rotate(s, overlapMs), retire: (s: string) => secrets.retire(s) }) as const;
+
+  it('rotates the local secrets file (old value kept as previous until the overlap ends) and audits who, when and the end, never the value', async () => {
     const stack = await freshStack(env);
     const file = path.join(dir, 'secrets.json');
-    const secrets = new FileSecrets({ path: file, sourceIds: ['platform'] });
+    const secrets = new FileSecrets({ path: file, sourceIds: ['platform'], clock: () => T0 });
     const before = await secrets.get('platform');
 
     const result = await rotateSecret(
-      { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, clock: () => T0, rotator: { kind: 'local', rotate: (s) => secrets.rotate(s) } },
+      { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, clock: () => T0, rotator: localRotator(secrets) },
       { source: 'platform' },
     );
 
-    const after = JSON.parse(await readFile(file, 'utf8')) as { sources: { platform: { current: string; previous: string } } };
+    const after = JSON.parse(await readFile(file, 'utf8')) as { sources: { platform: { current: string; previous: string; previousUntil: number } } };
     expect(after.sources.platform.previous).toBe(before.current);
+    expect(after.sources.platform.previousUntil).toBe(T0 + 72 * HOUR);
+    expect(result.previousUntil).toBe(T0 + 72 * HOUR);
     expect(after.sources.platform.current).toMatch(/^whsec_/);
     expect(after.sources.platform.current).not.toBe(before.current);
     const audits = (await items(env, stack.tables.events)).filter((i) => i.kind === 'audit');
@@ -92,6 +102,8 @@ describe('rotateSecret', () => {
         operator: OPERATOR,
         source: 'platform',
         where: 'local',
+        overlapMs: 72 * HOUR,
+        previousUntil: T0 + 72 * HOUR,
       },
     ]);
     const stored = JSON.stringify(audits);
@@ -100,9 +112,96 @@ describe('rotateSecret', () => {
     expect(stored).not.toContain('whsec_');
   });
 
+  it('takes an overlap override, and retire ends the overlap at once with one audit item and no value', async () => {
+    const stack = await freshStack(env);
+    const file = path.join(dir, 'secrets-retire.json');
+    const secrets = new FileSecrets({ path: file, sourceIds: ['platform'], clock: () => T0 });
+    const deps = { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, clock: () => T0 + 1000, rotator: localRotator(secrets) };
+
+    const rotated = await rotateSecret(deps, { source: 'platform', overlapMs: 6 * HOUR });
+    expect(rotated.previousUntil).toBe(T0 + 6 * HOUR);
+    const during = await secrets.get('platform');
+    expect(during.previousUntil).toBe(T0 + 6 * HOUR);
+
+    const retired = await retireSecret(deps, { source: 'platform' });
+    expect(retired).toMatchObject({ source: 'platform', where: 'local', retired: true, at: T0 + 1000 });
+    expect(await secrets.get('platform')).toEqual({ current: during.current });
+    expect(await retireSecret(deps, { source: 'platform' })).toMatchObject({ retired: false });
+
+    const audits = (await items(env, stack.tables.events)).filter((i) => i.kind === 'audit' && i.action === 'secret.retire');
+    expect(audits).toHaveLength(2); // Scan order is the table's, not time's.
+    expect(audits).toEqual(
+      expect.arrayContaining([
+        { pk: retired.auditKey, kind: 'audit', action: 'secret.retire', auditId: expect.stringMatching(/^aud_/), at: T0 + 1000, operator: OPERATOR, source: 'platform', where: 'local', retired: true },
+        expect.objectContaining({ action: 'secret.retire', retired: false }),
+      ]),
+    );
+    const stored = JSON.stringify(await items(env, stack.tables.events));
+    expect(stored).not.toContain(during.current);
+    expect(stored).not.toContain(during.previous);
+    expect(stored).not.toContain('whsec_');
+  });
+
+  it('refuses an overlap outside 1 h to 720 h', async () => {
+    const stack = await freshStack(env);
+    const secrets = new FileSecrets({ path: path.join(dir, 'secrets-bad.json'), sourceIds: ['platform'] });
+    const deps = { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, rotator: localRotator(secrets) };
+    await expect(rotateSecret(deps, { source: 'platform', overlapMs: 59 * 60_000 })).rejects.toThrow(/overlap 59m is outside 1h to 720h/);
+    await expect(rotateSecret(deps, { source: 'platform', overlapMs: 721 * HOUR })).rejects.toThrow(/outside 1h to 720h/);
+    expect((await items(env, stack.tables.events)).filter((i) => i.kind === 'audit')).toEqual([]);
+  });
+
   describe('on AWS', () => {
     const sm = mockClient(SecretsManagerClient);
     afterEach(() => sm.reset());
+    const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:hookledger-platform-AbCdEf';
+    const awsRotator = () => ({ kind: 'aws', client: new SecretsManagerClient({ region: 'us-east-1' }), secretIds: { platform: ARN } }) as const;
+
+    it('retires by removing AWSPREVIOUS from the version DescribeSecret names, and audits the version id only', async () => {
+      const stack = await freshStack(env);
+      sm.on(DescribeSecretCommand).resolves({
+        ARN,
+        VersionIdsToStages: { 'v-3': ['AWSCURRENT', 'AWSPENDING'], 'v-2': ['AWSPREVIOUS'], 'v-1': [] },
+      });
+      sm.on(UpdateSecretVersionStageCommand).resolves({ ARN });
+
+      const result = await retireSecret(
+        { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, clock: () => T0, rotator: awsRotator() },
+        { source: 'platform' },
+      );
+
+      expect(sm.commandCalls(DescribeSecretCommand).map((c) => c.args[0].input)).toEqual([{ SecretId: ARN }]);
+      expect(sm.commandCalls(UpdateSecretVersionStageCommand).map((c) => c.args[0].input)).toEqual([
+        { SecretId: ARN, VersionStage: 'AWSPREVIOUS', RemoveFromVersionId: 'v-2' },
+      ]);
+      expect(result).toMatchObject({ source: 'platform', where: 'aws', retired: true, versionId: 'v-2' });
+      const audits = (await items(env, stack.tables.events)).filter((i) => i.kind === 'audit');
+      expect(audits).toEqual([
+        { pk: result.auditKey, kind: 'audit', action: 'secret.retire', auditId: expect.stringMatching(/^aud_/), at: T0, operator: OPERATOR, source: 'platform', where: 'aws', retired: true, versionId: 'v-2' },
+      ]);
+    });
+
+    it('changes nothing when no version holds AWSPREVIOUS (never rotated, or already retired)', async () => {
+      const stack = await freshStack(env);
+      sm.on(DescribeSecretCommand).resolves({ ARN, VersionIdsToStages: { 'v-1': ['AWSCURRENT'] } });
+
+      const result = await retireSecret(
+        { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, rotator: awsRotator() },
+        { source: 'platform' },
+      );
+
+      expect(sm.commandCalls(UpdateSecretVersionStageCommand)).toHaveLength(0);
+      expect(result).toMatchObject({ retired: false });
+      expect(result.versionId).toBeUndefined();
+    });
+
+    it('refuses --overlap on AWS, where intake takes the overlap from the deployed config', async () => {
+      const stack = await freshStack(env);
+      await expect(
+        rotateSecret({ ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, rotator: awsRotator() }, { source: 'platform', overlapMs: 6 * HOUR }),
+      ).rejects.toThrow(/secretOverlapHours/);
+      expect(sm.commandCalls(PutSecretValueCommand)).toHaveLength(0);
+    });
 
     it('puts a new whsec_ value (Secrets Manager moves AWSCURRENT, keeps AWSPREVIOUS) and audits without it', async () => {
       const stack = await freshStack(env);
@@ -111,7 +210,7 @@ describe('rotateSecret', () => {
       const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:hookledger-platform-AbCdEf';
 
       const result = await rotateSecret(
-        { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, rotator: { kind: 'aws', client, secretIds: { platform: arn } } },
+        { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, clock: () => T0, rotator: { kind: 'aws', client, secretIds: { platform: arn } } },
         { source: 'platform' },
       );
 
@@ -121,9 +220,10 @@ describe('rotateSecret', () => {
       expect(input.SecretId).toBe(arn);
       expect(input.SecretString).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
       expect(input.VersionStages).toBeUndefined(); // default: AWSCURRENT moves, the old version becomes AWSPREVIOUS
-      expect(result).toMatchObject({ source: 'platform', where: 'aws', versionId: 'v-2' });
+      expect(result).toMatchObject({ source: 'platform', where: 'aws', versionId: 'v-2', previousUntil: T0 + 72 * HOUR });
       const audits = JSON.stringify((await items(env, stack.tables.events)).filter((i) => i.kind === 'audit'));
       expect(audits).toContain('"versionId":"v-2"');
+      expect(audits).toContain(`"previousUntil":${T0 + 72 * HOUR}`);
       expect(audits).not.toContain(input.SecretString as string);
     });
   });
@@ -132,7 +232,13 @@ describe('rotateSecret', () => {
     const stack = await freshStack(env);
     await expect(
       rotateSecret(
-        { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, rotator: { kind: 'local', rotate: async () => undefined } },
+        { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, rotator: { kind: 'local', rotate: async () => ({}), retire: async () => ({ retired: false }) } },
+        { source: 'stripe' },
+      ),
+    ).rejects.toThrow(/unknown source "stripe"/);
+    await expect(
+      retireSecret(
+        { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, rotator: { kind: 'local', rotate: async () => ({}), retire: async () => ({ retired: false }) } },
         { source: 'stripe' },
       ),
     ).rejects.toThrow(/unknown source "stripe"/);

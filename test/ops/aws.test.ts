@@ -5,10 +5,18 @@
  */
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { LambdaClient, ListEventSourceMappingsCommand, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import {
+  DescribeSecretCommand,
+  GetSecretValueCommand,
+  PutSecretValueCommand,
+  SecretsManagerClient,
+  UpdateSecretVersionStageCommand,
+} from '@aws-sdk/client-secrets-manager';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../cli/main';
 import { lambdaPauseControl, setPaused } from '../../cli/ops/pause';
 import { resolveTarget, TargetError } from '../../cli/target';
 import { parseDuration, parseTime } from '../../cli/time';
@@ -18,11 +26,13 @@ const cfn = mockClient(CloudFormationClient);
 const sqs = mockClient(SQSClient);
 const lambda = mockClient(LambdaClient);
 const sm = mockClient(SecretsManagerClient);
+const ddb = mockClient(DynamoDBDocumentClient);
 afterEach(() => {
   cfn.reset();
   sqs.reset();
   lambda.reset();
   sm.reset();
+  ddb.reset();
 });
 
 const Q = 'https://sqs.eu-west-1.amazonaws.com/123456789012';
@@ -74,6 +84,79 @@ describe('--stack target', () => {
     );
     cfn.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'Old', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(), Outputs: [] }] });
     await expect(resolveTarget({ config, root: '/nowhere', stack: 'Old', region: 'eu-west-1' })).rejects.toBeInstanceOf(TargetError);
+  });
+});
+
+describe('secrets on AWS (hookledger ... --stack)', () => {
+  const stackOutputs = () =>
+    cfn.on(DescribeStacksCommand, { StackName: 'Hookledger' }).resolves({
+      Stacks: [
+        {
+          StackName: 'Hookledger',
+          StackStatus: 'UPDATE_COMPLETE',
+          CreationTime: new Date(),
+          Outputs: Object.entries(OUTPUTS).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })),
+        },
+      ],
+    });
+  async function run(argv: string[]) {
+    let stdout = '';
+    let stderr = '';
+    const sink = (write: (s: string) => void) => ({ write: (chunk: string) => (write(String(chunk)), true) }) as unknown as NodeJS.WritableStream;
+    const code = await main(
+      argv,
+      { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), stdin: process.stdin, env: { USER: 'ops-aws', AWS_REGION: 'eu-west-1' } },
+      config,
+    );
+    return { code, stdout, stderr };
+  }
+
+  it('secrets retire removes AWSPREVIOUS from the version that holds it and writes one secret.retire audit item', async () => {
+    stackOutputs();
+    sm.on(DescribeSecretCommand, { SecretId: OUTPUTS.SecretArnPlatform }).resolves({
+      VersionIdsToStages: { 'a1b2-current': ['AWSCURRENT'], 'c3d4-previous': ['AWSPREVIOUS'] },
+    });
+    sm.on(UpdateSecretVersionStageCommand).resolves({});
+    ddb.on(PutCommand).resolves({});
+
+    const result = await run(['secrets', 'retire', 'platform', '--stack', 'Hookledger', '--region', 'eu-west-1']);
+
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      'retired the previous signing secret of platform on stack Hookledger (eu-west-1) (version c3d4-previous lost AWSPREVIOUS): ' +
+        'only the current secret verifies (each intake container within 30 s).\n',
+    );
+    expect(sm.commandCalls(UpdateSecretVersionStageCommand).map((c) => c.args[0].input)).toEqual([
+      { SecretId: OUTPUTS.SecretArnPlatform, VersionStage: 'AWSPREVIOUS', RemoveFromVersionId: 'c3d4-previous' },
+    ]);
+    const puts = ddb.commandCalls(PutCommand).map((c) => c.args[0].input);
+    expect(puts).toHaveLength(1);
+    expect(puts[0]).toMatchObject({
+      TableName: OUTPUTS.EventStoreTableName,
+      Item: { kind: 'audit', action: 'secret.retire', operator: 'ops-aws', source: 'platform', where: 'aws', retired: true, versionId: 'c3d4-previous' },
+    });
+    expect(sm.commandCalls(GetSecretValueCommand)).toHaveLength(0); // never reads a value
+  });
+
+  it('secrets rotate prints when the previous secret stops verifying and refuses --overlap on a deployed stack', async () => {
+    stackOutputs();
+    sm.on(PutSecretValueCommand).resolves({ VersionId: 'e5f6-new' });
+    ddb.on(PutCommand).resolves({});
+    const before = Date.now();
+
+    const rotated = await run(['secrets', 'rotate', 'platform', '--stack', 'Hookledger', '--region', 'eu-west-1']);
+
+    expect(rotated.code).toBe(0);
+    const until = Date.parse(/the previous secret verifies until (\S+) \(counted from the new version's creation\)/.exec(rotated.stdout)?.[1] ?? '');
+    expect(until - before).toBeGreaterThanOrEqual(72 * 3_600_000);
+    expect(until - Date.now()).toBeLessThanOrEqual(72 * 3_600_000);
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).toMatchObject({ action: 'secret.rotate', versionId: 'e5f6-new', previousUntil: until, overlapMs: 72 * 3_600_000 });
+
+    const refused = await run(['secrets', 'rotate', 'platform', '--overlap', '6h', '--stack', 'Hookledger', '--region', 'eu-west-1']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/intake takes the overlap from the deployed config \(source "platform" secretOverlapHours 72\)/);
+    expect(sm.commandCalls(PutSecretValueCommand)).toHaveLength(1);
   });
 });
 

@@ -12,13 +12,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signatureHeaders } from '../../cli/ops/sign';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createLogger } from '../../lambdas/shared/logger';
 import { type HttpGateway, startHttpGateway } from '../../local/http-gateway';
 import { FileSecrets } from '../../local/secrets-file';
 import type { LocalStackState } from '../../local/state';
 import { signedHeaders } from '../support/factories';
-import { config, freshStack, HOUR, MIN, type OpsEnv, startOpsEnv } from './support';
+import { config, freshStack, HOUR, items, MIN, type OpsEnv, startOpsEnv } from './support';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin/hookledger.mjs');
@@ -27,6 +28,7 @@ let env: OpsEnv;
 let stack: Awaited<ReturnType<typeof freshStack>>;
 let dir: string;
 let statePath: string;
+let secretsFile: string;
 let gateway: HttpGateway;
 let admin: Server;
 const adminCalls: string[] = [];
@@ -40,7 +42,7 @@ beforeAll(async () => {
   env = await startOpsEnv();
   stack = await freshStack(env);
   dir = await mkdtemp(path.join(tmpdir(), 'hookledger-cli-'));
-  const secretsFile = path.join(dir, 'secrets.json');
+  secretsFile = path.join(dir, 'secrets.json');
   const secrets = new FileSecrets({ path: secretsFile, sourceIds: ['platform'] });
   gateway = await startHttpGateway({
     port: 0,
@@ -206,6 +208,57 @@ describe('hookledger CLI', () => {
     const traced = JSON.parse((await cli(['trace', 'evt_01J8K7VP01', '--json'])).stdout) as { receipt: { payloadHash: string } };
     expect(traced.receipt.payloadHash).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     expect(traced.receipt.payloadHash).not.toContain(createHash('sha256').update(body).digest('hex'));
+  });
+
+  it('secrets rotate bounds the overlap and secrets retire ends it: the old secret then gets the same 401 as any bad signature', async () => {
+    const secretOf = async () => (await new FileSecrets({ path: secretsFile, sourceIds: ['platform'] }).refresh('platform')).current;
+    const post = async (secret: string, eventId: string) => {
+      const body = Buffer.from(JSON.stringify({ id: eventId, type: 'invoice.paid', tenant_id: 'tenant_311', key_id: 'key_7' }));
+      const headers = signatureHeaders({ type: 'standard-webhooks' }, { body, secret, now: Date.now(), messageId: `msg_${eventId}` });
+      const response = await fetch(`${gateway.url}/hooks/platform`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const old = await secretOf();
+    const before = Date.now();
+
+    const rotated = await cli(['secrets', 'rotate', 'platform', '--overlap', '6h']);
+    expect(rotated.stderr).toBe('');
+    expect(rotated.code).toBe(0);
+    const until = /the previous secret verifies until (\S+): give the provider the new one now/.exec(rotated.stdout)?.[1];
+    expect(Date.parse(until ?? '') - before).toBeGreaterThanOrEqual(6 * HOUR);
+    expect(Date.parse(until ?? '') - Date.now()).toBeLessThanOrEqual(6 * HOUR);
+    expect(rotated.stdout).toContain('hookledger secrets retire platform');
+
+    // The first request under the new secret makes intake re-read its cached secrets (a mismatch)...
+    expect(await post(await secretOf(), 'evt_01J9NEWSECRET0')).toMatchObject({ status: 202 });
+    // ...after which the old one verifies as previous, inside the overlap.
+    expect(await post(old, 'evt_01J9OLDSECRET1')).toMatchObject({ status: 202 });
+    const traced = JSON.parse((await cli(['trace', 'evt_01J9OLDSECRET1', '--json'])).stdout) as { receipt: { secretVersion: string; receivedAt: number } };
+    expect(traced.receipt.secretVersion).toBe('previous');
+    const status = await cli(['status']);
+    expect(status.stdout).toContain(`previous secret last verified a request: platform ${new Date(traced.receipt.receivedAt).toISOString()}`);
+
+    const retired = await cli(['secrets', 'retire', 'platform']);
+    expect(retired.code).toBe(0);
+    expect(retired.stdout).toMatch(/^retired the previous signing secret of platform on local stack .*: only the current secret verifies\.\n$/);
+    expect(await post(old, 'evt_01J9OLDSECRET2')).toEqual({
+      status: 401,
+      body: { error: 'signature_mismatch', message: expect.any(String) },
+    });
+    expect(await post(await secretOf(), 'evt_01J9NEWSECRET3')).toMatchObject({ status: 202 });
+    const again = await cli(['secrets', 'retire', 'platform', '--json']);
+    expect(JSON.parse(again.stdout)).toMatchObject({ source: 'platform', where: 'local', retired: false });
+
+    const audits = (await items(env, stack.tables.events)).filter((i) => i.kind === 'audit');
+    expect(audits.map((a) => [a.action, a.operator, a.retired ?? a.previousUntil]).sort()).toEqual([
+      ['secret.retire', 'cli-test', false],
+      ['secret.retire', 'cli-test', true],
+      ['secret.rotate', 'cli-test', Date.parse(until ?? '')],
+    ]);
+    const written = JSON.stringify(audits) + rotated.stdout + retired.stdout + status.stdout;
+    expect(written).not.toContain(old);
+    expect(written).not.toContain(await secretOf());
+    expect(written).not.toContain('whsec_');
   });
 
   it('says to run npm start when there is no local stack (exit 3), and exits 2 on a usage error', async () => {

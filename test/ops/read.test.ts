@@ -121,8 +121,25 @@ describe('status', () => {
       events: 3,
       byType: { 'customer.updated': 1, 'payment.succeeded': 2 },
       bySecretVersion: { current: 2, previous: 1 },
+      previousSecretLastVerified: { platform: T0 + 10 * MIN },
     });
     expect(progress.length).toBeGreaterThan(0);
+  });
+
+  it('shows per source when the previous secret last verified a request: the newest such receipt', async () => {
+    const stack = await freshStack(env);
+    const { seed } = stack;
+    await seed.receipt({ eventId: 'evt_01J8K7M2Q4', receivedAt: T0 + 5 * MIN, secretVersion: 'previous' });
+    await seed.receipt({ eventId: 'evt_01J8K7M2R5', receivedAt: T0 + 25 * MIN, secretVersion: 'previous' });
+    await seed.receipt({ eventId: 'evt_01J8K7M2S6', receivedAt: T0 + 15 * MIN, secretVersion: 'previous' });
+    await seed.receipt({ eventId: 'evt_01J8K7M2T7', receivedAt: T0 + 40 * MIN, secretVersion: 'current' });
+
+    const report = await status({ ddb: stack.ddb, tables: stack.tables, config, clock: () => NOW });
+    expect(report.intake.previousSecretLastVerified).toEqual({ platform: T0 + 25 * MIN });
+
+    const empty = await freshStack(env);
+    await empty.seed.receipt({ eventId: 'evt_01J8K7M2Q4', receivedAt: T0, secretVersion: 'current' });
+    expect((await status({ ddb: empty.ddb, tables: empty.tables, config, clock: () => NOW })).intake.previousSecretLastVerified).toEqual({});
   });
 });
 
@@ -145,12 +162,13 @@ describe('trace', () => {
       eventType: 'payment.succeeded',
       receivedAt: T0 + 5 * MIN,
       secretVersion: 'current',
-      payloadSha256: receipt.payloadSha256,
+      payloadHash: `hmac-sha256:${receipt.payloadHmac}`,
       payloadBytes: receipt.payloadBytes,
       payload: 'present',
       payloadExpiresAt: receipt.payloadExpiresAt,
       consumers: ['billing-meter', 'audit-writer', 'risk-evaluator'],
     });
+    expect(report.conflicts).toEqual({ count: 0, entries: [] });
     const [billing, audit, risk] = report.deliveries;
     expect(billing).toMatchObject({
       consumer: 'billing-meter',

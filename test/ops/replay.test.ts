@@ -75,6 +75,8 @@ describe('replay', () => {
         consumerId: 'billing-meter',
         replayId: result.replayId,
         receivedAt: T0 + 5 * MIN,
+        payloadHmac: expect.stringMatching(/^[0-9a-f]{64}$/),
+        payloadExpiresAt: T0 + 5 * MIN + 30 * 86_400_000,
         createdAt: NOW,
         expiresAt: Math.floor(NOW / 1000) + 86_400,
       });
@@ -130,6 +132,8 @@ describe('replay', () => {
           receivedAt: T0 + 5 * MIN,
           consumerId: 'billing-meter',
           replayId: result.replayId,
+          payloadHmac: item.payloadHmac,
+          payloadExpiresAt: T0 + 5 * MIN + 30 * 86_400_000,
         },
       ]);
       // The consumer runtime's ledger protocol on that message: a replay claim, then a replay ack.
@@ -151,7 +155,7 @@ describe('replay', () => {
 
     const result = await replay(stack.deps, { consumer: 'billing-meter', window: WINDOW, dryRun: true });
 
-    expect(result).toEqual({ consumer: 'billing-meter', matched: 3, byState: { done: 2, ready: 1 }, dryRun: true, requeued: 0, annotated: 0 });
+    expect(result).toEqual({ consumer: 'billing-meter', matched: 3, expired: 0, byState: { done: 2, ready: 1 }, dryRun: true, requeued: 0, annotated: 0 });
     expect(await rawItems(env, stack.tables.events)).toEqual(events);
     expect(await rawItems(env, stack.tables.ledger)).toEqual(ledger);
   });
@@ -186,7 +190,7 @@ describe('replay', () => {
         return false;
       },
     });
-    expect(plans).toEqual([{ consumer: 'billing-meter', matched: 3, byState: { done: 2, ready: 1 } }]);
+    expect(plans).toEqual([{ consumer: 'billing-meter', matched: 3, expired: 0, byState: { done: 2, ready: 1 } }]);
     expect(result).toMatchObject({ declined: true, requeued: 0 });
     expect(await rawItems(env, stack.tables.events)).toEqual(events);
   });

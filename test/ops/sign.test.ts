@@ -1,3 +1,4 @@
+import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { signatureHeaders } from '../../cli/ops/sign';
 import { verifierFor } from '../../lambdas/shared/verify';
@@ -24,4 +25,19 @@ describe('send signers', () => {
       expect(verifierFor(scheme).verify(input, { current: other })).toMatchObject({ ok: false, code: 'signature_mismatch' });
     });
   }
+});
+
+describe('send signer for standard-webhooks', () => {
+  it('signs exactly as the standardwebhooks library does, with or without the whsec_ prefix', () => {
+    for (const secret of ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'QUJDRA']) {
+      const headers = signatureHeaders({ type: 'standard-webhooks' }, { body, secret, now: NOW, messageId: 'msg_2Kp7QeWd9' });
+      expect(headers['webhook-signature']).toBe(new Webhook(secret).sign('msg_2Kp7QeWd9', new Date(NOW), body.toString('utf8')));
+    }
+  });
+
+  it('refuses a secret the library refuses instead of signing with its UTF-8 bytes', () => {
+    expect(() => signatureHeaders({ type: 'standard-webhooks' }, { body, secret: 'not-base64-secret', now: NOW, messageId: 'msg_1' })).toThrow(
+      /not base64/,
+    );
+  });
 });

@@ -122,7 +122,7 @@ describe('secrets hygiene', () => {
     sent.push(await post('evt_hyg_03', tampered.replace('4200', '4201'), { secret: before.current, signedBody: tampered }));
     sent.push(await post('evt_hyg_04', json(payload('evt_hyg_04', 'tenant_204')), { secret: before.current, at: Date.now() - 600_000 }));
     sent.push(await post('evt_hyg_05', json(payload('evt_hyg_05', 'tenant_204')), { secret: before.current, drop: 'webhook-signature' }));
-    sent.push(await post('evt_hyg_06', json(payload('evt_hyg_06', 'tenant_204', { tenant_id: 204 })), { secret: before.current }));
+    sent.push(await post('evt_hyg_06', json(payload('evt_hyg_06', 'tenant_204', { tenant_id: 204.5 })), { secret: before.current }));
     // A consumer failure: risk-evaluator refuses a non-numeric amount (PermanentError -> its DLQ).
     const odd = payload('evt_hyg_07', 'tenant_311');
     sent.push(await post('evt_hyg_07', json({ ...odd, data: { ...odd.data, amount: `${CARD_NUMBER}` } }), { secret: before.current }));
@@ -134,7 +134,7 @@ describe('secrets hygiene', () => {
         tables: stack.resources.tables,
         config,
         operator: 'hygiene-test',
-        rotator: { kind: 'local', rotate: (source) => stack.secrets.rotate(source) },
+        rotator: { kind: 'local', rotate: (source, overlapMs) => stack.secrets.rotate(source, overlapMs), retire: (source) => stack.secrets.retire(source) },
       },
       { source: 'platform' },
     );
@@ -182,6 +182,7 @@ describe('secrets hygiene', () => {
         [`webhook-signature of ${s.eventId}`, s.signature] as [string, string],
         [`signature bytes of ${s.eventId}`, s.signature.replace(/^v1,/, '')] as [string, string],
       ]),
+      ['payload-hash key', (await stack.secrets.payloadHashKey()).toString('utf8')],
       ['card number', CARD_NUMBER],
       ['payload memo', MEMO],
       ...sent.map((s) => [`raw body of ${s.eventId}`, s.body] as [string, string]),

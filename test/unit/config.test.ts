@@ -64,6 +64,16 @@ describe('config', () => {
       input.sources[0] = { ...input.sources[0]!, id: 'Platform/../x' };
       expect(() => defineConfig(input)).toThrow(/source id must be/);
     });
+    it('defaults the secret rotation overlap to 72 h and refuses one outside 1-720 h, naming the value', () => {
+      expect(defineConfig(base()).sources[0]?.secretOverlapHours).toBe(72);
+      const input = base();
+      input.sources[0] = { ...input.sources[0]!, secretOverlapHours: 12 };
+      expect(defineConfig(input).sources[0]?.secretOverlapHours).toBe(12);
+      for (const bad of [0, 721, 1.5]) {
+        input.sources[0] = { ...input.sources[0]!, secretOverlapHours: bad };
+        expect(() => defineConfig(input)).toThrow(new RegExp(`sources\\[id=platform\\]\\.secretOverlapHours \\(value ${bad}\\)`));
+      }
+    });
   });
 
   describe('attribution from unsigned headers', () => {

@@ -52,10 +52,47 @@ function v1Signatures(header: string): Buffer[] | string {
   return signatures.length > 0 ? signatures : 'has no v1 entry';
 }
 
-/** `whsec_<base64>` is the spec's form; a secret without the prefix is used as its UTF-8 bytes. */
-function keyOf(secret: string): Buffer {
-  if (!secret.startsWith(SECRET_PREFIX)) return Buffer.from(secret, 'utf8');
-  const key = decodeSignature(secret.slice(SECRET_PREFIX.length), 'base64');
-  if (!key) throw new SigningSecretError(`standard-webhooks secret after "${SECRET_PREFIX}" is not base64`);
+/**
+ * The HMAC key of a Standard Webhooks secret, read exactly as the `standardwebhooks` library reads
+ * it: an optional `whsec_` prefix is dropped and the rest is base64-decoded; a secret that does not
+ * decode (or decodes to nothing) is an error, never a key. `hookledger send` signs with this too.
+ */
+export function standardWebhooksKey(secret: string): Buffer {
+  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+  const key = decodeAsLibrary(encoded);
+  if (!key) throw new SigningSecretError('standard-webhooks secret is not base64 (with or without the whsec_ prefix)');
   return key;
+}
+
+const keyOf = standardWebhooksKey;
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/**
+ * The library's decoder (@stablelib/base64 `decode`), reproduced rule for rule so a secret means
+ * the same key here as at the provider: standard alphabet only; at least 4 characters; at most two
+ * trailing '='; the length need not be a multiple of 4; unused trailing bits are ignored; and a
+ * lone last character (length % 4 == 1 once padding is removed) is ignored without being checked.
+ * Proved against the library in test/unit/verify/standard-webhooks.test.ts.
+ */
+function decodeAsLibrary(text: string): Buffer | undefined {
+  let padding = 0;
+  while (padding < text.length && text[text.length - 1 - padding] === '=') padding++;
+  if (text.length < 4 || padding > 2) return undefined;
+  const length = text.length - padding;
+  const used = length % 4 === 1 ? length - 1 : length;
+  const values: number[] = [];
+  for (let i = 0; i < used; i++) {
+    const value = ALPHABET.indexOf(text[i] as string);
+    if (value < 0) return undefined;
+    values.push(value);
+  }
+  const bytes: number[] = [];
+  for (let i = 0; i < values.length; i += 4) {
+    const [a = 0, b = 0, c, d] = values.slice(i, i + 4);
+    bytes.push(((a << 2) | (b >> 4)) & 0xff);
+    if (c !== undefined) bytes.push(((b << 4) | (c >> 2)) & 0xff);
+    if (c !== undefined && d !== undefined) bytes.push(((c << 6) | d) & 0xff);
+  }
+  return bytes.length > 0 ? Buffer.from(bytes) : undefined;
 }

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { SigningSecretError } from '../../../lambdas/shared/verify/crypto';
@@ -66,18 +67,73 @@ describe('standard-webhooks verifier', () => {
     });
   });
 
-  describe('secret format', () => {
-    it('uses the UTF-8 bytes of a secret without the whsec_ prefix', () => {
+  describe('secret format (exactly as the standardwebhooks library reads it)', () => {
+    it('accepts a secret without the whsec_ prefix as the same base64 key', () => {
+      const bare = CURRENT.slice('whsec_'.length);
+      expect(verify(request(signed(bare)), { current: bare })).toEqual({ ok: true, secretVersion: 'current' });
+      // The same key with or without the prefix.
+      expect(verify(request(signed(CURRENT)), { current: bare })).toEqual({ ok: true, secretVersion: 'current' });
+    });
+
+    it('throws SigningSecretError, naming no secret, for a prefix-less secret the library refuses (not base64)', () => {
       const plain = 'hookledger-dev-secret-7Qm2';
-      const signature = new Webhook(plain, { format: 'raw' }).sign(MSG_ID, new Date(NOW), BODY);
-      const headers = { ...signed(CURRENT), 'webhook-signature': signature };
-      expect(verify(request(headers), { current: plain })).toEqual({ ok: true, secretVersion: 'current' });
+      expect(() => new Webhook(plain)).toThrow();
+      expect(() => verify(request(signed(CURRENT)), { current: plain })).toThrow(SigningSecretError);
+      expect(() => verify(request(signed(CURRENT)), { current: plain })).not.toThrow(/hookledger-dev/);
     });
 
     it('throws SigningSecretError, naming no secret, when the part after whsec_ is not base64', () => {
       const broken = 'whsec_not*base64!';
       expect(() => verify(request(signed(CURRENT)), { current: broken })).toThrow(SigningSecretError);
       expect(() => verify(request(signed(CURRENT)), { current: broken })).not.toThrow(/not\*base64/);
+    });
+
+    it.each([
+      ['unpadded, length not a multiple of 4', 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwQQ'],
+      ['padding that is not needed', 'QUJD='],
+      ['a lone trailing character, which the library ignores', 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw!'],
+      ['unused trailing bits set', 'QR=='],
+    ])('matches the library on a prefix-less secret with %s', (_, secret) => {
+      expect(() => new Webhook(secret)).not.toThrow();
+      expect(verify(request(signed(secret)), { current: secret })).toEqual({ ok: true, secretVersion: 'current' });
+    });
+
+    it.each([
+      ['shorter than 4 characters', 'QUI'],
+      ['three padding characters', 'QUJD==='],
+      ['the URL-safe alphabet', 'MfKQ9r8GKYqrTwjUPD8ILPZIo2La_aSw'],
+      ['a space inside', 'MfKQ9r8GKYqr TwjUPD8ILPZIo2LaLaS'],
+      ['only the prefix', 'whsec_'],
+      ['an empty string', ''],
+    ])('refuses, as the library does, a secret with %s', (_, secret) => {
+      expect(() => new Webhook(secret)).toThrow();
+      expect(() => verify(request(signed(CURRENT)), { current: secret })).toThrow(SigningSecretError);
+    });
+
+    it('verifies a library-signed request exactly when the library accepts the secret (property)', () => {
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ !';
+      const secrets = fc.tuple(
+        fc.constantFrom('', 'whsec_', 'whsec', 'WHSEC_'),
+        fc.string({ unit: fc.constantFrom(...alphabet), minLength: 0, maxLength: 40 }),
+      ).map(([prefix, rest]) => prefix + rest);
+      fc.assert(
+        fc.property(secrets, (secret) => {
+          let library: Webhook | undefined;
+          try {
+            library = new Webhook(secret);
+          } catch {
+            library = undefined;
+          }
+          if (!library) {
+            expect(() => verify(request(signed(CURRENT)), { current: secret })).toThrow(SigningSecretError);
+            return;
+          }
+          const signature = library.sign(MSG_ID, new Date(NOW), BODY);
+          const headers = { ...signed(CURRENT), 'webhook-signature': signature };
+          expect(verify(request(headers), { current: secret })).toEqual({ ok: true, secretVersion: 'current' });
+        }),
+        { seed: 20261130, numRuns: 500 },
+      );
     });
   });
 
