@@ -12,6 +12,7 @@ import { type ReconcileReport, reconcile } from '../lambdas/reconcile/reconcile'
 import { type RepairResult, repair } from '../lambdas/reconcile/repair';
 import type { HookledgerConfig } from '../lib/config/schema';
 import { backfill } from './ops/backfill';
+import { bootstrapRequirement, DEFAULT_STACK_NAME, type DoctorReport, doctor, doctorClients } from './ops/doctor';
 import type { OperatorDeps, Progress } from './ops/deps';
 import { ConflictError, NotFoundError, OpsUsageError } from './ops/errors';
 import { issueKey, listKeys, revokeKey } from './ops/keys';
@@ -460,6 +461,25 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
       }),
     );
 
+  // --- doctor -------------------------------------------------------------------------------------
+  program
+    .command('doctor')
+    .description(
+      `preflight a deployment (before or after cdk deploy): CDK bootstrap, account concurrency, signing secrets set, alarm subscription, consumer event sources; each problem with its fix; exit 1 when any (--stack defaults to ${DEFAULT_STACK_NAME})`,
+    )
+    .action(async (_options: unknown, command: Command) => {
+      const globals = command.optsWithGlobals<Globals>();
+      const stackName = globals.stack ?? DEFAULT_STACK_NAME;
+      const clients = doctorClients(globals.region);
+      try {
+        const report = await doctor(clients, { config, stackName, bootstrap: await bootstrapRequirement(ROOT, stackName) });
+        print(globals, report, () => formatDoctor(report));
+        exitCode = report.problems > 0 ? EXIT.found : EXIT.ok;
+      } finally {
+        clients.destroy();
+      }
+    });
+
   // --- keys ---------------------------------------------------------------------------------------
   const keys = program.command('keys').description('the tenant key registry: issue, revoke, list');
   keys
@@ -632,6 +652,17 @@ function formatStatus(report: StatusReport, target: Target): string {
       `fan-out on-failure queue: ${f.visible + f.inFlight} record(s)${f.visible + f.inFlight > 0 ? ' (stream batches not fanned out: `hookledger reconcile --repair` re-queues their deliveries and clears them)' : ''}`,
     );
   }
+  return lines.join('\n');
+}
+
+function formatDoctor(report: DoctorReport): string {
+  const label = { ok: 'ok     ', problem: 'PROBLEM', info: 'info   ' } as const;
+  const lines = [`hookledger doctor: stack ${report.stack} in ${report.region}`, ''];
+  for (const check of report.checks) {
+    lines.push(`${label[check.status]}  ${check.id.padEnd(24)} ${check.message}`);
+    if (check.fix) lines.push(`${' '.repeat(9)}${' '.repeat(25)}fix: ${check.fix}`);
+  }
+  lines.push('', report.problems === 0 ? 'no problems found' : `${report.problems} problem(s) found`);
   return lines.join('\n');
 }
 

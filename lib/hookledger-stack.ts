@@ -75,6 +75,7 @@ export class HookledgerStack extends Stack {
       fanOutFailureQueue: this.fanOut.failureQueue,
       reconciler: this.reconciler.handler.function,
       reconcileInterval: this.reconciler.interval,
+      reconcileDeadLetterQueue: this.reconciler.deadLetterQueue,
       alarmEmail: config.alarms.email,
       consumers: this.consumers.map((w, i) => ({
         consumerId: w.consumerId,

@@ -4,10 +4,13 @@
  * per delivery as consumers process it. Ctrl-C stops everything it started.
  */
 import path from 'node:path';
+import { Ledger } from '../lambdas/shared/ledger';
 import { createLogger } from '../lambdas/shared/logger';
+import { reportDeliveries } from './delivery-report';
 import { assertJava, EmulatorError } from './emulators';
 import { type LocalStack, ROOT, stackState, startLocalStack } from './stack';
 import { DEFAULT_STATE_FILE, removeState, writeState } from './state';
+import { localDocumentClient } from './wiring';
 
 // The SDK's notice that Node 20 support ends in 2027 (set it to 'false' to see it).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -26,16 +29,20 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   console.log('hookledger: starting DynamoDB Local, the SQS emulator and the pipeline...');
   let stack: LocalStack;
+  let ledger: Ledger | undefined;
   try {
     stack = await startLocalStack({
       httpPort: port,
       ...(home ? { dataDir: path.join(home, 'data'), secretsFile: path.join(home, 'secrets.json') } : {}),
       logger: (service) => createLogger(service, { silent: process.env.HOOKLEDGER_LOG !== 'json' }),
-      onDelivery: (d) =>
-        console.log(
-          `  ${d.outcome === 'processed' ? 'ok  ' : 'FAIL'} ${d.consumerId.padEnd(16)} ${d.eventId}  tenant ${d.tenantId}  receive #${d.receiveCount}`,
-        ),
+      // One line per delivery saying what happened to it (ok, retrying, or quarantined to the DLQ
+      // with its category), read from its ledger row once the stack is up.
+      wrapConsumer: reportDeliveries({
+        readRow: async (source, eventId, consumerId) => ledger?.get(source, eventId, consumerId),
+        print: (line) => console.log(line),
+      }),
     });
+    ledger = new Ledger({ client: localDocumentClient(stack.endpoints.dynamodb), tableName: stack.resources.tables.ledger });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     console.error(`hookledger: could not start: ${message}`);

@@ -19,6 +19,12 @@ export interface FanoutDeps {
   /** consumer id -> queue URL */
   readonly queueUrls: Readonly<Record<string, string>>;
   readonly logger: Logger;
+  /**
+   * Told, once per batch and consumer, how many deliveries were skipped because the record names a
+   * consumer with no queue (removed from the config since the receipt or re-queue was written).
+   * @default - counted in the log line only
+   */
+  readonly onSkipped?: (consumerId: string, count: number) => void;
 }
 
 export type FanoutHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
@@ -52,15 +58,26 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
     });
 
     const byQueue = new Map<string, Outgoing[]>();
+    const skipped = new Map<string, string[]>();
     for (const out of outgoing) {
       if (failed.has(out.recordIndex)) continue;
       const url = deps.queueUrls[out.consumerId];
       if (!url) {
-        failed.add(out.recordIndex);
-        logger.error('no queue for consumer', { consumer_id: out.consumerId, event_id: out.message.eventId });
+        // A consumer removed from the config: retrying can never succeed, and failing the record
+        // would hold back the whole shard, so its delivery is skipped (counted and logged) and the
+        // record's other consumers still get theirs. Its retained DLQ and ledger rows stay.
+        skipped.set(out.consumerId, [...(skipped.get(out.consumerId) ?? []), out.message.eventId]);
         continue;
       }
       byQueue.set(url, [...(byQueue.get(url) ?? []), out]);
+    }
+    for (const [consumerId, eventIds] of skipped) {
+      logger.warn('skipped deliveries to a consumer that is no longer configured', {
+        consumer_id: consumerId,
+        skipped: eventIds.length,
+        event_ids: eventIds.slice(0, 20),
+      });
+      deps.onSkipped?.(consumerId, eventIds.length);
     }
 
     await Promise.all(

@@ -6,13 +6,16 @@ import { createDocumentClient } from '../shared/clients';
 import { ENV, requireEnv, requireJsonEnv } from '../shared/env';
 import { EventStore } from '../shared/event-store';
 import { createLogger } from '../shared/logger';
-import { INTAKE_METRIC, METRICS_NAMESPACE, SECRET_REFRESH_FAILURE_METRIC } from '../shared/metric-names';
+import { createIntakeMetrics } from '../shared/intake-metrics';
+import { METRICS_NAMESPACE, SECRET_REFRESH_FAILURE_METRIC } from '../shared/metric-names';
 import { overlapMsBySource, SecretsManagerPort } from '../shared/secrets-manager';
 import { createIngestHandler } from './app';
 
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'hookledger-ingest' });
 const config = bundledConfig();
 const logger = createLogger('hookledger-ingest');
+/** The `Stack` dimension of the intake metrics: two copies in one account keep their own series. */
+const stackName = requireEnv(ENV.stackName);
 
 export const handler = createIngestHandler({
   config,
@@ -32,15 +35,12 @@ export const handler = createIngestHandler({
         ...(failure.ageMs !== undefined ? { age_ms: failure.ageMs } : {}),
       });
       const metric = metrics.singleMetric();
+      metric.addDimension('Stack', stackName);
       metric.addDimension('Served', failure.servedStale ? 'stale' : 'none');
       metric.addMetric(SECRET_REFRESH_FAILURE_METRIC, MetricUnit.Count, 1);
     },
   }),
   logger,
-  // One EMF line per request: IntakeRequests by Outcome (the dashboard's intake outcomes widget).
-  onOutcome: (outcome) => {
-    const metric = metrics.singleMetric();
-    metric.addDimension('Outcome', outcome);
-    metric.addMetric(INTAKE_METRIC, MetricUnit.Count, 1);
-  },
+  // One EMF line per request: IntakeRequests by Stack and Outcome (the dashboard's intake outcomes widget).
+  onOutcome: createIntakeMetrics(stackName),
 });

@@ -16,7 +16,7 @@ export const ENV = {
   dlqUrl: 'DLQ_URL',
   /** The consumer's own principal (its IAM role ARN), recorded on every read and acknowledgement. */
   principal: 'PRINCIPAL',
-  /** The CloudFormation stack name: the `Stack` dimension of the reconcile metric. Reconciler only. */
+  /** The CloudFormation stack name: the `Stack` dimension of the intake and reconcile metrics. */
   stackName: 'STACK_NAME',
   /** Re-queues per reconcile run; absent when the reconciler only checks. Reconciler only. */
   repairMaxPerRun: 'REPAIR_MAX_PER_RUN',

@@ -112,8 +112,15 @@ export const consumerSchema = z
     /** Processing-policy version recorded on every acknowledgement (rules or prompt version). */
     policyVersion: z.string().min(1).max(64).default('v1'),
     batchSize: z.number().int().min(1).max(10).default(10),
-    /** Event-source maximum concurrency (2-1000); the function's reserved concurrency matches it. */
+    /** Event-source maximum concurrency (2-1000): at most this many batches of this consumer run at once. */
     maxConcurrency: z.number().int().min(2).max(1000).default(5),
+    /**
+     * Reserved concurrency of the worker, opt-in (default none: the account's shared pool). A
+     * reservation is refused when it leaves the account under 100 unreserved, which fails the first
+     * deploy on a new account; when set it must be at least `maxConcurrency`, or throttled receives
+     * count against `maxReceiveCount` and push messages into the DLQ early.
+     */
+    reservedConcurrency: z.number().int().min(1).max(1000).optional(),
     memoryMb: z.number().int().min(128).max(10_240).default(256),
   })
   .strict()
@@ -123,6 +130,13 @@ export const consumerSchema = z
         code: 'custom',
         path: ['visibilityTimeoutSeconds'],
         message: `must be at least 6x timeoutSeconds (${6 * c.timeoutSeconds}), got ${c.visibilityTimeoutSeconds}`,
+      });
+    }
+    if (c.reservedConcurrency !== undefined && c.reservedConcurrency < c.maxConcurrency) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reservedConcurrency'],
+        message: `must be at least maxConcurrency (${c.maxConcurrency}) so the event source is never throttled; raise it, lower maxConcurrency, or remove it to use the shared pool`,
       });
     }
   });

@@ -1,4 +1,4 @@
-import { ArnFormat, Duration, Names, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -65,10 +65,17 @@ export class ConsumerWorker extends Construct {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+      // Removing the consumer (or the stack) must not delete poison messages nobody has looked at.
+      removalPolicy: RemovalPolicy.RETAIN,
       redriveAllowPolicy: {
         redrivePermission: sqs.RedrivePermission.BY_QUEUE,
         sourceQueues: [sqs.Queue.fromQueueArn(this, 'RedriveTarget', queueArn)],
       },
+    });
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'Serverless-SQSRedrivePolicy',
+      reason:
+        'This is the consumer\'s terminal dead-letter queue: nothing consumes it, its depth alarms, and operators move messages back with `hookledger redrive`, so a DLQ behind it would never receive anything.',
     });
     this.queue = new sqs.Queue(this, 'Queue', {
       queueName,
@@ -90,9 +97,10 @@ export class ConsumerWorker extends Construct {
       role: this.role,
       timeout: Duration.seconds(c.timeoutSeconds),
       memorySize: c.memoryMb,
-      // Throttled SQS deliveries still count as receives; capping the poller at the reserved
-      // concurrency keeps throttling from pushing messages into the DLQ early.
-      reservedConcurrentExecutions: c.maxConcurrency,
+      // Opt-in: a reservation that leaves the account under 100 unreserved fails the deploy. The
+      // event source's maxConcurrency caps the consumer either way; when reserved, the schema keeps
+      // the reservation at or above it, since throttled SQS deliveries still count as receives.
+      reservedConcurrentExecutions: c.reservedConcurrency,
       environment: {
         [ENV.consumerId]: c.id,
         [ENV.queueUrl]: this.queue.queueUrl,
@@ -111,6 +119,11 @@ export class ConsumerWorker extends Construct {
         reportBatchItemFailures: true,
       }),
     );
+    Validations.of(this.worker).acknowledge({
+      id: 'Serverless-LambdaEventSourceMappingDestination',
+      reason:
+        'Lambda supports on-failure destinations only for stream and Kafka event sources; for this SQS event source the queue\'s redrive policy sends a message to the consumer\'s DLQ after maxReceiveCount receives.',
+    });
     // Permanent errors go straight to the DLQ instead of burning the retry budget.
     this.deadLetterQueue.grantSendMessages(this.role);
     // Ledger keys end in `#<consumerId>`: a consumer can claim and acknowledge only its own deliveries.
@@ -130,6 +143,11 @@ function validateConsumer(c: ConsumerConfig): void {
   }
   if (!Number.isInteger(c.maxConcurrency) || c.maxConcurrency < 2 || c.maxConcurrency > 1000) {
     throw new Error(`consumer ${c.id}: maxConcurrency must be an integer from 2 to 1000, got ${c.maxConcurrency}`);
+  }
+  if (c.reservedConcurrency !== undefined && (!Number.isInteger(c.reservedConcurrency) || c.reservedConcurrency < c.maxConcurrency)) {
+    throw new Error(
+      `consumer ${c.id}: reservedConcurrency must be an integer of at least maxConcurrency (${c.maxConcurrency}), got ${c.reservedConcurrency}; raise it or leave it unset`,
+    );
   }
   if (!Number.isInteger(c.batchSize) || c.batchSize < 1 || c.batchSize > 10) {
     throw new Error(`consumer ${c.id}: batchSize must be an integer from 1 to 10, got ${c.batchSize}`);

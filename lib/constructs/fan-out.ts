@@ -1,4 +1,4 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -67,11 +67,18 @@ export class FanOut extends Construct {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
+      // It names the records the fan-out gave up on: kept when the stack goes away or it is replaced.
+      removalPolicy: RemovalPolicy.RETAIN,
     });
     Validations.of(failureQueue).acknowledge({
       id: 'AwsSolutions-SQS3',
       reason:
         'This queue is itself the terminal on-failure destination of the stream event source (record metadata for replay); nothing consumes it, so a DLQ behind it would never receive anything.',
+    });
+    Validations.of(failureQueue).acknowledge({
+      id: 'Serverless-SQSRedrivePolicy',
+      reason:
+        'This queue is itself the terminal on-failure destination of the stream event source (record metadata for replay); nothing consumes it, so a redrive policy would never move anything.',
     });
     this.failureQueue = failureQueue;
 
@@ -81,6 +88,8 @@ export class FanOut extends Construct {
       serviceName: 'hookledger-fanout',
       timeout: props.timeout ?? Duration.seconds(60),
       environment: {
+        // The `Stack` dimension of FanOutSkippedDeliveries (deliveries to a consumer no longer configured).
+        [ENV.stackName]: Stack.of(this).stackName,
         [ENV.queueUrls]: Stack.of(this).toJsonString(
           Object.fromEntries(props.consumerQueues.map(({ consumerId, queue }) => [consumerId, queue.queueUrl])),
         ),

@@ -59,6 +59,9 @@ export class IngestApi extends Construct {
       const secret = new secretsmanager.Secret(secretsScope, sourceId, {
         description: `hookledger webhook signing secret for source "${sourceId}": put the secret the provider issued here (the generated value is a placeholder)`,
         generateSecretString: { passwordLength: 48, excludePunctuation: true },
+        // Kept when the source or the stack goes away: a provider may still sign with it, and the
+        // value cannot be recovered once the secret is deleted.
+        removalPolicy: RemovalPolicy.RETAIN,
       });
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions-SMG4',
@@ -91,6 +94,8 @@ export class IngestApi extends Construct {
       memorySize: props.memorySize ?? 512,
       environment: {
         [ENV.eventsTable]: props.events.tableName,
+        // The `Stack` dimension of IntakeRequests: two copies in one account keep their own numbers.
+        [ENV.stackName]: Stack.of(this).stackName,
         [ENV.sourceSecrets]: Stack.of(this).toJsonString(
           Object.fromEntries([...secrets].map(([sourceId, secret]) => [sourceId, secret.secretArn])),
         ),
@@ -109,6 +114,8 @@ export class IngestApi extends Construct {
     for (const secret of secrets.values()) secret.grantRead(this.handler);
 
     this.api = new apigwv2.HttpApi(this, 'Api', {
+      // Named per stack: two copies in one account are told apart in the console and in metrics.
+      apiName: `${Stack.of(this).stackName}-intake`,
       description: 'hookledger webhook intake',
       createDefaultStage: false,
     });

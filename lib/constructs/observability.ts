@@ -1,4 +1,4 @@
-import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -9,7 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { INTAKE_METRIC, METRICS_NAMESPACE } from '../../lambdas/shared/metric-names';
+import { FANOUT_SKIPPED_METRIC, INTAKE_DIMENSIONS, INTAKE_METRIC, METRICS_NAMESPACE } from '../../lambdas/shared/metric-names';
 import { RECONCILE_VIOLATIONS_METRIC } from './reconciler';
 
 /** What is watched for one consumer. */
@@ -30,10 +30,17 @@ export interface ObservabilityProps {
   /** How often reconcile runs: the period of its alarms, so one report holds the state until the next. */
   readonly reconcileInterval: Duration;
   readonly consumers: readonly ConsumerSignals[];
+  /**
+   * Dead-letter queue of the reconcile schedule: any message there is a run that never happened.
+   * @default - no alarm
+   */
+  readonly reconcileDeadLetterQueue?: sqs.IQueue;
   /** @default - no subscription; subscribe to the topic by other means */
   readonly alarmEmail?: string;
   /**
-   * Value of the `Stack` dimension the reconciler publishes `Hookledger/ReconcileViolations` with.
+   * Value of the `Stack` dimension the ingest and reconcile functions publish their metrics with
+   * (`Hookledger/IntakeRequests`, `Hookledger/ReconcileViolations`); the dashboard and alarms read
+   * only that stack's series.
    * @default - this stack's name
    */
   readonly reconcileStackDimension?: string;
@@ -59,6 +66,8 @@ export class Observability extends Construct {
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
     const stack = Stack.of(this);
+    // The Stack dimension value of every custom metric this stack's functions publish.
+    const stackDimension = props.reconcileStackDimension ?? stack.stackName;
 
     // CloudWatch cannot publish to a topic encrypted with the AWS managed aws/sns key (its policy
     // cannot admit cloudwatch.amazonaws.com), so the topic gets its own key that does.
@@ -102,7 +111,14 @@ export class Observability extends Construct {
         conditions: fromOurAlarms,
       }),
     );
-    if (props.alarmEmail) topic.addSubscription(new EmailSubscription(props.alarmEmail));
+    if (props.alarmEmail) {
+      const subscription = topic.addSubscription(new EmailSubscription(props.alarmEmail));
+      Validations.of(subscription).acknowledge({
+        id: 'Serverless-SNSRedrivePolicy',
+        reason:
+          'An e-mail that cannot be delivered is not worth keeping: the alarm itself stays in ALARM state in CloudWatch and on the dashboard until the cause is fixed, and `hookledger doctor` reports a topic without a confirmed subscription.',
+      });
+    }
     this.alarmTopic = topic;
     this.action = new SnsAction(topic);
 
@@ -151,6 +167,13 @@ export class Observability extends Construct {
       threshold: 0,
       description: 'Reconcile failed, so the violations alarm is not being updated.',
     });
+    if (props.reconcileDeadLetterQueue) {
+      this.alarm('ReconcileDeadLetters', {
+        metric: props.reconcileDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, statistic: 'Maximum' }),
+        threshold: 0,
+        description: 'A scheduled reconcile run was not delivered or failed after its retries (see its dead-letter queue); run `hookledger reconcile` for that hour.',
+      });
+    }
 
     const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     dashboard.addWidgets(
@@ -168,10 +191,11 @@ export class Observability extends Construct {
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Intake outcomes (recorded, duplicate, refusal codes)',
-        // Published by the ingest function as EMF (lambdas/ingest/handler.ts): one series per outcome.
+        // Published by the ingest function as EMF (lambdas/shared/intake-metrics.ts): one series per outcome.
         left: [
           new cloudwatch.MathExpression({
-            expression: `SEARCH('{${METRICS_NAMESPACE},Outcome,service} MetricName="${INTAKE_METRIC}"', 'Sum', 60)`,
+            // Only this stack's series: another copy in the account publishes under its own Stack.
+            expression: `SEARCH('{${METRICS_NAMESPACE},${INTAKE_DIMENSIONS.join(',')}} MetricName="${INTAKE_METRIC}" Stack="${stackDimension}"', 'Sum', 60)`,
             label: '',
             period: ONE_MINUTE,
           }),
@@ -184,6 +208,20 @@ export class Observability extends Construct {
       new cloudwatch.GraphWidget({ title: 'Fan-out iterator age', left: [label(iteratorAge, 'max iterator age (ms)')], width: 8 }),
       new cloudwatch.GraphWidget({ title: 'Fan-out errors and failures', left: [label(fanOutErrors, 'errors')], right: [label(failures, 'failure queue')], width: 8 }),
       new cloudwatch.GraphWidget({ title: 'Reconcile violations', left: [label(violations, 'violations')], right: [label(reconcileErrors, 'errors')], width: 8 }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Fan-out deliveries skipped: consumer no longer configured',
+        // Published by the fan-out as EMF (lambdas/fanout/metrics.ts): one series per removed consumer.
+        left: [
+          new cloudwatch.MathExpression({
+            expression: `SEARCH('{${METRICS_NAMESPACE},Consumer,Stack} MetricName="${FANOUT_SKIPPED_METRIC}" Stack="${stackDimension}"', 'Sum', 60)`,
+            label: '',
+            period: ONE_MINUTE,
+          }),
+        ],
+        width: 24,
+      }),
     );
 
     const consumersScope = new Construct(this, 'Consumers');

@@ -1,12 +1,12 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../lambdas/shared/env';
-import { HookledgerFunction, METRICS_NAMESPACE } from './hookledger-function';
+import { HookledgerFunction } from './hookledger-function';
 
 /** The custom metric the reconciler publishes and the violations alarm watches. */
 export const RECONCILE_VIOLATIONS_METRIC = 'ReconcileViolations';
@@ -50,6 +50,8 @@ export class Reconciler extends Construct {
   readonly handler: HookledgerFunction;
   readonly rule: events.Rule;
   readonly interval: Duration;
+  /** Scheduled runs EventBridge could not deliver, or that failed after Lambda's async retries. */
+  readonly deadLetterQueue: sqs.IQueue;
 
   constructor(scope: Construct, id: string, props: ReconcilerProps) {
     super(scope, id);
@@ -67,8 +69,21 @@ export class Reconciler extends Construct {
       );
     }
 
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'Serverless-SQSRedrivePolicy',
+      reason:
+        'This queue is itself the terminal dead-letter queue of the reconcile schedule and of the function\'s asynchronous invocations; nothing consumes it (its depth alarms), so a DLQ behind it would never receive anything.',
+    });
+
     this.handler = new HookledgerFunction(this, 'Handler', {
       entry: 'lambdas/reconcile/handler.ts',
+      deadLetterQueue: this.deadLetterQueue,
       description: 'hookledger reconcile: checks every receipt has its ledger rows; publishes violations',
       serviceName: 'hookledger-reconcile',
       timeout,
@@ -101,26 +116,26 @@ export class Reconciler extends Construct {
         actions: ['lambda:ListEventSourceMappings'],
         resourceArns: ['*'],
       });
+      Validations.of(this.handler).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'lambda:ListEventSourceMappings (read-only: which consumers are paused, so their deliveries are not repaired) has no resource-level permissions.',
+      });
     }
-    iam.Grant.addToPrincipal({
-      grantee: this.handler,
-      actions: ['cloudwatch:PutMetricData'],
-      resourceArns: ['*'],
-      conditions: { StringEquals: { 'cloudwatch:namespace': METRICS_NAMESPACE } },
-    });
-    Validations.of(this.handler).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'cloudwatch:PutMetricData has no resource-level permissions; the statement is limited by the cloudwatch:namespace condition to the Hookledger namespace.' +
-        (props.repair
-          ? ' lambda:ListEventSourceMappings (read-only: which consumers are paused, so their deliveries are not repaired) has no resource-level permissions either.'
-          : ''),
-    });
+    // No cloudwatch:PutMetricData: the violations and repairs metrics go out as EMF through the log group.
 
     this.rule = new events.Rule(this, 'Schedule', {
       description: 'Runs hookledger reconcile',
       schedule: events.Schedule.rate(this.interval),
-      targets: [new targets.LambdaFunction(this.handler.function, { retryAttempts: 2 })],
+      // A run EventBridge cannot deliver within one interval is superseded by the next; it is kept
+      // on the dead-letter queue (and alarmed) rather than dropped.
+      targets: [
+        new targets.LambdaFunction(this.handler.function, {
+          retryAttempts: 2,
+          maxEventAge: Duration.seconds(Math.min(this.interval.toSeconds(), Duration.hours(24).toSeconds())),
+          deadLetterQueue: this.deadLetterQueue,
+        }),
+      ],
     });
   }
 }

@@ -29,6 +29,15 @@ describe('configuration errors', () => {
     );
   });
 
+  it('refuses a reservation below maxConcurrency in ConsumerWorker itself', () => {
+    const stack = new Stack(testApp(), 'Direct');
+    const table = new dynamodb.Table(stack, 'T', { partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING } });
+    const consumer = { ...defineConfig(defaultConfig).consumers[0]!, maxConcurrency: 5, reservedConcurrency: 4 };
+    expect(() => new ConsumerWorker(stack, 'Bad', { consumer, events: table, ledger: table })).toThrow(
+      'consumer billing-meter: reservedConcurrency must be an integer of at least maxConcurrency (5), got 4; raise it or leave it unset',
+    );
+  });
+
   it('refuses two consumer ids that would share an output id', () => {
     const config = {
       ...fourConsumerConfig,

@@ -38,8 +38,8 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
     const dlqIds = new Set(workers(json).map((w) => w.dlqId));
     expect(queueIds.size).toBe(consumers.length);
     expect(dlqIds.size).toBe(consumers.length);
-    // Consumer queues and DLQs plus the fan-out's failure queue; nothing else.
-    expect(resourcesOfType(json, 'AWS::SQS::Queue')).toHaveLength(2 * consumers.length + 1);
+    // Consumer queues and DLQs plus the fan-out's failure queue and the reconcile schedule's DLQ; nothing else.
+    expect(resourcesOfType(json, 'AWS::SQS::Queue')).toHaveLength(2 * consumers.length + 2);
     for (const c of consumers) {
       const w = byConsumer.get(c.id)!;
       expect(json.Outputs[`QueueUrl${pascalCase(c.id)}`].Value).toEqual({ Ref: w.queueId });
@@ -183,9 +183,19 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
         ScalingConfig: { MaximumConcurrency: c.maxConcurrency },
         FunctionResponseTypes: ['ReportBatchItemFailures'],
       });
-      // Throttled deliveries count as receives: the poller must not outrun the reserved concurrency.
-      expect(w.fn.Properties.ReservedConcurrentExecutions).toBe(c.maxConcurrency);
+      // Reserved concurrency is opt-in: none of these configs reserve, so no deploy can be refused
+      // for leaving the account under 100 unreserved; maximumConcurrency alone caps the consumer.
+      expect(c.reservedConcurrency).toBeUndefined();
+      expect(w.fn.Properties).not.toHaveProperty('ReservedConcurrentExecutions');
       expect(w.fn.Properties.MemorySize).toBe(c.memoryMb);
+    }
+  });
+
+  it('retains every DLQ on delete and on replacement, and lets the source queue go', () => {
+    for (const w of byConsumer.values()) {
+      expect(json.Resources[w.dlqId].DeletionPolicy).toBe('Retain');
+      expect(json.Resources[w.dlqId].UpdateReplacePolicy).toBe('Retain');
+      expect(json.Resources[w.queueId].DeletionPolicy).toBe('Delete');
     }
   });
 
@@ -194,5 +204,26 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
       expect(json.Resources[w.queueId].Properties.SqsManagedSseEnabled).toBe(true);
       expect(json.Resources[w.dlqId].Properties.SqsManagedSseEnabled).toBe(true);
     }
+  });
+});
+
+describe('reserved concurrency (opt-in per consumer)', () => {
+  const withReserved = (reservedConcurrency: number | undefined, maxConcurrency = 5) => ({
+    ...CONFIGS[0].config,
+    consumers: CONFIGS[0].config.consumers.map((c, i) => (i === 0 ? { ...c, maxConcurrency, reservedConcurrency } : c)),
+  });
+
+  it('reserves exactly what a consumer asks for and nothing for the others', () => {
+    const json = synth(withReserved(8)).json;
+    const reserved = Object.fromEntries(workers(json).map((w) => [w.consumerId, w.fn.Properties.ReservedConcurrentExecutions]));
+    expect(reserved).toEqual({ 'billing-meter': 8, 'audit-writer': undefined, 'risk-evaluator': undefined });
+    const w = workers(json).find((x) => x.consumerId === 'billing-meter')!;
+    expect(mappingsOf(json, w.functionId)[0].ScalingConfig).toEqual({ MaximumConcurrency: 5 });
+  });
+
+  it('refuses a reservation below maxConcurrency, naming the value and the fix', () => {
+    expect(() => defineConfig(withReserved(3, 5))).toThrow(
+      'consumers[id=billing-meter].reservedConcurrency (value 3): must be at least maxConcurrency (5) so the event source is never throttled; raise it, lower maxConcurrency, or remove it to use the shared pool',
+    );
   });
 });

@@ -78,6 +78,11 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
       expect(secret.Properties.Description).toMatch(/webhook signing secret/);
       expect(secret.Properties.GenerateSecretString).toBeDefined();
     }
+    // Kept on delete and on replacement: a provider may still sign with it.
+    for (const [id, secret] of secrets) {
+      expect(secret.DeletionPolicy, id).toBe('Retain');
+      expect(secret.UpdateReplacePolicy, id).toBe('Retain');
+    }
     const env = s.json.Resources[ingestId].Properties.Environment.Variables;
     const text = env.SOURCE_SECRETS['Fn::Join'][1]
       .map((p: unknown) => (typeof p === 'string' ? p : `ref:${refTarget(p)}`))
@@ -90,7 +95,7 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
       expect(s.json.Resources[output.Value.Ref].Properties.Description).toContain(`"${src.id}"`);
     }
     expect(Object.keys(env).sort()).toEqual(
-      ['EVENTS_TABLE', 'SOURCE_SECRETS', 'PAYLOAD_HASH_KEY_SECRET', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'NODE_OPTIONS'].sort(),
+      ['EVENTS_TABLE', 'SOURCE_SECRETS', 'PAYLOAD_HASH_KEY_SECRET', 'STACK_NAME', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'NODE_OPTIONS'].sort(),
     );
     expect(env.EVENTS_TABLE).toEqual({ Ref: eventsTable });
   });

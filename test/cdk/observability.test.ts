@@ -40,8 +40,8 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
 
   it('sends every alarm (and its recovery) to the alarm topic', () => {
     const alarms = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm');
-    // Two per consumer, plus API 5xx, fan-out failures, reconcile violations and reconcile errors.
-    expect(alarms).toHaveLength(2 * parsed.consumers.length + 4);
+    // Two per consumer, plus API 5xx, fan-out failures, reconcile violations, errors and dead letters.
+    expect(alarms).toHaveLength(2 * parsed.consumers.length + 5);
     for (const [id, a] of alarms) {
       expect(a.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
       expect(a.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
@@ -136,8 +136,15 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
   it('graphs intake requests by outcome from the ingest function\'s IntakeRequests metric', () => {
     const body = JSON.stringify(Object.values(s.json.Resources).find((r: any) => r.Type === 'AWS::CloudWatch::Dashboard'));
     expect(body).toContain('Intake outcomes (recorded, duplicate, refusal codes)');
-    expect(body).toContain("SEARCH('{Hookledger,Outcome,service} MetricName=");
-    expect(body).toMatch(/MetricName=\W+IntakeRequests\W+', 'Sum', 60\)/);
+    // Only this stack's series (the Stack dimension the ingest function publishes), never another copy's.
+    expect(body).toContain("SEARCH('{Hookledger,Outcome,Stack} MetricName=");
+    expect(body).toMatch(/MetricName=\W+IntakeRequests\W+ Stack=\W+HookledgerObs\W+', 'Sum', 60\)/);
+    // And the fan-out's skipped deliveries, by consumer, of this stack only.
+    expect(body).toContain("SEARCH('{Hookledger,Consumer,Stack} MetricName=");
+    expect(body).toMatch(/MetricName=\W+FanOutSkippedDeliveries\W+ Stack=\W+HookledgerObs\W+', 'Sum', 60\)/);
+    expect(body.match(/SEARCH\(/g)).toHaveLength(2);
+    const [, ingest] = functionWithEnv(s.json, 'SOURCE_SECRETS');
+    expect(ingest.Properties.Environment.Variables.STACK_NAME).toBe('HookledgerObs');
   });
 
   it('encrypts the alarm topic with a rotating key CloudWatch may use, and refuses non-TLS publishes', () => {
@@ -199,7 +206,31 @@ describe('reconciler with repair off (reconcile.repair: false)', () => {
     expect(refTarget(permissions[0]![1].Properties.FunctionName)).toBe(reconcileId);
   });
 
-  it('reads both tables without write access and may put metrics only in the Hookledger namespace', () => {
+  it('retries an undelivered run twice within one interval, then keeps it on a retained, alarmed dead-letter queue', () => {
+    const [target] = json.Resources[resourcesOfType(json, 'AWS::Events::Rule')[0]![0]].Properties.Targets;
+    expect(target.RetryPolicy).toEqual({ MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 });
+    const dlqId = refTarget(target.DeadLetterConfig.Arn)!;
+    expect(json.Resources[dlqId]).toMatchObject({
+      Type: 'AWS::SQS::Queue',
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: { SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 },
+    });
+    // The same queue takes the function's own failed asynchronous invocations.
+    expect(refTarget(json.Resources[reconcileId].Properties.DeadLetterConfig.TargetArn)).toBe(dlqId);
+    // EventBridge may send to it (CDK's queue policy, scoped to this rule).
+    const policies = resourcesOfType(json, 'AWS::SQS::QueuePolicy').filter(([, p]) => asArray<Json>(p.Properties.Queues).some((q) => refTarget(q) === dlqId));
+    const statements = policies.flatMap(([, p]) => asArray<Json>(p.Properties.PolicyDocument.Statement));
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' }, Action: 'sqs:SendMessage' }),
+    );
+    const alarm = resourcesOfType(json, 'AWS::CloudWatch::Alarm')
+      .map(([, a]) => a.Properties)
+      .find((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && refTarget(dimension(a, 'QueueName')) === dlqId);
+    expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+  });
+
+  it('reads both tables without write access and has no cloudwatch:PutMetricData (its metric goes out as EMF)', () => {
     const fn = json.Resources[reconcileId];
     const statements = statementsOfRole(json, refTarget(fn.Properties.Role)!);
     const dynamo = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')));
@@ -209,10 +240,9 @@ describe('reconciler with repair off (reconcile.repair: false)', () => {
     expect(dynamo.flatMap(resourceTargets).sort()).toEqual(
       resourcesOfType(json, 'AWS::DynamoDB::Table').map(([id]) => id).sort(),
     );
-    const metrics = statements.filter((st) => actionsOf(st).includes('cloudwatch:PutMetricData'));
-    expect(metrics).toEqual([
-      expect.objectContaining({ Condition: { StringEquals: { 'cloudwatch:namespace': 'Hookledger' } } }),
-    ]);
+    expect(statements.flatMap(actionsOf).filter((a) => a.startsWith('cloudwatch:'))).toEqual([]);
+    // Only the dead-letter queue besides its tables and logs.
+    expect(statements.flatMap(actionsOf).filter((a) => a.startsWith('sqs:'))).toEqual(['sqs:SendMessage']);
     const env = fn.Properties.Environment.Variables;
     expect(Object.keys(env).sort()).toEqual(
       ['EVENTS_TABLE', 'LEDGER_TABLE', 'STACK_NAME', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'NODE_OPTIONS'].sort(),

@@ -149,10 +149,24 @@ describe('fan-out', () => {
     expect(res.batchItemFailures).toEqual([{ itemIdentifier: '22' }, { itemIdentifier: '23' }]);
   });
 
-  it('fails a record that names a consumer with no queue, so it reaches the on-failure destination', async () => {
+  it('skips, counts and logs a delivery to a consumer no longer configured, without failing the record', async () => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
-    const res = await handler()({ Records: [streamRecord(receipt('evt_z', ['billing-meter', 'fraud-graph']), '31')] });
-    expect(res.batchItemFailures).toEqual([{ itemIdentifier: '31' }]);
+    const { logger, lines } = capturingLogger();
+    const counted: [string, number][] = [];
+    const res = await createFanoutHandler({ sqs: new SQSClient({ region: 'us-east-1' }), queueUrls, logger, onSkipped: (c, n) => counted.push([c, n]) })({
+      Records: [
+        streamRecord(receipt('evt_z', ['billing-meter', 'fraud-graph']), '31'),
+        streamRecord(receipt('evt_y', ['fraud-graph']), '32'),
+        streamRecord(receipt('evt_x', ['audit-writer']), '33'),
+      ],
+    });
+    // The shard moves on: nothing reported failed, the configured consumers got theirs.
+    expect(res.batchItemFailures).toEqual([]);
+    expect(sentTo(queueUrls['billing-meter']).map((m) => m.eventId)).toEqual(['evt_z']);
+    expect(sentTo(queueUrls['audit-writer']).map((m) => m.eventId)).toEqual(['evt_x']);
+    expect(counted).toEqual([['fraud-graph', 2]]);
+    const warning = lines.map((l) => JSON.parse(l)).find((l) => l.message === 'skipped deliveries to a consumer that is no longer configured');
+    expect(warning).toMatchObject({ level: 'WARN', consumer_id: 'fraud-graph', skipped: 2, event_ids: ['evt_z', 'evt_y'] });
   });
 
   it('fails a receipt missing its tenant instead of inventing one', async () => {

@@ -17,6 +17,7 @@ beforeAll(() => {
   vi.stubEnv('EVENTS_TABLE', 'Hookledger-Events');
   vi.stubEnv('SOURCE_SECRETS', JSON.stringify({ platform: ARN }));
   vi.stubEnv('PAYLOAD_HASH_KEY_SECRET', 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:hookledger-payload-hash-key-MnOpQr');
+  vi.stubEnv('STACK_NAME', 'Hookledger');
   vi.stubEnv('AWS_REGION', 'eu-west-1');
   vi.stubGlobal('__HOOKLEDGER_CONFIG__', JSON.stringify(defaultConfig));
   const capture = (chunk: unknown) => (written.push(String(chunk)), true);
@@ -59,6 +60,6 @@ describe('ingest handler wiring', () => {
       expect.objectContaining({ level: 'WARN', message: 'signing secret could not be read', source: 'platform', error: 'ThrottlingException', served: 'nothing (503)' }),
     );
     const emf = lines.find((l) => 'SecretRefreshFailures' in l);
-    expect(emf).toMatchObject({ SecretRefreshFailures: 1, Served: 'none', _aws: { CloudWatchMetrics: [{ Namespace: 'Hookledger' }] } });
+    expect(emf).toMatchObject({ SecretRefreshFailures: 1, Served: 'none', Stack: 'Hookledger', _aws: { CloudWatchMetrics: [{ Namespace: 'Hookledger' }] } });
   });
 });

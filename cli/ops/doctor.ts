@@ -1,0 +1,428 @@
+/**
+ * `hookledger doctor`: the preflight for a deployment, before or after `cdk deploy`. Each check
+ * says what it found and, for a problem, the command that fixes it. Read-only: it never reads a
+ * secret's value (a placeholder is recognised by its version history) and changes nothing.
+ *
+ *   bootstrap    the CDK bootstrap stack is present and at least the version this app's assets need
+ *   concurrency  the account can reserve what the config reserves and keep 100 unreserved
+ *   stack        deployed and settled (the checks below need its outputs)
+ *   secrets      every source's signing secret has been set (not the generated placeholder)
+ *   alarms       the alarm topic has at least one confirmed subscription
+ *   consumers    each consumer's SQS event source is enabled, or reported paused
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { CloudFormationClient, DescribeStacksCommand, type Output } from '@aws-sdk/client-cloudformation';
+import {
+  type EventSourceMappingConfiguration,
+  GetAccountSettingsCommand,
+  GetFunctionConcurrencyCommand,
+  LambdaClient,
+  ListEventSourceMappingsCommand,
+} from '@aws-sdk/client-lambda';
+import { ListSecretVersionIdsCommand, SecretsManagerClient, type SecretVersionsListEntry } from '@aws-sdk/client-secrets-manager';
+import { ListSubscriptionsByTopicCommand, SNSClient, type Subscription } from '@aws-sdk/client-sns';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import type { HookledgerConfig } from '../../lib/config/schema';
+import { pascalCase } from '../../lib/constructs/naming';
+import { OperationFailedError } from './errors';
+
+/**
+ * The stack doctor checks without --stack: bin/app.ts's default (DEFAULT_STACK_NAME in
+ * lib/hookledger-stack.ts, not imported here because it would load aws-cdk-lib for every command).
+ */
+export const DEFAULT_STACK_NAME = 'Hookledger';
+
+/** AWS refuses a reservation that leaves fewer than this many executions unreserved in the account. */
+export const MIN_UNRESERVED_CONCURRENCY = 100;
+/** Service Quotas code of "Lambda concurrent executions". */
+export const LAMBDA_CONCURRENCY_QUOTA = 'L-B99A9384';
+
+export type CheckStatus = 'ok' | 'problem' | 'info';
+
+export interface Check {
+  /** `bootstrap`, `concurrency`, `stack`, `secret:<source>`, `alarms`, `consumer:<id>`. */
+  readonly id: string;
+  readonly status: CheckStatus;
+  readonly message: string;
+  /** For a problem: what to run or change. */
+  readonly fix?: string;
+}
+
+export interface DoctorReport {
+  readonly stack: string;
+  readonly region: string;
+  readonly deployed: boolean;
+  readonly checks: readonly Check[];
+  readonly problems: number;
+}
+
+export interface DoctorClients {
+  readonly cfn: CloudFormationClient;
+  readonly ssm: SSMClient;
+  readonly lambda: LambdaClient;
+  readonly sqs: SQSClient;
+  readonly secrets: SecretsManagerClient;
+  readonly sns: SNSClient;
+}
+
+/** What the app's assets need from the bootstrap stack. */
+export interface BootstrapRequirement {
+  /** SSM parameter holding the bootstrap stack's version, e.g. `/cdk-bootstrap/hnb659fds/version`. */
+  readonly parameter: string;
+  readonly minVersion: number;
+  /** Where the figures came from, for the message. */
+  readonly from: string;
+}
+
+export interface DoctorOptions {
+  readonly config: HookledgerConfig;
+  readonly stackName: string;
+  readonly bootstrap: BootstrapRequirement;
+}
+
+export function doctorClients(region: string | undefined): DoctorClients & { destroy(): void } {
+  const c = region ? { region } : {};
+  const clients = {
+    cfn: new CloudFormationClient(c),
+    ssm: new SSMClient(c),
+    lambda: new LambdaClient(c),
+    sqs: new SQSClient(c),
+    secrets: new SecretsManagerClient(c),
+    sns: new SNSClient(c),
+  };
+  return { ...clients, destroy: () => Object.values(clients).forEach((client) => client.destroy()) };
+}
+
+// aws-cdk-lib's DefaultStackSynthesizer: file assets need bootstrap version 6 (8 only for lookups,
+// which this app does not use); the default qualifier is hnb659fds.
+const DEFAULT_QUALIFIER = 'hnb659fds';
+const SYNTHESIZER_MIN_VERSION = 6;
+
+/**
+ * The bootstrap version this app needs: from the last `cdk synth`/`cdk deploy` (cdk.out/manifest.json,
+ * the stack and its asset manifest), else what aws-cdk-lib's default synthesizer requires.
+ */
+export async function bootstrapRequirement(root: string, stackName: string): Promise<BootstrapRequirement> {
+  const manifestPath = path.join(root, 'cdk.out', 'manifest.json');
+  try {
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as {
+      artifacts?: Record<string, { type?: string; properties?: Record<string, unknown>; dependencies?: string[] }>;
+    };
+    const artifacts = manifest.artifacts ?? {};
+    const entry = Object.entries(artifacts).find(
+      ([id, a]) => a.type === 'aws:cloudformation:stack' && ((a.properties?.stackName as string | undefined) ?? id) === stackName,
+    );
+    if (entry) {
+      const related = [entry[1], ...(entry[1].dependencies ?? []).map((d) => artifacts[d]).filter((a) => a !== undefined)];
+      const versions = related.map((a) => Number(a.properties?.requiresBootstrapStackVersion)).filter(Number.isFinite);
+      const parameter = related.map((a) => a.properties?.bootstrapStackVersionSsmParameter).find((p) => typeof p === 'string');
+      if (versions.length > 0 && typeof parameter === 'string') {
+        return { parameter, minVersion: Math.max(...versions), from: path.relative(root, manifestPath) };
+      }
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && !(error instanceof SyntaxError)) throw error;
+  }
+  let qualifier = DEFAULT_QUALIFIER;
+  try {
+    const cdkJson = JSON.parse(await readFile(path.join(root, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> };
+    const fromContext = cdkJson.context?.['@aws-cdk/core:bootstrapQualifier'];
+    if (typeof fromContext === 'string' && fromContext !== '') qualifier = fromContext;
+  } catch {
+    // No cdk.json: the default qualifier.
+  }
+  return {
+    parameter: `/cdk-bootstrap/${qualifier}/version`,
+    minVersion: SYNTHESIZER_MIN_VERSION,
+    from: "aws-cdk-lib's default synthesizer (no cdk.out yet)",
+  };
+}
+
+export async function doctor(clients: DoctorClients, options: DoctorOptions): Promise<DoctorReport> {
+  const { config, stackName } = options;
+  let region: string;
+  try {
+    region = await clients.cfn.config.region();
+  } catch (error) {
+    throw new OperationFailedError(`no AWS region is set (${errorText(error)}); pass --region or set AWS_REGION`, { cause: error });
+  }
+  const checks: Check[] = [];
+
+  const stack = await describeStack(clients, stackName, region);
+  checks.push(await checkBootstrap(clients, options.bootstrap, region));
+
+  const outputs = new Map((stack.outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
+  const mappings = new Map<string, EventSourceMappingConfiguration[] | Check>();
+  if (stack.deployed) {
+    for (const consumer of config.consumers) mappings.set(consumer.id, await consumerMappings(clients, outputs, consumer.id));
+  }
+  checks.push(await checkConcurrency(clients, config, mappings));
+  checks.push(stack.check);
+  if (stack.deployed) {
+    for (const source of config.sources) checks.push(await checkSecret(clients, outputs, source.id, region));
+    checks.push(await checkAlarmTopic(clients, outputs, config));
+    for (const consumer of config.consumers) checks.push(checkEventSource(consumer.id, mappings.get(consumer.id)!));
+  }
+  return { stack: stackName, region, deployed: stack.deployed, checks, problems: checks.filter((c) => c.status === 'problem').length };
+}
+
+// --- checks ---------------------------------------------------------------------------------------
+
+async function describeStack(
+  clients: DoctorClients,
+  stackName: string,
+  region: string,
+): Promise<{ deployed: boolean; outputs?: Output[]; check: Check }> {
+  try {
+    const stack = (await clients.cfn.send(new DescribeStacksCommand({ StackName: stackName }))).Stacks?.[0];
+    if (!stack) throw Object.assign(new Error(`Stack with id ${stackName} does not exist`), { name: 'ValidationError' });
+    const status = stack.StackStatus ?? 'UNKNOWN';
+    if (status === 'ROLLBACK_COMPLETE' || status.endsWith('_FAILED')) {
+      return {
+        deployed: false,
+        check: {
+          id: 'stack',
+          status: 'problem',
+          message: `stack ${stackName} is ${status}: its last deploy failed`,
+          fix:
+            status === 'ROLLBACK_COMPLETE'
+              ? `read the first FAILED event (aws cloudformation describe-stack-events --stack-name ${stackName}), fix it, delete the stack (aws cloudformation delete-stack --stack-name ${stackName}; retained tables, queues and secrets stay) and deploy again`
+              : `read the first FAILED event (aws cloudformation describe-stack-events --stack-name ${stackName}), fix it and run npx cdk deploy -c stackName=${stackName} again`,
+        },
+      };
+    }
+    if (status.endsWith('_IN_PROGRESS')) {
+      return { deployed: false, check: { id: 'stack', status: 'info', message: `stack ${stackName} is ${status}: run doctor again when it settles` } };
+    }
+    return { deployed: true, outputs: stack.Outputs, check: { id: 'stack', status: 'ok', message: `stack ${stackName} is ${status} in ${region}` } };
+  } catch (error) {
+    if (isCredentialsError(error)) {
+      throw new OperationFailedError(`no usable AWS credentials or region (${errorText(error)}); set AWS_PROFILE and AWS_REGION (or --region), then run doctor again`, { cause: error });
+    }
+    if ((error as Error).name === 'ValidationError' && /does not exist/.test((error as Error).message)) {
+      return {
+        deployed: false,
+        check: {
+          id: 'stack',
+          status: 'info',
+          message: `stack ${stackName} is not deployed in ${region}; the secret, alarm and consumer checks run once it is`,
+        },
+      };
+    }
+    return { deployed: false, check: deniedOrFailed('stack', 'cloudformation:DescribeStacks', error) };
+  }
+}
+
+async function checkBootstrap(clients: DoctorClients, need: BootstrapRequirement, region: string): Promise<Check> {
+  const bootstrapFix = `npx cdk bootstrap (once per account and region; upgrades the CDKToolkit stack in place)`;
+  try {
+    const value = (await clients.ssm.send(new GetParameterCommand({ Name: need.parameter }))).Parameter?.Value;
+    const version = Number(value);
+    if (!Number.isInteger(version)) {
+      return { id: 'bootstrap', status: 'problem', message: `${need.parameter} holds ${JSON.stringify(value)}, not a bootstrap version`, fix: bootstrapFix };
+    }
+    if (version < need.minVersion) {
+      return {
+        id: 'bootstrap',
+        status: 'problem',
+        message: `CDK bootstrap version ${version} in ${region} is older than ${need.minVersion}, which this app's assets need (${need.from})`,
+        fix: bootstrapFix,
+      };
+    }
+    return { id: 'bootstrap', status: 'ok', message: `CDK bootstrap version ${version} in ${region} (this app needs at least ${need.minVersion})` };
+  } catch (error) {
+    if ((error as Error).name === 'ParameterNotFound') {
+      return {
+        id: 'bootstrap',
+        status: 'problem',
+        message: `${region} is not bootstrapped for the CDK (no SSM parameter ${need.parameter}); the template is too large to deploy inline and has file assets`,
+        fix: bootstrapFix,
+      };
+    }
+    return deniedOrFailed('bootstrap', 'ssm:GetParameter', error);
+  }
+}
+
+async function checkConcurrency(
+  clients: DoctorClients,
+  config: HookledgerConfig,
+  mappings: ReadonlyMap<string, EventSourceMappingConfiguration[] | Check>,
+): Promise<Check> {
+  const reserving = config.consumers.filter((c) => c.reservedConcurrency !== undefined);
+  const reserved = reserving.reduce((sum, c) => sum + c.reservedConcurrency!, 0);
+  const capped = config.consumers.reduce((sum, c) => sum + c.maxConcurrency, 0);
+  let limit: number;
+  let unreserved: number;
+  try {
+    const settings = await clients.lambda.send(new GetAccountSettingsCommand({}));
+    limit = settings.AccountLimit?.ConcurrentExecutions ?? 0;
+    unreserved = settings.AccountLimit?.UnreservedConcurrentExecutions ?? 0;
+  } catch (error) {
+    return deniedOrFailed('concurrency', 'lambda:GetAccountSettings', error);
+  }
+  // What this stack already holds is given back when the deploy sets it again.
+  let held = 0;
+  try {
+    for (const found of mappings.values()) {
+      if (!Array.isArray(found)) continue;
+      for (const fn of new Set(found.map((m) => m.FunctionArn).filter((a): a is string => a !== undefined))) {
+        held += (await clients.lambda.send(new GetFunctionConcurrencyCommand({ FunctionName: fn }))).ReservedConcurrentExecutions ?? 0;
+      }
+    }
+  } catch (error) {
+    return deniedOrFailed('concurrency', 'lambda:GetFunctionConcurrency', error);
+  }
+  const canReserve = Math.max(0, unreserved + held - MIN_UNRESERVED_CONCURRENCY);
+  const account = `account limit ${limit}, unreserved ${unreserved}`;
+  if (reserved > canReserve) {
+    return {
+      id: 'concurrency',
+      status: 'problem',
+      message: `the config reserves ${reserved} (${reserving.map((c) => `${c.id} ${c.reservedConcurrency}`).join(', ')}) but the account can reserve only ${canReserve} while keeping ${MIN_UNRESERVED_CONCURRENCY} unreserved (${account}); the deploy would fail and roll back`,
+      fix: `remove reservedConcurrency from those consumers in hookledger.config.ts (maxConcurrency still caps each), or ask for a higher "Concurrent executions" quota: aws service-quotas request-service-quota-increase --service-code lambda --quota-code ${LAMBDA_CONCURRENCY_QUOTA} --desired-value 1000`,
+    };
+  }
+  if (reserved === 0 && limit < capped) {
+    return {
+      id: 'concurrency',
+      status: 'info',
+      message: `nothing reserved (${account}); the consumers' maxConcurrency add up to ${capped}, more than the account can run at once, so under load they share what there is`,
+    };
+  }
+  return {
+    id: 'concurrency',
+    status: 'ok',
+    message: reserved === 0 ? `nothing reserved (${account}); each consumer is capped by its event source's maxConcurrency` : `reserves ${reserved} of ${canReserve} reservable (${account})`,
+  };
+}
+
+async function checkSecret(clients: DoctorClients, outputs: ReadonlyMap<string, string>, sourceId: string, region: string): Promise<Check> {
+  const id = `secret:${sourceId}`;
+  const key = `SecretArn${pascalCase(sourceId)}`;
+  const arn = outputs.get(key);
+  if (!arn) return { id, status: 'problem', message: `the stack has no output ${key}`, fix: 'deploy this repository\'s stack (npx cdk deploy) so every configured source has its secret' };
+  const put = `aws secretsmanager put-secret-value --region ${region} --secret-id ${arn} --secret-string '<the signing secret the provider issued>'`;
+  try {
+    const versions: SecretVersionsListEntry[] = [];
+    let token: string | undefined;
+    do {
+      const page = await clients.secrets.send(new ListSecretVersionIdsCommand({ SecretId: arn, IncludeDeprecated: true, NextToken: token }));
+      versions.push(...(page.Versions ?? []));
+      token = page.NextToken;
+    } while (token);
+    const current = versions.find((v) => v.VersionStages?.includes('AWSCURRENT'));
+    if (!current) return { id, status: 'problem', message: `the signing secret of ${sourceId} has no AWSCURRENT value`, fix: put };
+    // CloudFormation wrote the first version (a random placeholder); any value put since is newer.
+    const first = versions.reduce((a, b) => ((a.CreatedDate?.getTime() ?? 0) <= (b.CreatedDate?.getTime() ?? 0) ? a : b));
+    if (versions.length === 1 || current.VersionId === first.VersionId) {
+      return {
+        id,
+        status: 'problem',
+        message: `the signing secret of ${sourceId} is still the placeholder CloudFormation generated: every webhook from the provider will be refused (401)`,
+        fix: put,
+      };
+    }
+    return { id, status: 'ok', message: `the signing secret of ${sourceId} is set (current version created ${current.CreatedDate?.toISOString() ?? 'at an unknown time'})` };
+  } catch (error) {
+    return deniedOrFailed(id, 'secretsmanager:ListSecretVersionIds', error);
+  }
+}
+
+async function checkAlarmTopic(clients: DoctorClients, outputs: ReadonlyMap<string, string>, config: HookledgerConfig): Promise<Check> {
+  const arn = outputs.get('AlarmTopicArn');
+  if (!arn) return { id: 'alarms', status: 'problem', message: 'the stack has no output AlarmTopicArn', fix: 'deploy this repository\'s stack (npx cdk deploy)' };
+  const subscribe = config.alarms.email
+    ? `confirm the subscription from the e-mail AWS Notifications sent to ${config.alarms.email}`
+    : `set alarms.email in hookledger.config.ts and deploy, or subscribe directly: aws sns subscribe --topic-arn ${arn} --protocol email --notification-endpoint you@example.com`;
+  try {
+    const subscriptions: Subscription[] = [];
+    let token: string | undefined;
+    do {
+      const page = await clients.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: arn, NextToken: token }));
+      subscriptions.push(...(page.Subscriptions ?? []));
+      token = page.NextToken;
+    } while (token);
+    const confirmed = subscriptions.filter((s) => s.SubscriptionArn?.startsWith('arn:'));
+    const pending = subscriptions.filter((s) => s.SubscriptionArn === 'PendingConfirmation');
+    if (confirmed.length === 0) {
+      return {
+        id: 'alarms',
+        status: 'problem',
+        message:
+          pending.length > 0
+            ? `the alarm topic has ${pending.length} subscription(s) pending confirmation and none confirmed: alarms reach nobody yet`
+            : 'the alarm topic has no subscription: alarms reach nobody',
+        fix: pending.length > 0 ? `confirm it from the e-mail AWS Notifications sent (${pending.map((s) => s.Endpoint).join(', ')})` : subscribe,
+      };
+    }
+    return {
+      id: 'alarms',
+      status: 'ok',
+      message: `the alarm topic has ${confirmed.length} confirmed subscription(s) (${confirmed.map((s) => `${s.Protocol} ${s.Endpoint}`).join(', ')})`,
+    };
+  } catch (error) {
+    return deniedOrFailed('alarms', 'sns:ListSubscriptionsByTopic', error);
+  }
+}
+
+async function consumerMappings(
+  clients: DoctorClients,
+  outputs: ReadonlyMap<string, string>,
+  consumerId: string,
+): Promise<EventSourceMappingConfiguration[] | Check> {
+  const id = `consumer:${consumerId}`;
+  const key = `QueueUrl${pascalCase(consumerId)}`;
+  const url = outputs.get(key);
+  if (!url) {
+    return { id, status: 'problem', message: `the stack has no output ${key}: consumer ${consumerId} is configured but not deployed`, fix: 'npx cdk deploy' };
+  }
+  try {
+    const arn = (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
+    const mappings: EventSourceMappingConfiguration[] = [];
+    let marker: string | undefined;
+    do {
+      const page = await clients.lambda.send(new ListEventSourceMappingsCommand({ EventSourceArn: arn, Marker: marker }));
+      mappings.push(...(page.EventSourceMappings ?? []));
+      marker = page.NextMarker;
+    } while (marker);
+    return mappings;
+  } catch (error) {
+    return deniedOrFailed(id, 'sqs:GetQueueAttributes / lambda:ListEventSourceMappings', error);
+  }
+}
+
+function checkEventSource(consumerId: string, found: EventSourceMappingConfiguration[] | Check): Check {
+  if (!Array.isArray(found)) return found;
+  const id = `consumer:${consumerId}`;
+  if (found.length === 0) {
+    return { id, status: 'problem', message: `no event source reads the queue of ${consumerId}: its messages wait and nothing delivers them`, fix: 'npx cdk deploy (the stack creates the mapping)' };
+  }
+  const states = found.map((m) => m.State ?? 'Unknown');
+  if (states.every((s) => s === 'Enabled')) return { id, status: 'ok', message: `${consumerId}: event source enabled` };
+  if (states.every((s) => s === 'Disabled' || s === 'Disabling')) {
+    return { id, status: 'info', message: `${consumerId}: paused (event source ${states.join(', ')}); its deliveries wait in its queue. Resume with: npx hookledger resume ${consumerId}` };
+  }
+  return { id, status: 'info', message: `${consumerId}: event source ${states.join(', ')}; run doctor again when it settles` };
+}
+
+// --- errors ---------------------------------------------------------------------------------------
+
+function isCredentialsError(error: unknown): boolean {
+  const name = (error as Error)?.name ?? '';
+  const message = (error as Error)?.message ?? '';
+  return name === 'CredentialsProviderError' || /could not load credentials|credential/i.test(message) || /region is missing/i.test(message);
+}
+
+function errorText(error: unknown): string {
+  return `${(error as Error)?.name ?? 'Error'}: ${(error as Error)?.message ?? String(error)}`;
+}
+
+function deniedOrFailed(id: string, action: string, error: unknown): Check {
+  const name = (error as Error)?.name ?? '';
+  if (/AccessDenied|NotAuthorized|UnauthorizedOperation/i.test(name)) {
+    return { id, status: 'problem', message: `not allowed to check (${action} was denied)`, fix: `run doctor with a role that may call ${action}` };
+  }
+  return { id, status: 'problem', message: `could not check: ${action} failed (${errorText(error)})`, fix: 'check the region and the network, then run doctor again' };
+}
