@@ -66,12 +66,19 @@ describe('reconciler with repair on (default config)', () => {
     expect(reads.flatMap(resourceTargets).sort()).toEqual([eventStoreId, ledgerId].sort());
   });
 
-  it('may receive and delete only on the fan-out on-failure queue, and send to no queue', () => {
+  it('may receive and delete only on the fan-out on-failure queue, and send only to its own dead-letter queue', () => {
     const failureQueueId = refTarget(json.Outputs.FanoutFailureQueueUrl.Value);
     const sqsStatements = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')));
-    expect(sqsStatements.flatMap(actionsOf)).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']));
-    expect(sqsStatements.flatMap(actionsOf).filter((a) => a.startsWith('sqs:Send') || a === 'sqs:PurgeQueue')).toEqual([]);
-    expect([...new Set(sqsStatements.flatMap(resourceTargets))]).toEqual([failureQueueId]);
+    const consuming = sqsStatements.filter((st) => !actionsOf(st).includes('sqs:SendMessage'));
+    const sending = sqsStatements.filter((st) => actionsOf(st).includes('sqs:SendMessage'));
+    expect(consuming.flatMap(actionsOf)).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']));
+    expect(sqsStatements.flatMap(actionsOf).filter((a) => a === 'sqs:PurgeQueue')).toEqual([]);
+    expect([...new Set(consuming.flatMap(resourceTargets))]).toEqual([failureQueueId]);
+    // Lambda's asynchronous-invocation DLQ: the function's role sends its failed events there, nowhere else.
+    expect(sending.flatMap(actionsOf)).toEqual(['sqs:SendMessage']);
+    const [sendTarget] = sending.flatMap(resourceTargets);
+    expect(sendTarget).toMatch(/ReconcilerDeadLetterQueue/);
+    expect(sendTarget).not.toBe(failureQueueId);
   });
 
   it('may list event source mappings (to skip paused consumers) but never change one', () => {
@@ -84,7 +91,11 @@ describe('reconciler with repair on (default config)', () => {
     const [, offFn] = reconcilerOf(off);
     const offStatements = statementsOfRole(off, refTarget(offFn.Properties.Role)!);
     const actions = offStatements.flatMap(actionsOf);
-    expect(actions.filter((a) => a === 'dynamodb:PutItem' || a.startsWith('sqs:') || a.startsWith('lambda:'))).toEqual([]);
+    // Only the send to its own asynchronous-invocation DLQ remains.
+    expect(actions.filter((a) => a === 'dynamodb:PutItem' || (a.startsWith('sqs:') && a !== 'sqs:SendMessage') || a.startsWith('lambda:'))).toEqual([]);
+    expect(offStatements.filter((st) => actionsOf(st).includes('sqs:SendMessage')).flatMap(resourceTargets)).toEqual([
+      expect.stringMatching(/ReconcilerDeadLetterQueue/),
+    ]);
     expect(Object.keys(offFn.Properties.Environment.Variables)).not.toContain('REPAIR_MAX_PER_RUN');
   });
 });
