@@ -9,8 +9,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { FANOUT_SKIPPED_METRIC, INTAKE_DIMENSIONS, INTAKE_METRIC, METRICS_NAMESPACE } from '../../lambdas/shared/metric-names';
-import { RECONCILE_VIOLATIONS_METRIC } from './reconciler';
+import { FANOUT_SKIPPED_METRIC, INTAKE_DIMENSIONS, INTAKE_METRIC, METRICS_NAMESPACE, SECRET_REFRESH_FAILURE_METRIC } from '../../lambdas/shared/metric-names';
+import { RECONCILE_REPAIRS_METRIC, RECONCILE_VIOLATIONS_METRIC } from './reconciler';
 
 /** What is watched for one consumer. */
 export interface ConsumerSignals {
@@ -161,6 +161,37 @@ export class Observability extends Construct {
       // Reconcile reports once per interval: keep the last verdict until the next report.
       treatMissingData: cloudwatch.TreatMissingData.IGNORE,
     });
+    // Deliveries the reconciler re-queued (its repair); graphed beside the violations, never alarmed:
+    // a repair is the system mending itself, the violations alarm already said something was lost.
+    const repairs = new cloudwatch.Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: RECONCILE_REPAIRS_METRIC,
+      dimensionsMap: { Stack: props.reconcileStackDimension ?? stack.stackName },
+      statistic: 'Sum',
+      period: props.reconcileInterval,
+    });
+    // Intake could not read a signing secret and served the last known one: fine for up to an hour,
+    // then every request is answered 503. Alarm at the first, so someone looks before that.
+    const secretsStale = new cloudwatch.Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: SECRET_REFRESH_FAILURE_METRIC,
+      dimensionsMap: { Stack: stack.stackName, Served: 'stale' },
+      statistic: 'Sum',
+      period: Duration.minutes(5),
+    });
+    this.alarm('SecretsServedStale', {
+      metric: secretsStale,
+      threshold: 0,
+      description:
+        'Intake could not read a signing secret from Secrets Manager and is verifying with the last known values; after an hour it answers 503. Check Secrets Manager access from the ingest function.',
+    });
+    const secretsNone = new cloudwatch.Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: SECRET_REFRESH_FAILURE_METRIC,
+      dimensionsMap: { Stack: stack.stackName, Served: 'none' },
+      statistic: 'Sum',
+      period: Duration.minutes(5),
+    });
     const reconcileErrors = props.reconciler.metricErrors({ period: props.reconcileInterval, statistic: 'Sum' });
     this.alarm('ReconcileErrors', {
       metric: reconcileErrors,
@@ -207,7 +238,19 @@ export class Observability extends Construct {
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({ title: 'Fan-out iterator age', left: [label(iteratorAge, 'max iterator age (ms)')], width: 8 }),
       new cloudwatch.GraphWidget({ title: 'Fan-out errors and failures', left: [label(fanOutErrors, 'errors')], right: [label(failures, 'failure queue')], width: 8 }),
-      new cloudwatch.GraphWidget({ title: 'Reconcile violations', left: [label(violations, 'violations')], right: [label(reconcileErrors, 'errors')], width: 8 }),
+      new cloudwatch.GraphWidget({
+        title: 'Reconcile violations and repairs',
+        left: [label(violations, 'violations'), label(repairs, 'repaired')],
+        right: [label(reconcileErrors, 'errors')],
+        width: 8,
+      }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Signing secrets unreadable (intake)',
+        left: [label(secretsStale, 'served last known'), label(secretsNone, 'none cached: 503')],
+        width: 24,
+      }),
     );
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({

@@ -40,14 +40,27 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
 
   it('sends every alarm (and its recovery) to the alarm topic', () => {
     const alarms = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm');
-    // Two per consumer, plus API 5xx, fan-out failures, reconcile violations, errors and dead letters.
-    expect(alarms).toHaveLength(2 * parsed.consumers.length + 5);
+    // Two per consumer, plus API 5xx, fan-out failures, reconcile violations, errors and dead letters,
+    // and signing secrets served stale.
+    expect(alarms).toHaveLength(2 * parsed.consumers.length + 6);
     for (const [id, a] of alarms) {
       expect(a.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
       expect(a.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
       expect(a.Properties.ComparisonOperator, id).toBe('GreaterThanThreshold');
       expect(a.Properties.AlarmDescription, id).toEqual(expect.any(String));
     }
+  });
+
+  it("alarms on intake's first stale signing-secret read of this stack, and graphs repairs beside violations", () => {
+    const [alarm] = alarmsOn(s.json, 'SecretRefreshFailures');
+    expect(alarm).toMatchObject({ Namespace: 'Hookledger', Threshold: 0, Statistic: 'Sum', Period: 300 });
+    expect(alarm!.Dimensions).toEqual([
+      { Name: 'Served', Value: 'stale' },
+      { Name: 'Stack', Value: 'HookledgerObs' },
+    ]);
+    const body = JSON.stringify(resourcesOfType(s.json, 'AWS::CloudWatch::Dashboard')[0]![1].Properties.DashboardBody);
+    expect(body).toContain('ReconcileRepairs');
+    expect(body).toContain('Signing secrets unreadable (intake)');
   });
 
   it("alarms per consumer when the oldest message is older than the consumer's alarmAgeSeconds", () => {
