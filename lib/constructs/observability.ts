@@ -147,13 +147,11 @@ export class Observability extends Construct {
     });
 
     // Reconcile.
-    const violations = new cloudwatch.Metric({
-      namespace: METRICS_NAMESPACE,
-      metricName: RECONCILE_VIOLATIONS_METRIC,
-      dimensionsMap: { Stack: props.reconcileStackDimension ?? stack.stackName },
-      statistic: 'Sum',
-      period: props.reconcileInterval,
-    });
+    // The custom metrics the functions publish as EMF, summed per period.
+    const custom = (metricName: string, dimensionsMap: Record<string, string>, period: Duration) =>
+      new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName, dimensionsMap, statistic: 'Sum', period });
+    const reconcileDimensions = { Stack: props.reconcileStackDimension ?? stack.stackName };
+    const violations = custom(RECONCILE_VIOLATIONS_METRIC, reconcileDimensions, props.reconcileInterval);
     this.alarm('ReconcileViolations', {
       metric: violations,
       threshold: 0,
@@ -163,35 +161,19 @@ export class Observability extends Construct {
     });
     // Deliveries the reconciler re-queued (its repair); graphed beside the violations, never alarmed:
     // a repair is the system mending itself, the violations alarm already said something was lost.
-    const repairs = new cloudwatch.Metric({
-      namespace: METRICS_NAMESPACE,
-      metricName: RECONCILE_REPAIRS_METRIC,
-      dimensionsMap: { Stack: props.reconcileStackDimension ?? stack.stackName },
-      statistic: 'Sum',
-      period: props.reconcileInterval,
-    });
+    const repairs = custom(RECONCILE_REPAIRS_METRIC, reconcileDimensions, props.reconcileInterval);
     // Intake could not read a signing secret and served the last known one: fine for up to an hour,
     // then every request is answered 503. Alarm at the first, so someone looks before that.
-    const secretsStale = new cloudwatch.Metric({
-      namespace: METRICS_NAMESPACE,
-      metricName: SECRET_REFRESH_FAILURE_METRIC,
-      dimensionsMap: { Stack: stack.stackName, Served: 'stale' },
-      statistic: 'Sum',
-      period: Duration.minutes(5),
-    });
+    const secretFailures = (served: 'stale' | 'none') =>
+      custom(SECRET_REFRESH_FAILURE_METRIC, { Stack: stack.stackName, Served: served }, Duration.minutes(5));
+    const secretsStale = secretFailures('stale');
     this.alarm('SecretsServedStale', {
       metric: secretsStale,
       threshold: 0,
       description:
         'Intake could not read a signing secret from Secrets Manager and is verifying with the last known values; after an hour it answers 503. Check Secrets Manager access from the ingest function.',
     });
-    const secretsNone = new cloudwatch.Metric({
-      namespace: METRICS_NAMESPACE,
-      metricName: SECRET_REFRESH_FAILURE_METRIC,
-      dimensionsMap: { Stack: stack.stackName, Served: 'none' },
-      statistic: 'Sum',
-      period: Duration.minutes(5),
-    });
+    const secretsNone = secretFailures('none');
     const reconcileErrors = props.reconciler.metricErrors({ period: props.reconcileInterval, statistic: 'Sum' });
     this.alarm('ReconcileErrors', {
       metric: reconcileErrors,
