@@ -4,8 +4,7 @@
  * needs the key: this reads it (secrets file locally, Secrets Manager on AWS), computes, compares in
  * constant time. Works after retention too: the receipt's hash stays. Never prints the key.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { matchesPayloadHmac } from '../../lambdas/shared/payload-hash';
+import { matchesPayloadHmac, matchesPlainSha256 } from '../../lambdas/shared/payload-hash';
 import { type ConfigDeps, now as clockNow, type StoreDeps } from './deps';
 import { findReceipt } from './replay';
 
@@ -36,9 +35,7 @@ export async function verifyPayload(
     matches = matchesPayloadHmac(await deps.payloadHashKey(), body, receipt.payloadHmac);
   } else {
     hash = 'sha256';
-    const expected = Buffer.from(receipt.payloadSha256 ?? '', 'hex');
-    const actual = createHash('sha256').update(body).digest();
-    matches = expected.length === actual.length && timingSafeEqual(expected, actual);
+    matches = matchesPlainSha256(body, receipt.payloadSha256 ?? '');
   }
   return {
     source: receipt.source,

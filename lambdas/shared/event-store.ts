@@ -3,7 +3,6 @@
  * Every write is a single-item write; the receipt is the one conditional write that makes an event
  * (and its delivery set) exist.
  */
-import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type AttributeValue, ConditionalCheckFailedException, type ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import {
@@ -13,9 +12,11 @@ import {
   PutCommand,
   type PutCommandOutput,
   UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { StorageUnavailableError } from './errors';
+import { matchesPlainSha256 } from './payload-hash';
 import {
   type Attribution,
   type BodyClaimItem,
@@ -140,34 +141,25 @@ export class EventStore {
 
   /** The conflict audit of one event id: every attempt counted, the first MAX_CONFLICT_ENTRIES kept. */
   private async noteConflict(source: string, eventId: string, entry: ConflictEntry): Promise<void> {
-    const common = {
-      TableName: this.tableName,
-      Key: { pk: conflictKey(source, eventId) },
-    };
-    const base = '#kind = :kind, #action = :action, #source = :source, eventId = :eventId, #count = if_not_exists(#count, :zero) + :one';
+    const names = { '#count': 'count', '#kind': 'kind', '#action': 'action', '#source': 'source' };
+    const set = '#kind = :kind, #action = :action, #source = :source, eventId = :eventId, #count = if_not_exists(#count, :zero) + :one';
     const values = { ':kind': 'audit', ':action': 'intake.duplicate_conflict', ':source': source, ':eventId': eventId, ':zero': 0, ':one': 1 };
+    const update = (input: Pick<UpdateCommandInput, 'ExpressionAttributeNames' | 'ExpressionAttributeValues' | 'UpdateExpression' | 'ConditionExpression'>) =>
+      this.client.send(new UpdateCommand({ TableName: this.tableName, Key: { pk: conflictKey(source, eventId) }, ...input }));
     try {
-      await this.client.send(
-        new UpdateCommand({
-          ...common,
-          ExpressionAttributeNames: { '#count': 'count', '#kind': 'kind', '#action': 'action', '#source': 'source', '#entries': 'entries' },
-          UpdateExpression: `SET ${base}, #entries = list_append(if_not_exists(#entries, :empty), :entry)`,
-          ConditionExpression: 'attribute_not_exists(#entries) OR size(#entries) < :max',
-          ExpressionAttributeValues: { ...values, ':empty': [], ':entry': [entry], ':max': MAX_CONFLICT_ENTRIES },
-        }),
-      );
+      await update({
+        ExpressionAttributeNames: { ...names, '#entries': 'entries' },
+        UpdateExpression: `SET ${set}, #entries = list_append(if_not_exists(#entries, :empty), :entry)`,
+        ConditionExpression: 'attribute_not_exists(#entries) OR size(#entries) < :max',
+        ExpressionAttributeValues: { ...values, ':empty': [], ':entry': [entry], ':max': MAX_CONFLICT_ENTRIES },
+      });
+      this.onCapacity?.('noteConflict', 1, 0);
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      await this.client.send(
-        new UpdateCommand({
-          ...common,
-          ExpressionAttributeNames: { '#count': 'count', '#kind': 'kind', '#action': 'action', '#source': 'source' },
-          UpdateExpression: `SET ${base}`,
-          ExpressionAttributeValues: values,
-        }),
-      );
+      // The list is full: count the attempt only. AWS bills the failed condition too.
+      await update({ ExpressionAttributeNames: names, UpdateExpression: `SET ${set}`, ExpressionAttributeValues: values });
+      this.onCapacity?.('noteConflict', 2, 0);
     }
-    this.onCapacity?.('noteConflict', 1, 0);
   }
 
   async getEvent(source: string, eventId: string): Promise<EventItem | undefined> {
@@ -240,7 +232,7 @@ export class EventStore {
 /** The recorded receipt was written for these bytes (keyed hash; plain SHA-256 for old receipts). */
 function sameBytes(recorded: Partial<EventItem>, event: Pick<EventItem, 'payloadHmac'>, rawBody: Buffer): boolean {
   if (recorded.payloadHmac !== undefined) return recorded.payloadHmac === event.payloadHmac;
-  if (recorded.payloadSha256 !== undefined) return recorded.payloadSha256 === createHash('sha256').update(rawBody).digest('hex');
+  if (recorded.payloadSha256 !== undefined) return matchesPlainSha256(rawBody, recorded.payloadSha256);
   return false;
 }
 

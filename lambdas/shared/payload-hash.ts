@@ -5,7 +5,7 @@
  * digits, a currency) from a table dump; whoever holds the key can still check a presented body
  * (`hookledger verify-payload`).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 export function payloadHmac(key: Buffer, body: Buffer): string {
   return createHmac('sha256', key).update(body).digest('hex');
@@ -13,7 +13,15 @@ export function payloadHmac(key: Buffer, body: Buffer): string {
 
 /** Whether `body` is the one whose keyed hash is `expected` (constant time). */
 export function matchesPayloadHmac(key: Buffer, body: Buffer, expected: string): boolean {
-  const actual = Buffer.from(payloadHmac(key, body), 'hex');
-  const wanted = Buffer.from(expected, 'hex');
+  return sameHex(createHmac('sha256', key).update(body).digest(), expected);
+}
+
+/** The same check for receipts written before keyed hashes, which kept a plain SHA-256. */
+export function matchesPlainSha256(body: Buffer, expected: string): boolean {
+  return sameHex(createHash('sha256').update(body).digest(), expected);
+}
+
+function sameHex(actual: Buffer, expectedHex: string): boolean {
+  const wanted = Buffer.from(expectedHex, 'hex');
   return wanted.length === actual.length && timingSafeEqual(actual, wanted);
 }
