@@ -164,14 +164,23 @@ describe('intake', () => {
       expect(ddbMock.calls()).toHaveLength(0);
     });
 
-    it('looks again before accepting the previous secret, so a retirement takes effect at once', async () => {
-      const secrets = staticSecrets({ current: TEST_SECRET, previous: OLD_SECRET, previousUntil: NOW + 3_600_000 }, { current: TEST_SECRET });
-      const { handler } = setup(secrets);
+    it('refuses the previous secret with 401 once the port no longer returns it (retired), storing nothing', async () => {
+      const { handler } = setup(staticSecrets({ current: TEST_SECRET }));
       const body = JSON.stringify(platformEvent());
       const res = await handler(httpEvent('platform', body, signedHeaders(body, { secret: OLD_SECRET })));
       expect(res.statusCode).toBe(401);
-      expect(secrets.refreshes).toBe(1);
+      expect(JSON.parse(res.body!).error).toBe('signature_mismatch');
       expect(ddbMock.calls()).toHaveLength(0);
+    });
+
+    it('takes a previous-secret match inside the overlap from the port without a second lookup', async () => {
+      ddbMock.on(PutCommand).resolves({});
+      const secrets = staticSecrets({ current: TEST_SECRET, previous: OLD_SECRET, previousUntil: NOW + 3_600_000 });
+      const { handler } = setup(secrets);
+      const body = JSON.stringify(platformEvent());
+      const res = await handler(httpEvent('platform', body, signedHeaders(body, { secret: OLD_SECRET })));
+      expect(res.statusCode).toBe(202);
+      expect(secrets.refreshes).toBe(0);
     });
 
     it('answers 401 timestamp_out_of_tolerance for a signature made 301 s ago', async () => {
