@@ -2,7 +2,7 @@
  * The deployment's sources (webhook registrations) and consumers (internal workers).
  * Edit this file to add a consumer; see README "Add a consumer".
  */
-import { defineConfig } from './lib/config/schema';
+import { defineConfig } from './core/config/schema';
 
 export default defineConfig({
   sources: [

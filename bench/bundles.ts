@@ -10,7 +10,7 @@ import { mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
-import type { HookledgerConfig } from '../lib/config/schema';
+import type { HookledgerConfig } from '../core/config/schema';
 import { ROOT } from '../local/stack';
 import { median } from './stats';
 
@@ -29,7 +29,7 @@ export interface BundleResult {
 /** The bundling options HookledgerFunction gives NodejsFunction, as esbuild options. */
 async function cdkBundlingOptions(): Promise<BuildOptions> {
   const { ESM_REQUIRE_BANNER } = await import('../lib/constructs/hookledger-function');
-  const { BUNDLED_CONFIG_DEFINE } = await import('../lambdas/shared/bundled-config');
+  const { BUNDLED_CONFIG_DEFINE } = await import('../core/env');
   const { default: config } = await import('../hookledger.config');
   return {
     bundle: true,

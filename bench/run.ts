@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { subscribedConsumers } from '../lib/config/schema';
+import { subscribedConsumers } from '../core/config/routing';
 import { createLogger } from '../lambdas/shared/logger';
 import { ROOT, startLocalStack } from '../local/stack';
 import { measureBundles } from './bundles';
@@ -21,7 +21,7 @@ import { CapacityMeter, countInvocations, DeliveryTracker, InvocationMeter, SqsM
 import { paymentEvent, TARGET_BYTES } from './payload';
 import { fmt, printNotes, printTable } from './report';
 import { round } from './stats';
-import { defineConfig } from '../lib/config/schema';
+import { defineConfig } from '../core/config/schema';
 import baseConfig from '../hookledger.config';
 import { BODY_PROTECTED_SOURCE, type BodyProtectionResult, bodyProtection, burst, itemSizes, lowTraffic, type Meters, SOURCE, type TrafficResult } from './units';
 

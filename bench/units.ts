@@ -6,7 +6,7 @@
  *  - backlog: the same burst queued while the pollers are stopped, then released (full batches).
  */
 import { type AttributeValue, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { eventKey, ledgerKey, payloadKey } from '../lambdas/shared/model';
+import { eventKey, ledgerKey, payloadKey } from '../core/model';
 import { localDynamoClient } from '../local/clients';
 import type { LocalStack } from '../local/stack';
 import type { CapacityMeter, DeliveryTracker, InvocationMeter, SqsMeter } from './meters';

@@ -12,8 +12,8 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { HookledgerConfig } from '../lib/config/schema';
-import { pascalCase } from '../lib/constructs/naming';
+import type { HookledgerConfig } from '../core/config/schema';
+import { dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
 import { createDocumentClient } from '../lambdas/shared/clients';
 import { localSqsClient } from '../local/clients';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from '../local/secrets-file';
@@ -24,7 +24,6 @@ import { adminPauseControl, lambdaPauseControl, type PauseControl } from './ops/
 import type { SecretRotator } from './ops/secrets';
 
 /** The stack output naming the payload-hash key's secret (lib/hookledger-stack.ts). */
-export const PAYLOAD_HASH_KEY_OUTPUT = 'PayloadHashKeySecretArn';
 
 export interface Target {
   readonly kind: 'local' | 'aws';
@@ -151,17 +150,17 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
     }
     return value;
   };
-  const tables = { events: need('EventStoreTableName'), ledger: need('LedgerTableName') };
-  const webhookBase = need('WebhookUrl');
+  const tables = { events: need(OUTPUT.eventStoreTable), ledger: need(OUTPUT.ledgerTable) };
+  const webhookBase = need(OUTPUT.webhookUrl);
   const queues: Record<string, QueuePair> = {};
   for (const consumer of options.config.consumers) {
-    const url = outputs.get(`QueueUrl${pascalCase(consumer.id)}`);
-    const dlqUrl = outputs.get(`DlqUrl${pascalCase(consumer.id)}`);
+    const url = outputs.get(queueUrlOutput(consumer.id));
+    const dlqUrl = outputs.get(dlqUrlOutput(consumer.id));
     if (url && dlqUrl) queues[consumer.id] = { url, dlqUrl };
   }
   const secretIds: Record<string, string> = {};
   for (const source of options.config.sources) {
-    const arn = outputs.get(`SecretArn${pascalCase(source.id)}`);
+    const arn = outputs.get(secretArnOutput(source.id));
     if (arn) secretIds[source.id] = arn;
   }
 
@@ -176,7 +175,7 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
     sqs,
     tables,
     queues,
-    ...(outputs.get('FanoutFailureQueueUrl') ? { fanoutFailureQueueUrl: outputs.get('FanoutFailureQueueUrl') } : {}),
+    ...(outputs.get(OUTPUT.fanoutFailureQueueUrl) ? { fanoutFailureQueueUrl: outputs.get(OUTPUT.fanoutFailureQueueUrl) } : {}),
     webhookUrl: (sourceId) => `${webhookBase.endsWith('/') ? webhookBase : `${webhookBase}/`}${encodeURIComponent(sourceId)}`,
     signingSecret: async (sourceId) => {
       const secretId = secretIds[sourceId];
@@ -187,8 +186,8 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
     },
     rotator: { kind: 'aws', client: secretsManager, secretIds },
     payloadHashKey: async () => {
-      const secretId = outputs.get(PAYLOAD_HASH_KEY_OUTPUT);
-      if (!secretId) throw new TargetError(`stack ${stackName} has no output ${PAYLOAD_HASH_KEY_OUTPUT}; redeploy it from this repository`);
+      const secretId = outputs.get(OUTPUT.payloadHashKeySecretArn);
+      if (!secretId) throw new TargetError(`stack ${stackName} has no output ${OUTPUT.payloadHashKeySecretArn}; redeploy it from this repository`);
       const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
       if (!out.SecretString) throw new TargetError('the payload-hash key secret has no value');
       return Buffer.from(out.SecretString, 'utf8');

@@ -1,12 +1,12 @@
 import { type App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from './config/schema';
+import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from '../core/config/schema';
+import { assertDistinctOutputSuffixes, DEFAULT_STACK_NAME, dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
 import { ConsumerWorker } from './constructs/consumer-worker';
 import { BUNDLED_CONFIG_CONTEXT } from './constructs/hookledger-function';
 import { EventStore } from './constructs/event-store';
 import { FanOut } from './constructs/fan-out';
 import { IngestApi } from './constructs/ingest-api';
-import { outputSuffixes } from './constructs/naming';
 import { Observability } from './constructs/observability';
 import { Reconciler } from './constructs/reconciler';
 
@@ -37,8 +37,8 @@ export class HookledgerStack extends Stack {
     this.config = config;
     // Every function bundle inlines the validated configuration (see HookledgerFunction).
     this.node.setContext(BUNDLED_CONFIG_CONTEXT, JSON.stringify(config));
-    const consumerSuffix = outputSuffixes(config.consumers.map((c) => c.id), 'consumer');
-    const sourceSuffix = outputSuffixes(config.sources.map((s) => s.id), 'source');
+    assertDistinctOutputSuffixes(config.consumers.map((c) => c.id), 'consumer');
+    assertDistinctOutputSuffixes(config.sources.map((s) => s.id), 'source');
 
     this.eventStore = new EventStore(this, 'EventStore');
     const { events, ledger } = this.eventStore;
@@ -86,38 +86,36 @@ export class HookledgerStack extends Stack {
       })),
     });
 
-    new CfnOutput(this, 'WebhookUrl', {
+    new CfnOutput(this, OUTPUT.webhookUrl, {
       value: this.ingest.webhookBaseUrl,
       description: 'Webhook endpoint; append the source id (POST)',
     });
-    new CfnOutput(this, 'EventStoreTableName', { value: events.tableName });
-    new CfnOutput(this, 'LedgerTableName', { value: ledger.tableName });
+    new CfnOutput(this, OUTPUT.eventStoreTable, { value: events.tableName });
+    new CfnOutput(this, OUTPUT.ledgerTable, { value: ledger.tableName });
     for (const w of this.consumers) {
-      const suffix = consumerSuffix.get(w.consumerId)!;
-      new CfnOutput(this, `QueueUrl${suffix}`, { value: w.queue.queueUrl, description: `Queue of consumer ${w.consumerId}` });
-      new CfnOutput(this, `DlqUrl${suffix}`, { value: w.deadLetterQueue.queueUrl, description: `DLQ of consumer ${w.consumerId}` });
+      new CfnOutput(this, queueUrlOutput(w.consumerId), { value: w.queue.queueUrl, description: `Queue of consumer ${w.consumerId}` });
+      new CfnOutput(this, dlqUrlOutput(w.consumerId), { value: w.deadLetterQueue.queueUrl, description: `DLQ of consumer ${w.consumerId}` });
     }
     for (const [sourceId, secret] of this.ingest.secrets) {
-      new CfnOutput(this, `SecretArn${sourceSuffix.get(sourceId)!}`, {
+      new CfnOutput(this, secretArnOutput(sourceId), {
         value: secret.secretArn,
         description: `Signing secret of source ${sourceId}`,
       });
     }
-    new CfnOutput(this, 'FanoutFailureQueueUrl', {
+    new CfnOutput(this, OUTPUT.fanoutFailureQueueUrl, {
       value: this.fanOut.failureQueue.queueUrl,
       description: 'On-failure queue of the fan-out (stream batches it gave up on); `hookledger reconcile --repair` clears it',
     });
-    new CfnOutput(this, 'PayloadHashKeySecretArn', {
+    new CfnOutput(this, OUTPUT.payloadHashKeySecretArn, {
       value: this.ingest.payloadHashKey.secretArn,
       description: 'The payload-hash key (hookledger verify-payload reads it)',
     });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.observability.alarmTopic.topicArn });
+    new CfnOutput(this, OUTPUT.alarmTopicArn, { value: this.observability.alarmTopic.topicArn });
   }
 }
 
 /** Context key naming the stack (`cdk synth -c stackName=HookledgerStaging`). */
 export const STACK_NAME_CONTEXT = 'stackName';
-export const DEFAULT_STACK_NAME = 'Hookledger';
 
 /** What bin/app.ts does: one HookledgerStack, named by the `stackName` context (default `Hookledger`). */
 export function addHookledgerStack(app: App, config: HookledgerConfigInput): HookledgerStack {

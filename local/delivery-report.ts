@@ -7,7 +7,7 @@
  */
 import type { SQSBatchResponse } from 'aws-lambda';
 import type { ConsumerLambdaHandler } from '../lambdas/consumers/runtime';
-import type { LedgerItem } from '../lambdas/shared/model';
+import type { LedgerItem } from '../core/model';
 
 export type DeliveryVerdict = 'ok' | 'retrying' | 'quarantined';
 

@@ -23,8 +23,9 @@ import {
   type QueueAttributeName,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { HookledgerConfig } from '../lib/config/schema';
-import { TABLE_KEY, TTL_ATTRIBUTE } from '../lambdas/shared/model';
+import type { HookledgerConfig } from '../core/config/schema';
+import { TABLE_KEY, TTL_ATTRIBUTE } from '../core/model';
+import { QUEUE_RETENTION } from '../core/queues';
 
 export interface ConsumerQueues {
   readonly url: string;
@@ -55,7 +56,8 @@ export interface ProvisionOptions {
 }
 
 /** SQS's maximum, so a message outlives any retry budget on its way through the DLQ. */
-const FOURTEEN_DAYS = String(14 * 24 * 3600);
+const DEAD_LETTER_RETENTION = String(QUEUE_RETENTION.deadLetterSeconds);
+const CONSUMER_RETENTION = String(QUEUE_RETENTION.consumerDefaultSeconds);
 
 export async function provisionLocalStack(options: ProvisionOptions): Promise<ProvisionedStack> {
   const { config, dynamo, sqs, tables } = options;
@@ -66,7 +68,7 @@ export async function provisionLocalStack(options: ProvisionOptions): Promise<Pr
   await ensureTable(dynamo, tables.ledger, undefined);
 
   // The failure queue first: its ARN shows the account and region every other ARN shares.
-  const failureUrl = await ensureQueue(sqs, `${prefix}fanout-failures`, { MessageRetentionPeriod: FOURTEEN_DAYS });
+  const failureUrl = await ensureQueue(sqs, `${prefix}fanout-failures`, { MessageRetentionPeriod: DEAD_LETTER_RETENTION });
   const failureArn = await queueArn(sqs, failureUrl);
 
   const queues: Record<string, ConsumerQueues> = {};
@@ -79,13 +81,13 @@ export async function provisionLocalStack(options: ProvisionOptions): Promise<Pr
     const dlqUrl = await ensureQueue(
       sqs,
       dlqName,
-      { MessageRetentionPeriod: FOURTEEN_DAYS },
+      { MessageRetentionPeriod: DEAD_LETTER_RETENTION },
       { RedriveAllowPolicy: JSON.stringify({ redrivePermission: 'byQueue', sourceQueueArns: [arn] }) },
     );
     const dlqArn = await queueArn(sqs, dlqUrl);
     const url = await ensureQueue(sqs, name, {
       VisibilityTimeout: String(consumer.visibilityTimeoutSeconds),
-      MessageRetentionPeriod: FOURTEEN_DAYS,
+      MessageRetentionPeriod: CONSUMER_RETENTION,
       RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: consumer.maxReceiveCount }),
     });
     queues[consumer.id] = { url, arn: await queueArn(sqs, url), dlqUrl, dlqArn };

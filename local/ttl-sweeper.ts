@@ -17,7 +17,7 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { TTL_ATTRIBUTE } from '../lambdas/shared/model';
+import { TTL_ATTRIBUTE } from '../core/model';
 import type { PollerLogger } from './stream-poller';
 
 /** AWS leaves alone items whose TTL is more than five years in the past. */

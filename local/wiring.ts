@@ -7,7 +7,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { HookledgerConfig } from '../lib/config/schema';
+import type { HookledgerConfig } from '../core/config/schema';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/consumers/runtime';
 import { createConsumerHandler } from '../lambdas/consumers/runtime';
 import { createFanoutHandler, type FanoutHandler } from '../lambdas/fanout/app';

@@ -4,7 +4,7 @@
  * build them for DynamoDB Local and fauxqs.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { HookledgerConfig } from '../../lib/config/schema';
+import type { HookledgerConfig } from '../../core/config/schema';
 import type { Progress, TableNames } from '../../lambdas/reconcile/scan';
 
 export type { Progress, TableNames };

@@ -24,15 +24,9 @@ import { ListSecretVersionIdsCommand, SecretsManagerClient, type SecretVersionsL
 import { ListSubscriptionsByTopicCommand, SNSClient, type Subscription } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import type { HookledgerConfig } from '../../lib/config/schema';
-import { pascalCase } from '../../lib/constructs/naming';
+import type { HookledgerConfig } from '../../core/config/schema';
+import { OUTPUT, queueUrlOutput, secretArnOutput } from '../../core/outputs';
 import { OperationFailedError } from './errors';
-
-/**
- * The stack doctor checks without --stack: bin/app.ts's default (DEFAULT_STACK_NAME in
- * lib/hookledger-stack.ts, not imported here because it would load aws-cdk-lib for every command).
- */
-export const DEFAULT_STACK_NAME = 'Hookledger';
 
 /** AWS refuses a reservation that leaves fewer than this many executions unreserved in the account. */
 export const MIN_UNRESERVED_CONCURRENCY = 100;
@@ -300,7 +294,7 @@ async function checkConcurrency(
 
 async function checkSecret(clients: DoctorClients, outputs: ReadonlyMap<string, string>, sourceId: string, region: string): Promise<Check> {
   const id = `secret:${sourceId}`;
-  const key = `SecretArn${pascalCase(sourceId)}`;
+  const key = secretArnOutput(sourceId);
   const arn = outputs.get(key);
   if (!arn) return { id, status: 'problem', message: `the stack has no output ${key}`, fix: 'deploy this repository\'s stack (npx cdk deploy) so every configured source has its secret' };
   const put = `aws secretsmanager put-secret-value --region ${region} --secret-id ${arn} --secret-string '<the signing secret the provider issued>'`;
@@ -331,7 +325,7 @@ async function checkSecret(clients: DoctorClients, outputs: ReadonlyMap<string, 
 }
 
 async function checkAlarmTopic(clients: DoctorClients, outputs: ReadonlyMap<string, string>, config: HookledgerConfig): Promise<Check> {
-  const arn = outputs.get('AlarmTopicArn');
+  const arn = outputs.get(OUTPUT.alarmTopicArn);
   if (!arn) return { id: 'alarms', status: 'problem', message: 'the stack has no output AlarmTopicArn', fix: 'deploy this repository\'s stack (npx cdk deploy)' };
   const subscribe = config.alarms.email
     ? `confirm the subscription from the e-mail AWS Notifications sent to ${config.alarms.email}`
@@ -373,7 +367,7 @@ async function consumerMappings(
   consumerId: string,
 ): Promise<EventSourceMappingConfiguration[] | Check> {
   const id = `consumer:${consumerId}`;
-  const key = `QueueUrl${pascalCase(consumerId)}`;
+  const key = queueUrlOutput(consumerId);
   const url = outputs.get(key);
   if (!url) {
     return { id, status: 'problem', message: `the stack has no output ${key}: consumer ${consumerId} is configured but not deployed`, fix: 'npx cdk deploy' };

@@ -9,9 +9,9 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { findConsumer } from '../../lib/config/schema';
+import { findConsumer } from '../../core/config/routing';
 import { batchGet, scanReceipts, type Window } from '../../lambdas/reconcile/scan';
-import { type DeliveryState, type EventItem, eventKey, type LedgerItem, ledgerKey } from '../../lambdas/shared/model';
+import { type DeliveryState, type EventItem, eventKey, type LedgerItem, ledgerKey } from '../../core/model';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, type OperatorDeps, type Progress, type StoreDeps } from './deps';
 import { NotFoundError, OpsUsageError } from './errors';

@@ -16,7 +16,8 @@ import {
   type SecretsManagerClient,
   UpdateSecretVersionStageCommand,
 } from '@aws-sdk/client-secrets-manager';
-import { findSource, type SourceConfig } from '../../lib/config/schema';
+import { type SourceConfig } from '../../core/config/schema';
+import { findSource } from '../../core/config/routing';
 import { newWebhookSecret } from '../../local/secrets-file';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, type OperatorDeps } from './deps';

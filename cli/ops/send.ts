@@ -6,7 +6,8 @@
  * Signing: every configured scheme (cli/ops/sign.ts).
  */
 import { readFile } from 'node:fs/promises';
-import { type FieldSource, findSource } from '../../lib/config/schema';
+import { type FieldSource } from '../../core/config/schema';
+import { findSource } from '../../core/config/routing';
 import type { ConfigDeps } from './deps';
 import { OpsUsageError } from './errors';
 import { newEventId, ulid } from './ids';

@@ -4,7 +4,7 @@
  * against the verifiers (test/ops/sign.test.ts), so `send` can exercise any configured source.
  */
 import { createHmac } from 'node:crypto';
-import type { VerificationScheme } from '../../lib/config/schema';
+import type { VerificationScheme } from '../../core/config/schema';
 import { standardWebhooksKey } from '../../lambdas/shared/verify/standard-webhooks';
 
 export interface SignInput {

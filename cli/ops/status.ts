@@ -9,7 +9,7 @@
  */
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { scanAll } from '../../lambdas/reconcile/scan';
-import type { EventItem, LedgerItem } from '../../lambdas/shared/model';
+import type { EventItem, LedgerItem } from '../../core/model';
 import { type ConfigDeps, now as clockNow, type Progress, type QueuePair, type StoreDeps } from './deps';
 
 export interface QueueDepth {

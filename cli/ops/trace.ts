@@ -15,7 +15,7 @@ import {
   ledgerKey,
   payloadKey,
   type ReadEntry,
-} from '../../lambdas/shared/model';
+} from '../../core/model';
 import { type ConfigDeps, now as clockNow, type StoreDeps } from './deps';
 import { findReceipt } from './replay';
 

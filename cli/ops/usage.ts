@@ -6,7 +6,7 @@
  * Scale: a filtered Scan of the Ledger (see lambdas/reconcile/scan.ts).
  */
 import { scanAll, type Window } from '../../lambdas/reconcile/scan';
-import type { LedgerItem } from '../../lambdas/shared/model';
+import type { LedgerItem } from '../../core/model';
 import type { Progress, StoreDeps } from './deps';
 import { OpsUsageError } from './errors';
 

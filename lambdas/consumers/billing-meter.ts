@@ -2,7 +2,7 @@
  * billing-meter: every event; units by event type. The ledger row the runtime writes on
  * acknowledgement IS the meter reading, so this handler only decides how many units an event is worth.
  */
-import { matchesEventType } from '../../lib/config/routing';
+import { matchesEventType } from '../../core/config/routing';
 import { lambdaConsumer } from './lambda';
 import type { ConsumerHandle } from './runtime';
 

@@ -3,10 +3,10 @@
  * invocation, so that the local stack and tests can import a team's module without that environment.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { findConsumer } from '../../lib/config/routing';
+import { findConsumer } from '../../core/config/routing';
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../shared/clients';
-import { ENV, requireEnv } from '../shared/env';
+import { ENV, requireEnv } from '../../core/env';
 import { EventStore } from '../shared/event-store';
 import { Ledger } from '../shared/ledger';
 import { createLogger } from '../shared/logger';

@@ -12,12 +12,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { ConsumerConfig } from '../../lib/config/schema';
+import type { ConsumerConfig } from '../../core/config/schema';
 import { errorCategory, errorMessage, PermanentError } from '../shared/errors';
 import type { EventStore } from '../shared/event-store';
 import type { Ledger } from '../shared/ledger';
 import type { Logger } from '../shared/logger';
-import { type Attribution, type DeliveryMessage, ledgerKey } from '../shared/model';
+import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
 import { narrowPayload } from './narrow';
 
 export type KeyStatus = 'active' | 'revoked' | 'unknown';

@@ -12,7 +12,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Logger } from '../shared/logger';
-import type { DeliveryMessage, EventItem, RequeueItem } from '../shared/model';
+import type { DeliveryMessage, EventItem, RequeueItem } from '../../core/model';
 
 export interface FanoutDeps {
   readonly sqs: SQSClient;

@@ -1,6 +1,6 @@
 /** Lambda entry for the fan-out (DynamoDB stream event source). */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { ENV, requireEnv, requireJsonEnv } from '../shared/env';
+import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { createLogger } from '../shared/logger';
 import { createFanoutHandler } from './app';
 import { createSkippedDeliveriesMetric } from './metrics';

@@ -6,12 +6,12 @@
  * only log line is the rejection reason.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { findSource, subscribedConsumers } from '../../lib/config/routing';
-import type { HookledgerConfig } from '../../lib/config/schema';
+import { findSource, subscribedConsumers } from '../../core/config/routing';
+import type { HookledgerConfig } from '../../core/config/schema';
 import { StorageUnavailableError } from '../shared/errors';
 import type { EventStore } from '../shared/event-store';
 import type { Logger } from '../shared/logger';
-import type { Attribution, KeyItem } from '../shared/model';
+import type { Attribution, KeyItem } from '../../core/model';
 import { payloadHmac as keyedHash } from '../shared/payload-hash';
 import { activeSecrets, type SecretsPort } from '../shared/secrets';
 import { verifierFor } from '../shared/verify';

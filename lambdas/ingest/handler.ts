@@ -3,11 +3,11 @@ import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../shared/clients';
-import { ENV, requireEnv, requireJsonEnv } from '../shared/env';
+import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { EventStore } from '../shared/event-store';
 import { createLogger } from '../shared/logger';
 import { createIntakeMetrics } from '../shared/intake-metrics';
-import { METRICS_NAMESPACE, SECRET_REFRESH_FAILURE_METRIC } from '../shared/metric-names';
+import { DIMENSION, METRICS_NAMESPACE, SECRET_REFRESH_FAILURE_METRIC } from '../../core/metrics';
 import { overlapMsBySource, SecretsManagerPort } from '../shared/secrets-manager';
 import { createIngestHandler } from './app';
 
@@ -36,7 +36,7 @@ export const handler = createIngestHandler({
       });
       const metric = metrics.singleMetric();
       metric.addDimension('Stack', stackName);
-      metric.addDimension('Served', failure.servedStale ? 'stale' : 'none');
+      metric.addDimension(DIMENSION.served, failure.servedStale ? 'stale' : 'none');
       metric.addMetric(SECRET_REFRESH_FAILURE_METRIC, MetricUnit.Count, 1);
     },
   }),

@@ -2,7 +2,7 @@
  * Turning verified bytes into a JSON body and an attribution tuple, refusing anything odd with an
  * error that names the field. Pure functions: no I/O, no logging.
  */
-import type { FieldSource, SourceConfig } from '../../lib/config/schema';
+import type { FieldSource, SourceConfig } from '../../core/config/schema';
 
 export class InputError extends Error {
   override readonly name = 'InputError';

@@ -8,12 +8,8 @@ import type { Logger } from '../shared/logger';
 import { DEFAULT_GRACE_MS, HOUR_MS, lastClosedWindow, MINUTE_MS, type ReconcileDeps, type ReconcileReport, reconcile } from './reconcile';
 import { type RepairDeps, type RepairResult, repair } from './repair';
 
-/** The metric the violations alarm watches (lib/constructs/reconciler.ts, RECONCILE_VIOLATIONS_METRIC). */
-export const VIOLATIONS_METRIC = 'ReconcileViolations';
-/** Deliveries a run re-queued (lib/constructs/reconciler.ts, RECONCILE_REPAIRS_METRIC). */
-export const REPAIRS_METRIC = 'ReconcileRepairs';
-export { METRICS_NAMESPACE } from '../shared/metric-names';
-import { METRICS_NAMESPACE } from '../shared/metric-names';
+export { METRICS_NAMESPACE } from '../../core/metrics';
+import { DIMENSION, METRICS_NAMESPACE, RECONCILE_REPAIRS_METRIC, RECONCILE_VIOLATIONS_METRIC } from '../../core/metrics';
 /** Violations logged one line each; the rest are counted in the summary line. */
 const MAX_LOGGED_VIOLATIONS = 200;
 
@@ -58,7 +54,7 @@ export interface ReconcileRunResult extends ReconcileReport {
 export function createViolationsMetrics(stackName: string): Metrics {
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'hookledger-reconcile' });
   metrics.clearDefaultDimensions();
-  metrics.setDefaultDimensions({ Stack: stackName });
+  metrics.setDefaultDimensions({ [DIMENSION.stack]: stackName });
   return metrics;
 }
 
@@ -107,7 +103,7 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
       not_logged: Math.max(0, report.violations.length - MAX_LOGGED_VIOLATIONS),
       ...report.counts,
     });
-    deps.metrics.addMetric(VIOLATIONS_METRIC, MetricUnit.Count, report.violations.length);
+    deps.metrics.addMetric(RECONCILE_VIOLATIONS_METRIC, MetricUnit.Count, report.violations.length);
     if (repaired) {
       for (const d of repaired.unrepairedDeliveries.slice(0, MAX_LOGGED_VIOLATIONS)) {
         deps.logger.warn('not repaired', { reason: d.reason, source: d.source, event_id: d.eventId, consumer_id: d.consumerId });
@@ -120,7 +116,7 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
         ...repaired.unrepairedByReason,
         ...(repaired.fanoutFailureRecords ? { fanout_failure_records: repaired.fanoutFailureRecords } : {}),
       });
-      deps.metrics.addMetric(REPAIRS_METRIC, MetricUnit.Count, repaired.repaired);
+      deps.metrics.addMetric(RECONCILE_REPAIRS_METRIC, MetricUnit.Count, repaired.repaired);
     }
     deps.metrics.publishStoredMetrics();
     if (!repaired) return report;

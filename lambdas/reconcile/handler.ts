@@ -2,7 +2,7 @@
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createDocumentClient } from '../shared/clients';
-import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../shared/env';
+import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../../core/env';
 import { createLogger } from '../shared/logger';
 import { createReconcileHandler, createViolationsMetrics } from './app';
 import { pausedConsumers } from './paused';

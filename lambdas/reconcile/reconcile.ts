@@ -11,7 +11,7 @@
  *
  * Quarantined deliveries are not violations (they are parked in the DLQ on purpose); they are counted.
  */
-import { eventKey, type EventItem, type LedgerItem } from '../shared/model';
+import { eventKey, type EventItem, type LedgerItem } from '../../core/model';
 import { batchGet, parseLedgerKey, type Progress, type ScanDeps, scanLedger, scanReceipts, type Window } from './scan';
 
 export const MINUTE_MS = 60_000;

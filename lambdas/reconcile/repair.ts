@@ -22,7 +22,7 @@
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { putAudit } from '../shared/audit';
 import { newRepairId } from '../shared/ids';
-import { type EventItem, eventKey } from '../shared/model';
+import { type EventItem, eventKey } from '../../core/model';
 import { putRequeue, requeueItem } from '../shared/requeue';
 import { type ReconcileDeps, type ReconcileOptions, type ReconcileReport, reconcile, type Violation, type ViolationKind } from './reconcile';
 import { batchGet } from './scan';

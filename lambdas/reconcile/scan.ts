@@ -14,7 +14,7 @@ import {
   ScanCommand,
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { EventItem, LedgerItem } from '../shared/model';
+import type { EventItem, LedgerItem } from '../../core/model';
 
 /** Called after every page: items read so far; `total` when known. */
 export type Progress = (done: number, total: number | undefined) => void;

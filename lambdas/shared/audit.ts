@@ -3,6 +3,7 @@
  * Never a secret value. Written by the CLI (cli/ops/audit.ts) and by the scheduled reconciler's repairs.
  */
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { auditKey } from '../../core/model';
 
 export type AuditAction = 'replay' | 'backfill' | 'repair' | 'secret.rotate' | 'secret.retire' | 'key.issue' | 'key.revoke';
 
@@ -16,7 +17,7 @@ export interface AuditItem {
   readonly [detail: string]: unknown;
 }
 
-export const auditKey = (at: number, id: string) => `audit#${new Date(at).toISOString()}#${id}`;
+export { auditKey };
 
 export async function putAudit(
   deps: { readonly ddb: DynamoDBDocumentClient; readonly tables: { readonly events: string } },

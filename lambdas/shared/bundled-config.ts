@@ -3,11 +3,10 @@
  * by esbuild (`define`, set by lib/constructs/hookledger-function.ts). Validating again at cold start
  * would bundle zod (about half of each bundle) for nothing.
  */
-import type { HookledgerConfig } from '../../lib/config/schema';
+import type { HookledgerConfig } from '../../core/config/schema';
 
+/** Replaced by esbuild's `define` with the validated configuration's JSON (name: BUNDLED_CONFIG_DEFINE in core/env.ts). */
 declare const __HOOKLEDGER_CONFIG__: string | undefined;
-
-export const BUNDLED_CONFIG_DEFINE = '__HOOKLEDGER_CONFIG__';
 
 export class MissingBundledConfigError extends Error {
   override readonly name = 'MissingBundledConfigError';

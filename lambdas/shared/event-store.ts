@@ -31,7 +31,7 @@ import {
   type PayloadItem,
   payloadKey,
   type RequeueItem,
-} from './model';
+} from '../../core/model';
 
 /**
  * `duplicate`: this event id was recorded with these very bytes (a provider retry).

@@ -5,18 +5,18 @@
  * metric, so the dimension set is exactly what the dashboard names.
  */
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
-import { INTAKE_METRIC, METRICS_NAMESPACE } from './metric-names';
+import { DIMENSION, INTAKE_METRIC, METRICS_NAMESPACE } from '../../core/metrics';
 
 /** Returns the `onOutcome` callback of the ingest handler: one metric line per request, emitted at once. */
 export function createIntakeMetrics(stackName: string): (outcome: string) => void {
   if (stackName === '') throw new Error('stackName must not be empty: it is the Stack dimension of IntakeRequests');
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'hookledger-ingest' });
   metrics.clearDefaultDimensions();
-  metrics.setDefaultDimensions({ Stack: stackName });
+  metrics.setDefaultDimensions({ [DIMENSION.stack]: stackName });
   // Added and flushed in one synchronous step, so no other request's outcome can slip in between.
   // (singleMetric() would bring the `service` dimension back.)
   return (outcome) => {
-    metrics.addDimension('Outcome', outcome);
+    metrics.addDimension(DIMENSION.outcome, outcome);
     metrics.addMetric(INTAKE_METRIC, MetricUnit.Count, 1);
     metrics.publishStoredMetrics();
   };

@@ -14,7 +14,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { ConsumedCapacityObserver } from './event-store';
 import { translate } from './event-store';
-import { type DeliveryMessage, type LedgerItem, ledgerKey } from './model';
+import { type DeliveryMessage, eventKey, type LedgerItem, ledgerKey } from '../../core/model';
 
 export type ClaimResult =
   | { readonly kind: 'claimed'; readonly attempt: number; readonly replay: boolean }
@@ -92,7 +92,7 @@ export class Ledger {
           ':now': now,
           ':none': [],
           ':read': [read],
-          ':eventKey': `evt#${message.source}#${message.eventId}`,
+          ':eventKey': eventKey(message.source, message.eventId),
           ':source': message.source,
           ':eventId': message.eventId,
           ':eventType': message.eventType,

@@ -10,8 +10,8 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { EventItem, RequeueItem } from './model';
-import { requeueKey } from './model';
+import type { EventItem, RequeueItem } from '../../core/model';
+import { requeueKey } from '../../core/model';
 
 /** Requeue items are consumed by the stream within seconds; a day covers any stream backlog. */
 export const REQUEUE_TTL_SECONDS = 86_400;

@@ -4,8 +4,10 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ENV } from '../../lambdas/shared/env';
-import type { ConsumerConfig } from '../config/schema';
+import { ENV } from '../../core/env';
+import { keyPattern, ledgerKeyPatternOf } from '../../core/model';
+import { QUEUE_RETENTION } from '../../core/queues';
+import type { ConsumerConfig } from '../../core/config/schema';
 import { grantItemsByKeyPattern } from './event-store';
 import { HookledgerFunction } from './hookledger-function';
 
@@ -42,8 +44,8 @@ export class ConsumerWorker extends Construct {
     super(scope, id);
     const c = props.consumer;
     validateConsumer(c);
-    const retention = props.queueRetention ?? Duration.days(7);
-    if (retention.toSeconds() > Duration.days(13).toSeconds()) {
+    const retention = props.queueRetention ?? Duration.seconds(QUEUE_RETENTION.consumerDefaultSeconds);
+    if (retention.toSeconds() > QUEUE_RETENTION.consumerMaxSeconds) {
       throw new Error(
         `consumer ${c.id}: queueRetention must be at most 13 days so a message still has a day in the 14-day DLQ, got ${retention.toSeconds()} seconds`,
       );
@@ -64,7 +66,7 @@ export class ConsumerWorker extends Construct {
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: Duration.days(14),
+      retentionPeriod: Duration.seconds(QUEUE_RETENTION.deadLetterSeconds),
       // Removing the consumer (or the stack) must not delete poison messages nobody has looked at.
       removalPolicy: RemovalPolicy.RETAIN,
       redriveAllowPolicy: {
@@ -127,9 +129,9 @@ export class ConsumerWorker extends Construct {
     // Permanent errors go straight to the DLQ instead of burning the retry budget.
     this.deadLetterQueue.grantSendMessages(this.role);
     // Ledger keys end in `#<consumerId>`: a consumer can claim and acknowledge only its own deliveries.
-    grantItemsByKeyPattern(props.ledger, this.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [`*#${c.id}`]);
+    grantItemsByKeyPattern(props.ledger, this.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [ledgerKeyPatternOf(c.id)]);
     // Payloads and key-registry items only; never receipts, re-queues or audit items.
-    grantItemsByKeyPattern(props.events, this.role, ['dynamodb:GetItem'], ['pay#*', 'key#*']);
+    grantItemsByKeyPattern(props.events, this.role, ['dynamodb:GetItem'], [keyPattern('payload'), keyPattern('key')]);
   }
 }
 

@@ -2,7 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { TABLE_KEY, TTL_ATTRIBUTE } from '../../lambdas/shared/model';
+import { TABLE_KEY, TTL_ATTRIBUTE } from '../../core/model';
 
 export interface EventStoreProps {
   /**

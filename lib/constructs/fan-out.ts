@@ -4,8 +4,8 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ENV } from '../../lambdas/shared/env';
-import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../config/event-sources';
+import { ENV } from '../../core/env';
+import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN, QUEUE_RETENTION } from '../../core/queues';
 import { HookledgerFunction } from './hookledger-function';
 
 /** A consumer's delivery queue, as the fan-out sees it. */
@@ -66,7 +66,7 @@ export class FanOut extends Construct {
     const failureQueue = new sqs.Queue(this, 'FailureQueue', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: Duration.days(14),
+      retentionPeriod: Duration.seconds(QUEUE_RETENTION.deadLetterSeconds),
       // It names the records the fan-out gave up on: kept when the stack goes away or it is replaced.
       removalPolicy: RemovalPolicy.RETAIN,
     });

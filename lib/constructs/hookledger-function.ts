@@ -6,12 +6,11 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { BUNDLED_CONFIG_DEFINE } from '../../lambdas/shared/bundled-config';
+import { BUNDLED_CONFIG_DEFINE } from '../../core/env';
 import { PROJECT_ROOT } from './naming';
 
 /** Namespace of every custom metric the stack emits and alarms on (Powertools reads it from env). */
-export { METRICS_NAMESPACE } from '../../lambdas/shared/metric-names';
-import { METRICS_NAMESPACE } from '../../lambdas/shared/metric-names';
+import { METRICS_NAMESPACE } from '../../core/metrics';
 
 /** The one runtime for every function; the esbuild target below must match it. */
 export const RUNTIME = lambda.Runtime.NODEJS_22_X;

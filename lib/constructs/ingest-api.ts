@@ -7,7 +7,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { grantItemsByKeyPattern } from './event-store';
-import { ENV } from '../../lambdas/shared/env';
+import { ENV } from '../../core/env';
+import { keyPattern } from '../../core/model';
 import { HookledgerFunction } from './hookledger-function';
 
 export interface IngestApiProps {
@@ -106,10 +107,10 @@ export class IngestApi extends Construct {
     // condition fails without returning the item), the conflict audit (UpdateItem), its own
     // orphaned payload on a conflict (DeleteItem); it reads key-registry items. It can neither
     // forge a tenant key nor touch the Ledger.
-    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], ['evt#*', 'pay#*', 'bdy#*']);
-    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:GetItem'], ['key#*', 'evt#*', 'bdy#*']);
-    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:UpdateItem'], ['cfl#*']);
-    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:DeleteItem'], ['pay#*']);
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], [keyPattern('event'), keyPattern('payload'), keyPattern('bodyClaim')]);
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:GetItem'], [keyPattern('key'), keyPattern('event'), keyPattern('bodyClaim')]);
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:UpdateItem'], [keyPattern('conflict')]);
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:DeleteItem'], [keyPattern('payload')]);
     hashKey.grantRead(this.handler);
     for (const secret of secrets.values()) secret.grantRead(this.handler);
 

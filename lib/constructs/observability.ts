@@ -9,8 +9,17 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { FANOUT_SKIPPED_METRIC, INTAKE_DIMENSIONS, INTAKE_METRIC, METRICS_NAMESPACE, SECRET_REFRESH_FAILURE_METRIC } from '../../lambdas/shared/metric-names';
-import { RECONCILE_REPAIRS_METRIC, RECONCILE_VIOLATIONS_METRIC } from './reconciler';
+import {
+  DIMENSION,
+  FANOUT_SKIPPED_DIMENSIONS,
+  FANOUT_SKIPPED_METRIC,
+  INTAKE_DIMENSIONS,
+  INTAKE_METRIC,
+  METRICS_NAMESPACE,
+  RECONCILE_REPAIRS_METRIC,
+  RECONCILE_VIOLATIONS_METRIC,
+  SECRET_REFRESH_FAILURE_METRIC,
+} from '../../core/metrics';
 
 /** What is watched for one consumer. */
 export interface ConsumerSignals {
@@ -150,7 +159,7 @@ export class Observability extends Construct {
     // The custom metrics the functions publish as EMF, summed per period.
     const custom = (metricName: string, dimensionsMap: Record<string, string>, period: Duration) =>
       new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName, dimensionsMap, statistic: 'Sum', period });
-    const reconcileDimensions = { Stack: props.reconcileStackDimension ?? stack.stackName };
+    const reconcileDimensions = { [DIMENSION.stack]: props.reconcileStackDimension ?? stack.stackName };
     const violations = custom(RECONCILE_VIOLATIONS_METRIC, reconcileDimensions, props.reconcileInterval);
     this.alarm('ReconcileViolations', {
       metric: violations,
@@ -165,7 +174,7 @@ export class Observability extends Construct {
     // Intake could not read a signing secret and served the last known one: fine for up to an hour,
     // then every request is answered 503. Alarm at the first, so someone looks before that.
     const secretFailures = (served: 'stale' | 'none') =>
-      custom(SECRET_REFRESH_FAILURE_METRIC, { Stack: stack.stackName, Served: served }, Duration.minutes(5));
+      custom(SECRET_REFRESH_FAILURE_METRIC, { [DIMENSION.stack]: stack.stackName, [DIMENSION.served]: served }, Duration.minutes(5));
     const secretsStale = secretFailures('stale');
     this.alarm('SecretsServedStale', {
       metric: secretsStale,
@@ -240,7 +249,7 @@ export class Observability extends Construct {
         // Published by the fan-out as EMF (lambdas/fanout/metrics.ts): one series per removed consumer.
         left: [
           new cloudwatch.MathExpression({
-            expression: `SEARCH('{${METRICS_NAMESPACE},Consumer,Stack} MetricName="${FANOUT_SKIPPED_METRIC}" Stack="${stackDimension}"', 'Sum', 60)`,
+            expression: `SEARCH('{${METRICS_NAMESPACE},${FANOUT_SKIPPED_DIMENSIONS.join(',')}} MetricName="${FANOUT_SKIPPED_METRIC}" Stack="${stackDimension}"', 'Sum', 60)`,
             label: '',
             period: ONE_MINUTE,
           }),

@@ -5,13 +5,10 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ENV } from '../../lambdas/shared/env';
+import { ENV } from '../../core/env';
+import { QUEUE_RETENTION } from '../../core/queues';
 import { HookledgerFunction } from './hookledger-function';
 
-/** The custom metric the reconciler publishes and the violations alarm watches. */
-export const RECONCILE_VIOLATIONS_METRIC = 'ReconcileViolations';
-/** The custom metric counting deliveries the reconciler re-queued (dimension `Stack`). */
-export const RECONCILE_REPAIRS_METRIC = 'ReconcileRepairs';
 
 export interface ReconcilerRepairProps {
   /** At most this many re-queues per run (1-10000). */
@@ -72,7 +69,7 @@ export class Reconciler extends Construct {
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: Duration.days(14),
+      retentionPeriod: Duration.seconds(QUEUE_RETENTION.deadLetterSeconds),
       removalPolicy: RemovalPolicy.RETAIN,
     });
     Validations.of(this.deadLetterQueue).acknowledge({

@@ -4,8 +4,8 @@
  * its own queue, DLQ and ledger rows.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defineConfig } from '../../lib/config/schema';
-import { pascalCase } from '../../lib/constructs/naming';
+import { defineConfig } from '../../core/config/schema';
+import { pascalCase } from '../../core/outputs';
 import {
   CONFIGS,
   type Json,

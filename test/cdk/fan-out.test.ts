@@ -4,7 +4,7 @@
  * against an emulator, so it is asserted on the template.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defineConfig } from '../../lib/config/schema';
+import { defineConfig } from '../../core/config/schema';
 import {
   CONFIGS,
   type Json,

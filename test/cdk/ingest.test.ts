@@ -1,8 +1,8 @@
 /** Intake: route, payload format, throttling, one signing secret per source, and a role that cannot reach the Ledger. */
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defineConfig } from '../../lib/config/schema';
-import { pascalCase } from '../../lib/constructs/naming';
+import { defineConfig } from '../../core/config/schema';
+import { pascalCase } from '../../core/outputs';
 import {
   CONFIGS,
   type Synthesized,

@@ -1,7 +1,7 @@
 /** Alarms that page on stuck or lost work, the dashboard, the alarm topic and the reconcile schedule. */
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defineConfig } from '../../lib/config/schema';
+import { defineConfig } from '../../core/config/schema';
 import {
   CONFIGS,
   type Json,

@@ -7,7 +7,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Stack } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defineConfig } from '../../lib/config/schema';
+import { defineConfig } from '../../core/config/schema';
 import { Reconciler } from '../../lib/constructs/reconciler';
 import {
   type Json,

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import defaultConfig from '../../hookledger.config';
-import type { HookledgerConfigInput } from '../../lib/config/schema';
+import type { HookledgerConfigInput } from '../../core/config/schema';
 import { HookledgerStack } from '../../lib/hookledger-stack';
 
 export { defaultConfig };

@@ -11,7 +11,7 @@ import { backfill } from '../../cli/ops/backfill';
 import baseConfig from '../../hookledger.config';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
 import type { ConsumerHandle } from '../../lambdas/consumers/runtime';
-import { defineConfig } from '../../lib/config/schema';
+import { defineConfig } from '../../core/config/schema';
 import type { LocalStack } from '../../local/stack';
 import { platformEvent } from '../support/factories';
 import { ledgerRows, send, startTestStack } from '../support/stack';

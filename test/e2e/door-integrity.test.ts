@@ -10,7 +10,7 @@ import { replay } from '../../cli/ops/replay';
 import { signatureHeaders } from '../../cli/ops/sign';
 import { trace } from '../../cli/ops/trace';
 import baseConfig from '../../hookledger.config';
-import { defineConfig } from '../../lib/config/schema';
+import { defineConfig } from '../../core/config/schema';
 import type { LocalStack } from '../../local/stack';
 import { platformEvent } from '../support/factories';
 import { GITHUB_SOURCE } from '../support/provider-sources';

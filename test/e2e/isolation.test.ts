@@ -8,7 +8,7 @@ import { redrive } from '../../cli/ops/redrive';
 import baseConfig from '../../hookledger.config';
 import { handle as riskHandle } from '../../lambdas/consumers/risk-evaluator';
 import type { ConsumerHandle } from '../../lambdas/consumers/runtime';
-import { defineConfig } from '../../lib/config/schema';
+import { defineConfig } from '../../core/config/schema';
 import type { LocalStack } from '../../local/stack';
 import { platformEvent } from '../support/factories';
 import { ledgerRows, queueDepth, send, startTestStack } from '../support/stack';

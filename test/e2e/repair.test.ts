@@ -19,7 +19,7 @@ import config from '../../hookledger.config';
 import type { FanoutHandler } from '../../lambdas/fanout/app';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
 import { repair, type RepairDeps } from '../../lambdas/reconcile/repair';
-import type { DeliveryMessage, LedgerItem } from '../../lambdas/shared/model';
+import type { DeliveryMessage, LedgerItem } from '../../core/model';
 import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
 import { takeAll } from '../reliability/support';

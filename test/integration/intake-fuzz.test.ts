@@ -16,7 +16,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeaders } from '../../cli/ops/sign';
 import config from '../../hookledger.config';
-import { defineConfig } from '../../lib/config/schema';
+import { defineConfig } from '../../core/config/schema';
 import { GITHUB_SOURCE } from '../support/provider-sources';
 import { createIngestHandler, type IngestHandler } from '../../lambdas/ingest/app';
 import { EventStore } from '../../lambdas/shared/event-store';

@@ -2,7 +2,7 @@ import { DescribeTableCommand, DescribeTimeToLiveCommand, type DynamoDBClient } 
 import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import config from '../../hookledger.config';
-import { defineConfig, type HookledgerConfigInput } from '../../lib/config/schema';
+import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
 import { localDynamoClient, localSqsClient } from '../../local/clients';
 import { freePort, startDynamoLocal, startSqsEmulator, type DynamoLocal, type SqsEmulator } from '../../local/emulators';
 import { provisionLocalStack } from '../../local/provision';

@@ -25,13 +25,11 @@ import { main } from '../../cli/main';
 import {
   type BootstrapRequirement,
   bootstrapRequirement,
-  DEFAULT_STACK_NAME,
   type DoctorReport,
   doctor,
   doctorClients,
 } from '../../cli/ops/doctor';
-import { defineConfig, type HookledgerConfig } from '../../lib/config/schema';
-import { DEFAULT_STACK_NAME as APP_DEFAULT_STACK_NAME } from '../../lib/hookledger-stack';
+import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
 
 const cfn = mockClient(CloudFormationClient);
 const ssm = mockClient(SSMClient);
@@ -315,7 +313,6 @@ describe('hookledger doctor (the command)', () => {
     expect(await main(['doctor', '--region', REGION], run.io, defaultConfig)).toBe(0);
     expect(run.out()).toContain('no problems found');
     expect(cfn.commandCalls(DescribeStacksCommand)[0]!.args[0].input).toEqual({ StackName: 'Hookledger' });
-    expect(DEFAULT_STACK_NAME).toBe(APP_DEFAULT_STACK_NAME);
   });
 });
 

@@ -3,8 +3,8 @@ import { backfill } from '../../cli/ops/backfill';
 import { OpsUsageError } from '../../cli/ops/errors';
 import { replay } from '../../cli/ops/replay';
 import { messagesFor } from '../../lambdas/fanout/app';
-import type { RequeueItem } from '../../lambdas/shared/model';
-import { defineConfig } from '../../lib/config/schema';
+import type { RequeueItem } from '../../core/model';
+import { defineConfig } from '../../core/config/schema';
 import { streamRecord } from '../support/factories';
 import { config, freshStack, HOUR, items, MIN, OPERATOR, type OpsEnv, rawItems, startOpsEnv, T0 } from './support';
 

@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { signatureHeaders } from '../../cli/ops/sign';
 import { verifierFor } from '../../lambdas/shared/verify';
-import type { VerificationScheme } from '../../lib/config/schema';
+import type { VerificationScheme } from '../../core/config/schema';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 const body = Buffer.from('{"id":"evt_01J8K7M2Q4","type":"payment.succeeded","tenant_id":"tenant_204","key_id":"key_42"}');

@@ -43,8 +43,9 @@ import { handle as billingHandle, unitsFor } from '../../lambdas/consumers/billi
 import { handle as riskHandle, REVIEW_THRESHOLD } from '../../lambdas/consumers/risk-evaluator';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/consumers/runtime';
 import { PermanentError } from '../../lambdas/shared/errors';
-import { type KeyItem, keyRegistryKey, ledgerKey } from '../../lambdas/shared/model';
-import { defineConfig, subscribedConsumers } from '../../lib/config/schema';
+import { type KeyItem, keyRegistryKey, ledgerKey } from '../../core/model';
+import { defineConfig } from '../../core/config/schema';
+import { subscribedConsumers } from '../../core/config/routing';
 import { signedHeaders } from '../support/factories';
 import { type FaultStack, ledgerItems, queueDepth, receipts, reconcileWindow, sleep, startFaultStack, takeAll } from './support';
 

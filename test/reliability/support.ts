@@ -24,8 +24,8 @@ import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/consum
 import { reconcile, type ReconcileReport } from '../../lambdas/reconcile/reconcile';
 import { scanAll } from '../../lambdas/reconcile/scan';
 import { createLogger, type Logger } from '../../lambdas/shared/logger';
-import type { DeliveryMessage, EventItem, LedgerItem } from '../../lambdas/shared/model';
-import type { HookledgerConfig } from '../../lib/config/schema';
+import type { DeliveryMessage, EventItem, LedgerItem } from '../../core/model';
+import type { HookledgerConfig } from '../../core/config/schema';
 import type { ProvisionedStack } from '../../local/provision';
 import type { FileSecrets } from '../../local/secrets-file';
 import { startLocalStack } from '../../local/stack';

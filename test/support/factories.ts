@@ -2,7 +2,7 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEventV2, DynamoDBRecord, SQSRecord } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
-import type { DeliveryMessage } from '../../lambdas/shared/model';
+import type { DeliveryMessage } from '../../core/model';
 
 export const TEST_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 /** The payload-hash key of the tests' "deployment". */

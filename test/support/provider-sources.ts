@@ -2,7 +2,7 @@
  * The README's provider examples, exactly as written there (README "Attribution from headers"):
  * tests use these, so the documented configuration is the tested one.
  */
-import type { HookledgerConfigInput } from '../../lib/config/schema';
+import type { HookledgerConfigInput } from '../../core/config/schema';
 
 type SourceInput = HookledgerConfigInput['sources'][number];
 

@@ -2,7 +2,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { LedgerItem } from '../../lambdas/shared/model';
+import type { LedgerItem } from '../../core/model';
 import { scanAll } from '../../lambdas/reconcile/scan';
 import { type LocalStack, type LocalStackOptions, queueDepth as queueDepthOf, startLocalStack } from '../../local/stack';
 import { createLogger } from '../../lambdas/shared/logger';

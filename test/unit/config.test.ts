@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import config from '../../hookledger.config';
-import { defineConfig, matchesEventType, subscribedConsumers, type HookledgerConfigInput } from '../../lib/config/schema';
+import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
+import { matchesEventType, subscribedConsumers } from '../../core/config/routing';
 
 const base = (): HookledgerConfigInput => ({
   sources: [

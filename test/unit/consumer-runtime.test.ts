@@ -5,7 +5,7 @@ import config from '../../hookledger.config';
 import { type ConsumerHandle, type DeliveryContext, createConsumerHandler } from '../../lambdas/consumers/runtime';
 import { PermanentError } from '../../lambdas/shared/errors';
 import type { AckRequest, ClaimResult, FailRequest } from '../../lambdas/shared/ledger';
-import { findConsumer } from '../../lib/config/schema';
+import { findConsumer } from '../../core/config/routing';
 import { deliveryMessage, NOW, platformEvent, sqsRecord } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

@@ -9,7 +9,7 @@ import { createDocumentClient } from '../../lambdas/shared/clients';
 import { EventStore } from '../../lambdas/shared/event-store';
 import { payloadHmac } from '../../lambdas/shared/payload-hash';
 import type { SecretsPort } from '../../lambdas/shared/secrets';
-import { defineConfig } from '../../lib/config/schema';
+import { defineConfig } from '../../core/config/schema';
 import { httpEvent, NOW, OLD_SECRET, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

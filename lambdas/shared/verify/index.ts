@@ -1,5 +1,5 @@
 /** The verifier for a source's configured scheme. */
-import type { VerificationScheme } from '../../../lib/config/schema';
+import type { VerificationScheme } from '../../../core/config/schema';
 import { githubVerifier } from './github';
 import { hmacVerifier } from './hmac';
 import { shopifyVerifier } from './shopify';

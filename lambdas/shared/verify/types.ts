@@ -1,4 +1,4 @@
-import type { SecretVersion } from '../model';
+import type { SecretVersion } from '../../../core/model';
 
 /** The signing secrets of one source: AWSCURRENT and, during a rotation overlap, AWSPREVIOUS. */
 export interface SigningSecrets {

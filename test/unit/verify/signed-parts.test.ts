@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { signatureHeaders } from '../../../cli/ops/sign';
-import { schemeSchema, type VerificationScheme } from '../../../lib/config/schema';
-import { SIGNED_PARTS } from '../../../lib/config/signed-parts';
+import { schemeSchema, type VerificationScheme } from '../../../core/config/schema';
+import { SIGNED_PARTS } from '../../../core/config/signed-parts';
 import { verifierFor } from '../../../lambdas/shared/verify';
 
 const NOW = Date.parse('2026-11-30T08:00:00Z');

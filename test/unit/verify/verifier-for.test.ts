@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { schemeSchema } from '../../../lib/config/schema';
+import { schemeSchema } from '../../../core/config/schema';
 import {
   githubVerifier,
   shopifyVerifier,

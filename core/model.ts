@@ -142,16 +142,41 @@ export interface LedgerItem extends Attribution {
   readonly replays?: { replayId: string; at: number; policyVersion: string; attempt: number; outcome: string }[];
 }
 
-export const eventKey = (source: string, eventId: string) => `evt#${source}#${eventId}`;
+/**
+ * The EventStore's key prefixes: the key builders below and the IAM grants (lib/constructs, which
+ * spell `dynamodb:LeadingKeys` patterns with `keyPattern`) both read them from here.
+ */
+export const KEY_PREFIX = {
+  event: 'evt#',
+  payload: 'pay#',
+  bodyClaim: 'bdy#',
+  conflict: 'cfl#',
+  requeue: 'rq#',
+  key: 'key#',
+  audit: 'audit#',
+} as const;
+export type ItemKind = keyof typeof KEY_PREFIX;
+
+/** An IAM `dynamodb:LeadingKeys` pattern matching every EventStore item of one kind. */
+export const keyPattern = (kind: ItemKind) => `${KEY_PREFIX[kind]}*`;
+/** The separator between a delivery's event and its consumer in a ledger key. */
+export const LEDGER_CONSUMER_SEPARATOR = '#';
+/** An IAM `dynamodb:LeadingKeys` pattern matching the ledger rows of one consumer (and no other). */
+export const ledgerKeyPatternOf = (consumerId: string) => `*${LEDGER_CONSUMER_SEPARATOR}${consumerId}`;
+
+export const eventKey = (source: string, eventId: string) => `${KEY_PREFIX.event}${source}#${eventId}`;
 /** Without a hash: the key of payloads stored before keyed hashes (receipts with only `payloadSha256`). */
 export const payloadKey = (source: string, eventId: string, payloadHmac?: string) =>
-  payloadHmac ? `pay#${source}#${eventId}#${payloadHmac}` : `pay#${source}#${eventId}`;
-export const bodyClaimKey = (source: string, payloadHmac: string) => `bdy#${source}#${payloadHmac}`;
-export const conflictKey = (source: string, eventId: string) => `cfl#${source}#${eventId}`;
-export const ledgerKey = (source: string, eventId: string, consumerId: string) => `${source}:${eventId}#${consumerId}`;
+  payloadHmac ? `${KEY_PREFIX.payload}${source}#${eventId}#${payloadHmac}` : `${KEY_PREFIX.payload}${source}#${eventId}`;
+export const bodyClaimKey = (source: string, payloadHmac: string) => `${KEY_PREFIX.bodyClaim}${source}#${payloadHmac}`;
+export const conflictKey = (source: string, eventId: string) => `${KEY_PREFIX.conflict}${source}#${eventId}`;
+export const ledgerKey = (source: string, eventId: string, consumerId: string) =>
+  `${source}:${eventId}${LEDGER_CONSUMER_SEPARATOR}${consumerId}`;
 export const requeueKey = (operationId: string, source: string, eventId: string, consumerId: string) =>
-  `rq#${operationId}#${ledgerKey(source, eventId, consumerId)}`;
-export const keyRegistryKey = (keyId: string) => `key#${keyId}`;
+  `${KEY_PREFIX.requeue}${operationId}#${ledgerKey(source, eventId, consumerId)}`;
+export const keyRegistryKey = (keyId: string) => `${KEY_PREFIX.key}${keyId}`;
+/** An operator action's audit item: time first, so a listing reads in order. */
+export const auditKey = (at: number, id: string) => `${KEY_PREFIX.audit}${new Date(at).toISOString()}#${id}`;
 
 /** The message the fan-out puts on a consumer's queue: a reference plus the captured attribution. */
 export interface DeliveryMessage extends Attribution {

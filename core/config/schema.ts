@@ -218,5 +218,3 @@ function describePath(input: unknown, path: readonly PropertyKey[]): string {
   return `${parts.join('').replace(/^\./, '')} (value ${shown})`;
 }
 
-// Pure helpers live in routing.ts so the Lambdas can use them without bundling zod.
-export { findConsumer, findSource, matchesEventType, subscribedConsumers } from './routing';

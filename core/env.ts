@@ -26,6 +26,9 @@ export const ENV = {
   fanoutFailureQueueUrl: 'FANOUT_FAILURE_QUEUE_URL',
 } as const;
 
+/** The identifier esbuild replaces with the validated configuration's JSON (lambdas/shared/bundled-config.ts). */
+export const BUNDLED_CONFIG_DEFINE = '__HOOKLEDGER_CONFIG__';
+
 export class MissingEnvError extends Error {
   override readonly name = 'MissingEnvError';
 }

@@ -1,0 +1,29 @@
+/**
+ * Custom metrics the functions publish (EMF) and the dashboard and alarms read: names and
+ * dimensions in one place, so a publisher and its alarm cannot drift apart. Every metric carries
+ * the `Stack` dimension (two copies of hookledger in one account stay apart).
+ */
+export const METRICS_NAMESPACE = 'Hookledger';
+
+/** Dimension names. */
+export const DIMENSION = {
+  stack: 'Stack',
+  outcome: 'Outcome',
+  consumer: 'Consumer',
+  served: 'Served',
+} as const;
+
+/** One per intake request, dimensions `Outcome` (recorded, duplicate, a refusal code) and `Stack`. */
+export const INTAKE_METRIC = 'IntakeRequests';
+/** Dimension names of IntakeRequests, in the order the dashboard's SEARCH schema lists them. */
+export const INTAKE_DIMENSIONS = [DIMENSION.outcome, DIMENSION.stack] as const;
+/** Fan-out deliveries skipped because the consumer is no longer configured; dimensions `Consumer` and `Stack`. */
+export const FANOUT_SKIPPED_METRIC = 'FanOutSkippedDeliveries';
+/** Dimension names of FanOutSkippedDeliveries, in the dashboard's SEARCH schema order. */
+export const FANOUT_SKIPPED_DIMENSIONS = [DIMENSION.consumer, DIMENSION.stack] as const;
+/** One per failed read of a signing secret, dimensions `Stack` and `Served` (`stale`: last known values served; `none`: 503). */
+export const SECRET_REFRESH_FAILURE_METRIC = 'SecretRefreshFailures';
+/** Violations one reconcile run found; dimension `Stack` only. The violations alarm watches it. */
+export const RECONCILE_VIOLATIONS_METRIC = 'ReconcileViolations';
+/** Deliveries one reconcile run re-queued; dimension `Stack` only. */
+export const RECONCILE_REPAIRS_METRIC = 'ReconcileRepairs';
