@@ -10,7 +10,7 @@ import { eventKey, ledgerKey, payloadKey } from '../core/model';
 import { localDynamoClient } from '../local/clients';
 import type { LocalStack } from '../local/stack';
 import type { CapacityMeter, DeliveryTracker, InvocationMeter, SqsMeter } from './meters';
-import { signatureHeaders } from '../cli/ops/sign';
+import { signatureHeaders } from '../core/schemes';
 import { paymentEvent, type SignedRequest, signedPayments } from './payload';
 
 export interface Meters {

@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UnknownSecretError, type SecretsPort } from '../lambdas/shared/secrets';
-import type { SigningSecrets } from '../lambdas/shared/verify/types';
+import type { SigningSecrets } from '../core/schemes/types';
 
 export const DEFAULT_SECRETS_FILE = '.hookledger/secrets.json';
 

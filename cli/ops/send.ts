@@ -11,7 +11,7 @@ import { findSource } from '../../core/config/routing';
 import type { ConfigDeps } from './deps';
 import { OpsUsageError } from './errors';
 import { newEventId, ulid } from './ids';
-import { signatureHeaders } from './sign';
+import { signatureHeaders } from '../../core/schemes';
 
 export interface SendRequest {
   readonly source?: string;

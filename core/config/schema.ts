@@ -6,7 +6,8 @@
  * throws a single `ConfigError` naming the bad value, so a typo fails `cdk synth`, not production.
  */
 import { z } from 'zod';
-import { signedParts } from './signed-parts';
+import { SCHEME_TYPES, type SchemeConfig, type SchemeConfigInput, type SchemeType, schemeOptions, signedParts } from '../schemes';
+import type { OptionSpec } from '../schemes/types';
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/;
 const idSchema = (what: string) =>
@@ -21,23 +22,29 @@ export const fieldSourceSchema = z.union([
 ]);
 export type FieldSource = z.infer<typeof fieldSourceSchema>;
 
-export const schemeSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('standard-webhooks') }).strict(),
-  z.object({ type: z.literal('stripe') }).strict(),
-  z.object({ type: z.literal('github') }).strict(),
-  z.object({ type: z.literal('shopify') }).strict(),
-  z.object({ type: z.literal('slack') }).strict(),
-  z
-    .object({
-      type: z.literal('hmac'),
-      algorithm: z.enum(['sha256', 'sha512']).default('sha256'),
-      encoding: z.enum(['hex', 'base64']).default('hex'),
-      header: z.string().regex(/^[A-Za-z0-9-]+$/).transform((h) => h.toLowerCase()),
-      prefix: z.string().default(''),
-    })
-    .strict(),
-]);
-export type VerificationScheme = z.infer<typeof schemeSchema>;
+/** One scheme option's validation, from its declaration in the scheme's module (core/schemes). */
+function optionSchema(spec: OptionSpec): z.ZodType {
+  switch (spec.kind) {
+    case 'enum':
+      return z.enum(spec.values as [string, ...string[]]).default(spec.default);
+    case 'header':
+      return z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name').transform((h) => h.toLowerCase());
+    case 'text':
+      return z.string().default(spec.default);
+  }
+}
+
+function schemeVariant(type: SchemeType) {
+  const options = Object.fromEntries(Object.entries(schemeOptions(type)).map(([name, spec]) => [name, optionSchema(spec)]));
+  return z.object({ type: z.literal(type), ...options }).strict();
+}
+
+/** A source's signature scheme: one variant per entry of the scheme registry (core/schemes/index.ts). */
+export const schemeSchema = z.discriminatedUnion(
+  'type',
+  SCHEME_TYPES.map(schemeVariant) as unknown as [ReturnType<typeof schemeVariant>, ...ReturnType<typeof schemeVariant>[]],
+) as unknown as z.ZodType<SchemeConfig, SchemeConfigInput>;
+export type VerificationScheme = SchemeConfig;
 
 export const sourceSchema = z
   .object({

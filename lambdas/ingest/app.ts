@@ -14,8 +14,8 @@ import type { Logger } from '../shared/logger';
 import type { Attribution, KeyItem } from '../../core/model';
 import { payloadHmac as keyedHash } from '../shared/payload-hash';
 import { activeSecrets, type SecretsPort } from '../shared/secrets';
-import { verifierFor } from '../shared/verify';
-import type { VerifyResult } from '../shared/verify/types';
+import { verifierFor } from '../../core/schemes';
+import type { VerifyResult } from '../../core/schemes/types';
 import { extractAttribution, findControlCharacterHeader, InputError, parseJsonBody } from './parse';
 
 export interface IngestDeps {

@@ -18,7 +18,7 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import type { SecretsPort } from './secrets';
 import { UnknownSecretError } from './secrets';
-import type { SigningSecrets } from './verify/types';
+import type { SigningSecrets } from '../../core/schemes/types';
 
 /** One failed read of a source's secret. Names the error, never a value. */
 export interface SecretRefreshFailure {

@@ -1,4 +1,4 @@
-import type { SigningSecrets } from './verify/types';
+import type { SigningSecrets } from '../../core/schemes/types';
 
 /**
  * Where a source's signing secrets come from. Secrets Manager in AWS (see secrets-manager.ts);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replay } from '../../cli/ops/replay';
-import { signatureHeaders } from '../../cli/ops/sign';
+import { signatureHeaders } from '../../core/schemes';
 import { trace } from '../../cli/ops/trace';
 import baseConfig from '../../hookledger.config';
 import { defineConfig } from '../../core/config/schema';

@@ -8,7 +8,7 @@ import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb
 import { type DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signatureHeaders } from '../../cli/ops/sign';
+import { signatureHeaders } from '../../core/schemes';
 import baseConfig from '../../hookledger.config';
 import { createIngestHandler, type IngestHandler } from '../../lambdas/ingest/app';
 import { EventStore } from '../../lambdas/shared/event-store';

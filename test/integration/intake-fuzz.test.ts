@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signatureHeaders } from '../../cli/ops/sign';
+import { signatureHeaders } from '../../core/schemes';
 import config from '../../hookledger.config';
 import { defineConfig } from '../../core/config/schema';
 import { GITHUB_SOURCE } from '../support/provider-sources';

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { signatureHeaders } from '../../cli/ops/sign';
-import { verifierFor } from '../../lambdas/shared/verify';
+import { signatureHeaders } from '../../core/schemes';
+import { verifierFor } from '../../core/schemes';
 import type { VerificationScheme } from '../../core/config/schema';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');

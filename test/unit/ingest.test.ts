@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException, ProvisionedThroughputExceededException
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { signatureHeaders } from '../../cli/ops/sign';
+import { signatureHeaders } from '../../core/schemes';
 import config from '../../hookledger.config';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createDocumentClient } from '../../lambdas/shared/clients';

@@ -1,7 +1,7 @@
 import { sign } from '@octokit/webhooks-methods';
 import { describe, expect, it } from 'vitest';
-import { githubVerifier } from '../../../lambdas/shared/verify/github';
-import type { SigningSecrets, VerifyInput, VerifyResult } from '../../../lambdas/shared/verify/types';
+import { githubVerifier } from '../../../core/schemes/github';
+import type { SigningSecrets, VerifyInput, VerifyResult } from '../../../core/schemes/types';
 
 const CURRENT = 'gh-hook-secret-Qx7pL2vN9';
 const PREVIOUS = 'gh-hook-secret-Mw3kR8tZ4';

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { hmacVerifier } from '../../../lambdas/shared/verify/hmac';
-import type { SigningSecrets, VerifyInput, VerifyResult } from '../../../lambdas/shared/verify/types';
+import { hmacVerifier } from '../../../core/schemes/hmac';
+import type { SigningSecrets, VerifyInput, VerifyResult } from '../../../core/schemes/types';
 
 const CURRENT = 'partner-hook-key-R5tY8uI1';
 const PREVIOUS = 'partner-hook-key-K2jH6gF4';

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { shopifyVerifier } from '../../../lambdas/shared/verify/shopify';
-import type { SigningSecrets, VerifyInput, VerifyResult } from '../../../lambdas/shared/verify/types';
+import { shopifyVerifier } from '../../../core/schemes/shopify';
+import type { SigningSecrets, VerifyInput, VerifyResult } from '../../../core/schemes/types';
 
 const CURRENT = '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';
 const PREVIOUS = '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';

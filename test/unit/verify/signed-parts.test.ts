@@ -1,14 +1,13 @@
 /**
- * Each scheme's declared signed parts (lib/config/signed-parts.ts) are exactly what its signature
+ * Each scheme's declared signed parts (`signedParts` in its module under core/schemes) are exactly what its signature
  * covers: changing a declared header breaks the signature; changing or adding any other header
  * (the provider's delivery id, event type, hook id) does not. Attribution read from the latter can
  * be rewritten on a captured request, which is why config validation refuses it.
  */
 import { describe, expect, it } from 'vitest';
-import { signatureHeaders } from '../../../cli/ops/sign';
+import { signatureHeaders } from '../../../core/schemes';
 import { schemeSchema, type VerificationScheme } from '../../../core/config/schema';
-import { SIGNED_PARTS } from '../../../core/config/signed-parts';
-import { verifierFor } from '../../../lambdas/shared/verify';
+import { SCHEME_TYPES, signedParts, verifierFor } from '../../../core/schemes';
 
 const NOW = Date.parse('2026-11-30T08:00:00Z');
 const BODY = Buffer.from('{"id":"evt_01J8K7M2Q4","type":"payment.succeeded","tenant_id":"tenant_204","key_id":"key_42"}');
@@ -20,7 +19,7 @@ const SECRETS: Record<VerificationScheme['type'], string> = {
   slack: '8f742231b10e8888abcd99yyyzzz85a5',
   hmac: 'acme-key-N4m7',
 };
-const SCHEMES = (Object.keys(SIGNED_PARTS) as VerificationScheme['type'][]).map((type) =>
+const SCHEMES = SCHEME_TYPES.map((type) =>
   schemeSchema.parse(type === 'hmac' ? { type, header: 'x-acme-signature', prefix: 'sha256=' } : { type }),
 );
 /** Headers providers send next to the signature and that tempt a mapping: none is signed by any scheme. */
@@ -41,7 +40,7 @@ const verify = (scheme: VerificationScheme, headers: Record<string, string>, bod
 const changed = (value: string) => (/^\d+$/.test(value) ? String(Number(value) + 1) : `${value}x`);
 
 describe.each(SCHEMES)('signed parts of $type', (scheme) => {
-  const parts = SIGNED_PARTS[scheme.type];
+  const parts = signedParts(scheme);
   const signatureHeadersOnly = Object.keys(signatureHeaders(scheme, { body: BODY, secret: SECRETS[scheme.type], now: NOW, messageId: 'm' }));
 
   it('verifies the request as signed', () => {

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { slackVerifier } from '../../../lambdas/shared/verify/slack';
-import type { SigningSecrets, VerifyInput, VerifyResult } from '../../../lambdas/shared/verify/types';
+import { slackVerifier } from '../../../core/schemes/slack';
+import type { SigningSecrets, VerifyInput, VerifyResult } from '../../../core/schemes/types';
 
 // Slack's documented example (api.slack.com/authentication/verifying-requests-from-slack).
 const DOC_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';

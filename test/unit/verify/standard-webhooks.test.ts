@@ -2,9 +2,9 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { SigningSecretError } from '../../../lambdas/shared/verify/crypto';
-import { standardWebhooksVerifier } from '../../../lambdas/shared/verify/standard-webhooks';
-import type { VerifyInput, VerifyResult } from '../../../lambdas/shared/verify/types';
+import { SigningSecretError } from '../../../core/schemes/crypto';
+import { standardWebhooksVerifier } from '../../../core/schemes/standard-webhooks';
+import type { VerifyInput, VerifyResult } from '../../../core/schemes/types';
 
 const CURRENT = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const PREVIOUS = 'whsec_C2FVsBQIhrscChlQIMV5b5sSYspob7oD';

@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { stripeVerifier } from '../../../lambdas/shared/verify/stripe';
-import type { SigningSecrets, VerifyInput, VerifyResult } from '../../../lambdas/shared/verify/types';
+import { stripeVerifier } from '../../../core/schemes/stripe';
+import type { SigningSecrets, VerifyInput, VerifyResult } from '../../../core/schemes/types';
 
 const CURRENT = 'whsec_4eC39HqLyjWDarjtT1zdp7dc9Kq2';
 const PREVIOUS = 'whsec_7Yb2NcX1pQ8rTs3VuW5zLm4Kd6Hj';

@@ -1,14 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { schemeSchema } from '../../../core/config/schema';
-import {
-  githubVerifier,
-  shopifyVerifier,
-  slackVerifier,
-  standardWebhooksVerifier,
-  stripeVerifier,
-  verifierFor,
-} from '../../../lambdas/shared/verify';
+import { SCHEME_TYPES, SCHEMES, verifierFor } from '../../../core/schemes';
+import { githubVerifier } from '../../../core/schemes/github';
+import { shopifyVerifier } from '../../../core/schemes/shopify';
+import { slackVerifier } from '../../../core/schemes/slack';
+import { standardWebhooksVerifier } from '../../../core/schemes/standard-webhooks';
+import { stripeVerifier } from '../../../core/schemes/stripe';
 
 describe('verifierFor', () => {
   it.each([
@@ -19,6 +17,14 @@ describe('verifierFor', () => {
     ['slack', slackVerifier],
   ] as const)('routes a %s source to its shared verifier', (type, verifier) => {
     expect(verifierFor(schemeSchema.parse({ type }))).toBe(verifier);
+  });
+
+  it('lists exactly the six schemes, each with a signer, a verifier and its signed parts', () => {
+    expect(SCHEME_TYPES).toEqual(['standard-webhooks', 'stripe', 'github', 'shopify', 'slack', 'hmac']);
+    for (const type of SCHEME_TYPES) {
+      expect(SCHEMES[type].signedParts.body).toBe(true);
+      expect(typeof SCHEMES[type].sign).toBe('function');
+    }
   });
 
   it('builds an hmac verifier from the config, with its defaults (sha256, hex, no prefix)', () => {

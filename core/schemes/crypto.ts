@@ -4,7 +4,7 @@
  * Nothing here puts a secret, a computed signature or the body into a message.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { SecretVersion } from '../../../core/model';
+import type { SecretVersion } from '../model';
 import type { SigningSecrets, VerifyFailureCode, VerifyInput, VerifyResult } from './types';
 
 export type HmacAlgorithm = 'sha256' | 'sha512';

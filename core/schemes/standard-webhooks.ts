@@ -1,4 +1,5 @@
 /** Standard Webhooks (standardwebhooks.com): `v1,<base64>` HMAC-SHA256 over `${id}.${timestamp}.${body}`. */
+import { createHmac } from 'node:crypto';
 import {
   SigningSecretError,
   decodeSignature,
@@ -10,7 +11,7 @@ import {
   signedContent,
   verifyHmac,
 } from './crypto';
-import type { Verifier } from './types';
+import type { Scheme, Verifier } from './types';
 
 const ID = 'webhook-id';
 const TIMESTAMP = 'webhook-timestamp';
@@ -35,6 +36,19 @@ export const standardWebhooksVerifier: Verifier = {
     const result = verifyHmac({ algorithm: 'sha256', content, candidates, header: SIGNATURE, keyOf }, secrets);
     if (!result.ok) return result;
     return outOfTolerance(TIMESTAMP, seconds, input) ?? result;
+  },
+};
+
+export const standardWebhooks: Scheme = {
+  signedParts: { body: true, headers: [ID, TIMESTAMP], summary: `the body, ${ID} and ${TIMESTAMP}` },
+  options: {},
+  verifier: () => standardWebhooksVerifier,
+  sign(_options, input) {
+    const ts = String(Math.floor(input.now / 1000));
+    const mac = createHmac('sha256', standardWebhooksKey(input.secret))
+      .update(signedContent(`${input.messageId}.${ts}.`, input.body))
+      .digest('base64');
+    return { [ID]: input.messageId, [TIMESTAMP]: ts, [SIGNATURE]: `v1,${mac}` };
   },
 };
 

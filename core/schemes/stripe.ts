@@ -1,4 +1,5 @@
 /** Stripe: `stripe-signature: t=<unix seconds>,v1=<hex>[,v1=<hex>]`, HMAC-SHA256 over `${t}.${body}`. */
+import { createHmac } from 'node:crypto';
 import {
   decodeSignature,
   headerValue,
@@ -9,7 +10,7 @@ import {
   signedContent,
   verifyHmac,
 } from './crypto';
-import type { Verifier } from './types';
+import type { Scheme, Verifier } from './types';
 
 const SIGNATURE = 'stripe-signature';
 
@@ -31,6 +32,18 @@ export const stripeVerifier: Verifier = {
     const result = verifyHmac({ algorithm: 'sha256', content, candidates: parsed.signatures, header: SIGNATURE }, secrets);
     if (!result.ok) return result;
     return outOfTolerance(SIGNATURE, parsed.seconds, input) ?? result;
+  },
+};
+
+export const stripe: Scheme = {
+  // `t` sits inside the stripe-signature header next to the signatures: no header as a whole is signed.
+  signedParts: { body: true, headers: [], summary: 'the body and the t= timestamp of stripe-signature' },
+  options: {},
+  verifier: () => stripeVerifier,
+  sign(_options, input) {
+    const t = String(Math.floor(input.now / 1000));
+    const v1 = createHmac('sha256', input.secret).update(signedContent(`${t}.`, input.body)).digest('hex');
+    return { [SIGNATURE]: `t=${t},v1=${v1}` };
   },
 };
 

@@ -1,4 +1,5 @@
 /** Slack: `x-slack-signature: v0=<hex>` over `v0:${x-slack-request-timestamp}:${body}`. */
+import { createHmac } from 'node:crypto';
 import {
   decodeSignature,
   headerValue,
@@ -9,7 +10,7 @@ import {
   signedContent,
   verifyHmac,
 } from './crypto';
-import type { Verifier } from './types';
+import type { Scheme, Verifier } from './types';
 
 const SIGNATURE = 'x-slack-signature';
 const TIMESTAMP = 'x-slack-request-timestamp';
@@ -32,5 +33,16 @@ export const slackVerifier: Verifier = {
     const result = verifyHmac({ algorithm: 'sha256', content, candidates: [candidate], header: SIGNATURE }, secrets);
     if (!result.ok) return result;
     return outOfTolerance(TIMESTAMP, seconds, input) ?? result;
+  },
+};
+
+export const slack: Scheme = {
+  signedParts: { body: true, headers: [TIMESTAMP], summary: `the body and ${TIMESTAMP}` },
+  options: {},
+  verifier: () => slackVerifier,
+  sign(_options, input) {
+    const ts = String(Math.floor(input.now / 1000));
+    const mac = createHmac('sha256', input.secret).update(signedContent(`${VERSION}:${ts}:`, input.body)).digest('hex');
+    return { [TIMESTAMP]: ts, [SIGNATURE]: `${VERSION}=${mac}` };
   },
 };

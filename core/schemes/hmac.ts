@@ -1,23 +1,18 @@
 /** A plain HMAC over the body in one header, optionally behind a fixed prefix (`sha256=`). */
-import {
-  type HmacAlgorithm,
-  type SignatureEncoding,
-  decodeSignature,
-  headerValue,
-  malformedHeader,
-  missingHeader,
-  verifyHmac,
-} from './crypto';
-import type { Verifier } from './types';
+import { createHmac } from 'node:crypto';
+import { decodeSignature, headerValue, malformedHeader, missingHeader, verifyHmac } from './crypto';
+import type { OptionsOf, Scheme, Verifier } from './types';
 
-export interface HmacOptions {
-  readonly algorithm: HmacAlgorithm;
-  readonly encoding: SignatureEncoding;
+const OPTIONS = {
+  algorithm: { kind: 'enum', values: ['sha256', 'sha512'], default: 'sha256' },
+  encoding: { kind: 'enum', values: ['hex', 'base64'], default: 'hex' },
   /** Header name; matched lower-cased, as intake lower-cases every header. */
-  readonly header: string;
+  header: { kind: 'header' },
   /** Expected before the signature, case-sensitive; '' for none. */
-  readonly prefix: string;
-}
+  prefix: { kind: 'text', default: '' },
+} as const;
+
+export type HmacOptions = OptionsOf<typeof OPTIONS>;
 
 /** No timestamp is signed, so replay protection is the event-id dedupe, not this verifier. */
 export function hmacVerifier(options: HmacOptions): Verifier {
@@ -34,3 +29,15 @@ export function hmacVerifier(options: HmacOptions): Verifier {
     },
   };
 }
+
+export function hmacSign(options: HmacOptions, input: { readonly body: Buffer; readonly secret: string }): Record<string, string> {
+  const signature = createHmac(options.algorithm, input.secret).update(input.body).digest(options.encoding);
+  return { [options.header.toLowerCase()]: `${options.prefix}${signature}` };
+}
+
+export const hmac: Scheme<typeof OPTIONS> = {
+  signedParts: { body: true, headers: [], summary: 'the body only' },
+  options: OPTIONS,
+  verifier: hmacVerifier,
+  sign: hmacSign,
+};

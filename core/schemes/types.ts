@@ -1,0 +1,92 @@
+import type { SecretVersion } from '../model';
+
+/** The signing secrets of one source: AWSCURRENT and, during a rotation overlap, AWSPREVIOUS. */
+export interface SigningSecrets {
+  readonly current: string;
+  readonly previous?: string;
+  /**
+   * Epoch ms at which the rotation overlap ends: from then on `previous` verifies nothing. Set by
+   * the adapters from the rotation's record; a `previous` without it is not accepted at all.
+   */
+  readonly previousUntil?: number;
+}
+
+export interface VerifyInput {
+  /** The exact bytes the provider sent (API Gateway's base64 already undone). */
+  readonly rawBody: Buffer;
+  /** Header names lower-cased; repeated headers joined with ','. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Epoch milliseconds. */
+  readonly now: number;
+  readonly toleranceSeconds: number;
+}
+
+export type VerifyFailureCode =
+  | 'missing_signature'
+  | 'malformed_signature'
+  | 'signature_mismatch'
+  | 'timestamp_out_of_tolerance';
+
+export type VerifyResult =
+  | { readonly ok: true; readonly secretVersion: SecretVersion }
+  | { readonly ok: false; readonly code: VerifyFailureCode; readonly message: string };
+
+/** A verifier never logs, never throws on bad input, and compares in constant time. */
+export interface Verifier {
+  verify(input: VerifyInput, secrets: SigningSecrets): VerifyResult;
+}
+
+/** What a scheme's signature covers. Intake reads attribution from signed parts only (see README "Threat model at the door"). */
+export interface SignedParts {
+  /** Every scheme signs the exact body bytes. */
+  readonly body: true;
+  /** Request headers (lower-case) whose values are inside the signed content. */
+  readonly headers: readonly string[];
+  /** Said in errors and docs. */
+  readonly summary: string;
+}
+
+/** What `hookledger send` signs (and the tests sign with): one request body, one secret, one instant. */
+export interface SignInput {
+  readonly body: Buffer;
+  readonly secret: string;
+  /** Epoch milliseconds. */
+  readonly now: number;
+  /** A delivery id, for schemes that sign one (Standard Webhooks' `webhook-id`). */
+  readonly messageId: string;
+}
+
+/**
+ * A configuration option of a scheme beside `type`, declared as data so the config schema
+ * (core/config/schema.ts) builds its validation from it and the Lambdas never bundle zod.
+ */
+export type OptionSpec =
+  | { readonly kind: 'enum'; readonly values: readonly string[]; readonly default: string }
+  /** A request header name; required; lower-cased (intake lower-cases every header). */
+  | { readonly kind: 'header' }
+  | { readonly kind: 'text'; readonly default: string };
+export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
+
+type OptionValue<S> = S extends { readonly kind: 'enum'; readonly values: readonly (infer V)[] } ? V : string;
+/** The validated options (defaults applied). */
+export type OptionsOf<Specs> = { readonly [K in keyof Specs]: OptionValue<Specs[K]> };
+/** The options as written in hookledger.config.ts: those with a default may be left out. */
+export type OptionsInputOf<Specs> = {
+  readonly [K in keyof Specs as Specs[K] extends { readonly default: string } ? never : K]: OptionValue<Specs[K]>;
+} & {
+  readonly [K in keyof Specs as Specs[K] extends { readonly default: string } ? K : never]?: OptionValue<Specs[K]>;
+};
+
+/**
+ * One signature scheme: how a provider signs (`sign`, for `hookledger send` and the tests), how
+ * intake checks it (`verifier`), and what the signature covers (`signedParts`), side by side with
+ * the header names they share. Listed once in core/schemes/index.ts.
+ */
+export interface Scheme<Specs extends OptionSpecs = Record<never, OptionSpec>> {
+  readonly signedParts: SignedParts;
+  /** Options beside `type` the config accepts; `{}` for most schemes. */
+  readonly options: Specs;
+  verifier(options: OptionsOf<Specs>): Verifier;
+  /** The headers carrying the signature (and whatever else it signs) for one body. */
+  sign(options: OptionsOf<Specs>, input: SignInput): Record<string, string>;
+}
