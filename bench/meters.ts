@@ -9,7 +9,7 @@
  *  - Deliveries: the stack's `onDelivery` callback, to know when all consumers have acknowledged.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { ConsumerLambdaHandler } from '../lambdas/consumers/runtime';
+import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import type { FanoutHandler } from '../lambdas/fanout/app';
 import type { DeliveryProgress, LocalStack } from '../local/stack';
 

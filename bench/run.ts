@@ -207,7 +207,7 @@ async function main(): Promise<void> {
     [...Object.entries(bundles), ['(empty handler)', emptyBundle] as const].map(([name, b]) => [name, fmt.kb(b.bytes), fmt.kb(b.mapBytes), fmt.ms(b.loadMs)]),
   );
   printNotes([
-    'loaded with NODE_OPTIONS=--enable-source-maps (as the CDK stack sets) and dummy env values; consumers build their clients on the first invocation, not at import (lambdas/consumers/lambda.ts)',
+    'loaded with NODE_OPTIONS=--enable-source-maps (as the CDK stack sets) and dummy env values; consumers build their clients on the first invocation, not at import (lambdas/runtime/lambda.ts)',
     `local ${process.arch} Node ${process.version}, not Lambda's arm64 Node 22: compare functions with each other and with the empty handler, not with AWS INIT durations`,
   ]);
   console.log(`\ntotal run time ${runSeconds.toFixed(0)} s`);

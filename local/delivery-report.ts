@@ -6,7 +6,7 @@
  * ledger row, which the runtime wrote before answering.
  */
 import type { SQSBatchResponse } from 'aws-lambda';
-import type { ConsumerLambdaHandler } from '../lambdas/consumers/runtime';
+import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import type { LedgerItem } from '../core/model';
 
 export type DeliveryVerdict = 'ok' | 'retrying' | 'quarantined';

@@ -2,8 +2,8 @@
  * audit-writer: every event; writes one structured audit line per event (ids and type only, never
  * the payload) and charges one unit of audit storage.
  */
-import { lambdaConsumer } from './lambda';
-import type { ConsumerHandle } from './runtime';
+import { lambdaConsumer } from '../runtime/lambda';
+import type { ConsumerHandle } from '../runtime/runtime';
 
 export const handle: ConsumerHandle = async ({ attribution, payload, logger, idempotencyKey }) => {
   logger.info('audit', {

@@ -3,8 +3,8 @@
  * acknowledgement IS the meter reading, so this handler only decides how many units an event is worth.
  */
 import { matchesEventType } from '../../core/config/routing';
-import { lambdaConsumer } from './lambda';
-import type { ConsumerHandle } from './runtime';
+import { lambdaConsumer } from '../runtime/lambda';
+import type { ConsumerHandle } from '../runtime/runtime';
 
 /** First matching pattern wins. */
 export const UNITS_BY_TYPE: readonly (readonly [pattern: string, units: number])[] = [

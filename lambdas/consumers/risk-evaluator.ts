@@ -5,8 +5,8 @@
  * captured at intake; authorization does not).
  */
 import { PermanentError } from '../shared/errors';
-import { lambdaConsumer } from './lambda';
-import type { ConsumerHandle } from './runtime';
+import { lambdaConsumer } from '../runtime/lambda';
+import type { ConsumerHandle } from '../runtime/runtime';
 
 export const REVIEW_THRESHOLD = 100_000;
 

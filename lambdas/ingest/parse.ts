@@ -3,6 +3,7 @@
  * error that names the field. Pure functions: no I/O, no logging.
  */
 import type { FieldSource, SourceConfig } from '../../core/config/schema';
+import { readPath } from '../shared/dotted-path';
 
 export class InputError extends Error {
   override readonly name = 'InputError';
@@ -158,16 +159,6 @@ function describeValue(value: unknown): string {
 
 function describe(from: FieldSource): string {
   return 'body' in from ? `body.${from.body}` : `header ${from.header}`;
-}
-
-/** Own properties only: a path never walks into a prototype. */
-export function readPath(root: unknown, path: string): unknown {
-  let node: unknown = root;
-  for (const key of path.split('.')) {
-    if (!node || typeof node !== 'object' || !Object.hasOwn(node, key)) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
 }
 
 /** Header values with control characters are refused before anything reads them. */

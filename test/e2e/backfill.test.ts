@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { backfill } from '../../cli/ops/backfill';
 import baseConfig from '../../hookledger.config';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
-import type { ConsumerHandle } from '../../lambdas/consumers/runtime';
+import type { ConsumerHandle } from '../../lambdas/runtime/runtime';
 import { defineConfig } from '../../core/config/schema';
 import type { LocalStack } from '../../local/stack';
 import { platformEvent } from '../support/factories';

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import config from '../../hookledger.config';
 import { handle as billingHandle } from '../../lambdas/consumers/billing-meter';
-import type { ConsumerHandle } from '../../lambdas/consumers/runtime';
+import type { ConsumerHandle } from '../../lambdas/runtime/runtime';
 import type { LocalStack } from '../../local/stack';
 import { platformEvent } from '../support/factories';
 import { doneRows, ledgerRows, send, startTestStack, unitsByTenant } from '../support/stack';

@@ -28,7 +28,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import baseConfig from '../../hookledger.config';
 import { unitsFor } from '../../lambdas/consumers/billing-meter';
-import type { ConsumerLambdaHandler } from '../../lambdas/consumers/runtime';
+import type { ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
 import { defineConfig } from '../../core/config/schema';
 import { subscribedConsumers } from '../../core/config/routing';
 import type { LocalStack } from '../../local/stack';

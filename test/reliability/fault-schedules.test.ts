@@ -41,7 +41,7 @@ import baseConfig from '../../hookledger.config';
 import { handle as auditHandle } from '../../lambdas/consumers/audit-writer';
 import { handle as billingHandle, unitsFor } from '../../lambdas/consumers/billing-meter';
 import { handle as riskHandle, REVIEW_THRESHOLD } from '../../lambdas/consumers/risk-evaluator';
-import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/consumers/runtime';
+import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
 import { PermanentError } from '../../lambdas/shared/errors';
 import { type KeyItem, keyRegistryKey, ledgerKey } from '../../core/model';
 import { defineConfig } from '../../core/config/schema';

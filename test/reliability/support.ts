@@ -20,7 +20,7 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/consumers/runtime';
+import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
 import { reconcile, type ReconcileReport } from '../../lambdas/reconcile/reconcile';
 import { scanAll } from '../../lambdas/reconcile/scan';
 import { createLogger, type Logger } from '../../lambdas/shared/logger';

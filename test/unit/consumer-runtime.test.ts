@@ -2,7 +2,7 @@ import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import config from '../../hookledger.config';
-import { type ConsumerHandle, type DeliveryContext, createConsumerHandler } from '../../lambdas/consumers/runtime';
+import { type ConsumerHandle, type DeliveryContext, createConsumerHandler } from '../../lambdas/runtime/runtime';
 import { PermanentError } from '../../lambdas/shared/errors';
 import type { AckRequest, ClaimResult, FailRequest } from '../../lambdas/shared/ledger';
 import { findConsumer } from '../../core/config/routing';

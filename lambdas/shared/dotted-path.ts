@@ -1,4 +1,17 @@
-import { readPath } from '../ingest/parse';
+/**
+ * Dotted JSON paths (`data.object.id`): how the config names attribution fields in a body and the
+ * payload fields a consumer may see.
+ */
+
+/** Own properties only: a path never walks into a prototype. */
+export function readPath(root: unknown, path: string): unknown {
+  let node: unknown = root;
+  for (const key of path.split('.')) {
+    if (!node || typeof node !== 'object' || !Object.hasOwn(node, key)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
 
 /**
  * Narrow access: a consumer sees only the payload fields its config lists (dotted paths); the

@@ -18,7 +18,7 @@ import type { EventStore } from '../shared/event-store';
 import type { Ledger } from '../shared/ledger';
 import type { Logger } from '../shared/logger';
 import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
-import { narrowPayload } from './narrow';
+import { narrowPayload } from '../shared/dotted-path';
 
 export type KeyStatus = 'active' | 'revoked' | 'unknown';
 
