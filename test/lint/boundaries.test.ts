@@ -1,0 +1,61 @@
+/**
+ * The import boundaries in biome.jsonc hold: each case plants a file that breaks (or keeps) one rule
+ * in the folder it governs, lints it with Biome exactly as `npm test` does, and removes it again.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const BIOME = path.join(ROOT, 'node_modules/.bin/biome');
+
+interface Diagnostic {
+  readonly category: string;
+  readonly message: string;
+}
+
+async function lintPlanted(folder: string, source: string): Promise<Diagnostic[]> {
+  const file = path.join(folder, `planted-${randomUUID().slice(0, 8)}.ts`);
+  await writeFile(path.join(ROOT, file), source);
+  try {
+    const { stdout } = await promisify(execFile)(BIOME, ['lint', '--reporter=json', file], { cwd: ROOT }).catch(
+      (error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }),
+    );
+    return (JSON.parse(stdout) as { diagnostics: Diagnostic[] }).diagnostics;
+  } finally {
+    await rm(path.join(ROOT, file), { force: true });
+  }
+}
+
+const restricted = (diagnostics: readonly Diagnostic[]) =>
+  diagnostics.filter((d) => d.category === 'lint/style/noRestrictedImports').map((d) => d.message);
+
+describe('import boundaries (biome.jsonc)', () => {
+  it.each([
+    ['lambdas/ingest', "import { Stack } from 'aws-cdk-lib';\nexport const planted = Stack;\n", 'Handler code never imports the CDK'],
+    ['lambdas/shared', "import { PROJECT_ROOT } from '../../lib/constructs/naming';\nexport const planted = PROJECT_ROOT;\n", 'Handler code never imports the CDK'],
+    ['lambdas/shared', "import { z } from 'zod';\nexport const planted = z;\n", 'Lambdas never bundle zod'],
+    ['lambdas/fanout', "import { main } from '../../cli/main';\nexport const planted = main;\n", 'Handler code never imports the CLI'],
+    ['lib/constructs', "import { createLogger } from '../../lambdas/shared/logger';\nexport const planted = createLogger;\n", 'Constructs never import handler internals'],
+    ['cli', "import { createIngestHandler } from '../lambdas/ingest/app';\nexport const planted = createIngestHandler;\n", "The CLI never imports the local pipeline's handlers"],
+    ['cli', "import { startLocalStack } from '../local/stack';\nexport const planted = startLocalStack;\n", "The CLI never imports the local pipeline's handlers"],
+    ['core', "import { createLogger } from '../lambdas/shared/logger';\nexport const planted = createLogger;\n", 'core/ is the dependency-free contracts module'],
+    ['core/config', "import { SQSClient } from '@aws-sdk/client-sqs';\nexport const planted = SQSClient;\n", 'core/ holds contracts only'],
+  ])('refuses a planted import in %s (%#)', async (folder, source, message) => {
+    const messages = restricted(await lintPlanted(folder, source));
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toContain(message);
+  });
+
+  it.each([
+    ['lambdas/shared', "import { eventKey } from '../../core/model';\nexport const planted = eventKey;\n"],
+    ['lib/constructs', "import { ENV } from '../../core/env';\nexport const planted = ENV;\n"],
+    ['cli', "import { EventStore } from '../lambdas/shared/event-store';\nexport const planted = EventStore;\n"],
+    ['core/config', "import { SCHEMES } from '../schemes';\nexport const planted = SCHEMES;\n"],
+  ])('accepts an import the layering allows in %s (%#)', async (folder, source) => {
+    expect(restricted(await lintPlanted(folder, source))).toEqual([]);
+  });
+});
