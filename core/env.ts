@@ -2,6 +2,7 @@
  * Environment contract between the CDK stack (which sets these) and the Lambda entry points (which
  * read them once, at cold start). A missing variable is a deployment bug: fail loudly.
  */
+import { ConfigurationError } from './errors';
 export const ENV = {
   eventsTable: 'EVENTS_TABLE',
   ledgerTable: 'LEDGER_TABLE',
@@ -29,7 +30,7 @@ export const ENV = {
 /** The identifier esbuild replaces with the validated configuration's JSON (lambdas/shared/bundled-config.ts). */
 export const BUNDLED_CONFIG_DEFINE = '__HOOKLEDGER_CONFIG__';
 
-export class MissingEnvError extends Error {
+export class MissingEnvError extends ConfigurationError {
   override readonly name = 'MissingEnvError';
 }
 

@@ -2,6 +2,7 @@
  * The CloudFormation outputs of a hookledger stack: written by lib/hookledger-stack.ts, read by the
  * CLI (`--stack`) and `hookledger doctor`. One list, so the two cannot drift.
  */
+import { ConfigurationError } from './errors';
 
 /** The stack name when `-c stackName=...` is not given. */
 export const DEFAULT_STACK_NAME = 'Hookledger';
@@ -29,7 +30,7 @@ export function pascalCase(id: string): string {
     .join('');
 }
 
-export class OutputIdClashError extends Error {
+export class OutputIdClashError extends ConfigurationError {
   override readonly name = 'OutputIdClashError';
 }
 

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { SCHEME_TYPES, type SchemeConfig, type SchemeConfigInput, type SchemeType, schemeOptions, signedParts } from '../schemes';
 import type { OptionSpec } from '../schemes/types';
+import { ConfigurationError } from '../errors';
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/;
 const idSchema = (what: string) =>
@@ -194,7 +195,7 @@ export const configSchema = z
 export type HookledgerConfigInput = z.input<typeof configSchema>;
 export type HookledgerConfig = z.infer<typeof configSchema>;
 
-export class ConfigError extends Error {
+export class ConfigError extends ConfigurationError {
   override readonly name = 'ConfigError';
 }
 

@@ -6,12 +6,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SecretVersion } from '../model';
 import type { SigningSecrets, VerifyFailureCode, VerifyInput, VerifyResult } from './types';
+import { ConfigurationError } from '../errors';
 
 export type HmacAlgorithm = 'sha256' | 'sha512';
 export type SignatureEncoding = 'hex' | 'base64';
 
 /** A signing secret that cannot be turned into a key: configuration, not request input. */
-export class SigningSecretError extends Error {
+export class SigningSecretError extends ConfigurationError {
   override readonly name = 'SigningSecretError';
 }
 

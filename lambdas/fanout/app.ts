@@ -13,6 +13,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Logger } from '../shared/logger';
 import type { DeliveryMessage, EventItem, RequeueItem } from '../../core/model';
+import { HookledgerError } from '../../core/errors';
 
 export interface FanoutDeps {
   readonly sqs: SQSClient;
@@ -35,7 +36,7 @@ interface Outgoing {
   readonly message: DeliveryMessage;
 }
 
-export class UnroutableRecordError extends Error {
+export class UnroutableRecordError extends HookledgerError {
   override readonly name = 'UnroutableRecordError';
 }
 

@@ -4,8 +4,9 @@
  */
 import type { FieldSource, SourceConfig } from '../../core/config/schema';
 import { readPath } from '../shared/dotted-path';
+import { HookledgerError } from '../../core/errors';
 
-export class InputError extends Error {
+export class InputError extends HookledgerError {
   override readonly name = 'InputError';
   constructor(
     readonly code: string,

@@ -10,6 +10,7 @@ import { type RepairDeps, type RepairResult, repair } from './repair';
 
 export { METRICS_NAMESPACE } from '../../core/metrics';
 import { DIMENSION, METRICS_NAMESPACE, RECONCILE_REPAIRS_METRIC, RECONCILE_VIOLATIONS_METRIC } from '../../core/metrics';
+import { HookledgerError } from '../../core/errors';
 /** Violations logged one line each; the rest are counted in the summary line. */
 const MAX_LOGGED_VIOLATIONS = 200;
 
@@ -128,7 +129,7 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
   };
 }
 
-export class ReconcileInputError extends Error {
+export class ReconcileInputError extends HookledgerError {
   override readonly name = 'ReconcileInputError';
 }
 

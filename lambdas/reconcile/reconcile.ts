@@ -13,6 +13,7 @@
  */
 import { eventKey, type EventItem, type LedgerItem } from '../../core/model';
 import { batchGet, parseLedgerKey, type Progress, type ScanDeps, scanLedger, scanReceipts, type Window } from './scan';
+import { HookledgerError } from '../../core/errors';
 
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 60 * MINUTE_MS;
@@ -78,7 +79,7 @@ export interface ReconcileDeps extends ScanDeps {
   readonly clock?: () => number;
 }
 
-export class ReconcileWindowError extends Error {
+export class ReconcileWindowError extends HookledgerError {
   override readonly name = 'ReconcileWindowError';
 }
 

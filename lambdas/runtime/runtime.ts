@@ -19,6 +19,7 @@ import type { Ledger } from '../shared/ledger';
 import type { Logger } from '../shared/logger';
 import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
 import { narrowPayload } from '../shared/dotted-path';
+import { HookledgerError } from '../../core/errors';
 
 export type KeyStatus = 'active' | 'revoked' | 'unknown';
 
@@ -66,7 +67,7 @@ export interface ConsumerRuntimeDeps {
 export type ConsumerLambdaHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
 /** Raised for a record so that it is reported as a batch item failure. */
-class RetryLater extends Error {
+class RetryLater extends HookledgerError {
   override readonly name = 'RetryLater';
 }
 
@@ -219,7 +220,7 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
   };
 }
 
-export class MalformedMessageError extends Error {
+export class MalformedMessageError extends HookledgerError {
   override readonly name = 'MalformedMessageError';
 }
 

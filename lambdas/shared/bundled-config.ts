@@ -4,11 +4,12 @@
  * would bundle zod (about half of each bundle) for nothing.
  */
 import type { HookledgerConfig } from '../../core/config/schema';
+import { ConfigurationError } from '../../core/errors';
 
 /** Replaced by esbuild's `define` with the validated configuration's JSON (name: BUNDLED_CONFIG_DEFINE in core/env.ts). */
 declare const __HOOKLEDGER_CONFIG__: string | undefined;
 
-export class MissingBundledConfigError extends Error {
+export class MissingBundledConfigError extends ConfigurationError {
   override readonly name = 'MissingBundledConfigError';
 }
 

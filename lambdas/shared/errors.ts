@@ -1,11 +1,12 @@
 /** Typed errors. Adapters translate SDK errors into these; handlers translate these into responses. */
+import { HookledgerError } from '../../core/errors';
 
-export class StorageUnavailableError extends Error {
+export class StorageUnavailableError extends HookledgerError {
   override readonly name = 'StorageUnavailableError';
 }
 
 /** Thrown by a consumer handler to quarantine the delivery at once (no further retries). */
-export class PermanentError extends Error {
+export class PermanentError extends HookledgerError {
   override readonly name: string = 'PermanentError';
   constructor(
     message: string,
@@ -18,7 +19,7 @@ export class PermanentError extends Error {
 }
 
 /** The lease this worker held was taken over (its attempt is no longer the delivery's attempt). */
-export class FencedError extends Error {
+export class FencedError extends HookledgerError {
   override readonly name = 'FencedError';
 }
 

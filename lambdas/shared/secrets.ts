@@ -1,4 +1,5 @@
 import type { SigningSecrets } from '../../core/schemes/types';
+import { ConfigurationError } from '../../core/errors';
 
 /**
  * Where a source's signing secrets come from. Secrets Manager in AWS (see secrets-manager.ts);
@@ -23,6 +24,6 @@ export function activeSecrets(secrets: SigningSecrets, now: number): SigningSecr
   return { current: secrets.current };
 }
 
-export class UnknownSecretError extends Error {
+export class UnknownSecretError extends ConfigurationError {
   override readonly name = 'UnknownSecretError';
 }
