@@ -24,13 +24,9 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import { LOCAL_REGION } from './clients';
 import type { DynamoStreamsApi, WireShard, WireStreamRecord } from './dynamodb-streams';
 import { compileFilters, type FilterPattern } from './filter-criteria';
+import { describe, type PollerLogger, sleep as sleepFor } from './support';
 
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
-
-export interface PollerLogger {
-  warn(message: string, extra?: Record<string, unknown>): void;
-  error(message: string, extra?: Record<string, unknown>): void;
-}
 
 export interface StreamPollerOptions {
   readonly streams: DynamoStreamsApi;
@@ -163,17 +159,7 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
     for (const check of [...waiters]) check();
   };
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (stopSignal.signal.aborted) return resolve();
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        stopSignal.signal.removeEventListener('abort', done);
-        resolve();
-      }
-      stopSignal.signal.addEventListener('abort', done);
-    });
+  const sleep = (ms: number) => sleepFor(ms, stopSignal.signal);
 
   async function latestStreamArn(): Promise<string | undefined> {
     let latest: { StreamArn: string; StreamLabel: string } | undefined;
@@ -562,8 +548,4 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
       });
     },
   };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
