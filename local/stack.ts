@@ -16,15 +16,15 @@ import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../lib/config/event-
 import type { HookledgerConfig } from '../lib/config/schema';
 import { startAdminServer } from './admin-server';
 import { LOCAL_REGION, localDynamoClient, localSqsClient } from './clients';
-import { createLocalStreamsApi } from './dynamodb-streams';
+import { createLocalStreamsApi } from './streams/dynamodb-streams';
 import { type DynamoLocal, freePort, type SqsEmulator, startDynamoLocal, startSqsEmulator } from './emulators';
 import { type HttpGateway, startHttpGateway } from './http-gateway';
 import { type ProvisionedStack, provisionLocalStack } from './provision';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from './secrets-file';
 import { createSqsPoller, type SqsPoller } from './sqs-poller';
 import type { LocalStackState } from './state';
-import { fileCheckpointStore } from './stream-checkpoints';
-import { createStreamPoller, type StreamPoller } from './stream-poller';
+import { fileCheckpointStore } from './streams/checkpoints';
+import { createStreamPoller, type StreamPoller } from './streams/poller';
 import type { PollerLogger } from './support';
 import { createTtlSweeper, type TtlSweeper } from './ttl-sweeper';
 import { buildHandlers, type LocalHandlers, localDocumentClient } from './wiring';

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { CheckpointStore } from './stream-poller';
+import type { CheckpointStore } from './poller';
 
 export function fileCheckpointStore(path: string): CheckpointStore {
   let saved: Record<string, string> = {};

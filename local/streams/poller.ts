@@ -21,10 +21,10 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { LOCAL_REGION } from './clients';
+import { LOCAL_REGION } from '../clients';
 import type { DynamoStreamsApi, WireShard, WireStreamRecord } from './dynamodb-streams';
 import { compileFilters, type FilterPattern } from './filter-criteria';
-import { describe, type PollerLogger, sleep as sleepFor } from './support';
+import { describe, type PollerLogger, sleep as sleepFor } from '../support';
 
 export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
 
