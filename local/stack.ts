@@ -25,7 +25,7 @@ import { createSqsPoller, type SqsPoller } from './sqs-poller';
 import type { LocalStackState } from './state';
 import { fileCheckpointStore } from './streams/checkpoints';
 import { createStreamPoller, type StreamPoller } from './streams/poller';
-import type { PollerLogger } from './support';
+import { type PollerLogger, sleep } from './support';
 import { createTtlSweeper, type TtlSweeper } from './ttl-sweeper';
 import { buildHandlers, type LocalHandlers, localDocumentClient } from './wiring';
 import { type RepairResult, repair } from '../lambdas/reconcile/repair';
@@ -344,7 +344,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           const active = config.consumers.map((c) => c.id).filter((id) => !pausedSet.has(id));
           const backlog = await pendingMessages(sqs, active.map((id) => resources.queues[id]!.url));
           quiet = backlog === 0 && inFlight === 0 ? quiet + 1 : 0;
-          await new Promise((r) => setTimeout(r, 200));
+          await sleep(200);
         }
       },
       async killStorage() {
