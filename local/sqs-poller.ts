@@ -15,7 +15,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { LOCAL_REGION } from './clients';
-import type { PollerLogger } from './stream-poller';
+import { describe, type PollerLogger, sleep } from './support';
 
 export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 
@@ -93,18 +93,6 @@ export function createSqsPoller(options: SqsPollerOptions): SqsPoller {
   const notify = () => {
     for (const check of [...waiters]) check();
   };
-
-  const sleep = (ms: number, signal: AbortSignal) =>
-    new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      }
-      signal.addEventListener('abort', done);
-    });
 
   async function runWorker(worker: Worker, signal: AbortSignal): Promise<void> {
     while (active && !signal.aborted) {
@@ -287,8 +275,4 @@ function toMessageAttributes(attributes: Record<string, MessageAttributeValue> |
     };
   }
   return result;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

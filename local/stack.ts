@@ -5,7 +5,6 @@
  *
  * Used by `npm start` (local/start.ts), the end-to-end tests and the benchmark.
  */
-import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
@@ -15,16 +14,18 @@ import type { ConsumedCapacityObserver } from '../lambdas/shared/event-store';
 import type { Logger } from '../lambdas/shared/logger';
 import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../core/queues';
 import type { HookledgerConfig } from '../core/config/schema';
+import { startAdminServer } from './admin-server';
 import { LOCAL_REGION, localDynamoClient, localSqsClient } from './clients';
-import { createLocalStreamsApi } from './dynamodb-streams';
+import { createLocalStreamsApi } from './streams/dynamodb-streams';
 import { type DynamoLocal, freePort, type SqsEmulator, startDynamoLocal, startSqsEmulator } from './emulators';
 import { type HttpGateway, startHttpGateway } from './http-gateway';
 import { type ProvisionedStack, provisionLocalStack } from './provision';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from './secrets-file';
 import { createSqsPoller, type SqsPoller } from './sqs-poller';
 import type { LocalStackState } from './state';
-import { fileCheckpointStore } from './stream-checkpoints';
-import { createStreamPoller, type PollerLogger, type StreamPoller } from './stream-poller';
+import { fileCheckpointStore } from './streams/checkpoints';
+import { createStreamPoller, type StreamPoller } from './streams/poller';
+import { type PollerLogger, sleep } from './support';
 import { createTtlSweeper, type TtlSweeper } from './ttl-sweeper';
 import { buildHandlers, type LocalHandlers, localDocumentClient } from './wiring';
 import { type RepairResult, repair } from '../lambdas/reconcile/repair';
@@ -343,7 +344,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           const active = config.consumers.map((c) => c.id).filter((id) => !pausedSet.has(id));
           const backlog = await pendingMessages(sqs, active.map((id) => resources.queues[id]!.url));
           quiet = backlog === 0 && inFlight === 0 ? quiet + 1 : 0;
-          await new Promise((r) => setTimeout(r, 200));
+          await sleep(200);
         }
       },
       async killStorage() {
@@ -376,7 +377,6 @@ function requireConsumer(config: HookledgerConfig, consumerId: string): void {
   }
 }
 
-
 /** Visible plus in-flight messages: anything there is still work (possibly waiting out a backoff). */
 export async function queueDepth(sqs: SQSClient, queueUrl: string): Promise<number> {
   const out = await sqs.send(
@@ -392,36 +392,4 @@ async function pendingMessages(sqs: SQSClient, queueUrls: string[]): Promise<num
   let total = 0;
   for (const url of queueUrls) total += await queueDepth(sqs, url);
   return total;
-}
-
-/** Loopback admin endpoint the CLI uses to pause and resume one consumer's processing. */
-async function startAdminServer(control: {
-  pause(id: string): Promise<void>;
-  resume(id: string): void;
-  paused(): string[];
-  intakeOutcomes(): Record<string, number>;
-  consumers: string[];
-}): Promise<{ server: Server; url: string }> {
-  const server = createServer((req, res) => {
-    const send = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
-    const match = /^\/consumers\/([a-z0-9-]+)\/(pause|resume)$/.exec(req.url ?? '');
-    if (req.method === 'GET' && req.url === '/consumers') return send(200, { consumers: control.consumers, paused: control.paused() });
-    if (req.method === 'GET' && req.url === '/intake') return send(200, { outcomes: control.intakeOutcomes() });
-    if (req.method !== 'POST' || !match) return send(404, { error: 'not_found', message: 'use GET /consumers, GET /intake or POST /consumers/<id>/pause|resume' });
-    const [, id, action] = match as unknown as [string, string, 'pause' | 'resume'];
-    if (!control.consumers.includes(id)) return send(404, { error: 'unknown_consumer', message: `no consumer "${id}"` });
-    const done = () => send(200, { consumer: id, paused: control.paused().includes(id) });
-    if (action === 'pause') control.pause(id).then(done, (e: Error) => send(500, { error: 'pause_failed', message: e.message }));
-    else {
-      control.resume(id);
-      done();
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return { server, url: `http://127.0.0.1:${port}` };
 }

@@ -18,7 +18,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { TTL_ATTRIBUTE } from '../core/model';
-import type { PollerLogger } from './stream-poller';
+import type { PollerLogger } from './support';
 
 /** AWS leaves alone items whose TTL is more than five years in the past. */
 const FIVE_YEARS_SECONDS = 5 * 365 * 24 * 3600;

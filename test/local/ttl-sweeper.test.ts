@@ -2,9 +2,9 @@ import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDynamoClient } from '../../local/clients';
-import { createLocalStreamsApi } from '../../local/dynamodb-streams';
+import { createLocalStreamsApi } from '../../local/streams/dynamodb-streams';
 import { freePort, startDynamoLocal, type DynamoLocal } from '../../local/emulators';
-import { createStreamPoller, type StreamPoller } from '../../local/stream-poller';
+import { createStreamPoller, type StreamPoller } from '../../local/streams/poller';
 import { createTtlSweeper } from '../../local/ttl-sweeper';
 import { createEventsTable, putItem, recordingLogger, uniqueName, waitFor } from './support';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileFilters, FilterCriteriaError } from '../../local/filter-criteria';
+import { compileFilters, FilterCriteriaError } from '../../../local/streams/filter-criteria';
 
 function streamRecord(eventName: string, newImage?: Record<string, unknown>) {
   return { eventName, eventSource: 'aws:dynamodb', dynamodb: { Keys: { pk: { S: 'evt#platform#evt_01J8K7M2Q4' } }, ...(newImage ? { NewImage: newImage } : {}) } };

@@ -14,7 +14,7 @@ import {
   type _Record as SdkRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { AttributeValue } from 'aws-lambda';
-import { LOCAL_REGION } from './clients';
+import { LOCAL_REGION } from '../clients';
 
 export interface WireStreamRecord {
   readonly eventID: string;

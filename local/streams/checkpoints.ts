@@ -5,7 +5,12 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { CheckpointStore } from './stream-poller';
+
+/** Durable shard checkpoints: the last sequence number done with, per stream and shard. */
+export interface CheckpointStore {
+  load(streamArn: string, shardId: string): string | undefined;
+  save(streamArn: string, shardId: string, sequenceNumber: string | undefined): void;
+}
 
 export function fileCheckpointStore(path: string): CheckpointStore {
   let saved: Record<string, string> = {};

@@ -1,0 +1,40 @@
+/**
+ * The local stack's loopback admin endpoint: `GET /consumers`, `GET /intake` and
+ * `POST /consumers/<id>/pause|resume`, which the CLI's pause control calls for a local target.
+ */
+import { createServer, type Server } from 'node:http';
+
+/** What the admin endpoint can see and do (the running stack provides it). */
+export interface AdminControl {
+  pause(id: string): Promise<void>;
+  resume(id: string): void;
+  paused(): string[];
+  intakeOutcomes(): Record<string, number>;
+  consumers: string[];
+}
+
+/** Loopback admin endpoint the CLI uses to pause and resume one consumer's processing. */
+export async function startAdminServer(control: AdminControl): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const match = /^\/consumers\/([a-z0-9-]+)\/(pause|resume)$/.exec(req.url ?? '');
+    if (req.method === 'GET' && req.url === '/consumers') return send(200, { consumers: control.consumers, paused: control.paused() });
+    if (req.method === 'GET' && req.url === '/intake') return send(200, { outcomes: control.intakeOutcomes() });
+    if (req.method !== 'POST' || !match) return send(404, { error: 'not_found', message: 'use GET /consumers, GET /intake or POST /consumers/<id>/pause|resume' });
+    const [, id, action] = match as unknown as [string, string, 'pause' | 'resume'];
+    if (!control.consumers.includes(id)) return send(404, { error: 'unknown_consumer', message: `no consumer "${id}"` });
+    const done = () => send(200, { consumer: id, paused: control.paused().includes(id) });
+    if (action === 'pause') control.pause(id).then(done, (e: Error) => send(500, { error: 'pause_failed', message: e.message }));
+    else {
+      control.resume(id);
+      done();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { server, url: `http://127.0.0.1:${port}` };
+}
