@@ -19,7 +19,7 @@ export interface FanOutProps {
   readonly events: dynamodb.ITable;
   /** Every configured consumer's queue; the fan-out may send to all of them. */
   readonly consumerQueues: readonly ConsumerQueue[];
-  // Defaults come from lib/config/event-sources.ts, which the local stack's stream poller mirrors.
+  // Defaults come from core/queues.ts, which the local stack's stream poller mirrors.
   /** Retries of a failing batch before its records go to the failure queue. @default 5 */
   readonly retryAttempts?: number;
   /**
