@@ -15,7 +15,7 @@ import { backfill } from './ops/backfill';
 import { DEFAULT_STACK_NAME } from '../core/outputs';
 import { bootstrapRequirement, type DoctorReport, doctor, doctorClients } from './ops/doctor';
 import type { OperatorDeps, Progress } from './ops/deps';
-import { ConflictError, NotFoundError, OpsUsageError } from './ops/errors';
+import { CliError, EXIT, UsageError } from './errors';
 import { issueKey, listKeys, revokeKey } from './ops/keys';
 import { setPaused } from './ops/pause';
 import { redrive } from './ops/redrive';
@@ -28,9 +28,7 @@ import { type UsageReport, usage } from './ops/usage';
 import { verifyPayload } from './ops/verify-payload';
 import { fields, table } from './format';
 import { resolveTarget, type Target } from './target';
-import { formatAge, iso, parseDuration, parseTime, TimeArgumentError } from './time';
-
-export const EXIT = { ok: 0, found: 1, usage: 2, failed: 3 } as const;
+import { formatAge, iso, parseDuration, parseTime } from './time';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -45,11 +43,6 @@ interface Globals {
   readonly stack?: string;
   readonly region?: string;
   readonly json?: boolean;
-}
-
-/** A command line that makes no sense (exit 2). */
-class UsageError extends Error {
-  override readonly name = 'UsageError';
 }
 
 /** Runs one command line; resolves to the process exit code. */
@@ -207,7 +200,7 @@ Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not fo
           body = file === '-' ? await readAll(io.stdin) : await readFile(file);
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code;
-          throw new OpsUsageError(`cannot read ${file}${code ? ` (${code})` : ''}; give the path of the body to check, or - for standard input`);
+          throw new UsageError(`cannot read ${file}${code ? ` (${code})` : ''}; give the path of the body to check, or - for standard input`);
         }
         const target = await connect();
         const result = await verifyPayload(
@@ -588,17 +581,13 @@ function failure(error: unknown, warn: (text: string) => void): number {
       ? EXIT.ok
       : EXIT.usage;
   }
-  const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof UsageError || error instanceof OpsUsageError || error instanceof TimeArgumentError) {
-    warn(`error: ${message}`);
-    return EXIT.usage;
+  if (error instanceof CliError) {
+    warn(`error: ${error.message}`);
+    return error.exitCode;
   }
-  if (error instanceof NotFoundError || error instanceof ConflictError) {
-    warn(`error: ${message}`);
-    return EXIT.found;
-  }
+  // Unexpected (an SDK error, a bug): the class name helps whoever reads the report.
   const name = error instanceof Error ? error.name : 'Error';
-  warn(`error: ${['TargetError', 'OperationFailedError'].includes(name) ? message : `${name}: ${message}`}`);
+  warn(`error: ${name}: ${error instanceof Error ? error.message : String(error)}`);
   return EXIT.failed;
 }
 
