@@ -15,15 +15,15 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HookledgerConfig } from '../core/config/schema';
 import { dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
 import { createDocumentClient } from '../lambdas/shared/clients';
-import { localSqsClient } from '../local/clients';
+// Only the local stack's client and state modules: local/wiring.ts would load the whole pipeline
+// (ingest, fan-out, consumer runtime) just to build a document client.
+import { localDynamoClient, localSqsClient } from '../local/clients';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from '../local/secrets-file';
 import { DEFAULT_STATE_FILE, isProcessAlive, type LocalStackState, readState, StateFileError, webhookUrlFor } from '../local/state';
-import { localDocumentClient } from '../local/wiring';
+import { TargetError } from './errors';
 import type { QueuePair, TableNames } from './ops/deps';
 import { adminPauseControl, lambdaPauseControl, type PauseControl } from './ops/pause';
 import type { SecretRotator } from './ops/secrets';
-
-/** The stack output naming the payload-hash key's secret (lib/hookledger-stack.ts). */
 
 export interface Target {
   readonly kind: 'local' | 'aws';
@@ -44,11 +44,6 @@ export interface Target {
   /** Intake requests by outcome, where the target keeps them (the local stack); undefined on AWS. */
   intakeOutcomes(): Promise<Record<string, number> | undefined>;
   destroy(): void;
-}
-
-/** The stack cannot be found or reached; the message says what to do. */
-export class TargetError extends Error {
-  override readonly name = 'TargetError';
 }
 
 export interface TargetOptions {
@@ -91,7 +86,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
       `the local stack recorded in ${file} (pid ${state.pid}) is not running any more. Start it with \`npm start\`.`,
     );
   }
-  const ddb = localDocumentClient(state.dynamo.endpoint);
+  const ddb = createDocumentClient(localDynamoClient(state.dynamo.endpoint));
   const sqs = localSqsClient(state.sqs.endpoint);
   const secrets = new FileSecrets({
     path: state.secretsFile ? path.resolve(options.root, state.secretsFile) : path.join(options.root, DEFAULT_SECRETS_FILE),

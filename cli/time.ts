@@ -1,8 +1,5 @@
 /** Times and durations on the command line: ISO-8601 or relative to now (`-1h`, `-30m`, `now`). */
-
-export class TimeArgumentError extends Error {
-  override readonly name = 'TimeArgumentError';
-}
+import { UsageError } from './errors';
 
 const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
@@ -20,7 +17,7 @@ export function parseTime(value: string, now: number, name = 'time'): number {
     const ms = Date.parse(zoned);
     if (!Number.isNaN(ms)) return ms;
   }
-  throw new TimeArgumentError(
+  throw new UsageError(
     `${name} "${value}" is not a time; use ISO-8601 (2026-11-29T12:00:00Z) or relative to now (-30m, -1h, -7d, now)`,
   );
 }
@@ -30,7 +27,7 @@ export function parseDuration(value: string, name = 'duration'): number {
   const text = value.trim();
   if (text === '0') return 0;
   const match = DURATION.exec(text);
-  if (!match) throw new TimeArgumentError(`${name} "${value}" is not a duration; use a number and a unit: 90s, 15m, 1h, 7d`);
+  if (!match) throw new UsageError(`${name} "${value}" is not a duration; use a number and a unit: 90s, 15m, 1h, 7d`);
   const unit = match[2] === 'ms' ? 1 : (UNIT_MS[match[2] as string] as number);
   return Math.round(Number(match[1]) * unit);
 }

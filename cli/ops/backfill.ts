@@ -11,7 +11,7 @@ import { scanReceipts, type Window } from '../../lambdas/reconcile/scan';
 import { eventKey } from '../../core/model';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, type OperatorDeps, type Progress } from './deps';
-import { OpsUsageError } from './errors';
+import { UsageError } from '../errors';
 import { newReplayId } from './ids';
 import { forEachLimited } from './pool';
 import { splitByRetention } from './replay';
@@ -44,7 +44,7 @@ export interface BackfillResult {
 export async function backfill(deps: OperatorDeps & ConfigDeps, request: BackfillRequest): Promise<BackfillResult> {
   const consumer = findConsumer(deps.config, request.consumer);
   if (!consumer) {
-    throw new OpsUsageError(
+    throw new UsageError(
       `unknown consumer "${request.consumer}"; add it to hookledger.config.ts first (configured: ${deps.config.consumers.map((c) => c.id).join(', ')})`,
     );
   }

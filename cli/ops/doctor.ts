@@ -26,7 +26,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { HookledgerConfig } from '../../core/config/schema';
 import { OUTPUT, queueUrlOutput, secretArnOutput } from '../../core/outputs';
-import { OperationFailedError } from './errors';
+import { OperationFailedError } from '../errors';
 
 /** AWS refuses a reservation that leaves fewer than this many executions unreserved in the account. */
 export const MIN_UNRESERVED_CONCURRENCY = 100;

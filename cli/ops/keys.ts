@@ -8,7 +8,7 @@ import { scanAll } from '../../lambdas/reconcile/scan';
 import { type KeyItem, keyRegistryKey } from '../../core/model';
 import { writeAudit } from './audit';
 import { now as clockNow, type OperatorDeps, type StoreDeps } from './deps';
-import { ConflictError, NotFoundError, OpsUsageError } from './errors';
+import { ConflictError, NotFoundError, UsageError } from '../errors';
 import { newKeyId } from './ids';
 
 const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -16,8 +16,8 @@ const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 export async function issueKey(deps: OperatorDeps, request: { tenant: string; keyId?: string }): Promise<KeyItem> {
   const at = clockNow(deps);
   const keyId = request.keyId ?? newKeyId(at);
-  if (!KEY_ID.test(keyId)) throw new OpsUsageError(`key id must be 1-64 letters, digits, '_' or '-', got "${keyId}"`);
-  if (!request.tenant) throw new OpsUsageError('a key needs a tenant (--tenant)');
+  if (!KEY_ID.test(keyId)) throw new UsageError(`key id must be 1-64 letters, digits, '_' or '-', got "${keyId}"`);
+  if (!request.tenant) throw new UsageError('a key needs a tenant (--tenant)');
   const item: KeyItem = { pk: keyRegistryKey(keyId), kind: 'key', keyId, tenantId: request.tenant, status: 'active', createdAt: at };
   try {
     // Never re-issue an id: events already attributed to it must keep meaning the same tenant.

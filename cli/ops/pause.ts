@@ -9,7 +9,7 @@
 import { type LambdaClient, ListEventSourceMappingsCommand, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { QueuePair } from './deps';
-import { OperationFailedError, OpsUsageError } from './errors';
+import { OperationFailedError, UsageError } from '../errors';
 
 export interface PauseControl {
   pause(consumer: string): Promise<void>;
@@ -30,7 +30,7 @@ export async function setPaused(
   paused: boolean,
 ): Promise<PauseResult> {
   if (!consumers.includes(consumer)) {
-    throw new OpsUsageError(`unknown consumer "${consumer}"; configured: ${consumers.join(', ')}`);
+    throw new UsageError(`unknown consumer "${consumer}"; configured: ${consumers.join(', ')}`);
   }
   await (paused ? control.pause(consumer) : control.resume(consumer));
   return { consumer, paused };
@@ -72,7 +72,7 @@ export function lambdaPauseControl(deps: {
 }): PauseControl {
   const mappingsOf = async (consumer: string) => {
     const pair = deps.queues[consumer];
-    if (!pair) throw new OpsUsageError(`the stack has no queue output for consumer "${consumer}" (QueueUrl<Consumer>)`);
+    if (!pair) throw new UsageError(`the stack has no queue output for consumer "${consumer}" (QueueUrl<Consumer>)`);
     const arn = (
       await deps.sqs.send(new GetQueueAttributesCommand({ QueueUrl: pair.url, AttributeNames: ['QueueArn'] }))
     ).Attributes?.QueueArn;

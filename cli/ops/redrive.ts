@@ -19,7 +19,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import type { ConfigDeps, Progress, QueuePair } from './deps';
-import { OperationFailedError, OpsUsageError } from './errors';
+import { OperationFailedError, UsageError } from '../errors';
 
 export interface RedriveDeps extends ConfigDeps {
   readonly sqs: SQSClient;
@@ -50,7 +50,7 @@ export interface RedriveResult {
 export async function redrive(deps: RedriveDeps, request: RedriveRequest): Promise<RedriveResult> {
   const pair = deps.queues[request.consumer];
   if (!pair) {
-    throw new OpsUsageError(
+    throw new UsageError(
       `no queue for consumer "${request.consumer}"; consumers with queues: ${Object.keys(deps.queues).join(', ') || 'none'}`,
     );
   }

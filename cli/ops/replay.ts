@@ -14,7 +14,7 @@ import { batchGet, scanReceipts, type Window } from '../../lambdas/reconcile/sca
 import { type DeliveryState, type EventItem, eventKey, type LedgerItem, ledgerKey } from '../../core/model';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, type OperatorDeps, type Progress, type StoreDeps } from './deps';
-import { NotFoundError, OpsUsageError } from './errors';
+import { NotFoundError, UsageError } from '../errors';
 import { newReplayId } from './ids';
 import { forEachLimited } from './pool';
 import { putRequeue, requeueItem } from './requeue';
@@ -61,10 +61,10 @@ export type ReplayDeps = OperatorDeps & ConfigDeps;
 export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<ReplayResult> {
   const { consumer } = request;
   if (!findConsumer(deps.config, consumer)) {
-    throw new OpsUsageError(`unknown consumer "${consumer}"; configured: ${deps.config.consumers.map((c) => c.id).join(', ')}`);
+    throw new UsageError(`unknown consumer "${consumer}"; configured: ${deps.config.consumers.map((c) => c.id).join(', ')}`);
   }
   if ((request.event === undefined) === (request.window === undefined)) {
-    throw new OpsUsageError('give either one event (--event) or a window (--from/--to), not both and not neither');
+    throw new UsageError('give either one event (--event) or a window (--from/--to), not both and not neither');
   }
 
   const receipts = request.event
@@ -83,7 +83,7 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
   // A payload past retention is never served again, whatever TTL has deleted yet.
   const { kept: matching, expired } = splitByRetention(selected, clockNow(deps));
   if (request.event && expired.length > 0) {
-    throw new OpsUsageError(
+    throw new UsageError(
       `event ${request.event.eventId}: its payload passed retention at ${iso(expired[0]!.payloadExpiresAt)} and is never served again; ` +
         'the receipt, its keyed hash and the ledger trail remain (hookledger trace)',
     );
@@ -188,11 +188,11 @@ export async function findReceipt(
     throw new NotFoundError(`no receipt for event ${eventId} (sources tried: ${sources.join(', ')}); check the id, or pass --source`);
   }
   if (found.length > 1) {
-    throw new OpsUsageError(`event ${eventId} exists for several sources (${found.map((f) => f.source).join(', ')}); pass --source`);
+    throw new UsageError(`event ${eventId} exists for several sources (${found.map((f) => f.source).join(', ')}); pass --source`);
   }
   const receipt = found[0] as EventItem;
   if (consumer !== undefined && !(receipt.consumers ?? []).includes(consumer)) {
-    throw new OpsUsageError(
+    throw new UsageError(
       `event ${eventId} was never meant for ${consumer} (its delivery set: ${(receipt.consumers ?? []).join(', ') || 'empty'}); ` +
         `use \`hookledger backfill\` to add a consumer to past events`,
     );

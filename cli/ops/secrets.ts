@@ -21,7 +21,7 @@ import { findSource } from '../../core/config/routing';
 import { newWebhookSecret } from '../../local/secrets-file';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, type OperatorDeps } from './deps';
-import { OpsUsageError } from './errors';
+import { UsageError } from '../errors';
 
 const HOUR = 3_600_000;
 /** The range `secretOverlapHours` allows, in ms. */
@@ -61,10 +61,10 @@ export async function rotateSecret(deps: SecretsDeps, request: { source: string;
   const configured = config.secretOverlapHours * HOUR;
   const overlapMs = request.overlapMs ?? configured;
   if (overlapMs < OVERLAP_RANGE.min || overlapMs > OVERLAP_RANGE.max) {
-    throw new OpsUsageError(`overlap ${hoursOrMinutes(overlapMs)} is outside 1h to 720h`);
+    throw new UsageError(`overlap ${hoursOrMinutes(overlapMs)} is outside 1h to 720h`);
   }
   if (rotator.kind === 'aws' && request.overlapMs !== undefined && request.overlapMs !== configured) {
-    throw new OpsUsageError(
+    throw new UsageError(
       `on a deployed stack intake takes the overlap from the deployed config (source "${source}" secretOverlapHours ` +
         `${config.secretOverlapHours}); change it there and deploy, or retire the previous secret early with \`secrets retire\``,
     );
@@ -127,14 +127,14 @@ export async function retireSecret(deps: SecretsDeps, request: { source: string 
 function sourceOf(deps: ConfigDeps, source: string): SourceConfig {
   const found = findSource(deps.config, source);
   if (!found) {
-    throw new OpsUsageError(`unknown source "${source}"; configured: ${deps.config.sources.map((s) => s.id).join(', ')}`);
+    throw new UsageError(`unknown source "${source}"; configured: ${deps.config.sources.map((s) => s.id).join(', ')}`);
   }
   return found;
 }
 
 function secretIdOf(rotator: { readonly secretIds: Readonly<Record<string, string>> }, source: string): string {
   const secretId = rotator.secretIds[source];
-  if (!secretId) throw new OpsUsageError(`the stack has no signing secret output for source "${source}" (SecretArn<Source>)`);
+  if (!secretId) throw new UsageError(`the stack has no signing secret output for source "${source}" (SecretArn<Source>)`);
   return secretId;
 }
 

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { type FieldSource } from '../../core/config/schema';
 import { findSource } from '../../core/config/routing';
 import type { ConfigDeps } from './deps';
-import { OpsUsageError } from './errors';
+import { UsageError } from '../errors';
 import { newEventId, ulid } from './ids';
 import { signatureHeaders } from '../../core/schemes';
 
@@ -48,14 +48,14 @@ export interface SendResult {
 export async function send(deps: SendDeps, request: SendRequest): Promise<SendResult> {
   const sourceId = request.source ?? onlySource(deps);
   const source = findSource(deps.config, sourceId);
-  if (!source) throw new OpsUsageError(`unknown source "${sourceId}"; configured: ${deps.config.sources.map((s) => s.id).join(', ')}`);
+  if (!source) throw new UsageError(`unknown source "${sourceId}"; configured: ${deps.config.sources.map((s) => s.id).join(', ')}`);
   const now = (deps.clock ?? Date.now)();
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   let payload: Buffer;
   let eventId: string | undefined;
   if (request.file !== undefined) {
     payload = await readFile(request.file).catch((error: NodeJS.ErrnoException) => {
-      throw new OpsUsageError(`cannot read --file ${request.file}: ${error.code ?? error.message}`);
+      throw new UsageError(`cannot read --file ${request.file}: ${error.code ?? error.message}`);
     });
   } else {
     eventId = request.eventId ?? newEventId(now);
@@ -91,7 +91,7 @@ export async function send(deps: SendDeps, request: SendRequest): Promise<SendRe
 function onlySource(deps: ConfigDeps): string {
   const [first, ...rest] = deps.config.sources;
   if (!first || rest.length > 0) {
-    throw new OpsUsageError(`several sources are configured (${deps.config.sources.map((s) => s.id).join(', ')}); pass --source`);
+    throw new UsageError(`several sources are configured (${deps.config.sources.map((s) => s.id).join(', ')}); pass --source`);
   }
   return first.id;
 }

@@ -8,7 +8,7 @@
 import { scanAll, type Window } from '../../lambdas/reconcile/scan';
 import type { LedgerItem } from '../../core/model';
 import type { Progress, StoreDeps } from './deps';
-import { OpsUsageError } from './errors';
+import { UsageError } from '../errors';
 
 export interface UsageRequest extends Window {
   readonly tenant?: string;
@@ -33,7 +33,7 @@ export interface UsageReport {
 
 export async function usage(deps: StoreDeps, request: UsageRequest): Promise<UsageReport> {
   if (!(request.from < request.to)) {
-    throw new OpsUsageError(`--from must be before --to (got ${iso(request.from)} .. ${iso(request.to)})`);
+    throw new UsageError(`--from must be before --to (got ${iso(request.from)} .. ${iso(request.to)})`);
   }
   const clauses = ['#state = :done', 'ackAt >= :from', 'ackAt < :to'];
   const values: Record<string, unknown> = { ':done': 'done', ':from': request.from, ':to': request.to };

@@ -16,7 +16,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConflictError, NotFoundError } from '../../cli/ops/errors';
+import { ConflictError, NotFoundError } from '../../cli/errors';
 import { issueKey, listKeys, revokeKey } from '../../cli/ops/keys';
 import { redrive } from '../../cli/ops/redrive';
 import { retireSecret, rotateSecret } from '../../cli/ops/secrets';

@@ -16,9 +16,10 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TargetError } from '../../cli/errors';
 import { main } from '../../cli/main';
 import { lambdaPauseControl, setPaused } from '../../cli/ops/pause';
-import { resolveTarget, TargetError } from '../../cli/target';
+import { resolveTarget } from '../../cli/target';
 import { parseDuration, parseTime } from '../../cli/time';
 import { config } from './support';
 

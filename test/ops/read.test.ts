@@ -1,6 +1,6 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NotFoundError } from '../../cli/ops/errors';
+import { NotFoundError } from '../../cli/errors';
 import { status } from '../../cli/ops/status';
 import { trace } from '../../cli/ops/trace';
 import { usage } from '../../cli/ops/usage';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfill } from '../../cli/ops/backfill';
-import { OpsUsageError } from '../../cli/ops/errors';
+import { UsageError } from '../../cli/errors';
 import { replay } from '../../cli/ops/replay';
 import { messagesFor } from '../../lambdas/fanout/app';
 import type { RequeueItem } from '../../core/model';
@@ -175,7 +175,7 @@ describe('replay', () => {
     await expect(replay(stack.deps, { consumer: 'risk-evaluator', event: { eventId: 'evt_01J8K7M2S6' } })).rejects.toThrow(
       /never meant for risk-evaluator.*backfill/,
     );
-    await expect(replay(stack.deps, { consumer: 'nobody', window: WINDOW })).rejects.toBeInstanceOf(OpsUsageError);
+    await expect(replay(stack.deps, { consumer: 'nobody', window: WINDOW })).rejects.toBeInstanceOf(UsageError);
   });
 
   it('asks for confirmation after counting, and writes nothing when declined', async () => {

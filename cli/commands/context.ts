@@ -1,0 +1,124 @@
+/**
+ * What every command gets from `main`: the process's streams, the config, the stack it talks to
+ * (built on first use), printing (`--json` or a formatter for people), a progress line and a
+ * confirmation prompt. A command file is `register(program, ctx)` plus its own human formatter.
+ */
+import os from 'node:os';
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import type { HookledgerConfig } from '../../core/config/schema';
+import type { OperatorDeps, Progress } from '../ops/deps';
+import { resolveTarget, type Target } from '../target';
+
+export interface CliIo {
+  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/** The options every command accepts (declared on the program). */
+export interface Globals {
+  readonly stack?: string;
+  readonly region?: string;
+  readonly json?: boolean;
+}
+
+/** Whatever a command's action resolves to: an exit code, or nothing for 0. */
+type Outcome = Promise<number | void>;
+
+export interface CommandContext {
+  readonly io: CliIo;
+  readonly config: HookledgerConfig;
+  /** Repository root: where .hookledger/ and cdk.json live. */
+  readonly root: string;
+  /** Recorded on audit items: $USER. */
+  readonly operator: string;
+  /** A line on stderr (warnings; errors are printed by `main`). */
+  warn(text: string): void;
+  /** The data as JSON under --json, otherwise what `human` makes of it. */
+  print(globals: Globals, data: unknown, human: () => string): void;
+  /** A `label: done/total` line on a terminal's stderr; `end()` closes it before anything else is printed. */
+  progress(label: string): Progress & { end(): void };
+  /** Asks on a terminal; scripts (no TTY) and --yes go ahead. */
+  confirm(yes: boolean | undefined, question: string): Promise<boolean>;
+  /** Table access for the operations, recorded as done by `operator`. */
+  opsDeps(target: Target): OperatorDeps & { config: HookledgerConfig };
+  /** A commander action that records the exit code it resolves to. */
+  action<A extends unknown[]>(fn: (globals: Globals, ...args: A) => Outcome): (...args: A) => Promise<void>;
+  /**
+   * An action that reaches the stack through `connect()`, called after the arguments are checked
+   * (a usage error never waits on the network); the clients are closed afterwards.
+   */
+  withTarget<A extends unknown[]>(fn: (connect: () => Promise<Target>, globals: Globals, ...args: A) => Outcome): (...args: A) => Promise<void>;
+}
+
+/** The context for one command line, and the exit code its action resolved to. */
+export function createContext(io: CliIo, config: HookledgerConfig, root: string): CommandContext & { exitCode(): number } {
+  let exitCode = 0;
+  const out = (text: string) => io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  const operator = io.env.USER || io.env.USERNAME || safeUsername();
+
+  const action: CommandContext['action'] =
+    (fn) =>
+    async (...args) => {
+      // Commander passes the command itself last.
+      const command = args[args.length - 1] as Command;
+      const code = await fn(command.optsWithGlobals<Globals>(), ...args);
+      if (typeof code === 'number') exitCode = code;
+    };
+
+  return {
+    io,
+    config,
+    root,
+    operator,
+    exitCode: () => exitCode,
+    warn: (text) => void io.stderr.write(`${text}\n`),
+    print: (globals, data, human) => void out(globals.json ? JSON.stringify(data, null, 2) : human()),
+    progress: (label) => {
+      const live = io.stderr.isTTY === true;
+      let shown = false;
+      const report = ((done: number, total: number | undefined) => {
+        if (!live) return;
+        shown = true;
+        io.stderr.write(`\r${label}: ${done}${total !== undefined ? `/${total}` : ''}   `);
+      }) as Progress & { end(): void };
+      report.end = () => {
+        if (shown) io.stderr.write('\n');
+        shown = false;
+      };
+      return report;
+    },
+    confirm: async (yes, question) => {
+      if (yes || !io.stdin.isTTY || !io.stderr.isTTY) return true;
+      const rl = createInterface({ input: io.stdin, output: io.stderr });
+      try {
+        return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+      } finally {
+        rl.close();
+      }
+    },
+    opsDeps: (target) => ({ ddb: target.ddb, tables: target.tables, operator, config }),
+    action,
+    withTarget: (fn) =>
+      action(async (globals, ...args) => {
+        let target: Target | undefined;
+        const connect = async () =>
+          (target ??= await resolveTarget({ config, root, stack: globals.stack, region: globals.region, env: io.env }));
+        try {
+          return await fn(connect, globals, ...args);
+        } finally {
+          target?.destroy();
+        }
+      }),
+  };
+}
+
+function safeUsername(): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The commands, in the order `hookledger --help` lists them. A new command is one file in this
+ * folder exporting `register(program, ctx)`, imported here and added to COMMANDS.
+ */
+import type { Command } from 'commander';
+import { register as backfill } from './backfill';
+import type { CommandContext } from './context';
+import { register as doctor } from './doctor';
+import { register as keys } from './keys';
+import { register as pause } from './pause';
+import { register as reconcile } from './reconcile';
+import { register as redrive } from './redrive';
+import { register as replay } from './replay';
+import { register as secrets } from './secrets';
+import { register as send } from './send';
+import { register as status } from './status';
+import { register as trace } from './trace';
+import { register as usage } from './usage';
+import { register as verifyPayload } from './verify-payload';
+
+export type RegisterCommand = (program: Command, ctx: CommandContext) => void;
+
+export const COMMANDS: readonly RegisterCommand[] = [
+  status,
+  trace,
+  verifyPayload,
+  usage,
+  replay,
+  backfill,
+  pause, // and resume
+  redrive,
+  reconcile,
+  send,
+  doctor,
+  keys,
+  secrets,
+];

@@ -1,0 +1,98 @@
+/** `hookledger reconcile [--repair]`: receipts against ledger items; exit 1 while violations remain. */
+import type { Command } from 'commander';
+import { type ReconcileReport, reconcile } from '../../lambdas/reconcile/reconcile';
+import { type RepairResult, repair } from '../../lambdas/reconcile/repair';
+import { EXIT, UsageError } from '../errors';
+import { table } from '../format';
+import { formatAge, iso, parseDuration } from '../time';
+import { parseWindow } from './args';
+import type { CommandContext } from './context';
+
+export function register(program: Command, ctx: CommandContext): void {
+  program
+    .command('reconcile')
+    .description('check receipts against ledger items in [from, to); exit 1 and list every violation by its ids')
+    .option('--from <time>', 'receipts received at or after this time', '-24h')
+    .option('--to <time>', 'receipts received before this time', 'now')
+    .option('--grace <duration>', 'receipts younger than this are not yet expected to be delivered', '15m')
+    .option('--repair', 're-queue missing and stalled deliveries (never a second ledger row); paused consumers are reported, not repaired')
+    .option('--dry-run', 'with --repair: count what would be repaired; write nothing')
+    .action(
+      ctx.withTarget(async (connect, globals, options: { from: string; to: string; grace: string; repair?: boolean; dryRun?: boolean }) => {
+        const window = parseWindow(options.from, options.to);
+        const graceMs = parseDuration(options.grace, '--grace');
+        if (options.dryRun && !options.repair) throw new UsageError('--dry-run goes with --repair (reconcile alone writes nothing)');
+        const target = await connect();
+        const bar = ctx.progress('scanning');
+        if (!options.repair) {
+          const report = await reconcile({ ddb: target.ddb, tables: target.tables }, { ...window, graceMs, onProgress: bar });
+          bar.end();
+          ctx.print(globals, report, () => formatReconcile(report));
+          return report.violations.length > 0 ? EXIT.found : EXIT.ok;
+        }
+        // Paused consumers are not repaired: an unknown pause state must not be guessed.
+        const paused = await target.pauseControl.paused();
+        const result = await repair(
+          {
+            ddb: target.ddb,
+            tables: target.tables,
+            operator: ctx.operator,
+            ...(target.fanoutFailureQueueUrl ? { fanoutFailures: { sqs: target.sqs, queueUrl: target.fanoutFailureQueueUrl } } : {}),
+          },
+          { ...window, graceMs, paused, dryRun: options.dryRun, trigger: 'cli', onProgress: bar },
+        );
+        bar.end();
+        ctx.print(globals, result, () => `${formatReconcile(result.report)}\n\n${formatRepair(result)}`);
+        if (result.dryRun) return result.candidates > 0 || result.report.violations.length > 0 ? EXIT.found : EXIT.ok;
+        return result.unrepaired > 0 || result.notRepairable > 0 ? EXIT.found : EXIT.ok;
+      }),
+    );
+}
+
+export function formatReconcile(report: ReconcileReport): string {
+  const lines = [
+    `reconcile [${iso(report.from)}, ${iso(report.to)}): ${report.receipts} receipts, ${report.expectedDeliveries} expected deliveries, ` +
+      `${report.ledgerItems} ledger items; ${report.quarantined} quarantined (not a violation); ${report.inGrace} still within the ${formatAge(report.graceMs)} grace`,
+  ];
+  if (report.violations.length === 0) {
+    lines.push('ok: no violations');
+    return lines.join('\n');
+  }
+  lines.push(
+    `${report.violations.length} violation(s):`,
+    '',
+    table(report.violations, [
+      { header: 'KIND', value: (v) => v.kind },
+      { header: 'SOURCE', value: (v) => v.source },
+      { header: 'EVENT', value: (v) => v.eventId },
+      { header: 'CONSUMER', value: (v) => v.consumerId },
+      { header: 'LEDGER KEY', value: (v) => v.ledgerKey },
+      { header: 'DETAIL', value: (v) => (v.kind === 'tenant_mismatch' ? `receipt ${v.receiptTenantId} / ledger ${v.ledgerTenantId}` : undefined) },
+    ]),
+  );
+  return lines.join('\n');
+}
+
+export function formatRepair(result: RepairResult): string {
+  const unrepaired = Object.entries(result.unrepairedByReason)
+    .filter(([, n]) => n > 0)
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(', ');
+  const failures = result.fanoutFailureRecords;
+  const lines = [
+    result.dryRun
+      ? `Dry run: ${result.repaired} deliveries would be re-queued, ${result.unrepaired} not (${unrepaired || 'none'}). Nothing written.`
+      : result.repairId
+        ? `Repair ${result.repairId}: ${result.repaired} repaired (re-queued), ${result.unrepaired} not repaired (${unrepaired || 'none'}); audit written.`
+        : `Nothing to repair${result.unrepaired > 0 ? `; ${result.unrepaired} not repaired (${unrepaired})` : ''}.`,
+  ];
+  if (result.unrepairedByReason.paused > 0) {
+    const consumers = [...new Set(result.unrepairedDeliveries.filter((d) => d.reason === 'paused').map((d) => d.consumerId))].sort();
+    lines.push(`Paused, not repaired: ${consumers.join(', ')} (resume them, then run the repair again if their deliveries stay pending).`);
+  }
+  if (result.notRepairable > 0) lines.push(`${result.notRepairable} violation(s) a re-send cannot fix (see the list above).`);
+  if (failures && failures.read > 0) {
+    lines.push(`Fan-out failure records: ${failures.read} read, ${failures.cleared} cleared${failures.unreadable ? `, ${failures.unreadable} unreadable (left)` : ''}.`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,53 @@
+/** `hookledger secrets rotate|retire <source>`: webhook signing secrets; values are never printed. */
+import type { Command } from 'commander';
+import { type RetireResult, type RotateResult, retireSecret, rotateSecret } from '../ops/secrets';
+import type { Target } from '../target';
+import { iso, parseDuration } from '../time';
+import { requireSource } from './args';
+import type { CommandContext } from './context';
+
+export function register(program: Command, ctx: CommandContext): void {
+  const secrets = program.command('secrets').description('webhook signing secrets: rotate, retire');
+  secrets
+    .command('rotate')
+    .description('new signing secret for a source; the old one keeps verifying for the overlap (never printed)')
+    .argument('<source>', 'source id')
+    .option('--overlap <duration>', "how long the old secret keeps verifying, 1h to 720h (local stack only; default: the source's secretOverlapHours)")
+    .action(
+      ctx.withTarget(async (connect, globals, source: string, options: { overlap?: string }) => {
+        requireSource(ctx.config, source);
+        const overlapMs = options.overlap === undefined ? undefined : parseDuration(options.overlap, '--overlap');
+        const target = await connect();
+        const result = await rotateSecret({ ...ctx.opsDeps(target), rotator: target.rotator }, { source, overlapMs });
+        ctx.print(globals, result, () => formatRotate(result, source, target));
+      }),
+    );
+  secrets
+    .command('retire')
+    .description('end the rotation overlap now: the previous secret stops verifying (same 401 as any bad signature)')
+    .argument('<source>', 'source id')
+    .action(
+      ctx.withTarget(async (connect, globals, source: string) => {
+        requireSource(ctx.config, source);
+        const target = await connect();
+        const result = await retireSecret({ ...ctx.opsDeps(target), rotator: target.rotator }, { source });
+        ctx.print(globals, result, () => formatRetire(result, source, target));
+      }),
+    );
+}
+
+export function formatRotate(result: RotateResult, source: string, target: Pick<Target, 'kind' | 'label'>): string {
+  return [
+    `rotated the signing secret of ${source} on ${target.label}${result.versionId ? ` (version ${result.versionId})` : ''}.`,
+    `the previous secret verifies until ${iso(result.previousUntil)}${target.kind === 'aws' ? ' (counted from the new version\'s creation)' : ''}: give the provider the new one now.`,
+    `end the overlap sooner with \`hookledger secrets retire ${source}\`.`,
+    target.kind === 'local' ? 'The new value is in .hookledger/secrets.json.' : 'Read the new value in Secrets Manager.',
+  ].join('\n');
+}
+
+export function formatRetire(result: RetireResult, source: string, target: Pick<Target, 'kind' | 'label'>): string {
+  return result.retired
+    ? `retired the previous signing secret of ${source} on ${target.label}${result.versionId ? ` (version ${result.versionId} lost AWSPREVIOUS)` : ''}: ` +
+        `only the current secret verifies${target.kind === 'aws' ? ' (each intake container within 30 s)' : ''}.`
+    : `${source} has no previous signing secret on ${target.label}: nothing to retire.`;
+}

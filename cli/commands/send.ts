@@ -1,0 +1,33 @@
+/** `hookledger send`: POST a signed sample webhook to the stack's intake. */
+import type { Command } from 'commander';
+import { EXIT } from '../errors';
+import { type SendResult, send } from '../ops/send';
+import { requireSource } from './args';
+import type { CommandContext } from './context';
+
+export function register(program: Command, ctx: CommandContext): void {
+  program
+    .command('send')
+    .description("POST a signed test webhook to the stack's intake, signed as the source's scheme requires")
+    .option('--source <id>', 'source id (default: the only configured source)')
+    .option('--file <path>', 'send this file as the body, byte for byte')
+    .option('--type <eventType>', 'event type of the sample', 'payment.succeeded')
+    .option('--tenant <id>', 'tenant of the sample', 'tenant_204')
+    .option('--key <id>', 'key id of the sample', 'key_42')
+    .action(
+      ctx.withTarget(async (connect, globals, options: { source?: string; file?: string; type: string; tenant: string; key: string }) => {
+        if (options.source !== undefined) requireSource(ctx.config, options.source);
+        const target = await connect();
+        const result = await send(
+          { config: ctx.config, webhookUrl: (s) => target.webhookUrl(s), signingSecret: (s) => target.signingSecret(s) },
+          options,
+        );
+        ctx.print(globals, result, () => formatSend(result));
+        return result.status >= 200 && result.status < 300 ? EXIT.ok : EXIT.found;
+      }),
+    );
+}
+
+export function formatSend(result: SendResult): string {
+  return [`POST ${result.url}${result.eventId ? `  (event ${result.eventId})` : ''}`, `${result.status} ${JSON.stringify(result.body)}`].join('\n');
+}

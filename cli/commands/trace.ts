@@ -1,0 +1,70 @@
+/** `hookledger trace <eventId>`: everything recorded about one event. */
+import type { Command } from 'commander';
+import { fields, table } from '../format';
+import { type TraceReport, trace } from '../ops/trace';
+import { iso } from '../time';
+import { requireSource } from './args';
+import type { CommandContext } from './context';
+
+export function register(program: Command, ctx: CommandContext): void {
+  program
+    .command('trace')
+    .description('everything recorded about one event: receipt, deliveries, attempts, errors, usage, replays, access log')
+    .argument('<eventId>', 'the event id, e.g. evt_01J8K7M2Q4')
+    .option('--source <id>', 'the source (default: every configured source is tried)')
+    .action(
+      ctx.withTarget(async (connect, globals, eventId: string, options: { source?: string }) => {
+        if (options.source !== undefined) requireSource(ctx.config, options.source);
+        const target = await connect();
+        const report = await trace({ ddb: target.ddb, tables: target.tables, config: ctx.config }, eventId, { source: options.source });
+        ctx.print(globals, report, () => formatTrace(report));
+      }),
+    );
+}
+
+export function formatTrace(report: TraceReport): string {
+  const r = report.receipt;
+  const lines = [
+    fields([
+      ['event', `${r.source} ${r.eventId}`],
+      ['type', r.eventType],
+      ['tenant', r.tenantId],
+      ['key', r.keyId],
+      ['received', iso(r.receivedAt)],
+      ['secret', r.secretVersion],
+      ['payload', `${r.payload} (${r.payloadBytes} bytes, kept until ${iso(r.payloadExpiresAt)}; ${r.payloadHash})`],
+      ['delivery set', r.consumers.join(', ') || '(none)'],
+      ...(report.conflicts.count > 0
+        ? ([['conflicts', `${report.conflicts.count} request(s) reused this event id with other bytes (answered duplicate_conflict)`]] as [string, string][])
+        : []),
+    ]),
+    '',
+    table(report.deliveries, [
+      { header: 'CONSUMER', value: (d) => d.consumer + (d.expected ? '' : ' (unexpected)') },
+      { header: 'STATE', value: (d) => d.state },
+      { header: 'ATTEMPTS', value: (d) => d.attempts },
+      { header: 'UNITS', value: (d) => d.units },
+      { header: 'TENANT', value: (d) => d.tenantId },
+      { header: 'POLICY', value: (d) => d.policyVersion },
+      { header: 'OUTCOME', value: (d) => d.outcome },
+      { header: 'LAST ERROR', value: (d) => d.lastErrorCategory },
+      { header: 'ACKED', value: (d) => (d.ackAt ? iso(d.ackAt) : undefined) },
+    ]),
+  ];
+  for (const d of report.deliveries) {
+    const detail: string[] = [];
+    if (d.principal) detail.push(`  acknowledged by ${d.principal}`);
+    for (const e of d.errors) detail.push(`  error   attempt ${e.attempt} ${iso(e.at)} ${e.category}: ${e.message}`);
+    for (const read of d.reads) detail.push(`  read    ${iso(read.at)} ${read.principal}${read.replayId ? ` (replay ${read.replayId})` : ''}`);
+    for (const p of d.replayRequests) detail.push(`  replay requested ${p.replayId} ${iso(p.at)}${p.operator ? ` by ${p.operator}` : ''}`);
+    for (const p of d.replays) detail.push(`  replayed ${p.replayId} ${iso(p.at)} attempt ${p.attempt} policy ${p.policyVersion}: ${p.outcome}`);
+    if (detail.length > 0) lines.push('', `${d.consumer}:`, ...detail);
+  }
+  if (report.conflicts.entries.length > 0) {
+    lines.push('', 'duplicate_conflict requests (stored: nothing but this audit):');
+    for (const c of report.conflicts.entries) {
+      lines.push(`  ${iso(c.at)} ${c.payloadBytes} bytes, secret ${c.secretVersion}, hmac-sha256:${c.payloadHmac}`);
+    }
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,48 @@
+/**
+ * The CLI's errors: one base class, one subclass per way a command can fail. `main` prints the
+ * message of any `CliError` as it is (`error: <message>`) and exits with its `exitCode`; anything
+ * else is unexpected and is printed with its class name, exit 3.
+ */
+
+/** The process exit codes, as `hookledger --help` lists them. */
+export const EXIT = { ok: 0, found: 1, usage: 2, failed: 3 } as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** A failure the CLI expected: its message says what happened and what to do, for people. */
+export abstract class CliError extends Error {
+  abstract readonly exitCode: ExitCode;
+}
+
+/**
+ * The command line is wrong: an unknown consumer or source, a time or duration that does not parse,
+ * options that do not go together, a file that cannot be read. Fix the command line. Exit 2.
+ */
+export class UsageError extends CliError {
+  override readonly name = 'UsageError';
+  readonly exitCode = EXIT.usage;
+}
+
+/** What was asked for does not exist (an event's receipt, a key). Exit 1. */
+export class NotFoundError extends CliError {
+  override readonly name = 'NotFoundError';
+  readonly exitCode = EXIT.found;
+}
+
+/** The write was refused because of what is already there (an existing key id). Exit 1. */
+export class ConflictError extends CliError {
+  override readonly name = 'ConflictError';
+  readonly exitCode = EXIT.found;
+}
+
+/** The operation started but did not finish (a move task that failed, an admin call refused). Exit 3. */
+export class OperationFailedError extends CliError {
+  override readonly name = 'OperationFailedError';
+  readonly exitCode = EXIT.failed;
+}
+
+/** The stack cannot be found or reached (no local stack running, a missing stack output). Exit 3. */
+export class TargetError extends CliError {
+  override readonly name = 'TargetError';
+  readonly exitCode = EXIT.failed;
+}

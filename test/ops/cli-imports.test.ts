@@ -1,0 +1,89 @@
+/**
+ * The CLI builds clients; it must not load the local pipeline (intake, fan-out, consumer runtime,
+ * the local stack's wiring) to do so. Walks the static imports from cli/main.ts with the TypeScript
+ * parser: `import`, `import type` and `export ... from` with a relative specifier. A dynamic
+ * `import()` is not followed: loading something lazily inside the branch that needs it is allowed.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** The local pipeline's handlers and runners, as paths from the repository root (a folder ends with /). */
+const PIPELINE = [
+  'lambdas/ingest/',
+  'lambdas/fanout/',
+  'lambdas/consumers/',
+  'local/stack.ts',
+  'local/wiring.ts',
+  'local/start.ts',
+  'local/http-gateway.ts',
+  'local/sqs-poller.ts',
+  'local/stream-poller',
+];
+
+/** Every file reachable from `entry` through static relative imports, each with the chain that reaches it. */
+function staticImports(entry: string): Map<string, string[]> {
+  const chains = new Map<string, string[]>([[entry, [entry]]]);
+  const queue = [entry];
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest);
+    for (const statement of source.statements) {
+      const specifier =
+        (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) &&
+        statement.moduleSpecifier &&
+        ts.isStringLiteral(statement.moduleSpecifier)
+          ? statement.moduleSpecifier.text
+          : undefined;
+      if (!specifier?.startsWith('.')) continue;
+      const target = resolve(file, specifier);
+      if (chains.has(target)) continue;
+      chains.set(target, [...(chains.get(file) as string[]), target]);
+      queue.push(target);
+    }
+  }
+  return chains;
+}
+
+function resolve(from: string, specifier: string): string {
+  const base = path.join(path.dirname(from), specifier);
+  const found = [base, `${base}.ts`, path.join(base, 'index.ts')].find((p) => p.endsWith('.ts') && existsSync(path.join(ROOT, p)));
+  if (!found) throw new Error(`${from}: cannot resolve import "${specifier}"`);
+  return found.split(path.sep).join('/');
+}
+
+const pipelineReached = (chains: Map<string, string[]>) =>
+  [...chains.entries()].filter(([file]) => PIPELINE.some((p) => file.startsWith(p))).map(([, chain]) => chain.join(' -> '));
+
+describe('cli static imports', () => {
+  it('reach no local pipeline module from cli/main.ts (ingest, fan-out, consumers, local stack and wiring)', () => {
+    const chains = staticImports('cli/main.ts');
+
+    expect(pipelineReached(chains)).toEqual([]);
+    for (const file of ['lambdas/ingest/app.ts', 'lambdas/fanout/app.ts', 'lambdas/consumers/runtime.ts', 'local/stack.ts', 'local/wiring.ts']) {
+      expect(chains.has(file), file).toBe(false);
+    }
+  });
+
+  it('do follow the commands down to the client and state modules the targets use', () => {
+    const chains = staticImports('cli/main.ts');
+
+    for (const file of ['cli/commands/index.ts', 'cli/commands/status.ts', 'cli/target.ts', 'local/clients.ts', 'local/state.ts']) {
+      expect(chains.has(file), file).toBe(true);
+    }
+  });
+
+  it('would catch the pipeline: from local/wiring.ts they reach intake, fan-out and the consumer runtime', () => {
+    const reached = pipelineReached(staticImports('local/wiring.ts'));
+
+    expect(reached).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/ -> lambdas\/ingest\/app\.ts$/),
+        expect.stringMatching(/ -> lambdas\/fanout\/app\.ts$/),
+        expect.stringMatching(/ -> lambdas\/consumers\/runtime\.ts$/),
+      ]),
+    );
+  });
+});

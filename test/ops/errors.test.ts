@@ -1,0 +1,65 @@
+/**
+ * The CLI's error classes and the exit codes `main` turns them into: a CliError prints its message
+ * alone; commander's own errors exit 2. Runs main in-process against a state file that does not exist.
+ */
+import { describe, expect, it } from 'vitest';
+import { CliError, ConflictError, EXIT, NotFoundError, OperationFailedError, TargetError, UsageError } from '../../cli/errors';
+import { main } from '../../cli/main';
+import { config } from './support';
+
+async function run(argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const sink = (write: (s: string) => void) => ({ write: (chunk: string) => (write(String(chunk)), true) }) as unknown as NodeJS.WritableStream;
+  const code = await main(
+    argv,
+    { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), stdin: process.stdin, env: { USER: 'errors-test', HOOKLEDGER_STATE: '/nonexistent/state.json' } },
+    config,
+  );
+  return { code, stdout, stderr };
+}
+
+describe('cli errors', () => {
+  it.each([
+    [UsageError, 2],
+    [NotFoundError, 1],
+    [ConflictError, 1],
+    [OperationFailedError, 3],
+    [TargetError, 3],
+  ] as const)('%o is a CliError with exit code %i', (Class, exitCode) => {
+    const error = new Class('what happened; what to do', { cause: new Error('sdk') });
+
+    expect(error).toBeInstanceOf(CliError);
+    expect(error.exitCode).toBe(exitCode);
+    expect(error.name).toBe(Class.name);
+    expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  it('keeps the exit codes --help lists', () => {
+    expect(EXIT).toEqual({ ok: 0, found: 1, usage: 2, failed: 3 });
+  });
+});
+
+describe('main', () => {
+  it('exits 2 with the message alone when the command line is wrong', async () => {
+    const result = await run(['usage', '--from', 'yesterday']);
+
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('error: --from "yesterday" is not a time; use ISO-8601 (2026-11-29T12:00:00Z) or relative to now (-30m, -1h, -7d, now)\n');
+  });
+
+  it('exits 3 with the message alone when no local stack is running', async () => {
+    const result = await run(['status']);
+
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/^error: no local stack is running \(\/nonexistent\/state\.json does not exist\)/);
+  });
+
+  it("exits 2 on commander's own errors (unknown command or option), and 0 for --help", async () => {
+    expect((await run(['nope'])).code).toBe(2);
+    expect((await run(['status', '--bogus'])).code).toBe(2);
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/Exit codes: 0 ok; 1 reconcile found violations/);
+  });
+});
