@@ -4,13 +4,15 @@
  * else is unexpected and is printed with its class name, exit 3.
  */
 
+import { HookledgerError } from '../core/errors';
+
 /** The process exit codes, as `hookledger --help` lists them. */
 export const EXIT = { ok: 0, found: 1, usage: 2, failed: 3 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** A failure the CLI expected: its message says what happened and what to do, for people. */
-export abstract class CliError extends Error {
+export abstract class CliError extends HookledgerError {
   abstract readonly exitCode: ExitCode;
 }
 
