@@ -172,6 +172,21 @@ export const bodyClaimKey = (source: string, payloadHmac: string) => `${KEY_PREF
 export const conflictKey = (source: string, eventId: string) => `${KEY_PREFIX.conflict}${source}#${eventId}`;
 export const ledgerKey = (source: string, eventId: string, consumerId: string) =>
   `${source}:${eventId}${LEDGER_CONSUMER_SEPARATOR}${consumerId}`;
+export interface LedgerKeyParts {
+  readonly source: string;
+  readonly eventId: string;
+  readonly consumerId: string;
+}
+/**
+ * A ledger key split back into its parts. The key is the truth (a planted or damaged item may lack
+ * its attribute copies); source ids have no ':' and consumer ids no '#'. Undefined when malformed.
+ */
+export function parseLedgerKey(pk: string): LedgerKeyParts | undefined {
+  const colon = pk.indexOf(':');
+  const hash = pk.lastIndexOf(LEDGER_CONSUMER_SEPARATOR);
+  if (colon <= 0 || hash <= colon + 1 || hash === pk.length - 1) return undefined;
+  return { source: pk.slice(0, colon), eventId: pk.slice(colon + 1, hash), consumerId: pk.slice(hash + 1) };
+}
 export const requeueKey = (operationId: string, source: string, eventId: string, consumerId: string) =>
   `${KEY_PREFIX.requeue}${operationId}#${ledgerKey(source, eventId, consumerId)}`;
 export const keyRegistryKey = (keyId: string) => `${KEY_PREFIX.key}${keyId}`;

@@ -7,7 +7,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { findConsumer, matchesEventType } from '../../core/config/routing';
-import { scanReceipts, type Window } from '../../lambdas/reconcile/scan';
+import { scanReceipts, type Window } from '../../lambdas/shared/table-scan';
 import { eventKey } from '../../core/model';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, type OperatorDeps, type Progress } from './deps';

@@ -5,7 +5,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HookledgerConfig } from '../../core/config/schema';
-import type { Progress, TableNames } from '../../lambdas/reconcile/scan';
+import type { Progress, TableNames } from '../../lambdas/shared/table-scan';
 
 export type { Progress, TableNames };
 

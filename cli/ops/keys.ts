@@ -4,7 +4,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { scanAll } from '../../lambdas/reconcile/scan';
+import { scanAll } from '../../lambdas/shared/table-scan';
 import { type KeyItem, keyRegistryKey } from '../../core/model';
 import { writeAudit } from './audit';
 import { now as clockNow, type OperatorDeps, type StoreDeps } from './deps';

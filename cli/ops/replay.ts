@@ -10,7 +10,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { findConsumer } from '../../core/config/routing';
-import { batchGet, scanReceipts, type Window } from '../../lambdas/reconcile/scan';
+import { batchGet, scanReceipts, type Window } from '../../lambdas/shared/table-scan';
 import { type DeliveryState, type EventItem, eventKey, type LedgerItem, ledgerKey } from '../../core/model';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, type OperatorDeps, type Progress, type StoreDeps } from './deps';

@@ -3,12 +3,12 @@
  * quarantined, done), how deep its queue and DLQ are, its oldest pending delivery, and whether it is
  * paused; plus intake counts.
  *
- * Scale: two full Scans (see lambdas/reconcile/scan.ts), projected down to the few attributes used.
+ * Scale: two full Scans (see lambdas/shared/table-scan.ts), projected down to the few attributes used.
  * Fine for a development stack or a few million items; past that, keep these counts in a summary
  * item or metrics instead.
  */
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { scanAll } from '../../lambdas/reconcile/scan';
+import { scanAll } from '../../lambdas/shared/table-scan';
 import type { EventItem, LedgerItem } from '../../core/model';
 import { type ConfigDeps, now as clockNow, type Progress, type QueuePair, type StoreDeps } from './deps';
 

@@ -5,7 +5,7 @@
  * shown too, marked unexpected.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet } from '../../lambdas/reconcile/scan';
+import { batchGet } from '../../lambdas/shared/table-scan';
 import {
   type ConflictItem,
   conflictKey,

@@ -3,9 +3,9 @@
  * [from, to). The tenant is the one captured at intake and copied onto the ledger item, never
  * looked up again. Replays never add units, so a replayed delivery counts once.
  *
- * Scale: a filtered Scan of the Ledger (see lambdas/reconcile/scan.ts).
+ * Scale: a filtered Scan of the Ledger (see lambdas/shared/table-scan.ts).
  */
-import { scanAll, type Window } from '../../lambdas/reconcile/scan';
+import { scanAll, type Window } from '../../lambdas/shared/table-scan';
 import type { LedgerItem } from '../../core/model';
 import type { Progress, StoreDeps } from './deps';
 import { OpsUsageError } from './errors';

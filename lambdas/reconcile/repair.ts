@@ -25,7 +25,7 @@ import { newRepairId } from '../shared/ids';
 import { type EventItem, eventKey } from '../../core/model';
 import { putRequeue, requeueItem } from '../shared/requeue';
 import { type ReconcileDeps, type ReconcileOptions, type ReconcileReport, reconcile, type Violation, type ViolationKind } from './reconcile';
-import { batchGet } from './scan';
+import { eventStoreItemsByKey } from '../shared/table-scan';
 
 export const REPAIRABLE_KINDS: readonly ViolationKind[] = ['missing_delivery', 'stalled_delivery'];
 /** Ledger keys listed on the audit item; beyond this the item says how many more (items stop at 400 KB). */
@@ -145,9 +145,8 @@ export async function repair(deps: RepairDeps, options: RepairOptions): Promise<
   let repairId: string | undefined;
   let repaired = 0;
   if (chosen.length > 0) {
-    const receipts = await batchGet<EventItem>(
-      deps.ddb,
-      deps.tables.events,
+    const receipts = await eventStoreItemsByKey<EventItem>(
+      deps,
       chosen.map((d) => eventKey(d.source, d.eventId)),
     );
     repairId = newRepairId(now);
