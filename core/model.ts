@@ -140,6 +140,15 @@ export interface LedgerItem extends Attribution {
   readonly replayId?: string;
   readonly replayLeaseUntil?: number;
   readonly replays?: { replayId: string; at: number; policyVersion: string; attempt: number; outcome: string }[];
+  /** Written by `hookledger replay` on an existing item: who asked for which replay, when. Nothing else changes. */
+  readonly replayRequests?: ReplayRequestEntry[];
+}
+
+/** One operator request to replay a delivery (the re-queued message may still be on its way). */
+export interface ReplayRequestEntry {
+  readonly replayId: string;
+  readonly at: number;
+  readonly operator: string;
 }
 
 /**
@@ -205,6 +214,20 @@ export interface DeliveryMessage extends Attribution {
   readonly payloadHmac?: string;
   /** Epoch ms after which the payload is never served, whatever TTL has deleted yet. */
   readonly payloadExpiresAt?: number;
+}
+
+export type AuditAction = 'replay' | 'backfill' | 'repair' | 'secret.rotate' | 'secret.retire' | 'key.issue' | 'key.revoke';
+
+/** An operator action (`auditKey(at, auditId)`): who did what, when, to what. Never a secret value. */
+export interface AuditItem {
+  readonly pk: string;
+  readonly kind: 'audit';
+  readonly action: AuditAction;
+  readonly auditId: string;
+  readonly at: number;
+  readonly operator: string;
+  /** What the action was about (ids, counts, window); each action writes its own. */
+  readonly [detail: string]: unknown;
 }
 
 export interface KeyItem {
