@@ -140,6 +140,15 @@ export interface LedgerItem extends Attribution {
   readonly replayId?: string;
   readonly replayLeaseUntil?: number;
   readonly replays?: { replayId: string; at: number; policyVersion: string; attempt: number; outcome: string }[];
+  /** Written by `hookledger replay` on an existing item: who asked for which replay, when. Nothing else changes. */
+  readonly replayRequests?: ReplayRequestEntry[];
+}
+
+/** One operator request to replay a delivery (the re-queued message may still be on its way). */
+export interface ReplayRequestEntry {
+  readonly replayId: string;
+  readonly at: number;
+  readonly operator: string;
 }
 
 /**
@@ -172,6 +181,21 @@ export const bodyClaimKey = (source: string, payloadHmac: string) => `${KEY_PREF
 export const conflictKey = (source: string, eventId: string) => `${KEY_PREFIX.conflict}${source}#${eventId}`;
 export const ledgerKey = (source: string, eventId: string, consumerId: string) =>
   `${source}:${eventId}${LEDGER_CONSUMER_SEPARATOR}${consumerId}`;
+export interface LedgerKeyParts {
+  readonly source: string;
+  readonly eventId: string;
+  readonly consumerId: string;
+}
+/**
+ * A ledger key split back into its parts. The key is the truth (a planted or damaged item may lack
+ * its attribute copies); source ids have no ':' and consumer ids no '#'. Undefined when malformed.
+ */
+export function parseLedgerKey(pk: string): LedgerKeyParts | undefined {
+  const colon = pk.indexOf(':');
+  const hash = pk.lastIndexOf(LEDGER_CONSUMER_SEPARATOR);
+  if (colon <= 0 || hash <= colon + 1 || hash === pk.length - 1) return undefined;
+  return { source: pk.slice(0, colon), eventId: pk.slice(colon + 1, hash), consumerId: pk.slice(hash + 1) };
+}
 export const requeueKey = (operationId: string, source: string, eventId: string, consumerId: string) =>
   `${KEY_PREFIX.requeue}${operationId}#${ledgerKey(source, eventId, consumerId)}`;
 export const keyRegistryKey = (keyId: string) => `${KEY_PREFIX.key}${keyId}`;
@@ -190,6 +214,20 @@ export interface DeliveryMessage extends Attribution {
   readonly payloadHmac?: string;
   /** Epoch ms after which the payload is never served, whatever TTL has deleted yet. */
   readonly payloadExpiresAt?: number;
+}
+
+export type AuditAction = 'replay' | 'backfill' | 'repair' | 'secret.rotate' | 'secret.retire' | 'key.issue' | 'key.revoke';
+
+/** An operator action (`auditKey(at, auditId)`): who did what, when, to what. Never a secret value. */
+export interface AuditItem {
+  readonly pk: string;
+  readonly kind: 'audit';
+  readonly action: AuditAction;
+  readonly auditId: string;
+  readonly at: number;
+  readonly operator: string;
+  /** What the action was about (ids, counts, window); each action writes its own. */
+  readonly [detail: string]: unknown;
 }
 
 export interface KeyItem {

@@ -7,9 +7,9 @@
  * id). Single-write actions (keys, rotation, retirement) write theirs after the write succeeded, so a refused
  * action leaves no false record.
  */
-import { type AuditAction, type AuditItem, auditKey, putAudit } from '../../lambdas/shared/audit';
+import { type AuditAction, type AuditItem, auditItem, auditKey } from '../../lambdas/shared/audit';
 import { newAuditId } from './ids';
-import { now as clockNow, type OperatorDeps } from './deps';
+import { now as clockNow, eventStoreOf, type OperatorDeps } from './deps';
 
 export { type AuditAction, type AuditItem, auditKey };
 
@@ -21,5 +21,7 @@ export async function writeAudit(
 ): Promise<AuditItem> {
   const at = options.at ?? clockNow(deps);
   const auditId = options.id ?? newAuditId(at);
-  return putAudit(deps, { action, auditId, at, operator: deps.operator }, details);
+  const item = auditItem({ action, auditId, at, operator: deps.operator }, details);
+  await eventStoreOf(deps).putAudit(item);
+  return item;
 }

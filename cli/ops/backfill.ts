@@ -4,18 +4,15 @@
  * delivery set lacks it: add the consumer to the delivery set (so reconcile expects its ledger item),
  * then write a requeue item (so it is delivered). Audit first.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { findConsumer, matchesEventType } from '../../core/config/routing';
-import { scanReceipts, type Window } from '../../lambdas/reconcile/scan';
-import { eventKey } from '../../core/model';
+import { requeueItem } from '../../lambdas/shared/requeue';
+import { scanReceipts, type Window } from '../../lambdas/shared/table-scan';
 import { writeAudit } from './audit';
-import { type ConfigDeps, now as clockNow, type OperatorDeps, type Progress } from './deps';
+import { type ConfigDeps, now as clockNow, eventStoreOf, type OperatorDeps, type Progress } from './deps';
 import { UsageError } from '../errors';
 import { newReplayId } from './ids';
 import { forEachLimited } from './pool';
-import { splitByRetention } from './replay';
-import { putRequeue, requeueItem } from './requeue';
+import { splitByRetention } from './receipts';
 
 const WRITE_CONCURRENCY = 8;
 
@@ -76,29 +73,19 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
     { replayId, consumer: consumer.id, window: { from: iso(window.from), to: iso(window.to) }, count: matching.length },
     { id: replayId, at },
   );
+  const store = eventStoreOf(deps);
   let added = 0;
   let alreadyPresent = 0;
   await forEachLimited(
     matching,
     WRITE_CONCURRENCY,
     async (receipt) => {
-      try {
-        await deps.ddb.send(
-          new UpdateCommand({
-            TableName: deps.tables.events,
-            Key: { pk: eventKey(receipt.source, receipt.eventId) },
-            // A MODIFY: the fan-out passes only INSERTs, so this alone delivers nothing.
-            UpdateExpression: 'SET consumers = list_append(if_not_exists(consumers, :none), :added)',
-            ConditionExpression: 'kind = :event AND NOT contains(consumers, :consumer)',
-            ExpressionAttributeValues: { ':none': [], ':added': [consumer.id], ':consumer': consumer.id, ':event': 'event' },
-          }),
-        );
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // The delivery set first (so reconcile expects the delivery), then the requeue that sends it.
+      if (!(await store.addToDeliverySet(receipt.source, receipt.eventId, consumer.id))) {
         alreadyPresent++;
         return;
       }
-      await putRequeue(deps, requeueItem(receipt, consumer.id, replayId, at));
+      await store.putRequeue(requeueItem(receipt, consumer.id, replayId, at));
       added++;
     },
     request.onProgress,

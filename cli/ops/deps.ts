@@ -5,7 +5,9 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HookledgerConfig } from '../../core/config/schema';
-import type { Progress, TableNames } from '../../lambdas/reconcile/scan';
+import { EventStore } from '../../lambdas/shared/event-store';
+import { Ledger } from '../../lambdas/shared/ledger';
+import type { Progress, TableNames } from '../../lambdas/shared/table-scan';
 
 export type { Progress, TableNames };
 
@@ -30,3 +32,9 @@ export interface ConfigDeps {
 }
 
 export const now = (deps: { readonly clock?: () => number }) => (deps.clock ?? Date.now)();
+
+/** The EventStore adapter over the injected client: every single-item read and write the operations make. */
+export const eventStoreOf = (deps: StoreDeps) => new EventStore({ client: deps.ddb, tableName: deps.tables.events, clock: deps.clock });
+
+/** The Ledger adapter over the injected client. */
+export const ledgerOf = (deps: StoreDeps) => new Ledger({ client: deps.ddb, tableName: deps.tables.ledger });

@@ -7,17 +7,16 @@
  * Why this is harmless to billing: the consumer runtime re-runs a done delivery under a replay lease
  * and records it in `replays`, never in `units` (see lambdas/shared/ledger.ts, claimReplay).
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { findConsumer } from '../../core/config/routing';
-import { batchGet, scanReceipts, type Window } from '../../lambdas/reconcile/scan';
-import { type DeliveryState, type EventItem, eventKey, type LedgerItem, ledgerKey } from '../../core/model';
+import { requeueItem } from '../../lambdas/shared/requeue';
+import { ledgerItemsByKey, scanReceipts, type Window } from '../../lambdas/shared/table-scan';
+import { type DeliveryState, type LedgerItem, ledgerKey } from '../../core/model';
 import { writeAudit } from './audit';
-import { type ConfigDeps, now as clockNow, type OperatorDeps, type Progress, type StoreDeps } from './deps';
-import { NotFoundError, UsageError } from '../errors';
+import { type ConfigDeps, now as clockNow, eventStoreOf, ledgerOf, type OperatorDeps, type Progress } from './deps';
+import { UsageError } from '../errors';
 import { newReplayId } from './ids';
 import { forEachLimited } from './pool';
-import { putRequeue, requeueItem } from './requeue';
+import { findReceipt, splitByRetention } from './receipts';
 
 const WRITE_CONCURRENCY = 8;
 
@@ -89,9 +88,8 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
     );
   }
 
-  const states = await batchGet<Pick<LedgerItem, 'pk' | 'state'>>(
-    deps.ddb,
-    deps.tables.ledger,
+  const states = await ledgerItemsByKey<Pick<LedgerItem, 'pk' | 'state'>>(
+    deps,
     matching.map((r) => ledgerKey(r.source, r.eventId, consumer)),
     { projection: 'pk, #state', names: { '#state': 'state' } },
   );
@@ -122,6 +120,8 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
     { id: replayId, at },
   );
 
+  const store = eventStoreOf(deps);
+  const ledger = ledgerOf(deps);
   let requeued = 0;
   let annotated = 0;
   await forEachLimited(
@@ -129,75 +129,16 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
     WRITE_CONCURRENCY,
     async (receipt) => {
       // The requeue first: a ledger note about a replay that was never sent would mislead.
-      await putRequeue(deps, requeueItem(receipt, consumer, replayId, at));
+      await store.putRequeue(requeueItem(receipt, consumer, replayId, at));
       requeued++;
       if (states.has(ledgerKey(receipt.source, receipt.eventId, consumer))) {
-        if (await noteReplayRequest(deps, ledgerKey(receipt.source, receipt.eventId, consumer), replayId, at)) annotated++;
+        const delivery = { source: receipt.source, eventId: receipt.eventId, consumerId: consumer };
+        if (await ledger.noteReplayRequest(delivery, { replayId, at, operator: deps.operator })) annotated++;
       }
     },
     request.onProgress,
   );
   return { ...plan, dryRun: false, replayId, requeued, annotated };
-}
-
-/** Receipts whose payload is still served, and those past retention. */
-export function splitByRetention<T extends Pick<EventItem, 'payloadExpiresAt'>>(receipts: readonly T[], now: number) {
-  const kept: T[] = [];
-  const expired: T[] = [];
-  for (const r of receipts) (r.payloadExpiresAt > now ? kept : expired).push(r);
-  return { kept, expired };
-}
-
-/**
- * Appends `{replayId, at, operator}` to `replayRequests` of an existing ledger item. Nothing else:
- * state, attempt, lease and units stay exactly as they are, and a missing item is not created
- * (the re-queued delivery creates it when it is claimed).
- */
-async function noteReplayRequest(deps: ReplayDeps, pk: string, replayId: string, at: number): Promise<boolean> {
-  try {
-    await deps.ddb.send(
-      new UpdateCommand({
-        TableName: deps.tables.ledger,
-        Key: { pk },
-        UpdateExpression: 'SET replayRequests = list_append(if_not_exists(replayRequests, :none), :entry)',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':none': [], ':entry': [{ replayId, at, operator: deps.operator }] },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
-}
-
-/** The receipt of one event, trying every configured source when none is given. */
-export async function findReceipt(
-  deps: StoreDeps & ConfigDeps,
-  eventId: string,
-  source: string | undefined,
-  consumer?: string,
-): Promise<EventItem> {
-  const sources = source !== undefined ? [source] : deps.config.sources.map((s) => s.id);
-  const found: EventItem[] = [];
-  for (const s of sources) {
-    const out = await deps.ddb.send(new GetCommand({ TableName: deps.tables.events, Key: { pk: eventKey(s, eventId) } }));
-    if (out.Item) found.push(out.Item as EventItem);
-  }
-  if (found.length === 0) {
-    throw new NotFoundError(`no receipt for event ${eventId} (sources tried: ${sources.join(', ')}); check the id, or pass --source`);
-  }
-  if (found.length > 1) {
-    throw new UsageError(`event ${eventId} exists for several sources (${found.map((f) => f.source).join(', ')}); pass --source`);
-  }
-  const receipt = found[0] as EventItem;
-  if (consumer !== undefined && !(receipt.consumers ?? []).includes(consumer)) {
-    throw new UsageError(
-      `event ${eventId} was never meant for ${consumer} (its delivery set: ${(receipt.consumers ?? []).join(', ') || 'empty'}); ` +
-        `use \`hookledger backfill\` to add a consumer to past events`,
-    );
-  }
-  return receipt;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -3,13 +3,13 @@
  * quarantined, done), how deep its queue and DLQ are, its oldest pending delivery, and whether it is
  * paused; plus intake counts.
  *
- * Scale: two full Scans (see lambdas/reconcile/scan.ts), projected down to the few attributes used.
+ * Scale: two full Scans (see lambdas/shared/table-scan.ts), projected down to the few attributes used.
  * Fine for a development stack or a few million items; past that, keep these counts in a summary
  * item or metrics instead.
  */
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { scanAll } from '../../lambdas/reconcile/scan';
-import type { EventItem, LedgerItem } from '../../core/model';
+import { scanDeliveryStates, scanReceiptSummaries } from '../../lambdas/shared/table-scan';
+import { LEDGER_CONSUMER_SEPARATOR, ledgerKey } from '../../core/model';
 import { type ConfigDeps, now as clockNow, type Progress, type QueuePair, type StoreDeps } from './deps';
 
 export interface QueueDepth {
@@ -75,9 +75,6 @@ export interface StatusOptions {
   readonly onProgress?: Progress;
 }
 
-type ReceiptRow = Pick<EventItem, 'pk' | 'source' | 'eventId' | 'eventType' | 'consumers' | 'receivedAt' | 'secretVersion'>;
-type LedgerRow = Pick<LedgerItem, 'pk' | 'consumerId' | 'state' | 'leaseUntil' | 'receivedAt'>;
-
 export async function status(deps: StatusDeps, options: StatusOptions = {}): Promise<StatusReport> {
   const at = clockNow(deps);
   let read = [0, 0];
@@ -86,26 +83,8 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
     options.onProgress?.((read[0] ?? 0) + (read[1] ?? 0), undefined);
   };
   const [receipts, ledger, depths, fanoutFailures] = await Promise.all([
-    scanAll<ReceiptRow>(
-      deps.ddb,
-      {
-        TableName: deps.tables.events,
-        FilterExpression: 'kind = :event',
-        ProjectionExpression: 'pk, #source, eventId, eventType, consumers, receivedAt, secretVersion',
-        ExpressionAttributeNames: { '#source': 'source' },
-        ExpressionAttributeValues: { ':event': 'event' },
-      },
-      progress(0),
-    ),
-    scanAll<LedgerRow>(
-      deps.ddb,
-      {
-        TableName: deps.tables.ledger,
-        ProjectionExpression: 'pk, consumerId, #state, leaseUntil, receivedAt',
-        ExpressionAttributeNames: { '#state': 'state' },
-      },
-      progress(1),
-    ),
+    scanReceiptSummaries(deps, progress(0)),
+    scanDeliveryStates(deps, progress(1)),
     queueDepths(deps),
     deps.sqs && deps.fanoutFailureQueueUrl ? depth(deps.sqs, deps.fanoutFailureQueueUrl) : undefined,
   ]);
@@ -138,7 +117,7 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
     }
     for (const consumerId of receipt.consumers ?? []) {
       const c = counts.get(consumerId);
-      if (!c || present.has(`${receipt.source}:${receipt.eventId}#${consumerId}`)) continue;
+      if (!c || present.has(ledgerKey(receipt.source, receipt.eventId, consumerId))) continue;
       c.ready++;
       c.oldest = Math.min(c.oldest, receipt.receivedAt);
     }
@@ -194,7 +173,8 @@ export async function depth(sqs: SQSClient, queueUrl: string): Promise<QueueDept
   };
 }
 
-const consumerOf = (pk: string) => pk.slice(pk.lastIndexOf('#') + 1);
+/** For rows without a consumerId copy: whatever follows the key's last separator. */
+const consumerOf = (pk: string) => pk.slice(pk.lastIndexOf(LEDGER_CONSUMER_SEPARATOR) + 1);
 
 function sortKeys(record: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));

@@ -4,20 +4,10 @@
  * errors, usage row, replays and access log. Ledger items for consumers outside the delivery set are
  * shown too, marked unexpected.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { batchGet } from '../../lambdas/reconcile/scan';
-import {
-  type ConflictItem,
-  conflictKey,
-  type ErrorEntry,
-  type EventItem,
-  type LedgerItem,
-  ledgerKey,
-  payloadKey,
-  type ReadEntry,
-} from '../../core/model';
-import { type ConfigDeps, now as clockNow, type StoreDeps } from './deps';
-import { findReceipt } from './replay';
+import { ledgerItemsByKey } from '../../lambdas/shared/table-scan';
+import { type ConflictItem, type ErrorEntry, type EventItem, type LedgerItem, ledgerKey, type ReadEntry, type ReplayRequestEntry } from '../../core/model';
+import { type ConfigDeps, eventStoreOf, type StoreDeps } from './deps';
+import { findReceipt } from './receipts';
 
 export interface TraceDelivery {
   readonly consumer: string;
@@ -36,7 +26,7 @@ export interface TraceDelivery {
   readonly policyVersion?: string;
   readonly outcome?: string;
   readonly replays: NonNullable<LedgerItem['replays']>;
-  readonly replayRequests: readonly { replayId: string; at: number; operator?: string }[];
+  readonly replayRequests: readonly ReplayRequestEntry[];
   readonly reads: readonly ReadEntry[];
 }
 
@@ -63,26 +53,14 @@ export interface TraceReport {
 
 export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, options: { source?: string } = {}): Promise<TraceReport> {
   const receipt: EventItem = await findReceipt(deps, eventId, options.source);
-  const at = clockNow(deps);
-  const payload = await deps.ddb.send(
-    new GetCommand({
-      TableName: deps.tables.events,
-      Key: { pk: payloadKey(receipt.source, receipt.eventId, receipt.payloadHmac) },
-      ProjectionExpression: 'pk, expiresAt',
-    }),
-  );
-  const conflict = (
-    await deps.ddb.send(new GetCommand({ TableName: deps.tables.events, Key: { pk: conflictKey(receipt.source, receipt.eventId) } }))
-  ).Item as ConflictItem | undefined;
-  // TTL deletes lag expiry (by up to days on AWS; never on DynamoDB Local): expired means expired.
-  const expiresAt = payload.Item?.expiresAt as number | undefined;
-  const payloadPresent = payload.Item !== undefined && (expiresAt === undefined || expiresAt * 1000 > at);
+  const store = eventStoreOf(deps);
+  const payloadPresent = await store.hasPayload(receipt.source, receipt.eventId, receipt.payloadHmac);
+  const conflict: ConflictItem | undefined = await store.getConflict(receipt.source, receipt.eventId);
 
   const expected = receipt.consumers ?? [];
   const candidates = [...new Set([...expected, ...deps.config.consumers.map((c) => c.id)])];
-  const items = await batchGet<LedgerItem & { replayRequests?: TraceDelivery['replayRequests'] }>(
-    deps.ddb,
-    deps.tables.ledger,
+  const items = await ledgerItemsByKey<LedgerItem>(
+    deps,
     candidates.map((c) => ledgerKey(receipt.source, receipt.eventId, c)),
   );
   const deliveries: TraceDelivery[] = [];

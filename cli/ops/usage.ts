@@ -3,10 +3,9 @@
  * [from, to). The tenant is the one captured at intake and copied onto the ledger item, never
  * looked up again. Replays never add units, so a replayed delivery counts once.
  *
- * Scale: a filtered Scan of the Ledger (see lambdas/reconcile/scan.ts).
+ * Scale: a filtered Scan of the Ledger (see lambdas/shared/table-scan.ts).
  */
-import { scanAll, type Window } from '../../lambdas/reconcile/scan';
-import type { LedgerItem } from '../../core/model';
+import { scanUsageRows, type Window } from '../../lambdas/shared/table-scan';
 import type { Progress, StoreDeps } from './deps';
 import { UsageError } from '../errors';
 
@@ -35,25 +34,9 @@ export async function usage(deps: StoreDeps, request: UsageRequest): Promise<Usa
   if (!(request.from < request.to)) {
     throw new UsageError(`--from must be before --to (got ${iso(request.from)} .. ${iso(request.to)})`);
   }
-  const clauses = ['#state = :done', 'ackAt >= :from', 'ackAt < :to'];
-  const values: Record<string, unknown> = { ':done': 'done', ':from': request.from, ':to': request.to };
-  if (request.tenant !== undefined) {
-    clauses.push('tenantId = :tenant');
-    values[':tenant'] = request.tenant;
-  }
-  if (request.consumer !== undefined) {
-    clauses.push('consumerId = :consumer');
-    values[':consumer'] = request.consumer;
-  }
-  const items = await scanAll<Pick<LedgerItem, 'tenantId' | 'consumerId' | 'units'>>(
-    deps.ddb,
-    {
-      TableName: deps.tables.ledger,
-      FilterExpression: clauses.join(' AND '),
-      ProjectionExpression: 'tenantId, consumerId, units',
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: values,
-    },
+  const items = await scanUsageRows(
+    deps,
+    { window: { from: request.from, to: request.to }, tenant: request.tenant, consumer: request.consumer },
     request.onProgress,
   );
   const sums = new Map<string, { tenantId: string; consumerId: string; units: number; deliveries: number }>();

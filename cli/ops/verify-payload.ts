@@ -6,7 +6,7 @@
  */
 import { matchesPayloadHmac, matchesPlainSha256 } from '../../lambdas/shared/payload-hash';
 import { type ConfigDeps, now as clockNow, type StoreDeps } from './deps';
-import { findReceipt } from './replay';
+import { findReceipt } from './receipts';
 
 export interface VerifyPayloadResult {
   readonly source: string;

@@ -11,8 +11,16 @@
  *
  * Quarantined deliveries are not violations (they are parked in the DLQ on purpose); they are counted.
  */
-import { eventKey, type EventItem, type LedgerItem } from '../../core/model';
-import { batchGet, parseLedgerKey, type Progress, type ScanDeps, scanLedger, scanReceipts, type Window } from './scan';
+import { eventKey, type EventItem, type LedgerItem, ledgerKey, parseLedgerKey } from '../../core/model';
+import {
+  eventStoreItemsByKey,
+  ledgerItemsByKey,
+  type Progress,
+  type ScanDeps,
+  scanLedger,
+  scanReceipts,
+  type Window,
+} from '../shared/table-scan';
 import { HookledgerError } from '../../core/errors';
 
 export const MINUTE_MS = 60_000;
@@ -118,7 +126,7 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions):
     const key = eventKey(parts.source, parts.eventId);
     if (!receiptByKey.has(key)) orphanKeys.push(key);
   }
-  const outside = await batchGet<EventItem>(deps.ddb, deps.tables.events, orphanKeys);
+  const outside = await eventStoreItemsByKey<EventItem>(deps, orphanKeys);
   for (const [key, receipt] of outside) if (receipt.kind === 'event') receiptByKey.set(key, receipt);
 
   const violations: Violation[] = [];
@@ -150,14 +158,13 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions):
   for (const receipt of receipts) {
     for (const consumerId of receipt.consumers ?? []) {
       expectedDeliveries++;
-      const pk = `${receipt.source}:${receipt.eventId}#${consumerId}`;
+      const pk = ledgerKey(receipt.source, receipt.eventId, consumerId);
       if (!ledgerKeys.has(pk)) missing.push({ receipt, consumerId, pk });
     }
   }
   // A ledger item whose receivedAt copy is off (outside the window) still counts as present.
-  const strays = await batchGet<LedgerItem>(
-    deps.ddb,
-    deps.tables.ledger,
+  const strays = await ledgerItemsByKey<Pick<LedgerItem, 'pk'>>(
+    deps,
     missing.map((m) => m.pk),
     { projection: 'pk' },
   );

@@ -20,12 +20,13 @@
  * record is deleted once every one of them was re-queued (kept, and reported, otherwise).
  */
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { putAudit } from '../shared/audit';
+import { auditItem } from '../shared/audit';
+import { EventStore } from '../shared/event-store';
 import { newRepairId } from '../shared/ids';
 import { type EventItem, eventKey } from '../../core/model';
-import { putRequeue, requeueItem } from '../shared/requeue';
+import { requeueItem } from '../shared/requeue';
 import { type ReconcileDeps, type ReconcileOptions, type ReconcileReport, reconcile, type Violation, type ViolationKind } from './reconcile';
-import { batchGet } from './scan';
+import { eventStoreItemsByKey } from '../shared/table-scan';
 
 export const REPAIRABLE_KINDS: readonly ViolationKind[] = ['missing_delivery', 'stalled_delivery'];
 /** Ledger keys listed on the audit item; beyond this the item says how many more (items stop at 400 KB). */
@@ -145,33 +146,34 @@ export async function repair(deps: RepairDeps, options: RepairOptions): Promise<
   let repairId: string | undefined;
   let repaired = 0;
   if (chosen.length > 0) {
-    const receipts = await batchGet<EventItem>(
-      deps.ddb,
-      deps.tables.events,
+    const receipts = await eventStoreItemsByKey<EventItem>(
+      deps,
       chosen.map((d) => eventKey(d.source, d.eventId)),
     );
     repairId = newRepairId(now);
+    const store = new EventStore({ client: deps.ddb, tableName: deps.tables.events });
     // The audit first, as replay does: a run that dies half-way still says what it set out to do.
-    await putAudit(
-      deps,
-      { action: 'repair', auditId: repairId, at: now, operator: deps.operator },
-      {
-        repairId,
-        trigger: options.trigger,
-        window: { from: new Date(options.from).toISOString(), to: new Date(options.to).toISOString() },
-        graceMs: report.graceMs,
-        count: chosen.length,
-        deliveries: chosen.slice(0, MAX_AUDITED_DELIVERIES).map((d) => d.ledgerKey),
-        ...(chosen.length > MAX_AUDITED_DELIVERIES ? { deliveriesNotListed: chosen.length - MAX_AUDITED_DELIVERIES } : {}),
-        unrepaired: { ...unrepairedByReason },
-      },
+    await store.putAudit(
+      auditItem(
+        { action: 'repair', auditId: repairId, at: now, operator: deps.operator },
+        {
+          repairId,
+          trigger: options.trigger,
+          window: { from: new Date(options.from).toISOString(), to: new Date(options.to).toISOString() },
+          graceMs: report.graceMs,
+          count: chosen.length,
+          deliveries: chosen.slice(0, MAX_AUDITED_DELIVERIES).map((d) => d.ledgerKey),
+          ...(chosen.length > MAX_AUDITED_DELIVERIES ? { deliveriesNotListed: chosen.length - MAX_AUDITED_DELIVERIES } : {}),
+          unrepaired: { ...unrepairedByReason },
+        },
+      ),
     );
     const id = repairId;
     await forEachLimited(chosen, WRITE_CONCURRENCY, async (d) => {
       const receipt = receipts.get(eventKey(d.source, d.eventId));
       // A stalled row whose receipt is gone is reported by reconcile as usage_without_event instead.
       if (!receipt) return;
-      await putRequeue(deps, requeueItem(receipt, d.consumerId, { repairId: id }, now));
+      await store.putRequeue(requeueItem(receipt, d.consumerId, { repairId: id }, now));
       repaired++;
     });
   }

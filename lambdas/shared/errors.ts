@@ -18,11 +18,6 @@ export class PermanentError extends HookledgerError {
   }
 }
 
-/** The lease this worker held was taken over (its attempt is no longer the delivery's attempt). */
-export class FencedError extends HookledgerError {
-  override readonly name = 'FencedError';
-}
-
 /** A short category for an error, safe to store and to use as a metric dimension. */
 export function errorCategory(error: unknown): string {
   if (error instanceof PermanentError) return error.category;

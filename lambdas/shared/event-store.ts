@@ -1,7 +1,12 @@
 /**
- * DynamoDB adapter for the EventStore table: receipts, payloads, re-queues and the key registry.
- * Every write is a single-item write; the receipt is the one conditional write that makes an event
- * (and its delivery set) exist.
+ * DynamoDB adapter for the EventStore table: receipts, payloads, body claims, conflict audits,
+ * re-queues, the key registry and operator audit items. Every write is a single-item write; the
+ * receipt is the one conditional write that makes an event (and its delivery set) exist.
+ *
+ * Errors: the intake and consumer paths translate SDK errors into StorageUnavailableError (intake
+ * answers 503). The operator paths (requeue, audit, keys, delivery set, lookups) turn a failed
+ * condition into their result and let every other SDK error through as it is, for the CLI to print.
+ * Bulk reads (scans, batch gets) are in table-scan.ts.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type AttributeValue, ConditionalCheckFailedException, type ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
@@ -23,6 +28,8 @@ import {
   bodyClaimKey,
   type ConflictEntry,
   conflictKey,
+  type AuditItem,
+  type ConflictItem,
   type EventItem,
   eventKey,
   type KeyItem,
@@ -162,10 +169,6 @@ export class EventStore {
     }
   }
 
-  async getEvent(source: string, eventId: string): Promise<EventItem | undefined> {
-    return (await this.get('getEvent', eventKey(source, eventId))) as EventItem | undefined;
-  }
-
   /**
    * The raw payload bytes, or undefined once past retention: an item TTL has not deleted yet (TTL
    * may lag by days) is never served. `payloadHmac` names the item (absent for old receipts).
@@ -178,16 +181,114 @@ export class EventStore {
     return item.encoding === 'gzip' ? gunzipSync(body) : body;
   }
 
+  /** Whether the payload item is still stored and within retention; reads its expiry, not its bytes. */
+  async hasPayload(source: string, eventId: string, payloadHmac?: string): Promise<boolean> {
+    const item = await this.read('getPayloadExpiry', payloadKey(source, eventId, payloadHmac), 'pk, expiresAt');
+    if (!item) return false;
+    // TTL deletes lag expiry (by up to days on AWS; never on DynamoDB Local): expired means expired.
+    const expiresAt = item.expiresAt as number | undefined;
+    return expiresAt === undefined || expiresAt * 1000 > this.clock();
+  }
+
+  /** The receipts of one event id, one read per source tried; the sources that have none are left out. */
+  async findReceipts(eventId: string, sources: readonly string[]): Promise<EventItem[]> {
+    const found: EventItem[] = [];
+    for (const source of sources) {
+      const item = (await this.read('getEvent', eventKey(source, eventId))) as EventItem | undefined;
+      if (item) found.push(item);
+    }
+    return found;
+  }
+
+  /** The conflict audit of one event id (requests that reused it with other bytes), if any. */
+  async getConflict(source: string, eventId: string): Promise<ConflictItem | undefined> {
+    return (await this.read('getConflict', conflictKey(source, eventId))) as ConflictItem | undefined;
+  }
+
+  /**
+   * Adds a consumer to a receipt's delivery set (backfill), so reconcile expects its ledger item.
+   * False when the receipt already has it (another backfill got there first) or is not a receipt.
+   */
+  async addToDeliverySet(source: string, eventId: string, consumerId: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: eventKey(source, eventId) },
+          // A MODIFY: the fan-out passes only INSERTs, so this alone delivers nothing.
+          UpdateExpression: 'SET consumers = list_append(if_not_exists(consumers, :none), :added)',
+          ConditionExpression: 'kind = :event AND NOT contains(consumers, :consumer)',
+          ExpressionAttributeValues: { ':none': [], ':added': [consumerId], ':consumer': consumerId, ':event': 'event' },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * An explicit re-queue: the stream carries its INSERT to the fan-out, which sends it to one
+   * consumer. A new key per operation id; the condition keeps an SDK retry of a write that did land
+   * from inserting the item again (a second INSERT would be a second delivery), so writing the same
+   * item twice is a no-op.
+   */
+  async putRequeue(item: RequeueItem): Promise<void> {
+    try {
+      await this.put('putRequeue', item, 'attribute_not_exists(pk)');
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  /** An operator action's audit item; never overwrites one (a failed condition is thrown). */
+  async putAudit(item: AuditItem): Promise<void> {
+    await this.put('putAudit', item, 'attribute_not_exists(pk)');
+  }
+
   async getKey(keyId: string): Promise<KeyItem | undefined> {
     return (await this.get('getKey', keyRegistryKey(keyId))) as KeyItem | undefined;
   }
 
-  /** An explicit re-queue: the stream carries it to the fan-out, which sends it to one consumer. */
-  async putRequeue(item: RequeueItem): Promise<void> {
+  /**
+   * Registers a key. False when the id exists: ids are never re-issued, so events already
+   * attributed to one keep meaning the same tenant.
+   */
+  async createKey(item: KeyItem): Promise<boolean> {
     try {
-      await this.put('putRequeue', item);
+      await this.put('putKey', item, 'attribute_not_exists(pk)');
+      return true;
     } catch (error) {
-      throw translate(error);
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Marks a registered key revoked. Returns the key as it is now, and whether it was revoked
+   * already (then nothing is written); undefined when there is no such key.
+   */
+  async revokeKey(keyId: string, at: number): Promise<{ readonly key: KeyItem; readonly alreadyRevoked: boolean } | undefined> {
+    const existing = (await this.read('getKey', keyRegistryKey(keyId))) as KeyItem | undefined;
+    if (!existing || existing.kind !== 'key') return undefined;
+    if (existing.status === 'revoked') return { key: existing, alreadyRevoked: true };
+    try {
+      const out = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keyRegistryKey(keyId) },
+          UpdateExpression: 'SET #status = :revoked, revokedAt = :at',
+          ConditionExpression: 'attribute_exists(pk) AND kind = :key',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':revoked': 'revoked', ':at': at, ':key': 'key' },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { key: out.Attributes as KeyItem, alreadyRevoked: false };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
     }
   }
 
@@ -218,14 +319,25 @@ export class EventStore {
    */
   private async get(operation: string, pk: string): Promise<Record<string, unknown> | undefined> {
     try {
-      const out = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true, ReturnConsumedCapacity: this.returnCapacity }),
-      );
-      this.onCapacity?.(operation, 0, out.ConsumedCapacity?.CapacityUnits ?? 0);
-      return out.Item;
+      return await this.read(operation, pk);
     } catch (error) {
       throw translate(error);
     }
+  }
+
+  /** `get` for the operator paths: SDK errors pass through untranslated. */
+  private async read(operation: string, pk: string, projection?: string): Promise<Record<string, unknown> | undefined> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk },
+        ConsistentRead: true,
+        ReturnConsumedCapacity: this.returnCapacity,
+        ...(projection ? { ProjectionExpression: projection } : {}),
+      }),
+    );
+    this.onCapacity?.(operation, 0, out.ConsumedCapacity?.CapacityUnits ?? 0);
+    return out.Item;
   }
 }
 

@@ -8,13 +8,15 @@
  *   acknowledge  done marker + usage row (tenant captured at intake, units) + acknowledging principal,
  *                only if `attempt` is still ours: a worker whose lease was taken over is fenced off.
  *   fail         records the error and attempt; `quarantined` on the last allowed attempt.
+ *
+ * And one operator write, `noteReplayRequest` (hookledger replay), which only appends a note.
  */
 import { type AttributeValue, ConditionalCheckFailedException, type ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { ConsumedCapacityObserver } from './event-store';
 import { translate } from './event-store';
-import { type DeliveryMessage, eventKey, type LedgerItem, ledgerKey } from '../../core/model';
+import { type DeliveryMessage, eventKey, type LedgerItem, type LedgerKeyParts, ledgerKey, type ReplayRequestEntry } from '../../core/model';
 
 export type ClaimResult =
   | { readonly kind: 'claimed'; readonly attempt: number; readonly replay: boolean }
@@ -54,7 +56,7 @@ export interface FailRequest {
  * are DynamoDB reserved words. Unused aliases are dropped per request in `update`.
  */
 const NAMES: Record<string, string> = Object.fromEntries(
-  ['state', 'source', 'reads', 'errors', 'units', 'outcome', 'principal', 'attempt', 'replays', 'replayId', 'replayLeaseUntil', 'leaseUntil', 'ackAt', 'ackAttempt', 'policyVersion', 'lastErrorCategory', 'eventKey', 'eventId', 'eventType', 'tenantId', 'keyId', 'consumerId', 'receivedAt'].map((w) => [`#${w}`, w]),
+  ['state', 'source', 'reads', 'errors', 'units', 'outcome', 'principal', 'attempt', 'replays', 'replayId', 'replayLeaseUntil', 'leaseUntil', 'ackAt', 'ackAttempt', 'policyVersion', 'lastErrorCategory', 'eventKey', 'eventId', 'eventType', 'tenantId', 'keyId', 'consumerId', 'receivedAt', 'replayRequests'].map((w) => [`#${w}`, w]),
 );
 
 export class Ledger {
@@ -217,6 +219,26 @@ export class Ledger {
     }
   }
 
+  /**
+   * Appends `{replayId, at, operator}` to `replayRequests` of an existing item. Nothing else: state,
+   * attempt, lease and units stay exactly as they are, and a missing item is not created (the
+   * re-queued delivery creates it when it is claimed). False when there is no item.
+   */
+  async noteReplayRequest(delivery: LedgerKeyParts, entry: ReplayRequestEntry): Promise<boolean> {
+    try {
+      await this.update('noteReplayRequest', delivery, {
+        UpdateExpression: 'SET #replayRequests = list_append(if_not_exists(#replayRequests, :none), :entry)',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':none': [], ':entry': [entry] },
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      // The operator's path: other SDK errors reach the CLI as they are.
+      throw error;
+    }
+  }
+
   async get(source: string, eventId: string, consumerId: string): Promise<LedgerItem | undefined> {
     const out = await this.options.client.send(
       new GetCommand({ TableName: this.options.tableName, Key: { pk: ledgerKey(source, eventId, consumerId) } }),
@@ -226,7 +248,7 @@ export class Ledger {
 
   private async update(
     operation: string,
-    message: DeliveryMessage,
+    delivery: LedgerKeyParts,
     params: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>,
   ): Promise<UpdateCommandOutput> {
     let out: UpdateCommandOutput;
@@ -234,7 +256,7 @@ export class Ledger {
       out = await this.options.client.send(
         new UpdateCommand({
           TableName: this.options.tableName,
-          Key: { pk: ledgerKey(message.source, message.eventId, message.consumerId) },
+          Key: { pk: ledgerKey(delivery.source, delivery.eventId, delivery.consumerId) },
           ReturnConsumedCapacity: this.returnCapacity,
           ...params,
           ExpressionAttributeNames: usedNames(params),

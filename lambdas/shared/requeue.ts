@@ -6,10 +6,9 @@
  *   repair (repairId)  an ordinary delivery: a done one stays done (the claim is a no-op), anything
  *                      else is claimed as usual, so a repair can never add a ledger row or a charge.
  *
- * Written by the CLI (replay, backfill, reconcile --repair) and by the scheduled reconciler.
+ * Built here, written by `EventStore.putRequeue` (one conditional put per item): by the CLI (replay,
+ * backfill, reconcile --repair) and by the scheduled reconciler.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { EventItem, RequeueItem } from '../../core/model';
 import { requeueKey } from '../../core/model';
 
@@ -45,16 +44,4 @@ export function requeueItem(
     // TTL attributes are epoch seconds.
     expiresAt: Math.floor(at / 1000) + REQUEUE_TTL_SECONDS,
   };
-}
-
-export async function putRequeue(deps: { readonly ddb: DynamoDBDocumentClient; readonly tables: { readonly events: string } }, item: RequeueItem): Promise<void> {
-  // A new key per operation id. The condition keeps an SDK retry of a write that did land from
-  // inserting the item again (a second INSERT would be a second delivery).
-  try {
-    await deps.ddb.send(
-      new PutCommand({ TableName: deps.tables.events, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
 }

@@ -1,5 +1,8 @@
 /**
- * Read-only table scans shared by reconcile (the scheduled Lambda) and the operator CLI.
+ * The scanner: read-only bulk reads of both tables, shared by reconcile (the scheduled Lambda and
+ * `hookledger reconcile`), the operator CLI (status, usage, keys, replay and backfill by window,
+ * trace) and the tests. Single-item reads and every write stay with the adapters (event-store.ts,
+ * ledger.ts).
  *
  * Scale: neither table has an index on time, so every window query is a paginated Scan with a
  * filter: it reads (and is billed for) the whole table, whatever the window. Fine up to a few
@@ -14,7 +17,7 @@ import {
   ScanCommand,
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { EventItem, LedgerItem } from '../../core/model';
+import type { EventItem, KeyItem, LedgerItem } from '../../core/model';
 
 /** Called after every page: items read so far; `total` when known. */
 export type Progress = (done: number, total: number | undefined) => void;
@@ -98,6 +101,24 @@ export async function scanReceipts(deps: ScanDeps, filter: ReceiptFilter = {}, o
   );
 }
 
+/** What status counts a receipt by: projected, so the scan returns a fraction of each item. */
+export type ReceiptSummary = Pick<EventItem, 'pk' | 'source' | 'eventId' | 'eventType' | 'consumers' | 'receivedAt' | 'secretVersion'>;
+
+/** Every receipt, projected to its attribution, delivery set and secret version. */
+export async function scanReceiptSummaries(deps: ScanDeps, onProgress?: Progress): Promise<ReceiptSummary[]> {
+  return scanAll<ReceiptSummary>(
+    deps.ddb,
+    {
+      TableName: deps.tables.events,
+      FilterExpression: 'kind = :event',
+      ProjectionExpression: 'pk, #source, eventId, eventType, consumers, receivedAt, secretVersion',
+      ExpressionAttributeNames: { '#source': 'source' },
+      ExpressionAttributeValues: { ':event': 'event' },
+    },
+    onProgress,
+  );
+}
+
 /** Ledger items whose receivedAt (copied from the receipt at claim) lies in the window; all when none. */
 export async function scanLedger(deps: ScanDeps, window?: Window, onProgress?: Progress): Promise<LedgerItem[]> {
   return scanAll<LedgerItem>(
@@ -115,12 +136,76 @@ export async function scanLedger(deps: ScanDeps, window?: Window, onProgress?: P
   );
 }
 
+/** What status counts a delivery by. */
+export type DeliveryStateRow = Pick<LedgerItem, 'pk' | 'consumerId' | 'state' | 'leaseUntil' | 'receivedAt'>;
+
+/** Every ledger item, projected to its state and lease. */
+export async function scanDeliveryStates(deps: ScanDeps, onProgress?: Progress): Promise<DeliveryStateRow[]> {
+  return scanAll<DeliveryStateRow>(
+    deps.ddb,
+    {
+      TableName: deps.tables.ledger,
+      ProjectionExpression: 'pk, consumerId, #state, leaseUntil, receivedAt',
+      ExpressionAttributeNames: { '#state': 'state' },
+    },
+    onProgress,
+  );
+}
+
+export interface UsageFilter {
+  /** On the acknowledgement time (`ackAt`), not on receivedAt: usage is billed when work is done. */
+  readonly window: Window;
+  readonly tenant?: string;
+  readonly consumer?: string;
+}
+
+export type UsageRowItem = Pick<LedgerItem, 'tenantId' | 'consumerId' | 'units'>;
+
+/** The usage rows of done deliveries acknowledged in the window, projected to tenant, consumer and units. */
+export async function scanUsageRows(deps: ScanDeps, filter: UsageFilter, onProgress?: Progress): Promise<UsageRowItem[]> {
+  const clauses = ['#state = :done', 'ackAt >= :from', 'ackAt < :to'];
+  const values: Record<string, unknown> = { ':done': 'done', ':from': filter.window.from, ':to': filter.window.to };
+  if (filter.tenant !== undefined) {
+    clauses.push('tenantId = :tenant');
+    values[':tenant'] = filter.tenant;
+  }
+  if (filter.consumer !== undefined) {
+    clauses.push('consumerId = :consumer');
+    values[':consumer'] = filter.consumer;
+  }
+  return scanAll<UsageRowItem>(
+    deps.ddb,
+    {
+      TableName: deps.tables.ledger,
+      FilterExpression: clauses.join(' AND '),
+      ProjectionExpression: 'tenantId, consumerId, units',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: values,
+    },
+    onProgress,
+  );
+}
+
+/** The key registry (`kind = key`), optionally one tenant's. Unordered. */
+export async function scanKeys(deps: ScanDeps, filter: { readonly tenant?: string } = {}): Promise<KeyItem[]> {
+  return scanAll<KeyItem>(deps.ddb, {
+    TableName: deps.tables.events,
+    FilterExpression: filter.tenant !== undefined ? 'kind = :key AND tenantId = :tenant' : 'kind = :key',
+    ExpressionAttributeValues: { ':key': 'key', ...(filter.tenant !== undefined ? { ':tenant': filter.tenant } : {}) },
+  });
+}
+
+export interface BatchGetOptions {
+  readonly projection?: string;
+  readonly names?: Record<string, string>;
+}
+
 /** Items by key (BatchGetItem, 100 keys a call, unprocessed keys retried); missing keys are absent. */
 export async function batchGet<T extends { pk: string }>(
   ddb: DynamoDBDocumentClient,
   tableName: string,
   pks: readonly string[],
-  options: { readonly projection?: string; readonly names?: Record<string, string> } = {},
+  options: BatchGetOptions = {},
 ): Promise<Map<string, T>> {
   const found = new Map<string, T>();
   const unique = [...new Set(pks)];
@@ -142,21 +227,21 @@ export async function batchGet<T extends { pk: string }>(
   return found;
 }
 
-export interface LedgerKeyParts {
-  readonly source: string;
-  readonly eventId: string;
-  readonly consumerId: string;
+/**
+ * EventStore items by key (`eventKey(...)`), keyed by it. Whatever item a key names comes back:
+ * callers that need receipts check `kind`.
+ */
+export function eventStoreItemsByKey<T extends { pk: string } = EventItem>(deps: ScanDeps, pks: readonly string[]): Promise<Map<string, T>> {
+  return batchGet<T>(deps.ddb, deps.tables.events, pks);
 }
 
-/**
- * `<source>:<eventId>#<consumerId>` split back into its parts. The key is the truth (a planted or
- * damaged item may lack its attribute copies); source ids have no ':' and consumer ids no '#'.
- */
-export function parseLedgerKey(pk: string): LedgerKeyParts | undefined {
-  const colon = pk.indexOf(':');
-  const hash = pk.lastIndexOf('#');
-  if (colon <= 0 || hash <= colon + 1 || hash === pk.length - 1) return undefined;
-  return { source: pk.slice(0, colon), eventId: pk.slice(colon + 1, hash), consumerId: pk.slice(hash + 1) };
+/** Ledger items by key (`ledgerKey(...)`), keyed by it; projected when `options.projection` is given. */
+export function ledgerItemsByKey<T extends { pk: string } = LedgerItem>(
+  deps: ScanDeps,
+  pks: readonly string[],
+  options: BatchGetOptions = {},
+): Promise<Map<string, T>> {
+  return batchGet<T>(deps.ddb, deps.tables.ledger, pks, options);
 }
 
 function sleep(ms: number): Promise<void> {
