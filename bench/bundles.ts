@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
 import type { HookledgerConfig } from '../core/config/schema';
-import { ROOT } from '../local/stack';
+import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { median } from './stats';
 
 export const BUNDLE_DIR = path.join(ROOT, 'bench', 'bundles');

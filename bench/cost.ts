@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../local/stack';
+import { PROJECT_ROOT as ROOT } from '../core/paths';
 
 interface Price {
   readonly usd: number;

@@ -14,7 +14,8 @@ import type { EventItem, PayloadItem } from '../core/model';
 import { eventKey, payloadKey } from '../core/model';
 import { payloadHmac } from '../lambdas/shared/payload-hash';
 import { localDocumentClient } from '../local/wiring';
-import { ROOT, type LocalStack } from '../local/stack';
+import type { LocalStack } from '../local/stack';
+import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { paymentEvent, signedPayments } from './payload';
 import { SOURCE } from './units';
 

@@ -12,7 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { subscribedConsumers } from '../core/config/routing';
 import { createLogger } from '../lambdas/shared/logger';
-import { ROOT, startLocalStack } from '../local/stack';
+import { startLocalStack } from '../local/stack';
+import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { measureBundles } from './bundles';
 import { loadPrices, usdPerMillion } from './cost';
 import { endToEnd } from './e2e';
@@ -60,7 +61,13 @@ async function main(): Promise<void> {
     onDelivery: meters.deliveries.onDelivery,
   });
   const consumers = subscribedConsumers(stack.config, PLAN.eventType);
-  let low: TrafficResult, high: TrafficResult, backlog: TrafficResult, sizes, e2e, intake, byBody: BodyProtectionResult;
+  let low: TrafficResult;
+  let high: TrafficResult;
+  let backlog: TrafficResult;
+  let sizes: Awaited<ReturnType<typeof itemSizes>>;
+  let e2e: Awaited<ReturnType<typeof endToEnd>>;
+  let intake: Awaited<ReturnType<typeof intakeAgainstFloor>>;
+  let byBody: BodyProtectionResult;
   try {
     const secret = (await stack.secrets.get(SOURCE)).current;
     // Wrap first: stopPipeline creates the next pollers, and they take the handlers then. The

@@ -1,20 +1,15 @@
-/**
- * `npx hookledger <command>`: operate a hookledger stack, local (default) or deployed (--stack).
- * The commands (cli/commands/) are thin: parse, call one function of cli/ops, print a table or
- * (--json) the data. Here: the global options, the command registry, and errors to exit codes.
- */
-import path from 'node:path';
+
 import { Command, CommanderError } from 'commander';
 import type { HookledgerConfig } from '../core/config/schema';
 import defaultConfig from '../hookledger.config';
 import { type CliIo, createContext } from './commands/context';
 import { COMMANDS } from './commands/index';
 import { CliError, EXIT } from './errors';
+import { PROJECT_ROOT } from '../core/paths';
 
 export type { CliIo } from './commands/context';
 export { EXIT } from './errors';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 
 /** Runs one command line; resolves to the process exit code. */
 export async function main(
@@ -22,7 +17,7 @@ export async function main(
   io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env },
   config: HookledgerConfig = defaultConfig,
 ): Promise<number> {
-  const ctx = createContext(io, config, ROOT);
+  const ctx = createContext(io, config, PROJECT_ROOT);
   const program = new Command('hookledger')
     .description('Operate a hookledger stack: the local one from `npm start` (default), or a deployed one with --stack.')
     .option('--stack <name>', 'a deployed CloudFormation stack (reads its outputs); default: the local stack')

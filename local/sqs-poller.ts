@@ -15,7 +15,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { LOCAL_REGION } from './clients';
-import { describe, type PollerLogger, sleep } from './support';
+import { consoleLogger, describe, type PollerLogger, sleep } from './support';
 
 export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 
@@ -57,10 +57,7 @@ export class SqsPollerError extends Error {
   override readonly name = 'SqsPollerError';
 }
 
-const consoleLogger: PollerLogger = {
-  warn: (message, extra) => console.warn(`[sqs-poller] ${message}`, extra ?? ''),
-  error: (message, extra) => console.error(`[sqs-poller] ${message}`, extra ?? ''),
-};
+const defaultLogger = consoleLogger('sqs-poller');
 
 interface Worker {
   /** A batch is with the handler, or being deleted. */
@@ -82,7 +79,7 @@ export function createSqsPoller(options: SqsPollerOptions): SqsPoller {
   const waitTimeSeconds = options.waitTimeSeconds ?? 1;
   const reportFailures = options.reportBatchItemFailures ?? true;
   const region = options.region ?? LOCAL_REGION;
-  const logger = options.logger ?? consoleLogger;
+  const logger = options.logger ?? defaultLogger;
   const { sqs, queueUrl } = options;
 
   const workers: Worker[] = [];

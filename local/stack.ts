@@ -29,8 +29,8 @@ import { type PollerLogger, sleep } from './support';
 import { createTtlSweeper, type TtlSweeper } from './ttl-sweeper';
 import { buildHandlers, type LocalHandlers, localDocumentClient } from './wiring';
 import { type RepairResult, repair } from '../lambdas/reconcile/repair';
+import { PROJECT_ROOT } from '../core/paths';
 
-export const ROOT = path.resolve(import.meta.dirname, '..');
 
 export interface LocalStackOptions {
   readonly config?: HookledgerConfig;
@@ -140,7 +140,7 @@ export function stackState(stack: LocalStack, dataDir: string | null): LocalStac
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const config = options.config ?? defaultConfig;
-  const dataDir = options.dataDir === undefined ? path.join(ROOT, '.hookledger', 'data') : options.dataDir;
+  const dataDir = options.dataDir === undefined ? path.join(PROJECT_ROOT, '.hookledger', 'data') : options.dataDir;
   const started: { stop(): Promise<void> }[] = [];
   try {
     const dynamoPort = options.dynamoPort ?? (await freePort());
@@ -158,7 +158,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       sqs,
       tables: { events: 'hookledger-events', ledger: 'hookledger-ledger' },
     });
-    const secretsFile = options.secretsFile ?? path.join(ROOT, DEFAULT_SECRETS_FILE);
+    const secretsFile = options.secretsFile ?? path.join(PROJECT_ROOT, DEFAULT_SECRETS_FILE);
     const secrets = new FileSecrets({
       path: secretsFile,
       sourceIds: config.sources.map((s) => s.id),
@@ -175,7 +175,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       clock: options.clock,
       onCapacity: options.onCapacity,
       backoffBaseMs: options.backoffBaseMs,
-      root: ROOT,
+      root: PROJECT_ROOT,
     });
 
     const gateway: HttpGateway = await startHttpGateway({ port: options.httpPort ?? 3000, handler: handlers.ingest });

@@ -8,7 +8,8 @@ import { Ledger } from '../lambdas/shared/ledger';
 import { createLogger } from '../lambdas/shared/logger';
 import { reportDeliveries } from './delivery-report';
 import { assertJava, EmulatorError } from './emulators';
-import { type LocalStack, ROOT, stackState, startLocalStack } from './stack';
+import { type LocalStack, stackState, startLocalStack } from './stack';
+import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { DEFAULT_STATE_FILE, removeState, writeState } from './state';
 import { localDocumentClient } from './wiring';
 

@@ -9,6 +9,14 @@ export interface PollerLogger {
   error(message: string, extra?: Record<string, unknown>): void;
 }
 
+/** A PollerLogger writing to the console, each line tagged with the poller's name. */
+export function consoleLogger(tag: string): PollerLogger {
+  return {
+    warn: (message, extra) => console.warn(`[${tag}] ${message}`, extra ?? ''),
+    error: (message, extra) => console.error(`[${tag}] ${message}`, extra ?? ''),
+  };
+}
+
 /**
  * Resolves after `ms`, or as soon as `signal` aborts (never rejects), so a stopping poller does not
  * sit out its poll interval or retry delay.

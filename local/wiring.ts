@@ -18,6 +18,7 @@ import { Ledger } from '../lambdas/shared/ledger';
 import { createLogger, type Logger } from '../lambdas/shared/logger';
 import type { SecretsPort } from '../lambdas/shared/secrets';
 import { localDynamoClient, localSqsClient } from './clients';
+import { PROJECT_ROOT } from '../core/paths';
 
 
 export interface LocalEndpoints {
@@ -76,7 +77,7 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const ledger = new Ledger({ client: ddb, tableName: resources.tables.ledger, onCapacity: options.onCapacity });
-  const root = options.root ?? path.resolve(import.meta.dirname, '..');
+  const root = options.root ?? PROJECT_ROOT;
 
   const ingest = createIngestHandler({
     config,

@@ -4,6 +4,7 @@
  * delivery set lacks it: add the consumer to the delivery set (so reconcile expects its ledger item),
  * then write a requeue item (so it is delivered). Audit first.
  */
+import { iso } from '../time';
 import { findConsumer, matchesEventType } from '../../core/config/routing';
 import { requeueItem } from '../../lambdas/shared/requeue';
 import { scanReceipts, type Window } from '../../lambdas/shared/table-scan';
@@ -11,7 +12,7 @@ import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoreOf, type OperatorDeps, type Progress } from './deps';
 import { UsageError } from '../errors';
 import { newReplayId } from './ids';
-import { forEachLimited } from './pool';
+import { forEachLimited } from '../../lambdas/shared/pool';
 import { splitByRetention } from './receipts';
 
 const WRITE_CONCURRENCY = 8;
@@ -93,4 +94,3 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
   return { ...nothing, dryRun: false, replayId, added, alreadyPresent };
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();

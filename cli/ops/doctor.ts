@@ -86,7 +86,9 @@ export function doctorClients(region: string | undefined): DoctorClients & { des
     secrets: new SecretsManagerClient(c),
     sns: new SNSClient(c),
   };
-  return { ...clients, destroy: () => Object.values(clients).forEach((client) => client.destroy()) };
+  return { ...clients, destroy: () => {
+      for (const client of Object.values(clients)) client.destroy();
+    }, };
 }
 
 // aws-cdk-lib's DefaultStackSynthesizer: file assets need bootstrap version 6 (8 only for lookups,

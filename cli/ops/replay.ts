@@ -7,6 +7,7 @@
  * Why this is harmless to billing: the consumer runtime re-runs a done delivery under a replay lease
  * and records it in `replays`, never in `units` (see lambdas/shared/ledger.ts, claimReplay).
  */
+import { iso } from '../time';
 import { findConsumer } from '../../core/config/routing';
 import { requeueItem } from '../../lambdas/shared/requeue';
 import { ledgerItemsByKey, scanReceipts, type Window } from '../../lambdas/shared/table-scan';
@@ -15,7 +16,7 @@ import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoreOf, ledgerOf, type OperatorDeps, type Progress } from './deps';
 import { UsageError } from '../errors';
 import { newReplayId } from './ids';
-import { forEachLimited } from './pool';
+import { forEachLimited } from '../../lambdas/shared/pool';
 import { findReceipt, splitByRetention } from './receipts';
 
 const WRITE_CONCURRENCY = 8;
@@ -141,4 +142,3 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
   return { ...plan, dryRun: false, replayId, requeued, annotated };
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();

@@ -16,7 +16,7 @@ import {
   type SecretsManagerClient,
   UpdateSecretVersionStageCommand,
 } from '@aws-sdk/client-secrets-manager';
-import { type SourceConfig } from '../../core/config/schema';
+import type { SourceConfig } from '../../core/config/schema';
 import { findSource } from '../../core/config/routing';
 import { newWebhookSecret } from '../../local/secrets-file';
 import { writeAudit } from './audit';

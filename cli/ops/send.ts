@@ -6,7 +6,7 @@
  * Signing: every configured scheme (cli/ops/sign.ts).
  */
 import { readFile } from 'node:fs/promises';
-import { type FieldSource } from '../../core/config/schema';
+import type { FieldSource } from '../../core/config/schema';
 import { findSource } from '../../core/config/routing';
 import type { ConfigDeps } from './deps';
 import { UsageError } from '../errors';
@@ -100,8 +100,8 @@ function setPath(target: Record<string, unknown>, dotted: string, value: unknown
   const parts = dotted.split('.');
   let node = target;
   for (const part of parts.slice(0, -1)) {
-    const next = node[part];
-    node = (next && typeof next === 'object' ? next : (node[part] = {})) as Record<string, unknown>;
+    if (!node[part] || typeof node[part] !== 'object') node[part] = {};
+    node = node[part] as Record<string, unknown>;
   }
   node[parts[parts.length - 1] as string] = value;
 }

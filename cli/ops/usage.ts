@@ -5,6 +5,7 @@
  *
  * Scale: a filtered Scan of the Ledger (see lambdas/shared/table-scan.ts).
  */
+import { iso } from '../time';
 import { scanUsageRows, type Window } from '../../lambdas/shared/table-scan';
 import type { Progress, StoreDeps } from './deps';
 import { UsageError } from '../errors';
@@ -53,4 +54,3 @@ export async function usage(deps: StoreDeps, request: UsageRequest): Promise<Usa
   return { from: request.from, to: request.to, rows, totalUnits: rows.reduce((n, r) => n + r.units, 0) };
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();

@@ -27,6 +27,7 @@ import { type EventItem, eventKey } from '../../core/model';
 import { requeueItem } from '../shared/requeue';
 import { type ReconcileDeps, type ReconcileOptions, type ReconcileReport, reconcile, type Violation, type ViolationKind } from './reconcile';
 import { eventStoreItemsByKey } from '../shared/table-scan';
+import { forEachLimited } from '../shared/pool';
 
 export const REPAIRABLE_KINDS: readonly ViolationKind[] = ['missing_delivery', 'stalled_delivery'];
 /** Ledger keys listed on the audit item; beyond this the item says how many more (items stop at 400 KB). */
@@ -241,11 +242,3 @@ async function releaseAll(queue: { readonly sqs: SQSClient; readonly queueUrl: s
   }
 }
 
-async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await work(items[next++] as T);
-    }),
-  );
-}

@@ -47,9 +47,7 @@ import {
  */
 export type RecordOutcome = 'recorded' | 'duplicate' | 'duplicate_conflict';
 
-export interface ConsumedCapacityObserver {
-  (operation: string, writeUnits: number, readUnits: number): void;
-}
+export type ConsumedCapacityObserver = (operation: string, writeUnits: number, readUnits: number) => void
 
 export interface EventStoreOptions {
   readonly client: DynamoDBDocumentClient;
@@ -271,7 +269,7 @@ export class EventStore {
    */
   async revokeKey(keyId: string, at: number): Promise<{ readonly key: KeyItem; readonly alreadyRevoked: boolean } | undefined> {
     const existing = (await this.read('getKey', keyRegistryKey(keyId))) as KeyItem | undefined;
-    if (!existing || existing.kind !== 'key') return undefined;
+    if (existing?.kind !== 'key') return undefined;
     if (existing.status === 'revoked') return { key: existing, alreadyRevoked: true };
     try {
       const out = await this.client.send(

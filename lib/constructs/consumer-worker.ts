@@ -56,7 +56,7 @@ export class ConsumerWorker extends Construct {
     // names: the source's RedrivePolicy needs the DLQ's ARN and the DLQ's RedriveAllowPolicy needs the
     // source's ARN, a cycle. So the source queue gets a name fixed at synth (unique per stack and
     // construct path, like a generated one) and the DLQ names it by that ARN.
-    const queueName = Names.uniqueResourceName(this, { maxLength: 74, separator: '-' }) + '-queue';
+    const queueName = `${Names.uniqueResourceName(this, { maxLength: 74, separator: '-' })}-queue`;
     const queueArn = Stack.of(this).formatArn({
       service: 'sqs',
       resource: queueName,

@@ -7,7 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { BUNDLED_CONFIG_DEFINE } from '../../core/env';
-import { PROJECT_ROOT } from './naming';
+import { PROJECT_ROOT } from '../../core/paths';
 
 /** Namespace of every custom metric the stack emits and alarms on (Powertools reads it from env). */
 import { METRICS_NAMESPACE } from '../../core/metrics';

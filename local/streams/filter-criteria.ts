@@ -59,7 +59,9 @@ function validatePattern(pattern: unknown, where: string): void {
     const at = `${where}.${key}`;
     if (Array.isArray(value)) {
       if (value.length === 0) throw new FilterCriteriaError(`${at} must list at least one value`);
-      value.forEach((matcher, i) => validateMatcher(matcher, `${at}[${i}]`));
+      value.forEach((matcher, i) => {
+        validateMatcher(matcher, `${at}[${i}]`);
+      });
     } else {
       validatePattern(value, at);
     }

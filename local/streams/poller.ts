@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { LOCAL_REGION } from '../clients';
-import { describe, type PollerLogger, sleep as sleepFor } from '../support';
+import { consoleLogger, describe, type PollerLogger, sleep as sleepFor } from '../support';
 import { type BatchRun, onFailureRecord, type Outcome, outcomeOf, type SkipStep, startBatch } from './batch-policy';
 import type { CheckpointStore } from './checkpoints';
 import type { DynamoStreamsApi } from './dynamodb-streams';
@@ -86,10 +86,7 @@ export interface StreamPoller {
   drained(options?: DrainOptions): Promise<void>;
 }
 
-const consoleLogger: PollerLogger = {
-  warn: (message, extra) => console.warn(`[stream-poller] ${message}`, extra ?? ''),
-  error: (message, extra) => console.error(`[stream-poller] ${message}`, extra ?? ''),
-};
+const defaultLogger = consoleLogger('stream-poller');
 
 export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
   const batchSize = options.batchSize ?? 100;
@@ -107,7 +104,7 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
   const retryDelayMs = options.retryDelayMs ?? 200;
   const discoveryIntervalMs = options.discoveryIntervalMs ?? 1000;
   const now = options.now ?? Date.now;
-  const logger = options.logger ?? consoleLogger;
+  const logger = options.logger ?? defaultLogger;
   const functionArn = `arn:aws:lambda:${region}:000000000000:function:${options.functionName ?? 'local-stream-handler'}`;
   const matches = compileFilters(options.filters);
   const reader = createShardReader({

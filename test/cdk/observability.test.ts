@@ -147,7 +147,7 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
   });
 
   it('graphs intake requests by outcome from the ingest function\'s IntakeRequests metric', () => {
-    const body = JSON.stringify(Object.values(s.json.Resources).find((r: any) => r.Type === 'AWS::CloudWatch::Dashboard'));
+    const body = JSON.stringify(Object.values(s.json.Resources).find((r) => (r as { Type?: string }).Type === 'AWS::CloudWatch::Dashboard'));
     expect(body).toContain('Intake outcomes (recorded, duplicate, refusal codes)');
     // Only this stack's series (the Stack dimension the ingest function publishes), never another copy's.
     expect(body).toContain("SEARCH('{Hookledger,Outcome,Stack} MetricName=");

@@ -103,7 +103,12 @@ describe('secrets on AWS (hookledger ... --stack)', () => {
   async function run(argv: string[]) {
     let stdout = '';
     let stderr = '';
-    const sink = (write: (s: string) => void) => ({ write: (chunk: string) => (write(String(chunk)), true) }) as unknown as NodeJS.WritableStream;
+    const sink = (write: (s: string) => void) => ({
+    write: (chunk: string) => {
+      write(String(chunk));
+      return true;
+    },
+  }) as unknown as NodeJS.WritableStream;
     const code = await main(
       argv,
       { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), stdin: process.stdin, env: { USER: 'ops-aws', AWS_REGION: 'eu-west-1' } },

@@ -38,7 +38,9 @@ const sqs = mockClient(SQSClient);
 const sm = mockClient(SecretsManagerClient);
 const sns = mockClient(SNSClient);
 const mocks = [cfn, ssm, lambda, sqs, sm, sns];
-afterEach(() => mocks.forEach((m) => m.reset()));
+afterEach(() => {
+  for (const m of mocks) m.reset();
+});
 
 const REGION = 'eu-west-1';
 const ACCOUNT = '123456789012';

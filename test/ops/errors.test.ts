@@ -10,7 +10,12 @@ import { config } from './support';
 async function run(argv: string[]) {
   let stdout = '';
   let stderr = '';
-  const sink = (write: (s: string) => void) => ({ write: (chunk: string) => (write(String(chunk)), true) }) as unknown as NodeJS.WritableStream;
+  const sink = (write: (s: string) => void) => ({
+    write: (chunk: string) => {
+      write(String(chunk));
+      return true;
+    },
+  }) as unknown as NodeJS.WritableStream;
   const code = await main(
     argv,
     { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), stdin: process.stdin, env: { USER: 'errors-test', HOOKLEDGER_STATE: '/nonexistent/state.json' } },

@@ -8,7 +8,7 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { ScanCommand as DocScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import defaultConfig from '../../hookledger.config';
-import { type HookledgerConfig } from '../../core/config/schema';
+import type { HookledgerConfig } from '../../core/config/schema';
 import { subscribedConsumers } from '../../core/config/routing';
 import { EventStore } from '../../lambdas/shared/event-store';
 import { Ledger } from '../../lambdas/shared/ledger';

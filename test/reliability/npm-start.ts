@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { FileSecrets } from '../../local/secrets-file';
-import { ROOT } from '../../local/stack';
+import { PROJECT_ROOT as ROOT } from '../../core/paths';
 import { type LocalStackState, readState } from '../../local/state';
 import { localDocumentClient } from '../../local/wiring';
 

@@ -20,7 +20,10 @@ beforeAll(() => {
   vi.stubEnv('STACK_NAME', 'Hookledger');
   vi.stubEnv('AWS_REGION', 'eu-west-1');
   vi.stubGlobal('__HOOKLEDGER_CONFIG__', JSON.stringify(defaultConfig));
-  const capture = (chunk: unknown) => (written.push(String(chunk)), true);
+  const capture = (chunk: unknown) => {
+    written.push(String(chunk));
+    return true;
+  };
   vi.spyOn(process.stdout, 'write').mockImplementation(capture);
   vi.spyOn(process.stderr, 'write').mockImplementation(capture);
   for (const method of ['log', 'info', 'warn', 'error'] as const) vi.spyOn(console, method).mockImplementation((...args) => void capture(args.join(' ')));
