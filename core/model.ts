@@ -202,9 +202,25 @@ export const keyRegistryKey = (keyId: string) => `${KEY_PREFIX.key}${keyId}`;
 /** An operator action's audit item: time first, so a listing reads in order. */
 export const auditKey = (at: number, id: string) => `${KEY_PREFIX.audit}${new Date(at).toISOString()}#${id}`;
 
-/** The message the fan-out puts on a consumer's queue: a reference plus the captured attribution. */
+/**
+ * SQS's message size limit (and SendMessageBatch's total), which Lambda's SQS event source carries
+ * whole: 1 MiB. A narrowed view that would not fit is refused per delivery (`payloadUnavailable`).
+ */
+export const MAX_QUEUE_MESSAGE_BYTES = 1024 * 1024;
+
+/** Why a message carries no payload: past retention (or never stored), or a view too large for a message. */
+export type PayloadUnavailable = 'expired' | 'too_large';
+
+/**
+ * The message the fan-out puts on a consumer's queue: the captured attribution and the consumer's
+ * narrowed view of the payload (only the fields its config lists), read once by the fan-out.
+ */
 export interface DeliveryMessage extends Attribution {
-  readonly v: 1;
+  /** 2: the message carries the narrowed payload (1: a reference the consumer read itself). */
+  readonly v: 2;
+  /** The payload fields this consumer may see; absent exactly when `payloadUnavailable` says why. */
+  readonly payload?: Readonly<Record<string, unknown>>;
+  readonly payloadUnavailable?: PayloadUnavailable;
   readonly consumerId: string;
   readonly receivedAt: number;
   readonly replayId?: string;

@@ -10,7 +10,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HookledgerConfig } from '../core/config/schema';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import { createConsumerHandler } from '../lambdas/runtime/runtime';
-import { createFanoutHandler, type FanoutHandler } from '../lambdas/fanout/app';
+import { consumerViews, createFanoutHandler, type FanoutHandler } from '../lambdas/fanout/app';
 import { createIngestHandler, type IngestHandler } from '../lambdas/ingest/app';
 import { createDocumentClient } from '../lambdas/shared/clients';
 import { type ConsumedCapacityObserver, EventStore } from '../lambdas/shared/event-store';
@@ -89,6 +89,9 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
   });
   const fanout = createFanoutHandler({
     sqs,
+    payloads: eventStore,
+    views: consumerViews(config),
+    ...(options.clock ? { clock: options.clock } : {}),
     queueUrls: Object.fromEntries(Object.entries(resources.queues).map(([id, q]) => [id, q.url])),
     logger: logger('hookledger-fanout'),
   });

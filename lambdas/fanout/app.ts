@@ -1,18 +1,23 @@
 /**
  * Fan-out: EventStore stream -> one message per (event, subscribed consumer) on that consumer's queue.
  *
- * Each stream record carries everything needed (the receipt's NewImage holds the attribution and
- * the delivery set), so records from one write are never assumed atomic or ordered. Sends are
- * batched per queue across the whole stream batch. A record whose messages could not all be sent is
- * reported failed; Lambda then re-sends it and everything after it, so sends are at-least-once and
- * the consumer runtime's claim makes a second copy harmless.
+ * Each stream record carries the attribution and the delivery set (the receipt's NewImage), so
+ * records from one write are never assumed atomic or ordered. The fan-out is the only reader of
+ * stored payloads: it reads each event's payload once and puts into each consumer's message only
+ * the fields that consumer may see, so no consumer role needs (or has) access to payload items.
+ * Sends are batched per queue across the whole stream batch. A record whose messages could not all
+ * be sent is reported failed; Lambda then re-sends it and everything after it, so sends are
+ * at-least-once and the consumer runtime's claim makes a second copy harmless.
  */
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Logger } from '../shared/logger';
-import type { DeliveryMessage, EventItem, RequeueItem } from '../../core/model';
+import type { EventStore } from '../shared/event-store';
+import type { HookledgerConfig } from '../../core/config/schema';
+import { narrowPayload } from '../shared/dotted-path';
+import { type DeliveryMessage, type EventItem, MAX_QUEUE_MESSAGE_BYTES, type RequeueItem } from '../../core/model';
 import { HookledgerError } from '../../core/errors';
 
 export interface FanoutDeps {
@@ -26,6 +31,17 @@ export interface FanoutDeps {
    * @default - counted in the log line only
    */
   readonly onSkipped?: (consumerId: string, count: number) => void;
+  /** Where the stored payloads are read, once per event. */
+  readonly payloads: Pick<EventStore, 'getPayload'>;
+  /** consumer id -> the payload fields (dotted paths) it may see: its config's `fields`. */
+  readonly views: Readonly<Record<string, readonly string[]>>;
+  /** @default Date.now */
+  readonly clock?: () => number;
+}
+
+/** consumer id -> the payload fields it may see, from the configuration. */
+export function consumerViews(config: Pick<HookledgerConfig, 'consumers'>): Record<string, readonly string[]> {
+  return Object.fromEntries(config.consumers.map((c) => [c.id, c.fields]));
 }
 
 export type FanoutHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
@@ -33,7 +49,33 @@ export type FanoutHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatc
 interface Outgoing {
   readonly recordIndex: number;
   readonly consumerId: string;
-  readonly message: DeliveryMessage;
+  message: DeliveryMessage;
+}
+
+const messageBytes = (message: DeliveryMessage) => Buffer.byteLength(JSON.stringify(message), 'utf8');
+
+function stripPayload(message: DeliveryMessage): DeliveryMessage {
+  const { payload: _dropped, ...rest } = message;
+  return rest;
+}
+
+/** SendMessageBatch takes at most 10 entries and MAX_QUEUE_MESSAGE_BYTES in all. */
+export function sendBatches<T extends { readonly message: DeliveryMessage }>(items: readonly T[]): T[][] {
+  const batches: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = messageBytes(item.message);
+    if (current.length > 0 && (current.length === 10 || bytes + size > MAX_QUEUE_MESSAGE_BYTES)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
 }
 
 export class UnroutableRecordError extends HookledgerError {
@@ -42,6 +84,7 @@ export class UnroutableRecordError extends HookledgerError {
 
 export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
   const { logger } = deps;
+  const clock = deps.clock ?? Date.now;
   return async (event) => {
     const records = event.Records;
     const failed = new Set<number>();
@@ -72,6 +115,7 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
       }
       byQueue.set(url, [...(byQueue.get(url) ?? []), out]);
     }
+    await attachViews(outgoing.filter((out) => !failed.has(out.recordIndex) && deps.queueUrls[out.consumerId]), failed);
     for (const [consumerId, eventIds] of skipped) {
       logger.warn('skipped deliveries to a consumer that is no longer configured', {
         consumer_id: consumerId,
@@ -83,8 +127,7 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
 
     await Promise.all(
       [...byQueue].map(async ([queueUrl, items]) => {
-        for (let i = 0; i < items.length; i += 10) {
-          const chunk = items.slice(i, i + 10);
+        for (const chunk of sendBatches(items.filter((out) => !failed.has(out.recordIndex)))) {
           for (const index of await sendChunk(queueUrl, chunk)) failed.add(index);
         }
       }),
@@ -102,6 +145,51 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
         .map((i) => ({ itemIdentifier: records[i]?.dynamodb?.SequenceNumber ?? '' })),
     };
   };
+
+  /**
+   * Reads each event's payload once (one strongly consistent GetItem per event, whatever its number
+   * of consumers) and gives every message its consumer's narrowed view. A payload past retention,
+   * or one that is not there, is said on the message (`payloadUnavailable`), so that delivery alone
+   * is refused by the consumer runtime with that reason; a storage error fails the record (retried).
+   */
+  async function attachViews(outs: Outgoing[], failed: Set<number>): Promise<void> {
+    const byPayload = new Map<string, Outgoing[]>();
+    for (const out of outs) {
+      const m = out.message;
+      const key = `${m.source}\n${m.eventId}\n${m.payloadHmac ?? ''}`;
+      byPayload.set(key, [...(byPayload.get(key) ?? []), out]);
+    }
+    const now = clock();
+    await Promise.all(
+      [...byPayload.values()].map(async (group) => {
+        const first = group[0]!.message;
+        let payload: Record<string, unknown> | undefined;
+        if (first.payloadExpiresAt === undefined || first.payloadExpiresAt > now) {
+          try {
+            const raw = await deps.payloads.getPayload(first.source, first.eventId, first.payloadHmac);
+            payload = raw ? (JSON.parse(raw.toString('utf8')) as Record<string, unknown>) : undefined;
+          } catch (error) {
+            for (const out of group) failed.add(out.recordIndex);
+            logger.warn('payload read failed', { event_id: first.eventId, error: error instanceof Error ? error.name : 'unknown' });
+            return;
+          }
+        }
+        for (const out of group) {
+          out.message = payload
+            ? { ...out.message, payload: narrowPayload(payload, deps.views[out.consumerId] ?? []) }
+            : { ...out.message, payloadUnavailable: 'expired' };
+          if (messageBytes(out.message) > MAX_QUEUE_MESSAGE_BYTES) {
+            logger.error('narrowed view exceeds the queue message limit', {
+              event_id: first.eventId,
+              consumer_id: out.consumerId,
+              bytes: messageBytes(out.message),
+            });
+            out.message = { ...stripPayload(out.message), payloadUnavailable: 'too_large' };
+          }
+        }
+      }),
+    );
+  }
 
   /** Returns the record indexes whose message in this chunk was not accepted. */
   async function sendChunk(queueUrl: string, chunk: Outgoing[]): Promise<number[]> {
@@ -137,7 +225,7 @@ export function messagesFor(record: DynamoDBRecord): DeliveryMessage[] {
     requireAttribution(event);
     if (!Array.isArray(event.consumers)) throw new UnroutableRecordError(`event ${event.eventId} has no delivery set`);
     return event.consumers.map((consumerId) => ({
-      v: 1,
+      v: 2,
       source: event.source,
       eventId: event.eventId,
       eventType: event.eventType,
@@ -153,7 +241,7 @@ export function messagesFor(record: DynamoDBRecord): DeliveryMessage[] {
     requireAttribution(requeue);
     return [
       {
-        v: 1,
+        v: 2,
         source: requeue.source,
         eventId: requeue.eventId,
         eventType: requeue.eventType,

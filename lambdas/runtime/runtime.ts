@@ -1,8 +1,11 @@
 /**
  * The shared consumer runtime. It wraps a team's `handle` function with the delivery protocol:
  *
- *   claim -> read payload (on record, under this consumer's principal) -> narrow -> handle ->
- *   acknowledge (usage row + done marker + access log in one conditional write)
+ *   claim (the read, on record under this consumer's principal) -> handle the narrowed payload the
+ *   message carries -> acknowledge (usage row + done marker + access log in one conditional write)
+ *
+ * The payload arrives already narrowed to this consumer's `fields` (the fan-out reads it once and
+ * narrows it per consumer): a consumer's role has no access to stored payloads at all.
  *
  * Failures are recorded with their category and attempt, backed off through the message's
  * visibility, and reported one by one (partial batch response). On the last allowed receive the
@@ -18,7 +21,6 @@ import type { EventStore } from '../shared/event-store';
 import type { Ledger } from '../shared/ledger';
 import type { Logger } from '../shared/logger';
 import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
-import { narrowPayload } from '../shared/dotted-path';
 import { HookledgerError } from '../../core/errors';
 
 export type KeyStatus = 'active' | 'revoked' | 'unknown';
@@ -52,7 +54,7 @@ export type ConsumerHandle = (delivery: DeliveryContext) => Promise<DeliveryResu
 export interface ConsumerRuntimeDeps {
   readonly consumer: ConsumerConfig;
   readonly ledger: Pick<Ledger, 'claim' | 'acknowledge' | 'recordFailure'>;
-  readonly events: Pick<EventStore, 'getPayload' | 'getKey'>;
+  readonly events: Pick<EventStore, 'getKey'>;
   readonly sqs: SQSClient;
   readonly queueUrl: string;
   readonly dlqUrl: string;
@@ -102,11 +104,7 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
     const attempt = claim.attempt;
     const log = { ...ids, attempt, ...(message.replayId ? { replay_id: message.replayId } : {}) };
     try {
-      // Past retention is past retention, whatever TTL has deleted yet (it may lag by days).
-      const expired = message.payloadExpiresAt !== undefined && message.payloadExpiresAt <= clock();
-      const raw = expired ? undefined : await deps.events.getPayload(message.source, message.eventId, message.payloadHmac);
-      if (!raw) throw new PermanentError('the payload has expired (retention) or was never stored', 'payload_expired');
-      const payload = narrowPayload(JSON.parse(raw.toString('utf8')) as Record<string, unknown>, consumer.fields);
+      const payload = deliveredPayload(message, clock());
       const result = await handle({
         attribution: {
           source: message.source,
@@ -240,6 +238,24 @@ function parseMessage(record: SQSRecord, consumerId: string): DeliveryMessage {
     throw new MalformedMessageError(`message ${record.messageId} is for ${body.consumerId}, not ${consumerId}`);
   }
   return body as DeliveryMessage;
+}
+
+/**
+ * The narrowed payload the message carries. Past retention is past retention, whatever TTL has
+ * deleted yet (it may lag by days): a message that sat in its queue beyond it is refused too.
+ */
+function deliveredPayload(message: DeliveryMessage, now: number): Readonly<Record<string, unknown>> {
+  const expired = message.payloadExpiresAt !== undefined && message.payloadExpiresAt <= now;
+  if (expired || message.payloadUnavailable === 'expired') {
+    throw new PermanentError('the payload has expired (retention) or was never stored', 'payload_expired');
+  }
+  if (message.payloadUnavailable === 'too_large') {
+    throw new PermanentError('the narrowed payload does not fit in a queue message; narrow the consumer\'s fields', 'payload_too_large');
+  }
+  if (!message.payload || typeof message.payload !== 'object') {
+    throw new PermanentError('the message carries no payload (sent before the fan-out narrowed payloads); replay the delivery', 'payload_missing');
+  }
+  return message.payload;
 }
 
 function validUnits(units: unknown): number {

@@ -131,7 +131,7 @@ export class ConsumerWorker extends Construct {
     // Ledger keys end in `#<consumerId>`: a consumer can claim and acknowledge only its own deliveries.
     grantItemsByKeyPattern(props.ledger, this.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [ledgerKeyPatternOf(c.id)]);
     // Payloads and key-registry items only; never receipts, re-queues or audit items.
-    grantItemsByKeyPattern(props.events, this.role, ['dynamodb:GetItem'], [keyPattern('payload'), keyPattern('key')]);
+    grantItemsByKeyPattern(props.events, this.role, ['dynamodb:GetItem'], [keyPattern('key')]);
   }
 }
 

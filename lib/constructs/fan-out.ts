@@ -7,6 +7,8 @@ import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
 import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN, QUEUE_RETENTION } from '../../core/queues';
 import { HookledgerFunction } from './hookledger-function';
+import { grantItemsByKeyPattern } from './event-store';
+import { keyPattern } from '../../core/model';
 
 /** A consumer's delivery queue, as the fan-out sees it. */
 export interface ConsumerQueue {
@@ -90,12 +92,15 @@ export class FanOut extends Construct {
       environment: {
         // The `Stack` dimension of FanOutSkippedDeliveries (deliveries to a consumer no longer configured).
         [ENV.stackName]: Stack.of(this).stackName,
+        [ENV.eventsTable]: props.events.tableName,
         [ENV.queueUrls]: Stack.of(this).toJsonString(
           Object.fromEntries(props.consumerQueues.map(({ consumerId, queue }) => [consumerId, queue.queueUrl])),
         ),
       },
     });
     for (const { queue } of props.consumerQueues) queue.grantSendMessages(this.handler);
+    // The fan-out is the only reader of stored payloads: it narrows each consumer's view into its message.
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:GetItem'], [keyPattern('payload')]);
 
     this.eventSource = new DynamoEventSource(props.events, {
       startingPosition: lambda.StartingPosition.TRIM_HORIZON,

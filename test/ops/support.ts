@@ -86,7 +86,7 @@ function seeder(store: EventStore, ledger: Ledger, cfg: HookledgerConfig) {
   const message = (eventId: string, consumerId: string, overrides: Partial<DeliveryMessage> = {}): DeliveryMessage => {
     const receipt = receipts.get(eventId);
     return {
-      v: 1,
+      v: 2,
       source: SOURCE,
       eventId,
       eventType: receipt?.eventType ?? 'payment.succeeded',

@@ -93,7 +93,7 @@ export function streamRecord(item: Record<string, unknown>, sequence: string, ev
 
 export function deliveryMessage(overrides: Partial<DeliveryMessage> = {}): DeliveryMessage {
   return {
-    v: 1,
+    v: 2,
     source: 'platform',
     eventId: 'evt_01J8K7M2Q4',
     eventType: 'payment.succeeded',
@@ -101,6 +101,8 @@ export function deliveryMessage(overrides: Partial<DeliveryMessage> = {}): Deliv
     keyId: 'key_42',
     consumerId: 'billing-meter',
     receivedAt: NOW,
+    // billing-meter's view of platformEvent(), as the fan-out narrows it.
+    payload: { id: 'evt_01J8K7M2Q4', type: 'payment.succeeded', tenant_id: 'tenant_204', data: { amount: 4200, currency: 'eur' } },
     ...overrides,
   };
 }

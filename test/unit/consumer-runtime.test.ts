@@ -34,13 +34,13 @@ function fakeLedger(claim: ClaimResult, ackResult = true) {
   };
 }
 
-function run(ledger: ReturnType<typeof fakeLedger>, handle: ConsumerHandle, payload: Buffer | null = Buffer.from(JSON.stringify(platformEvent()))) {
+function run(ledger: ReturnType<typeof fakeLedger>, handle: ConsumerHandle) {
   sqsMock.on(ChangeMessageVisibilityCommand).resolves({}).on(SendMessageCommand).resolves({});
   return createConsumerHandler(
     {
       consumer: billing,
       ledger,
-      events: { getPayload: async () => payload ?? undefined, getKey: async () => undefined },
+      events: { getKey: async () => undefined },
       sqs: new SQSClient({ region: 'us-east-1' }),
       queueUrl: 'http://sqs/q/billing-meter',
       dlqUrl: 'http://sqs/q/billing-meter-dlq',
@@ -77,7 +77,7 @@ describe('consumer runtime', () => {
   });
 
   describe('handle and acknowledge', () => {
-    it('gives the handler attribution, attempt, idempotency key and only the configured fields', async () => {
+    it('gives the handler attribution, attempt, idempotency key and the narrowed payload its message carries', async () => {
       let seen: DeliveryContext | undefined;
       const ledger = fakeLedger({ kind: 'claimed', attempt: 2, replay: false });
       await run(ledger, async (ctx) => {
@@ -137,11 +137,28 @@ describe('consumer runtime', () => {
       expect(JSON.parse(sent[0]!.MessageBody!).eventId).toBe('evt_01J8K7M2Q4');
     });
 
-    it('quarantines a delivery whose payload has expired', async () => {
+    it('quarantines a delivery whose payload the fan-out found past retention', async () => {
       const ledger = fakeLedger({ kind: 'claimed', attempt: 1, replay: false });
-      await run(ledger, async () => ({ units: 1 }), null)({ Records: [sqsRecord(deliveryMessage())] });
+      const handle = vi.fn();
+      await run(ledger, handle)({ Records: [sqsRecord(deliveryMessage({ payload: undefined, payloadUnavailable: 'expired' }))] });
       expect(ledger.failures).toMatchObject([{ category: 'payload_expired', quarantine: true }]);
       expect(ledger.acks).toHaveLength(0);
+      expect(handle).not.toHaveBeenCalled();
+    });
+
+    it('quarantines a message that sat in its queue past the payload retention', async () => {
+      const ledger = fakeLedger({ kind: 'claimed', attempt: 1, replay: false });
+      await run(ledger, async () => ({ units: 1 }))({ Records: [sqsRecord(deliveryMessage({ payloadExpiresAt: NOW - 1 }))] });
+      expect(ledger.failures).toMatchObject([{ category: 'payload_expired', quarantine: true }]);
+    });
+
+    it('quarantines a view too large for a message and a message without payload, each with its reason', async () => {
+      const tooLarge = fakeLedger({ kind: 'claimed', attempt: 1, replay: false });
+      await run(tooLarge, async () => ({ units: 1 }))({ Records: [sqsRecord(deliveryMessage({ payload: undefined, payloadUnavailable: 'too_large' }))] });
+      expect(tooLarge.failures).toMatchObject([{ category: 'payload_too_large', quarantine: true }]);
+      const legacy = fakeLedger({ kind: 'claimed', attempt: 1, replay: false });
+      await run(legacy, async () => ({ units: 1 }))({ Records: [sqsRecord(deliveryMessage({ payload: undefined }))] });
+      expect(legacy.failures).toMatchObject([{ category: 'payload_missing', quarantine: true }]);
     });
 
     it('refuses negative units as a permanent error instead of writing them to the ledger', async () => {

@@ -28,8 +28,37 @@ const receipt = (eventId: string, consumers: string[], tenantId = 'tenant_204') 
   payloadExpiresAt: NOW + 30 * 86_400_000,
 });
 
-function handler() {
-  return createFanoutHandler({ sqs: new SQSClient({ region: 'us-east-1' }), queueUrls, logger: capturingLogger().logger });
+/** Each consumer's fields, as hookledger.config.ts might list them. */
+const views = {
+  'billing-meter': ['id', 'type', 'tenant_id', 'data.amount'],
+  'audit-writer': ['id', 'type'],
+  'risk-evaluator': ['id', 'data.card.country'],
+};
+
+/** A stored payload per event id, and every read the fan-out makes. */
+function payloadStore(bodies: Record<string, unknown> = {}, failing: readonly string[] = []) {
+  const reads: string[] = [];
+  return {
+    reads,
+    async getPayload(_source: string, eventId: string) {
+      reads.push(eventId);
+      if (failing.includes(eventId)) throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+      const body = eventId in bodies ? bodies[eventId] : { id: eventId, type: 'payment.succeeded', tenant_id: 'tenant_204', data: { amount: 4200, card: { country: 'NL', last4: '4242' } } };
+      return body === null ? undefined : Buffer.from(JSON.stringify(body));
+    },
+  };
+}
+
+function handler(payloads = payloadStore(), extra: Partial<Parameters<typeof createFanoutHandler>[0]> = {}) {
+  return createFanoutHandler({
+    sqs: new SQSClient({ region: 'us-east-1' }),
+    queueUrls,
+    payloads,
+    views,
+    clock: () => NOW,
+    logger: capturingLogger().logger,
+    ...extra,
+  });
 }
 
 const sentTo = (url: string) =>
@@ -48,7 +77,7 @@ describe('fan-out', () => {
     expect(sqsMock.commandCalls(SendMessageBatchCommand)).toHaveLength(3);
     expect(sentTo(queueUrls['risk-evaluator'])).toEqual([
       {
-        v: 1,
+        v: 2,
         source: 'platform',
         eventId: 'evt_01J8K7M2Q4',
         eventType: 'payment.succeeded',
@@ -58,8 +87,74 @@ describe('fan-out', () => {
         consumerId: 'risk-evaluator',
         payloadHmac: '5f3c9a0e',
         payloadExpiresAt: NOW + 30 * 86_400_000,
+        payload: { id: 'evt_01J8K7M2Q4', data: { card: { country: 'NL' } } },
       },
     ]);
+  });
+
+  it('reads each payload once, whatever the number of consumers, and gives each consumer only its fields', async () => {
+    sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    const payloads = payloadStore();
+    const all = ['billing-meter', 'audit-writer', 'risk-evaluator'];
+    await handler(payloads)({ Records: [streamRecord(receipt('evt_01J8K7M2Q4', all), '100'), streamRecord(receipt('evt_01J8K7M2Q5', all), '101')] });
+    expect(payloads.reads).toEqual(['evt_01J8K7M2Q4', 'evt_01J8K7M2Q5']);
+    expect(sentTo(queueUrls['billing-meter']).map((m) => m.payload)).toEqual([
+      { id: 'evt_01J8K7M2Q4', type: 'payment.succeeded', tenant_id: 'tenant_204', data: { amount: 4200 } },
+      { id: 'evt_01J8K7M2Q5', type: 'payment.succeeded', tenant_id: 'tenant_204', data: { amount: 4200 } },
+    ]);
+    expect(sentTo(queueUrls['audit-writer']).map((m) => m.payload)).toEqual([
+      { id: 'evt_01J8K7M2Q4', type: 'payment.succeeded' },
+      { id: 'evt_01J8K7M2Q5', type: 'payment.succeeded' },
+    ]);
+    // No consumer's message carries a field it does not list (the card's last4 goes nowhere).
+    expect(JSON.stringify(sqsMock.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input))).not.toContain('4242');
+  });
+
+  it('says on each message when the payload is past retention or gone, and reads nothing past retention', async () => {
+    sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    const payloads = payloadStore({ evt_gone: null });
+    const expired = { ...receipt('evt_old', ['billing-meter']), payloadExpiresAt: NOW - 1 };
+    const res = await handler(payloads)({ Records: [streamRecord(expired, '1'), streamRecord(receipt('evt_gone', ['billing-meter']), '2')] });
+    expect(res.batchItemFailures).toEqual([]);
+    expect(payloads.reads).toEqual(['evt_gone']);
+    const sent = sentTo(queueUrls['billing-meter']);
+    expect(sent.map((m) => [m.eventId, m.payloadUnavailable, m.payload])).toEqual([
+      ['evt_old', 'expired', undefined],
+      ['evt_gone', 'expired', undefined],
+    ]);
+  });
+
+  it('fails only the records whose payload read failed, so the stream retries them', async () => {
+    sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    const res = await handler(payloadStore({}, ['evt_b']))({
+      Records: [streamRecord(receipt('evt_a', ['billing-meter']), '51'), streamRecord(receipt('evt_b', ['billing-meter']), '52')],
+    });
+    expect(res.batchItemFailures).toEqual([{ itemIdentifier: '52' }]);
+    expect(sentTo(queueUrls['billing-meter']).map((m) => m.eventId)).toEqual(['evt_a']);
+  });
+
+  it('refuses one view larger than a queue message with its reason, and splits batches by bytes', async () => {
+    sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    const big = 'x'.repeat(400 * 1024);
+    const bodies = {
+      evt_huge: { id: 'evt_huge', type: 'payment.succeeded', data: { amount: 'y'.repeat(1100 * 1024) } },
+      evt_1: { id: 'evt_1', type: 'payment.succeeded', tenant_id: big },
+      evt_2: { id: 'evt_2', type: 'payment.succeeded', tenant_id: big },
+      evt_3: { id: 'evt_3', type: 'payment.succeeded', tenant_id: big },
+    };
+    const ids = ['evt_huge', 'evt_1', 'evt_2', 'evt_3'];
+    const res = await handler(payloadStore(bodies))({ Records: ids.map((id, i) => streamRecord(receipt(id, ['billing-meter']), String(60 + i))) });
+    expect(res.batchItemFailures).toEqual([]);
+    const sent = sentTo(queueUrls['billing-meter']);
+    expect(sent.map((m) => [m.eventId, m.payloadUnavailable ?? 'payload'])).toEqual([
+      ['evt_huge', 'too_large'],
+      ['evt_1', 'payload'],
+      ['evt_2', 'payload'],
+      ['evt_3', 'payload'],
+    ]);
+    // Three 400 KiB views cannot share one 1 MiB SendMessageBatch: [huge-refusal, 1, 2] then [3].
+    const sizes = sqsMock.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries!.length);
+    expect(sizes).toEqual([3, 1]);
   });
 
   it('batches 12 events into 2 requests per queue (10 + 2)', async () => {
@@ -153,7 +248,8 @@ describe('fan-out', () => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
     const { logger, lines } = capturingLogger();
     const counted: [string, number][] = [];
-    const res = await createFanoutHandler({ sqs: new SQSClient({ region: 'us-east-1' }), queueUrls, logger, onSkipped: (c, n) => counted.push([c, n]) })({
+    const payloads = payloadStore();
+    const res = await handler(payloads, { logger, onSkipped: (c, n) => counted.push([c, n]) })({
       Records: [
         streamRecord(receipt('evt_z', ['billing-meter', 'fraud-graph']), '31'),
         streamRecord(receipt('evt_y', ['fraud-graph']), '32'),
@@ -165,6 +261,8 @@ describe('fan-out', () => {
     expect(sentTo(queueUrls['billing-meter']).map((m) => m.eventId)).toEqual(['evt_z']);
     expect(sentTo(queueUrls['audit-writer']).map((m) => m.eventId)).toEqual(['evt_x']);
     expect(counted).toEqual([['fraud-graph', 2]]);
+    // evt_y goes only to the removed consumer: its payload is not even read.
+    expect(payloads.reads).toEqual(['evt_z', 'evt_x']);
     const warning = lines.map((l) => JSON.parse(l)).find((l) => l.message === 'skipped deliveries to a consumer that is no longer configured');
     expect(warning).toMatchObject({ level: 'WARN', consumer_id: 'fraud-graph', skipped: 2, event_ids: ['evt_z', 'evt_y'] });
   });
