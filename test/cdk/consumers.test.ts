@@ -114,7 +114,7 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
     }
   });
 
-  it("confines ledger access to the consumer's own keys and EventStore reads to pay# and key# items", () => {
+  it("confines ledger access to the consumer's own keys and EventStore reads to key# items: no consumer role can read a payload", () => {
     const [eventsTable] = resourcesOfType(json, 'AWS::DynamoDB::Table').find(([, t]) => t.Properties.StreamSpecification)!;
     const [ledgerTable] = resourcesOfType(json, 'AWS::DynamoDB::Table').find(([, t]) => !t.Properties.StreamSpecification)!;
     for (const c of consumers) {
@@ -128,7 +128,10 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
       const events = dynamo.find((s) => resourceTargets(s).includes(eventsTable))!;
       expect(actionsOf(events)).toEqual(['dynamodb:GetItem']);
       expect(resourceTargets(events)).toEqual([eventsTable]);
-      expect(events.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['pay#*', 'key#*'] } });
+      expect(events.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['key#*'] } });
+      // No statement of the role names pay# at all, nor grants any table action without a key condition.
+      expect(JSON.stringify(statementsOfRole(json, w.roleId))).not.toContain('pay#');
+      expect(dynamo.every((s) => s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'])).toBe(true);
     }
   });
 

@@ -82,7 +82,7 @@ describe.each(CONFIGS)('fan-out with the $name', ({ config }) => {
     expect(Object.keys(map).sort()).toEqual(consumers.map((c) => c.id).sort());
   });
 
-  it('may send to every consumer queue (and its failure queue) but to no DLQ, and cannot touch the tables', () => {
+  it('may send to every consumer queue (and its failure queue) but to no DLQ, and reads only payload items', () => {
     const roleId = refTarget(fanOut.Properties.Role)!;
     const statements = statementsOfRole(json, roleId);
     const sendTargets = statements.filter((s) => actionsOf(s).includes('sqs:SendMessage')).flatMap(resourceTargets);
@@ -90,7 +90,14 @@ describe.each(CONFIGS)('fan-out with the $name', ({ config }) => {
     expect(sendTargets.sort()).toEqual([...workers(json).map((w) => w.queueId), failureQueueId].sort());
     const tableActions = statements.flatMap(actionsOf).filter((a) => a.startsWith('dynamodb:'));
     expect(tableActions.sort()).toEqual(
-      ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'].sort(),
+      ['dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'].sort(),
     );
+    // The only item reader of payloads: GetItem on pay# keys of the EventStore, nothing else.
+    const itemReads = statements.filter((s) => actionsOf(s).includes('dynamodb:GetItem'));
+    expect(itemReads).toHaveLength(1);
+    expect(actionsOf(itemReads[0]!)).toEqual(['dynamodb:GetItem']);
+    expect(resourceTargets(itemReads[0]!)).toEqual([eventsTable]);
+    expect(itemReads[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['pay#*'] } });
+    expect(fanOut.Properties.Environment.Variables.EVENTS_TABLE).toEqual({ Ref: eventsTable });
   });
 });
