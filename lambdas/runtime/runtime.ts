@@ -73,12 +73,24 @@ class RetryLater extends HookledgerError {
   override readonly name = 'RetryLater';
 }
 
+/** How long a claim outlasts the invocation that made it: the final acknowledgement's write. */
+export const LEASE_MARGIN_MS = 1000;
+
+/**
+ * The lease runs from the claim for the function's timeout plus a margin: no invocation can hold
+ * a delivery longer than it can run. SQS makes the message visible again only after the queue's
+ * visibility timeout (at least 6x the function timeout), counted from the poller's receive, which
+ * comes before the claim by at most the cold start; so a message redelivered after a worker died
+ * finds the lease over and is taken over on that receive, never wasted on a live lease.
+ */
+export function leaseMsFor(consumer: Pick<ConsumerConfig, 'timeoutSeconds'>): number {
+  return consumer.timeoutSeconds * 1000 + LEASE_MARGIN_MS;
+}
+
 export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: ConsumerHandle): ConsumerLambdaHandler {
   const clock = deps.clock ?? Date.now;
   const { consumer, logger } = deps;
-  // The lease ends a second before the message can reappear, so a redelivered message always finds
-  // the previous lease expired and can take it over (the late worker is then fenced off).
-  const leaseMs = Math.max(1000, consumer.visibilityTimeoutSeconds * 1000 - 1000);
+  const leaseMs = leaseMsFor(consumer);
   const backoffBaseMs = deps.backoffBaseMs ?? 2000;
 
   async function processRecord(record: SQSRecord): Promise<void> {
@@ -190,7 +202,7 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
   }
 
   function backoffSeconds(attempt: number): number {
-    const ms = Math.min(leaseMs, backoffBaseMs * 2 ** Math.max(0, attempt - 1));
+    const ms = Math.min(consumer.visibilityTimeoutSeconds * 1000 - 1000, backoffBaseMs * 2 ** Math.max(0, attempt - 1));
     return Math.max(0, Math.round(ms / 1000));
   }
 
