@@ -118,6 +118,13 @@ export interface ErrorEntry {
   readonly at: number;
 }
 
+/**
+ * Entries kept in a ledger row's `reads` and `errors` lists; past that they are counted
+ * (`readsDropped`, `errorsDropped`). 50 x ~400 bytes keeps a row far below the 400 KB item limit
+ * at the largest `maxReceiveCount` (1000) the config allows.
+ */
+export const LEDGER_LIST_CAP = 50;
+
 export interface LedgerItem extends Attribution {
   readonly pk: string;
   readonly consumerId: string;
@@ -128,6 +135,10 @@ export interface LedgerItem extends Attribution {
   readonly leaseUntil?: number;
   readonly reads: ReadEntry[];
   readonly errors?: ErrorEntry[];
+  /** Reads beyond LEDGER_LIST_CAP: counted, not listed. */
+  readonly readsDropped?: number;
+  /** Errors beyond LEDGER_LIST_CAP: counted, not listed. */
+  readonly errorsDropped?: number;
   readonly lastErrorCategory?: string;
   // Set once, by the acknowledgement that made it done: the usage row.
   readonly units?: number;

@@ -9,6 +9,10 @@
  *                only if `attempt` is still ours: a worker whose lease was taken over is fenced off.
  *   fail         records the error and attempt; `quarantined` on the last allowed attempt.
  *
+ * The access log (`reads`) and the error log (`errors`) keep their first LEDGER_LIST_CAP entries;
+ * past that, `readsDropped` / `errorsDropped` count what was not kept, so a row stays far below
+ * DynamoDB's 400 KB item limit at any `maxReceiveCount` (the count, not the list, grows).
+ *
  * And one operator write, `noteReplayRequest` (hookledger replay), which only appends a note.
  */
 import { type AttributeValue, ConditionalCheckFailedException, type ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
@@ -16,7 +20,15 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { ConsumedCapacityObserver } from './event-store';
 import { translate } from './event-store';
-import { type DeliveryMessage, eventKey, type LedgerItem, type LedgerKeyParts, ledgerKey, type ReplayRequestEntry } from '../../core/model';
+import {
+  type DeliveryMessage,
+  eventKey,
+  LEDGER_LIST_CAP,
+  type LedgerItem,
+  type LedgerKeyParts,
+  ledgerKey,
+  type ReplayRequestEntry,
+} from '../../core/model';
 
 export type ClaimResult =
   | { readonly kind: 'claimed'; readonly attempt: number; readonly replay: boolean }
@@ -56,7 +68,7 @@ export interface FailRequest {
  * are DynamoDB reserved words. Unused aliases are dropped per request in `update`.
  */
 const NAMES: Record<string, string> = Object.fromEntries(
-  ['state', 'source', 'reads', 'errors', 'units', 'outcome', 'principal', 'attempt', 'replays', 'replayId', 'replayLeaseUntil', 'leaseUntil', 'ackAt', 'ackAttempt', 'policyVersion', 'lastErrorCategory', 'eventKey', 'eventId', 'eventType', 'tenantId', 'keyId', 'consumerId', 'receivedAt', 'replayRequests'].map((w) => [`#${w}`, w]),
+  ['state', 'source', 'reads', 'errors', 'units', 'outcome', 'principal', 'attempt', 'replays', 'replayId', 'replayLeaseUntil', 'leaseUntil', 'ackAt', 'ackAttempt', 'policyVersion', 'lastErrorCategory', 'eventKey', 'eventId', 'eventType', 'tenantId', 'keyId', 'consumerId', 'receivedAt', 'replayRequests', 'readsDropped', 'errorsDropped'].map((w) => [`#${w}`, w]),
 );
 
 export class Ledger {
@@ -72,19 +84,24 @@ export class Ledger {
     this.returnCapacity = options.onCapacity ? 'TOTAL' : undefined;
   }
 
-  async claim(request: ClaimRequest): Promise<ClaimResult> {
+  async claim(request: ClaimRequest, logRead = true): Promise<ClaimResult> {
     const { message, now, leaseMs, principal } = request;
     const read = { principal, at: now, ...(message.replayId ? { replayId: message.replayId } : {}) };
     try {
       const out = await this.update('claim', message, {
         UpdateExpression:
           'SET #state = :leased, #attempt = if_not_exists(#attempt, :zero) + :one, #leaseUntil = :until, ' +
-          '#reads = list_append(if_not_exists(#reads, :none), :read), ' +
+          (logRead
+            ? '#reads = list_append(if_not_exists(#reads, :none), :read), '
+            : '#readsDropped = if_not_exists(#readsDropped, :zero) + :one, ') +
           '#eventKey = :eventKey, #source = :source, #eventId = :eventId, #eventType = :eventType, ' +
           '#tenantId = :tenantId, #keyId = :keyId, #consumerId = :consumerId, #receivedAt = :receivedAt' +
           (message.replayId ? ', #replayId = :replayId' : ''),
-        // Claimable: never claimed, or not done and not under someone else's live lease.
-        ConditionExpression: 'attribute_not_exists(pk) OR (#state <> :done AND (#state <> :leased OR #leaseUntil < :now))',
+        // Claimable: never claimed, or not done and not under someone else's live lease; and the
+        // access log still has room (otherwise the read is counted instead, below).
+        ConditionExpression:
+          '(attribute_not_exists(pk) OR (#state <> :done AND (#state <> :leased OR #leaseUntil < :now)))' +
+          (logRead ? ' AND (attribute_not_exists(#reads) OR size(#reads) < :cap)' : ''),
         ExpressionAttributeValues: {
           ':leased': 'leased',
           ':done': 'done',
@@ -92,8 +109,7 @@ export class Ledger {
           ':one': 1,
           ':until': now + leaseMs,
           ':now': now,
-          ':none': [],
-          ':read': [read],
+          ...(logRead ? { ':none': [], ':read': [read], ':cap': LEDGER_LIST_CAP } : {}),
           ':eventKey': eventKey(message.source, message.eventId),
           ':source': message.source,
           ':eventId': message.eventId,
@@ -111,6 +127,8 @@ export class Ledger {
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw translate(error);
       const old = unmarshallOld(error);
+      const claimable = !old || (old.state !== 'done' && (old.state !== 'leased' || Number(old.leaseUntil) < now));
+      if (logRead && claimable && (old?.reads?.length ?? 0) >= LEDGER_LIST_CAP) return this.claim(request, false);
       if (old?.state === 'done') {
         if (message.replayId && !old.replays?.some((r) => r.replayId === message.replayId)) {
           return this.claimReplay(request, old);
@@ -124,17 +142,19 @@ export class Ledger {
   /** A replay of a done delivery re-runs the handler under a replay lease; the usage row stays as it is. */
   private async claimReplay(request: ClaimRequest, old: Partial<LedgerItem>): Promise<ClaimResult> {
     const { message, now, leaseMs, principal } = request;
+    const logRead = (old.reads?.length ?? 0) < LEDGER_LIST_CAP;
     try {
       const out = await this.update('claimReplay', message, {
         UpdateExpression:
-          'SET #attempt = #attempt + :one, #replayId = :rid, #replayLeaseUntil = :until, #reads = list_append(#reads, :read)',
+          'SET #attempt = #attempt + :one, #replayId = :rid, #replayLeaseUntil = :until, ' +
+          (logRead ? '#reads = list_append(#reads, :read)' : '#readsDropped = if_not_exists(#readsDropped, :zero) + :one'),
         ConditionExpression:
           '#state = :done AND #attempt = :seen AND (attribute_not_exists(#replayLeaseUntil) OR #replayLeaseUntil < :now OR #replayId <> :rid)',
         ExpressionAttributeValues: {
           ':one': 1,
           ':rid': message.replayId,
           ':until': now + leaseMs,
-          ':read': [{ principal, at: now, replayId: message.replayId }],
+          ...(logRead ? { ':read': [{ principal, at: now, replayId: message.replayId }] } : { ':zero': 0 }),
           ':done': 'done',
           ':seen': old.attempt,
           ':now': now,
@@ -193,18 +213,23 @@ export class Ledger {
   }
 
   /** Records a failed attempt. Returns false when fenced (someone else holds the delivery now). */
-  async recordFailure(request: FailRequest): Promise<boolean> {
+  async recordFailure(request: FailRequest, logError = true): Promise<boolean> {
     const { message, attempt, now } = request;
     const entry = [{ attempt, category: request.category, message: request.errorMessage, at: now }];
+    const log = logError
+      ? '#errors = list_append(if_not_exists(#errors, :none), :entry)'
+      : '#errorsDropped = if_not_exists(#errorsDropped, :zero) + :one';
+    const ours = request.replay ? '#attempt = :attempt AND #state = :done' : '#attempt = :attempt AND #state = :leased';
     try {
       await this.update('recordFailure', message, {
         UpdateExpression: request.replay
-          ? 'SET #errors = list_append(if_not_exists(#errors, :none), :entry), #lastErrorCategory = :category REMOVE #replayLeaseUntil'
-          : 'SET #state = :state, #errors = list_append(if_not_exists(#errors, :none), :entry), #lastErrorCategory = :category REMOVE #leaseUntil',
-        ConditionExpression: request.replay ? '#attempt = :attempt AND #state = :done' : '#attempt = :attempt AND #state = :leased',
+          ? `SET ${log}, #lastErrorCategory = :category REMOVE #replayLeaseUntil`
+          : `SET #state = :state, ${log}, #lastErrorCategory = :category REMOVE #leaseUntil`,
+        // The error log keeps its first LEDGER_LIST_CAP entries; past that the error is counted.
+        ConditionExpression: logError ? `${ours} AND (attribute_not_exists(#errors) OR size(#errors) < :cap)` : ours,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         ExpressionAttributeValues: {
-          ':none': [],
-          ':entry': entry,
+          ...(logError ? { ':none': [], ':entry': entry, ':cap': LEDGER_LIST_CAP } : { ':zero': 0, ':one': 1 }),
           ':category': request.category,
           ':attempt': attempt,
           ...(request.replay
@@ -214,8 +239,11 @@ export class Ledger {
       });
       return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw translate(error);
+      if (!(error instanceof ConditionalCheckFailedException)) throw translate(error);
+      const old = unmarshallOld(error);
+      const stillOurs = old?.attempt === attempt && old.state === (request.replay ? 'done' : 'leased');
+      if (logError && stillOurs && (old?.errors?.length ?? 0) >= LEDGER_LIST_CAP) return this.recordFailure(request, false);
+      return false;
     }
   }
 

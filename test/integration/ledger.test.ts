@@ -95,4 +95,24 @@ describe('ledger on DynamoDB Local', () => {
     await ledger.acknowledge({ message, attempt: 1, replay: false, units: 1, principal: A, policyVersion: 'v1', now: NOW });
     expect(units).toEqual([1, 1]);
   });
+
+  it('keeps a row bounded at the largest retry budget: 1000 failed attempts keep 50 reads and 50 errors, the rest counted', async () => {
+    const message = deliveryMessage({ eventId: 'evt_01J8K7CAP1', consumerId: 'risk-evaluator' });
+    const longMessage = 'RangeError: risk model cannot score evt_01J8K7CAP1 '.padEnd(300, '.');
+    for (let attempt = 1; attempt <= 1000; attempt++) {
+      const at = NOW + attempt * 10;
+      expect(await ledger.claim({ message, now: at, leaseMs: 1, principal: A })).toEqual({ kind: 'claimed', attempt, replay: false });
+      const failed = { message, attempt, replay: false, category: 'RangeError', errorMessage: longMessage, quarantine: attempt === 1000, now: at + 1 };
+      expect(await ledger.recordFailure(failed)).toBe(true);
+    }
+    const row = await ledger.get('platform', 'evt_01J8K7CAP1', 'risk-evaluator');
+    expect(row).toMatchObject({ state: 'quarantined', attempt: 1000, readsDropped: 950, errorsDropped: 950, lastErrorCategory: 'RangeError' });
+    expect(row?.reads).toHaveLength(50);
+    expect(row?.errors).toHaveLength(50);
+    expect(row?.errors?.[49]).toMatchObject({ attempt: 50 });
+    // Far below DynamoDB's 400 KB item limit.
+    expect(Buffer.byteLength(JSON.stringify(row))).toBeLessThan(40_000);
+    // A fenced failure is still refused once the log is full (the cap never lets a late worker write).
+    expect(await ledger.recordFailure({ message, attempt: 999, replay: false, category: 'late', errorMessage: 'late', quarantine: false, now: NOW })).toBe(false);
+  }, 120_000);
 });
