@@ -16,12 +16,13 @@ const PIPELINE = [
   'lambdas/ingest/',
   'lambdas/fanout/',
   'lambdas/consumers/',
+  'lambdas/runtime/',
   'local/stack.ts',
   'local/wiring.ts',
   'local/start.ts',
   'local/http-gateway.ts',
   'local/sqs-poller.ts',
-  'local/stream-poller',
+  'local/streams/',
 ];
 
 /** Every file reachable from `entry` through static relative imports, each with the chain that reaches it. */
@@ -62,7 +63,7 @@ describe('cli static imports', () => {
     const chains = staticImports('cli/main.ts');
 
     expect(pipelineReached(chains)).toEqual([]);
-    for (const file of ['lambdas/ingest/app.ts', 'lambdas/fanout/app.ts', 'lambdas/consumers/runtime.ts', 'local/stack.ts', 'local/wiring.ts']) {
+    for (const file of ['lambdas/ingest/app.ts', 'lambdas/fanout/app.ts', 'lambdas/runtime/runtime.ts', 'local/stack.ts', 'local/wiring.ts']) {
       expect(chains.has(file), file).toBe(false);
     }
   });
@@ -82,7 +83,7 @@ describe('cli static imports', () => {
       expect.arrayContaining([
         expect.stringMatching(/ -> lambdas\/ingest\/app\.ts$/),
         expect.stringMatching(/ -> lambdas\/fanout\/app\.ts$/),
-        expect.stringMatching(/ -> lambdas\/consumers\/runtime\.ts$/),
+        expect.stringMatching(/ -> lambdas\/runtime\/runtime\.ts$/),
       ]),
     );
   });
