@@ -223,7 +223,8 @@ export async function itemSizes(stack: LocalStack, eventId: string, consumerIds:
     awsRules: {
       // claim (item after claim <= final size) + acknowledge (the larger of before and after) per consumer
       writeUnits: kb(payload) + kb(receipt) + ledgerSizes.reduce((s, size) => s + 2 * kb(size), 0),
-      readUnits: consumerIds.length * Math.max(1, Math.ceil(payload / 4096)),
+      // one strongly consistent read of the payload by the fan-out, whatever the number of consumers
+      readUnits: Math.max(1, Math.ceil(payload / 4096)),
     },
   };
 }
