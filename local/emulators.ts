@@ -13,10 +13,11 @@ import { buildApp } from 'fauxqs';
 import { createSqsServer } from 'local-aws-sqs';
 import { LOCAL_REGION, localDynamoClient } from './clients';
 import { sleep } from './support';
+import { HookledgerError } from '../core/errors';
 
 const LOOPBACK = '127.0.0.1';
 
-export class EmulatorError extends Error {
+export class EmulatorError extends HookledgerError {
   override readonly name = 'EmulatorError';
 }
 

@@ -22,6 +22,7 @@ import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promise
 import { dirname } from 'node:path';
 import { UnknownSecretError, type SecretsPort } from '../lambdas/shared/secrets';
 import type { SigningSecrets } from '../core/schemes/types';
+import { HookledgerError } from '../core/errors';
 
 export const DEFAULT_SECRETS_FILE = '.hookledger/secrets.json';
 
@@ -39,7 +40,7 @@ export interface SecretsFile {
   readonly payloadHashKey?: string;
 }
 
-export class SecretsFileError extends Error {
+export class SecretsFileError extends HookledgerError {
   override readonly name = 'SecretsFileError';
 }
 

@@ -16,6 +16,7 @@ import {
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { LOCAL_REGION } from './clients';
 import { consoleLogger, describe, type PollerLogger, sleep } from './support';
+import { HookledgerError } from '../core/errors';
 
 export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 
@@ -53,7 +54,7 @@ export interface SqsPoller {
   idle(options?: { readonly timeoutMs?: number }): Promise<void>;
 }
 
-export class SqsPollerError extends Error {
+export class SqsPollerError extends HookledgerError {
   override readonly name = 'SqsPollerError';
 }
 

@@ -6,6 +6,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { HookledgerError } from '../core/errors';
 
 export const DEFAULT_STATE_FILE = '.hookledger/state.json';
 
@@ -33,7 +34,7 @@ export const localStackStateSchema = z.object({
 
 export type LocalStackState = z.infer<typeof localStackStateSchema>;
 
-export class StateFileError extends Error {
+export class StateFileError extends HookledgerError {
   override readonly name = 'StateFileError';
 }
 

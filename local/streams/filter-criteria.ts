@@ -8,6 +8,7 @@
  * matches. Like EventBridge, every matcher except `{ exists: false }` needs the field present, and
  * an array value in the record matches when any element does.
  */
+import { HookledgerError } from '../../core/errors';
 
 export type FilterPattern = { readonly [key: string]: FilterPattern | readonly Matcher[] };
 export type Matcher =
@@ -19,7 +20,7 @@ export type Matcher =
   | { readonly prefix: string }
   | { readonly 'anything-but': string | number | readonly (string | number)[] | { readonly prefix: string } };
 
-export class FilterCriteriaError extends Error {
+export class FilterCriteriaError extends HookledgerError {
   override readonly name = 'FilterCriteriaError';
 }
 

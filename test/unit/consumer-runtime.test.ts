@@ -6,7 +6,7 @@ import { type ConsumerHandle, type DeliveryContext, createConsumerHandler } from
 import { PermanentError } from '../../lambdas/shared/errors';
 import type { AckRequest, ClaimResult, FailRequest } from '../../lambdas/shared/ledger';
 import { findConsumer } from '../../core/config/routing';
-import { deliveryMessage, NOW, platformEvent, sqsRecord } from '../support/factories';
+import { deliveryMessage, NOW, sqsRecord } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 
 const sqsMock = mockClient(SQSClient);
