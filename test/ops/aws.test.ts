@@ -17,11 +17,11 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TargetError } from '../../cli/errors';
-import { main } from '../../cli/main';
 import { lambdaPauseControl, setPaused } from '../../cli/ops/pause';
 import { resolveTarget } from '../../cli/target';
 import { parseDuration, parseTime } from '../../cli/time';
 import { config } from './support';
+import { runCli } from '../support/cli';
 
 const cfn = mockClient(CloudFormationClient);
 const sqs = mockClient(SQSClient);
@@ -100,22 +100,7 @@ describe('secrets on AWS (hookledger ... --stack)', () => {
         },
       ],
     });
-  async function run(argv: string[]) {
-    let stdout = '';
-    let stderr = '';
-    const sink = (write: (s: string) => void) => ({
-    write: (chunk: string) => {
-      write(String(chunk));
-      return true;
-    },
-  }) as unknown as NodeJS.WritableStream;
-    const code = await main(
-      argv,
-      { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), stdin: process.stdin, env: { USER: 'ops-aws', AWS_REGION: 'eu-west-1' } },
-      config,
-    );
-    return { code, stdout, stderr };
-  }
+  const run = (argv: string[]) => runCli(argv, config, { USER: 'ops-aws', AWS_REGION: 'eu-west-1' });
 
   it('secrets retire removes AWSPREVIOUS from the version that holds it and writes one secret.retire audit item', async () => {
     stackOutputs();

@@ -4,25 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CliError, ConflictError, EXIT, NotFoundError, OperationFailedError, TargetError, UsageError } from '../../cli/errors';
-import { main } from '../../cli/main';
 import { config } from './support';
+import { runCli } from '../support/cli';
 
-async function run(argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const sink = (write: (s: string) => void) => ({
-    write: (chunk: string) => {
-      write(String(chunk));
-      return true;
-    },
-  }) as unknown as NodeJS.WritableStream;
-  const code = await main(
-    argv,
-    { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), stdin: process.stdin, env: { USER: 'errors-test', HOOKLEDGER_STATE: '/nonexistent/state.json' } },
-    config,
-  );
-  return { code, stdout, stderr };
-}
+const run = (argv: string[]) => runCli(argv, config, { USER: 'errors-test', HOOKLEDGER_STATE: '/nonexistent/state.json' });
 
 describe('cli errors', () => {
   it.each([

@@ -1,0 +1,17 @@
+/** Runs `hookledger` in-process with captured output, as the CLI tests do. */
+import { main } from '../../cli/main';
+import type { HookledgerConfig } from '../../core/config/schema';
+
+export async function runCli(argv: string[], config: HookledgerConfig, env: NodeJS.ProcessEnv) {
+  let stdout = '';
+  let stderr = '';
+  const sink = (write: (s: string) => void) =>
+    ({
+      write: (chunk: string) => {
+        write(String(chunk));
+        return true;
+      },
+    }) as unknown as NodeJS.WritableStream;
+  const code = await main(argv, { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), stdin: process.stdin, env }, config);
+  return { code, stdout, stderr };
+}
