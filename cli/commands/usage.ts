@@ -5,6 +5,7 @@ import { type UsageReport, usage } from '../ops/usage';
 import { iso } from '../time';
 import { parseWindow, requireConsumer } from './args';
 import type { CommandContext } from './context';
+import { UsageError } from '../errors';
 
 export function register(program: Command, ctx: CommandContext): void {
   program
@@ -14,17 +15,36 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--to <time>', 'end (exclusive)', 'now')
     .option('--tenant <id>', 'only this tenant')
     .option('--consumer <id>', 'only this consumer')
+    .option('--format <format>', 'table, or csv for invoicing (one row per tenant and consumer)', 'table')
     .action(
-      ctx.withTarget(async (connect, globals, options: { from: string; to: string; tenant?: string; consumer?: string }) => {
+      ctx.withTarget(async (connect, globals, options: { from: string; to: string; tenant?: string; consumer?: string; format: string }) => {
+        if (options.format !== 'table' && options.format !== 'csv') {
+          throw new UsageError(`--format must be table or csv, got "${options.format}"`);
+        }
         const window = parseWindow(options.from, options.to);
         const consumer = options.consumer === undefined ? undefined : requireConsumer(ctx.config, options.consumer);
         const target = await connect();
         const bar = ctx.progress('scanning ledger');
         const report = await usage({ ddb: target.ddb, tables: target.tables }, { ...window, tenant: options.tenant, consumer, onProgress: bar });
         bar.end();
-        ctx.print(globals, report, () => formatUsage(report));
+        if (options.format === 'csv' && !globals.json) ctx.io.stdout.write(formatUsageCsv(report));
+        else ctx.print(globals, report, () => formatUsage(report));
       }),
     );
+}
+
+/**
+ * RFC 4180 CSV for invoicing: a header, then one row per (tenant, consumer) with the window, units
+ * and done deliveries. Values are quoted when they hold a comma, quote or line break.
+ */
+export function formatUsageCsv(report: UsageReport): string {
+  const cell = (value: string | number) => {
+    const text = String(value);
+    return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  };
+  const lines = [['window_from', 'window_to', 'tenant_id', 'consumer_id', 'units', 'deliveries']];
+  for (const r of report.rows) lines.push([iso(report.from), iso(report.to), r.tenantId, r.consumerId, String(r.units), String(r.deliveries)]);
+  return `${lines.map((line) => line.map(cell).join(',')).join('\r\n')}\r\n`;
 }
 
 export function formatUsage(report: UsageReport): string {
