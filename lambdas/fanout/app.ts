@@ -14,6 +14,7 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import type { Logger } from '../shared/logger';
 import type { DeliveryMessage, EventItem, RequeueItem } from '../../core/model';
 import { HookledgerError } from '../../core/errors';
+import { fifoSendParameters } from '../../core/config/consumers';
 
 export interface FanoutDeps {
   readonly sqs: SQSClient;
@@ -108,6 +109,8 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
     const entries: SendMessageBatchRequestEntry[] = chunk.map((out, i) => ({
       Id: String(i),
       MessageBody: JSON.stringify(out.message),
+      // Ordered consumers' queues are FIFO: group = ordering key, deduplication id = ledger key.
+      ...fifoSendParameters(queueUrl, out.message),
     }));
     try {
       const result = await deps.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
@@ -146,6 +149,7 @@ export function messagesFor(record: DynamoDBRecord): DeliveryMessage[] {
       receivedAt: event.receivedAt,
       consumerId,
       ...payloadRef(event),
+      ...(event.orderingKeys?.[consumerId] !== undefined ? { orderingKey: event.orderingKeys[consumerId] } : {}),
     }));
   }
   if (item.kind === 'requeue') {
@@ -164,6 +168,7 @@ export function messagesFor(record: DynamoDBRecord): DeliveryMessage[] {
         // A repair is an ordinary delivery again (a done one stays done); only a replay re-runs it.
         ...(requeue.replayId ? { replayId: requeue.replayId } : requeue.repairId ? { repairId: requeue.repairId } : {}),
         ...payloadRef(requeue),
+        ...(requeue.orderingKey !== undefined ? { orderingKey: requeue.orderingKey } : {}),
       },
     ];
   }

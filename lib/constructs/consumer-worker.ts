@@ -8,6 +8,7 @@ import { ENV } from '../../core/env';
 import { keyPattern, ledgerKeyPatternOf } from '../../core/model';
 import { QUEUE_RETENTION } from '../../core/queues';
 import type { ConsumerConfig } from '../../core/config/schema';
+import { workerEntry } from '../../core/config/consumers';
 import { grantItemsByKeyPattern } from './event-store';
 import { HookledgerFunction } from './hookledger-function';
 
@@ -93,7 +94,7 @@ export class ConsumerWorker extends Construct {
       description: `Principal of hookledger consumer ${c.id}`,
     });
     this.worker = new HookledgerFunction(this, 'Worker', {
-      entry: c.entry,
+      entry: workerEntry(c),
       description: `hookledger consumer ${c.id} (policy ${c.policyVersion})`,
       serviceName: `hookledger-${c.id}`,
       role: this.role,
