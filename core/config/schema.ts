@@ -173,6 +173,8 @@ export const consumerSchema = z
     url: z.string().url().regex(/^https?:\/\//, 'url must be http(s)').optional(),
     /** HTTP consumers: timeout, rate limit, permanent statuses, units, circuit breaker. */
     http: httpDeliverySchema.optional(),
+    /** HTTP consumers: hours the previous signing secret keeps signing beside the new one after `secrets rotate`. */
+    secretOverlapHours: z.number().int().min(1).max(720).default(72),
     /** Per-key ordered delivery (FIFO queue and DLQ). @default - unordered (standard queues) */
     ordering: orderingSchema.optional(),
     /** Processing-policy version recorded on every acknowledgement (rules or prompt version). */
