@@ -131,7 +131,7 @@ export async function retireSecret(deps: SecretsDeps, request: { source: string;
 /** An HTTP consumer: the only kind of consumer with a signing secret. */
 function httpConsumerOf(deps: ConfigDeps, consumer: string): ConsumerConfig {
   const found = findConsumer(deps.config, consumer);
-  if (!found || found.kind !== 'http') {
+  if (found?.kind !== 'http') {
     const http = deps.config.consumers.filter((c) => c.kind === 'http').map((c) => c.id);
     throw new UsageError(`"${consumer}" is not an http consumer; http consumers: ${http.join(', ') || 'none'}`);
   }

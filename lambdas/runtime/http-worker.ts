@@ -31,7 +31,7 @@ export const handler: ConsumerLambdaHandler = (event, context) => {
 function build(): ConsumerLambdaHandler {
   const consumerId = requireEnv(ENV.consumerId);
   const consumer = findConsumer(bundledConfig(), consumerId);
-  if (!consumer || consumer.kind !== 'http') throw new Error(`consumer ${consumerId} is not an http consumer in the bundled configuration`);
+  if (consumer?.kind !== 'http') throw new Error(`consumer ${consumerId} is not an http consumer in the bundled configuration`);
   const logger = createLogger(`hookledger-${consumerId}`);
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: `hookledger-${consumerId}` });
   metrics.clearDefaultDimensions();

@@ -62,9 +62,14 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
       logger.warn('circuit breaker open: pausing the consumer', { consumer_id: consumer.id, failures });
       deps.onBreakerOpen?.(consumer.id, failures);
       // Not awaited: pausing waits for the batches in flight, this one included.
-      void deps.pause(consumer.id).catch((e: unknown) =>
-        logger.error('could not pause the consumer for its circuit breaker', { consumer_id: consumer.id, error: (e as Error)?.name ?? 'error' }),
-      );
+      void deps
+        .pause(consumer.id)
+        .catch((e: unknown) =>
+          logger.error('could not pause the consumer for its circuit breaker', {
+            consumer_id: consumer.id,
+            error: (e as Error)?.name ?? 'error',
+          }),
+        );
     }
     throw error;
   }
@@ -93,9 +98,14 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
     } catch (error) {
       const timedOut = (error as Error)?.name === 'TimeoutError' || (error as Error)?.name === 'AbortError';
       return failed(
-        new RetryableError(timedOut ? `no answer within ${http.timeoutMs} ms` : 'request failed before an answer', timedOut ? 'timeout' : 'network', undefined, {
-          cause: error,
-        }),
+        new RetryableError(
+          timedOut ? `no answer within ${http.timeoutMs} ms` : 'request failed before an answer',
+          timedOut ? 'timeout' : 'network',
+          undefined,
+          {
+            cause: error,
+          },
+        ),
       );
     }
     // The answer's body is not kept: it could hold anything the destination chose to echo.
@@ -111,7 +121,9 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
       // A definite answer from a live destination: not a breaker failure.
       throw new PermanentError(`destination answered ${status}`, `http_${status}`);
     }
-    return failed(new RetryableError(`destination answered ${status}`, `http_${status}`, retryAfterMs(response.headers.get('retry-after'), now)));
+    return failed(
+      new RetryableError(`destination answered ${status}`, `http_${status}`, retryAfterMs(response.headers.get('retry-after'), now)),
+    );
   };
 }
 

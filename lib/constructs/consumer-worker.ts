@@ -78,7 +78,7 @@ export class ConsumerWorker extends Construct {
     // Ordered consumers: FIFO queue and DLQ (a FIFO queue's DLQ must be FIFO); names at most 80 characters.
     const fifo = isOrdered(c);
     const queueName =
-      Names.uniqueResourceName(this, { maxLength: fifo ? 69 : 74, separator: '-' }) + '-queue' + (fifo ? FIFO_SUFFIX : '');
+      `${Names.uniqueResourceName(this, { maxLength: fifo ? 69 : 74, separator: '-' })}-queue${fifo ? FIFO_SUFFIX : ''}`;
     const queueArn = Stack.of(this).formatArn({
       service: 'sqs',
       resource: queueName,

@@ -3,7 +3,7 @@
  * an ordered consumer; the HTTP worker's role (its own ledger rows, payload reads, its own secret,
  * its own event source mapping and nothing else); the circuit-breaker alarm; VPC placement.
  */
-import { App, Stack } from 'aws-cdk-lib';
+import { type App, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { HookledgerConfigInput } from '../../core/config/schema';
@@ -68,7 +68,10 @@ describe('http and ordered consumers in the template', () => {
     expect(queue.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [ordered.dlqId, 'Arn'] }, maxReceiveCount: 3 });
     // The worker reads it with partial batch responses (the runtime fails the rest of a failed group).
     expect(mappingsOf(json, ordered.functionId)).toEqual([
-      expect.objectContaining({ FunctionResponseTypes: ['ReportBatchItemFailures'], EventSourceArn: { 'Fn::GetAtt': [ordered.queueId, 'Arn'] } }),
+      expect.objectContaining({
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        EventSourceArn: { 'Fn::GetAtt': [ordered.queueId, 'Arn'] },
+      }),
     ]);
     // The HTTP consumer is unordered: standard queues.
     expect(json.Resources[http.queueId].Properties.FifoQueue).toBeUndefined();
@@ -125,7 +128,9 @@ describe('http and ordered consumers in the template', () => {
       ]),
     });
     expect(circuit[0].AlarmActions).toHaveLength(1);
-    const dlqAlarms = alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Dimensions?.[0]?.Value?.['Fn::GetAtt']?.[0] !== undefined);
+    const dlqAlarms = alarms.filter(
+      (a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Dimensions?.[0]?.Value?.['Fn::GetAtt']?.[0] !== undefined,
+    );
     const dlqTargets = dlqAlarms.map((a) => a.Dimensions[0].Value['Fn::GetAtt'][0]);
     expect(dlqTargets).toEqual(expect.arrayContaining([http.dlqId, ordered.dlqId]));
   });

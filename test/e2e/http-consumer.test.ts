@@ -47,10 +47,21 @@ let statePath: string;
 async function cli(argv: string[]) {
   let stdout = '';
   let stderr = '';
-  const sink = (write: (s: string) => void) => ({ write: (chunk: string) => (write(String(chunk)), true) }) as unknown as NodeJS.WritableStream;
+  const sink = (write: (s: string) => void) =>
+    ({
+      write: (chunk: string) => {
+        write(String(chunk));
+        return true;
+      },
+    }) as unknown as NodeJS.WritableStream;
   const code = await main(
     argv,
-    { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), stdin: process.stdin, env: { USER: 'e2e', HOOKLEDGER_STATE: statePath } },
+    {
+      stdout: sink((t) => (stdout += t)),
+      stderr: sink((t) => (stderr += t)),
+      stdin: process.stdin,
+      env: { USER: 'e2e', HOOKLEDGER_STATE: statePath },
+    },
     config,
   );
   return { code, stdout, stderr };
@@ -219,7 +230,9 @@ describe('http consumer crm-sync on the local stack', () => {
     const deadline = Date.now() + 20_000;
     while (!stack.paused().includes('crm-sync') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(stack.paused()).toEqual(['crm-sync']);
-    const breaker = await stack.handlers.ddb.send(new GetCommand({ TableName: stack.resources.tables.ledger, Key: { pk: breakerKey('crm-sync') } }));
+    const breaker = await stack.handlers.ddb.send(
+      new GetCommand({ TableName: stack.resources.tables.ledger, Key: { pk: breakerKey('crm-sync') } }),
+    );
     expect(breaker.Item?.failures).toBeGreaterThanOrEqual(3);
     // Pausing lets the batches already received finish (as disabling an event source mapping does),
     // then nothing more is sent while the destination is down.
@@ -234,7 +247,9 @@ describe('http consumer crm-sync on the local stack', () => {
     await stack.drain({ timeoutMs: 30_000 });
     expect(stack.paused()).toEqual([]);
     for (const id of ids) expect(await rowOf(id)).toMatchObject({ state: 'done', units: 3 });
-    const closed = await stack.handlers.ddb.send(new GetCommand({ TableName: stack.resources.tables.ledger, Key: { pk: breakerKey('crm-sync') } }));
+    const closed = await stack.handlers.ddb.send(
+      new GetCommand({ TableName: stack.resources.tables.ledger, Key: { pk: breakerKey('crm-sync') } }),
+    );
     expect(closed.Item?.failures).toBe(0);
   });
 });

@@ -72,7 +72,10 @@ describe('ordered consumer ledger-sync (key data.account, version data.seq)', ()
 
   it('handles 200 interleaved events in intake order per key; the poison event holds back acct_3 only', async () => {
     for (const p of planned) {
-      const res = await send(stack, platformEvent({ id: p.eventId, tenant_id: p.tenant, data: { account: p.account, seq: p.seq, amount: 100 } }));
+      const res = await send(
+        stack,
+        platformEvent({ id: p.eventId, tenant_id: p.tenant, data: { account: p.account, seq: p.seq, amount: 100 } }),
+      );
       expect(res.status).toBe(202);
     }
     await stack.drain({ timeoutMs: 90_000 });
@@ -112,7 +115,12 @@ describe('ordered consumer ledger-sync (key data.account, version data.seq)', ()
     await stack.drain();
     expect(handled.slice(before).map((h) => [h.eventId, h.seq])).toEqual([['evt_01J8K7S041', 41]]);
     const rows = await ledgerRows(stack);
-    expect(rows.find((r) => r.eventId === 'evt_01J8K7S007')).toMatchObject({ state: 'done', units: 0, outcome: 'stale', tenantId: 'tenant_204' });
+    expect(rows.find((r) => r.eventId === 'evt_01J8K7S007')).toMatchObject({
+      state: 'done',
+      units: 0,
+      outcome: 'stale',
+      tenantId: 'tenant_204',
+    });
     expect(rows.find((r) => r.eventId === 'evt_01J8K7S041')).toMatchObject({ state: 'done', units: 2, outcome: 'ok' });
   });
 });
