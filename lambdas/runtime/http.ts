@@ -45,6 +45,8 @@ export interface HttpHandleDeps {
 }
 
 const USER_AGENT = 'hookledger/1';
+/** How often a worker that saw no failure still resets the breaker's shared count on success. */
+const RESET_CHECK_MS = 5000;
 
 export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
   const { consumer, logger } = deps;
@@ -56,7 +58,21 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
   const limiter = rateLimiter(http.ratePerSecond, clock, deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))));
   const permanent = new Set([410, ...http.permanentStatuses]);
 
+  // A success resets the shared failure count, but without a write per delivery: only after this
+  // worker saw a failure, or at most every RESET_CHECK_MS (another worker's failures are then
+  // forgiven within that time of successes here).
+  let resetDue = true;
+  let lastReset = 0;
+  async function succeeded(): Promise<void> {
+    const now = clock();
+    if (!resetDue && now - lastReset < RESET_CHECK_MS) return;
+    await deps.breaker.resetBreaker(consumer.id, now);
+    resetDue = false;
+    lastReset = now;
+  }
+
   async function failed(error: RetryableError): Promise<never> {
+    resetDue = true;
     const failures = await deps.breaker.recordBreakerFailure(consumer.id, clock());
     if (failures >= http.breakAfterFailures) {
       logger.warn('circuit breaker open: pausing the consumer', { consumer_id: consumer.id, failures });
@@ -112,7 +128,7 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
     await response.body?.cancel().catch(() => undefined);
     const status = response.status;
     if (status >= 200 && status < 300) {
-      await deps.breaker.resetBreaker(consumer.id, clock());
+      await succeeded();
       const fromHeader = unitsOf(response.headers.get(http.unitsHeader));
       if (fromHeader === 'invalid') return { units: http.units, outcome: 'units_header_invalid' };
       return { units: fromHeader ?? http.units, outcome: `http_${status}` };
