@@ -68,7 +68,7 @@ export async function rotateSecret(
   }
   if (rotator.kind === 'aws' && request.overlapMs !== undefined && request.overlapMs !== configured) {
     throw new UsageError(
-      `on a deployed stack the overlap comes from the deployed config (${request.consumer ? 'consumer' : 'source'} "${source}" secretOverlapHours ` +
+      `on a deployed stack ${request.consumer ? 'the worker' : 'intake'} takes the overlap from the deployed config (${request.consumer ? 'consumer' : 'source'} "${source}" secretOverlapHours ` +
         `${config.secretOverlapHours}); change it there and deploy, or retire the previous secret early with \`secrets retire\``,
     );
   }

@@ -5,7 +5,8 @@
  * `stale` with 0 units and never handled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineConfig } from '../../core/config/schema';
+import { redrive } from '../../cli/ops/redrive';
+import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
 import defaultConfig from '../../hookledger.config';
 import type { DeliveryContext } from '../../lambdas/runtime/runtime';
 import type { LocalStack } from '../../local/stack';
@@ -22,7 +23,9 @@ interface Handled {
 const POISON = 'evt_01J8K7P052';
 const handled: Handled[] = [];
 const poisonAttempts: number[] = [];
+let poisonFixed = false;
 let stack: LocalStack;
+let config: HookledgerConfig;
 
 const ACCOUNTS = ['acct_1', 'acct_2', 'acct_3', 'acct_4', 'acct_5'];
 /** Event i: account acct_(i % 5 + 1), its seq-th event on that account (1-based). */
@@ -35,7 +38,7 @@ const planned = Array.from({ length: 200 }, (_, i) => ({
 
 async function handle(delivery: DeliveryContext) {
   const data = delivery.payload.data as { account: string; seq: number };
-  if (delivery.attribution.eventId === POISON) {
+  if (delivery.attribution.eventId === POISON && !poisonFixed) {
     poisonAttempts.push(Date.now());
     throw new Error('cannot apply this ledger entry');
   }
@@ -44,7 +47,7 @@ async function handle(delivery: DeliveryContext) {
 }
 
 beforeAll(async () => {
-  const config = defineConfig({
+  config = defineConfig({
     sources: defaultConfig.sources,
     consumers: [
       {
@@ -122,5 +125,17 @@ describe('ordered consumer ledger-sync (key data.account, version data.seq)', ()
       tenantId: 'tenant_204',
     });
     expect(rows.find((r) => r.eventId === 'evt_01J8K7S041')).toMatchObject({ state: 'done', units: 2, outcome: 'ok' });
+  });
+
+  it('redrives the quarantined poison back into its FIFO group once fixed: done once, after the events that overtook it', async () => {
+    poisonFixed = true;
+    const result = await redrive({ config, sqs: stack.handlers.sqs, queues: stack.resources.queues }, { consumer: 'ledger-sync' });
+    expect(result).toMatchObject({ consumer: 'ledger-sync', method: 'receive-send-delete', moved: 1, toMove: 1 });
+    await stack.drain();
+    const row = (await ledgerRows(stack)).find((r) => r.eventId === POISON);
+    // seq 11 of acct_3 is older than the acknowledged seq 40: stale, 0 units, never handled.
+    expect(row).toMatchObject({ state: 'done', units: 0, outcome: 'stale', ackAttempt: 4 });
+    expect(handled.some((h) => h.eventId === POISON)).toBe(false);
+    expect(await queueDepth(stack, stack.resources.queues['ledger-sync']!.dlqUrl)).toBe(0);
   });
 });
