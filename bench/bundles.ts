@@ -13,6 +13,7 @@ import { build, type BuildOptions } from 'esbuild';
 import type { HookledgerConfig } from '../core/config/schema';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { median } from './stats';
+import { workerEntry } from '../core/config/consumers';
 
 export const BUNDLE_DIR = path.join(ROOT, 'bench', 'bundles');
 
@@ -96,7 +97,7 @@ export async function measureBundles(config: HookledgerConfig, runs: number): Pr
     { name: 'ingest', entry: 'lambdas/ingest/handler.ts' },
     { name: 'fanout', entry: 'lambdas/fanout/handler.ts' },
     { name: 'reconcile', entry: 'lambdas/reconcile/handler.ts' },
-    ...config.consumers.map((c) => ({ name: c.id, entry: c.entry, consumerId: c.id })),
+    ...config.consumers.map((c) => ({ name: c.id, entry: workerEntry(c), consumerId: c.id })),
   ];
   const measure = async (name: string, entry: string, buildOptions: BuildOptions, consumerId?: string): Promise<BundleResult> => {
     const outfile = path.join(BUNDLE_DIR, name, 'index.mjs');

@@ -13,7 +13,8 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HookledgerConfig } from '../core/config/schema';
-import { dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
+import { consumerSecretArnOutput, dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
+import type { SigningSecrets } from '../core/schemes/types';
 import { createDocumentClient } from '../lambdas/shared/clients';
 // Only the local stack's client and state modules: local/wiring.ts would load the whole pipeline
 // (ingest, fan-out, consumer runtime) just to build a document client.
@@ -38,6 +39,8 @@ export interface Target {
   webhookUrl(sourceId: string): string;
   signingSecret(sourceId: string): Promise<string>;
   readonly rotator: SecretRotator;
+  /** HTTP consumers' signing secrets: read (for their receivers) and rotated like the sources'. */
+  readonly consumerSecrets: { get(consumerId: string): Promise<SigningSecrets>; readonly rotator: SecretRotator };
   /** The deployment's payload-hash key (verify-payload); never printed. */
   payloadHashKey(): Promise<Buffer>;
   readonly pauseControl: PauseControl;
@@ -91,7 +94,9 @@ async function localTarget(options: TargetOptions): Promise<Target> {
   const secrets = new FileSecrets({
     path: state.secretsFile ? path.resolve(options.root, state.secretsFile) : path.join(options.root, DEFAULT_SECRETS_FILE),
     sourceIds: options.config.sources.map((s) => s.id),
+    consumerIds: options.config.consumers.filter((c) => c.kind === 'http').map((c) => c.id),
   });
+  const consumerFile = secrets.consumerSecrets();
   const noAdmin = async (): Promise<never> => {
     throw new TargetError(`${file} has no adminUrl: this local stack cannot pause consumers; update and restart \`npm start\``);
   };
@@ -106,6 +111,10 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     webhookUrl: (sourceId) => webhookUrlFor(state, sourceId),
     signingSecret: async (sourceId) => (await secrets.get(sourceId)).current,
     rotator: { kind: 'local', rotate: (sourceId, overlapMs) => secrets.rotate(sourceId, overlapMs), retire: (sourceId) => secrets.retire(sourceId) },
+    consumerSecrets: {
+      get: (consumerId) => consumerFile.get(consumerId),
+      rotator: { kind: 'local', rotate: (id, overlapMs) => consumerFile.rotate(id, overlapMs), retire: (id) => consumerFile.retire(id) },
+    },
     payloadHashKey: () => secrets.payloadHashKey(),
     pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
     intakeOutcomes: async () => {
@@ -159,6 +168,12 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
     if (arn) secretIds[source.id] = arn;
   }
 
+  const consumerSecretIds: Record<string, string> = {};
+  for (const consumer of options.config.consumers) {
+    const arn = outputs.get(consumerSecretArnOutput(consumer.id));
+    if (arn) consumerSecretIds[consumer.id] = arn;
+  }
+
   const ddb = createDocumentClient(clientConfig);
   const sqs = new SQSClient(clientConfig);
   const secretsManager = new SecretsManagerClient(clientConfig);
@@ -180,6 +195,16 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
       return out.SecretString;
     },
     rotator: { kind: 'aws', client: secretsManager, secretIds },
+    consumerSecrets: {
+      get: async (consumerId) => {
+        const secretId = consumerSecretIds[consumerId];
+        if (!secretId) throw new TargetError(`stack ${stackName} has no ${consumerSecretArnOutput(consumerId)} output: is "${consumerId}" an http consumer?`);
+        const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }));
+        if (!out.SecretString) throw new TargetError(`the signing secret of consumer "${consumerId}" has no value yet`);
+        return { current: out.SecretString };
+      },
+      rotator: { kind: 'aws', client: secretsManager, secretIds: consumerSecretIds },
+    },
     payloadHashKey: async () => {
       const secretId = outputs.get(OUTPUT.payloadHashKeySecretArn);
       if (!secretId) throw new TargetError(`stack ${stackName} has no output ${OUTPUT.payloadHashKeySecretArn}; redeploy it from this repository`);

@@ -15,6 +15,10 @@ export const ENV = {
   consumerId: 'CONSUMER_ID',
   queueUrl: 'QUEUE_URL',
   dlqUrl: 'DLQ_URL',
+  /** HTTP consumers: Secrets Manager secret id of the consumer's signing secret. */
+  consumerSecret: 'CONSUMER_SECRET',
+  /** HTTP consumers: the ARN of the consumer's queue (its circuit breaker finds its event source mapping by it). */
+  queueArn: 'QUEUE_ARN',
   /** The consumer's own principal (its IAM role ARN), recorded on every read and acknowledgement. */
   principal: 'PRINCIPAL',
   /** The CloudFormation stack name: the `Stack` dimension of the intake and reconcile metrics. */

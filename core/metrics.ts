@@ -27,3 +27,5 @@ export const SECRET_REFRESH_FAILURE_METRIC = 'SecretRefreshFailures';
 export const RECONCILE_VIOLATIONS_METRIC = 'ReconcileViolations';
 /** Deliveries one reconcile run re-queued; dimension `Stack` only. */
 export const RECONCILE_REPAIRS_METRIC = 'ReconcileRepairs';
+/** An HTTP consumer's circuit breaker opened (the consumer was paused); dimensions `Consumer` and `Stack`. */
+export const HTTP_CIRCUIT_OPEN_METRIC = 'HttpCircuitOpened';

@@ -46,6 +46,8 @@ export interface EventItem extends Attribution {
   readonly payloadBytes: number;
   readonly secretVersion: SecretVersion;
   readonly payloadExpiresAt: number;
+  /** Ordered consumers in the delivery set -> the event's ordering key for each (read at intake from signed parts). */
+  readonly orderingKeys?: Record<string, string>;
 }
 
 export interface PayloadItem {
@@ -72,6 +74,8 @@ export interface RequeueItem extends Attribution {
   /** Copied from the receipt: which payload item the delivery reads, and until when. */
   readonly payloadHmac?: string;
   readonly payloadExpiresAt?: number;
+  /** Copied from the receipt for an ordered consumer: the FIFO message group. */
+  readonly orderingKey?: string;
 }
 
 /** The first attribution a body was received with (sources with `replayProtection: 'body'`). */
@@ -207,6 +211,15 @@ export function parseLedgerKey(pk: string): LedgerKeyParts | undefined {
   if (colon <= 0 || hash <= colon + 1 || hash === pk.length - 1) return undefined;
   return { source: pk.slice(0, colon), eventId: pk.slice(colon + 1, hash), consumerId: pk.slice(hash + 1) };
 }
+/**
+ * Control items in the Ledger, `kind: 'control'`, ending in `#<consumerId>` like the consumer's own
+ * rows (so its role reaches them and no other consumer's) but never parsed as a ledger key: a
+ * ledger key starts with a source id, which cannot contain `#`.
+ */
+export const versionWatermarkKey = (consumerId: string, orderingKey: string) =>
+  // base64url: an ordering key may hold ':' or '#', which would make the item parse as a ledger key.
+  `ver#${Buffer.from(orderingKey, 'utf8').toString('base64url')}${LEDGER_CONSUMER_SEPARATOR}${consumerId}`;
+export const breakerKey = (consumerId: string) => `breaker${LEDGER_CONSUMER_SEPARATOR}${consumerId}`;
 export const requeueKey = (operationId: string, source: string, eventId: string, consumerId: string) =>
   `${KEY_PREFIX.requeue}${operationId}#${ledgerKey(source, eventId, consumerId)}`;
 export const keyRegistryKey = (keyId: string) => `${KEY_PREFIX.key}${keyId}`;
@@ -232,6 +245,8 @@ export interface DeliveryMessage extends Attribution {
   /** The payload fields this consumer may see; absent exactly when `payloadUnavailable` says why. */
   readonly payload?: Readonly<Record<string, unknown>>;
   readonly payloadUnavailable?: PayloadUnavailable;
+  /** Ordered consumers with `ordering.version`: the event's version, read by the fan-out from the full payload. */
+  readonly orderingVersion?: string | number;
   readonly consumerId: string;
   readonly receivedAt: number;
   readonly replayId?: string;
@@ -241,6 +256,8 @@ export interface DeliveryMessage extends Attribution {
   readonly payloadHmac?: string;
   /** Epoch ms after which the payload is never served, whatever TTL has deleted yet. */
   readonly payloadExpiresAt?: number;
+  /** Ordered consumers only: the event's ordering key (the FIFO message group), captured at intake. */
+  readonly orderingKey?: string;
 }
 
 export type AuditAction = 'replay' | 'backfill' | 'repair' | 'secret.rotate' | 'secret.retire' | 'key.issue' | 'key.revoke';

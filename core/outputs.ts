@@ -20,6 +20,8 @@ export const OUTPUT = {
 export const queueUrlOutput = (consumerId: string) => `QueueUrl${pascalCase(consumerId)}`;
 export const dlqUrlOutput = (consumerId: string) => `DlqUrl${pascalCase(consumerId)}`;
 export const secretArnOutput = (sourceId: string) => `SecretArn${pascalCase(sourceId)}`;
+/** An HTTP consumer's signing secret (`hookledger secrets get <consumer>`). */
+export const consumerSecretArnOutput = (consumerId: string) => `ConsumerSecretArn${pascalCase(consumerId)}`;
 
 /** `billing-meter` -> `BillingMeter`: readable output ids derived from config ids. */
 export function pascalCase(id: string): string {

@@ -1,8 +1,8 @@
 import { type App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from '../core/config/schema';
-import { assertDistinctOutputSuffixes, DEFAULT_STACK_NAME, dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
-import { ConsumerWorker } from './constructs/consumer-worker';
+import { assertDistinctOutputSuffixes, consumerSecretArnOutput, DEFAULT_STACK_NAME, dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
+import { type ConsumerVpcPlacement, ConsumerWorker } from './constructs/consumer-worker';
 import { BUNDLED_CONFIG_CONTEXT } from './constructs/hookledger-function';
 import { EventStore } from './constructs/event-store';
 import { FanOut } from './constructs/fan-out';
@@ -16,6 +16,11 @@ export interface HookledgerStackProps extends StackProps {
    * `defineConfig`, so a bad value fails synth with a message naming it.
    */
   readonly config: HookledgerConfigInput;
+  /**
+   * VPC placement of consumer workers by consumer id (HTTP destinations on private endpoints).
+   * @default - no worker in a VPC
+   */
+  readonly consumerVpcs?: Readonly<Record<string, ConsumerVpcPlacement>>;
 }
 
 /**
@@ -47,7 +52,7 @@ export class HookledgerStack extends Stack {
 
     const consumersScope = new Construct(this, 'Consumers');
     this.consumers = config.consumers.map(
-      (consumer) => new ConsumerWorker(consumersScope, consumer.id, { consumer, events, ledger }),
+      (consumer) => new ConsumerWorker(consumersScope, consumer.id, { consumer, events, ledger, vpc: props.consumerVpcs?.[consumer.id] }),
     );
 
     this.fanOut = new FanOut(this, 'FanOut', {
@@ -83,6 +88,7 @@ export class HookledgerStack extends Stack {
         deadLetterQueue: w.deadLetterQueue,
         worker: w.worker.function,
         alarmAgeSeconds: config.consumers[i]!.alarmAgeSeconds,
+        circuitBreaker: config.consumers[i]!.kind === 'http',
       })),
     });
 
@@ -95,6 +101,13 @@ export class HookledgerStack extends Stack {
     for (const w of this.consumers) {
       new CfnOutput(this, queueUrlOutput(w.consumerId), { value: w.queue.queueUrl, description: `Queue of consumer ${w.consumerId}` });
       new CfnOutput(this, dlqUrlOutput(w.consumerId), { value: w.deadLetterQueue.queueUrl, description: `DLQ of consumer ${w.consumerId}` });
+    }
+    for (const w of this.consumers) {
+      if (!w.signingSecret) continue;
+      new CfnOutput(this, consumerSecretArnOutput(w.consumerId), {
+        value: w.signingSecret.secretArn,
+        description: `Signing secret of HTTP consumer ${w.consumerId}`,
+      });
     }
     for (const [sourceId, secret] of this.ingest.secrets) {
       new CfnOutput(this, secretArnOutput(sourceId), {

@@ -26,6 +26,7 @@ import {
 import type { HookledgerConfig } from '../core/config/schema';
 import { TABLE_KEY, TTL_ATTRIBUTE } from '../core/model';
 import { QUEUE_RETENTION } from '../core/queues';
+import { FIFO_SUFFIX, isOrdered } from '../core/config/consumers';
 
 export interface ConsumerQueues {
   readonly url: string;
@@ -73,8 +74,12 @@ export async function provisionLocalStack(options: ProvisionOptions): Promise<Pr
 
   const queues: Record<string, ConsumerQueues> = {};
   for (const consumer of config.consumers) {
-    const name = `${prefix}${consumer.id}`;
-    const dlqName = `${name}-dlq`;
+    // Ordered consumers: a FIFO queue and a FIFO DLQ (SQS requires a FIFO queue's DLQ to be FIFO).
+    const fifo = isOrdered(consumer);
+    const suffix = fifo ? FIFO_SUFFIX : '';
+    const name = `${prefix}${consumer.id}${suffix}`;
+    const dlqName = `${prefix}${consumer.id}-dlq${suffix}`;
+    const fifoAttributes: Partial<Record<QueueAttributeName, string>> = fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'false' } : {};
     const arn = sibling(failureArn, name);
     // Only this consumer's queue may use the DLQ. fauxqs takes RedriveAllowPolicy only at
     // CreateQueue, so it is sent when the DLQ is created and never re-applied.
@@ -82,14 +87,14 @@ export async function provisionLocalStack(options: ProvisionOptions): Promise<Pr
       sqs,
       dlqName,
       { MessageRetentionPeriod: DEAD_LETTER_RETENTION },
-      { RedriveAllowPolicy: JSON.stringify({ redrivePermission: 'byQueue', sourceQueueArns: [arn] }) },
+      { ...fifoAttributes, RedriveAllowPolicy: JSON.stringify({ redrivePermission: 'byQueue', sourceQueueArns: [arn] }) },
     );
     const dlqArn = await queueArn(sqs, dlqUrl);
     const url = await ensureQueue(sqs, name, {
       VisibilityTimeout: String(consumer.visibilityTimeoutSeconds),
       MessageRetentionPeriod: CONSUMER_RETENTION,
       RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: consumer.maxReceiveCount }),
-    });
+    }, fifoAttributes);
     queues[consumer.id] = { url, arn: await queueArn(sqs, url), dlqUrl, dlqArn };
   }
 

@@ -36,6 +36,8 @@ export interface SourceSecretsEntry extends SigningSecrets {
 
 export interface SecretsFile {
   readonly sources: Record<string, SourceSecretsEntry>;
+  /** HTTP destination consumers' signing secrets (the consumer signs, its receiver verifies). */
+  readonly consumers?: Record<string, SourceSecretsEntry>;
   /** The deployment's payload-hash key (see SecretsPort.payloadHashKey); created with the file. */
   readonly payloadHashKey?: string;
 }
@@ -54,13 +56,18 @@ export interface FileSecretsOptions {
   readonly path: string;
   /** The configured sources; each gets a secret when the file lacks one. */
   readonly sourceIds: readonly string[];
+  /** The configured HTTP consumers; each gets a secret when the file lacks one. @default - none */
+  readonly consumerIds?: readonly string[];
   /** Epoch ms; default Date.now. Stamps rotations and decides whether an overlap is still open. */
   readonly clock?: () => number;
 }
 
+type Section = 'sources' | 'consumers';
+
 export class FileSecrets implements SecretsPort {
   private readonly path: string;
   private readonly sourceIds: readonly string[];
+  private readonly consumerIds: readonly string[];
   private readonly clock: () => number;
   private cache: SecretsFile | undefined;
   /** Serialises file writes within this process. */
@@ -69,22 +76,35 @@ export class FileSecrets implements SecretsPort {
   constructor(options: FileSecretsOptions) {
     this.path = options.path;
     this.sourceIds = options.sourceIds;
+    this.consumerIds = options.consumerIds ?? [];
     this.clock = options.clock ?? Date.now;
   }
 
-  async get(sourceId: string): Promise<SigningSecrets> {
+  async get(sourceId: string, section: Section = 'sources'): Promise<SigningSecrets> {
     this.cache ??= await this.load();
-    const cached = this.pick(this.cache, sourceId);
+    const cached = this.pick(this.cache, sourceId, section);
     // An open overlap may be ended by `secrets retire` in another process: look at the file again.
     if (cached.previous !== undefined && cached.previousUntil !== undefined && this.clock() < cached.previousUntil) {
-      return this.refresh(sourceId);
+      return this.refresh(sourceId, section);
     }
     return cached;
   }
 
-  async refresh(sourceId: string): Promise<SigningSecrets> {
+  async refresh(sourceId: string, section: Section = 'sources'): Promise<SigningSecrets> {
     this.cache = await this.load();
-    return this.pick(this.cache, sourceId);
+    return this.pick(this.cache, sourceId, section);
+  }
+
+  /**
+   * The HTTP consumers' signing secrets, with the same rotation and retirement as the sources'.
+   * `get` re-reads the file on every call (cheap locally), so a rotation by the CLI signs the next delivery.
+   */
+  consumerSecrets() {
+    return {
+      get: (consumerId: string) => this.refresh(consumerId, 'consumers'),
+      rotate: (consumerId: string, overlapMs?: number) => this.rotate(consumerId, overlapMs, 'consumers'),
+      retire: (consumerId: string) => this.retire(consumerId, 'consumers'),
+    };
   }
 
   async payloadHashKey(): Promise<Buffer> {
@@ -98,30 +118,30 @@ export class FileSecrets implements SecretsPort {
    * Makes a new current secret and keeps the old one as previous until `overlapMs` from now; an
    * older previous is dropped. Records `rotatedAt` and `previousUntil` with the values.
    */
-  async rotate(sourceId: string, overlapMs: number = DEFAULT_SECRET_OVERLAP_MS): Promise<SigningSecrets> {
+  async rotate(sourceId: string, overlapMs: number = DEFAULT_SECRET_OVERLAP_MS, section: Section = 'sources'): Promise<SigningSecrets> {
     if (!Number.isSafeInteger(overlapMs) || overlapMs <= 0) throw new RangeError(`overlapMs must be a positive integer, got ${overlapMs}`);
     return this.locked(async () => {
       const file = await this.fill();
-      const old = this.pick(file, sourceId);
+      const old = this.pick(file, sourceId, section);
       const rotatedAt = this.clock();
       const entry: SourceSecretsEntry = { current: newWebhookSecret(), previous: old.current, rotatedAt, previousUntil: rotatedAt + overlapMs };
-      await this.update(file, sourceId, entry);
-      return this.pick(this.cache as SecretsFile, sourceId);
+      await this.update(file, sourceId, entry, section);
+      return this.pick(this.cache as SecretsFile, sourceId, section);
     });
   }
 
   /** Ends the overlap at once: removes `previous` and its end. `retired` is false when there was none. */
-  async retire(sourceId: string): Promise<{ readonly retired: boolean }> {
+  async retire(sourceId: string, section: Section = 'sources'): Promise<{ readonly retired: boolean }> {
     return this.locked(async () => {
       const file = await this.fill();
-      const { previous, previousUntil: _, ...kept } = this.entry(file, sourceId);
-      await this.update(file, sourceId, kept);
+      const { previous, previousUntil: _, ...kept } = this.entry(file, sourceId, section);
+      await this.update(file, sourceId, kept, section);
       return { retired: previous !== undefined };
     });
   }
 
-  private async update(file: SecretsFile, sourceId: string, entry: SourceSecretsEntry): Promise<void> {
-    const next: SecretsFile = { ...file, sources: { ...file.sources, [sourceId]: entry } };
+  private async update(file: SecretsFile, sourceId: string, entry: SourceSecretsEntry, section: Section = 'sources'): Promise<void> {
+    const next: SecretsFile = { ...file, [section]: { ...file[section], [sourceId]: entry } };
     await this.save(next);
     this.cache = next;
   }
@@ -133,15 +153,15 @@ export class FileSecrets implements SecretsPort {
     return run;
   }
 
-  private entry(file: SecretsFile, sourceId: string): SourceSecretsEntry {
-    const entry = file.sources[sourceId];
-    if (!entry) throw new UnknownSecretError(`no signing secret for source "${sourceId}" in ${this.path}`);
+  private entry(file: SecretsFile, sourceId: string, section: Section = 'sources'): SourceSecretsEntry {
+    const entry = file[section]?.[sourceId];
+    if (!entry) throw new UnknownSecretError(`no signing secret for ${section === 'sources' ? 'source' : 'consumer'} "${sourceId}" in ${this.path}`);
     return entry;
   }
 
   /** The port's view of an entry: the secrets and the overlap's end, not the bookkeeping. */
-  private pick(file: SecretsFile, sourceId: string): SigningSecrets {
-    const { current, previous, previousUntil } = this.entry(file, sourceId);
+  private pick(file: SecretsFile, sourceId: string, section: Section = 'sources'): SigningSecrets {
+    const { current, previous, previousUntil } = this.entry(file, sourceId, section);
     if (previous === undefined) return { current };
     return previousUntil === undefined ? { current, previous } : { current, previous, previousUntil };
   }
@@ -149,7 +169,7 @@ export class FileSecrets implements SecretsPort {
   /** Reads the file, creating it or adding missing sources; tightens a too-open mode. */
   private async load(): Promise<SecretsFile> {
     const existing = await this.read();
-    if (existing?.payloadHashKey && this.sourceIds.every((id) => existing.sources[id])) {
+    if (existing?.payloadHashKey && this.sourceIds.every((id) => existing.sources[id]) && this.consumerIds.every((id) => existing.consumers?.[id])) {
       await this.tighten();
       return existing;
     }
@@ -160,10 +180,17 @@ export class FileSecrets implements SecretsPort {
   private async fill(): Promise<SecretsFile> {
     const current = (await this.read()) ?? { sources: {} };
     const missing = this.sourceIds.filter((id) => !current.sources[id]);
-    if (missing.length === 0 && current.payloadHashKey) return current;
+    const missingConsumers = this.consumerIds.filter((id) => !current.consumers?.[id]);
+    if (missing.length === 0 && missingConsumers.length === 0 && current.payloadHashKey) return current;
     const sources: Record<string, SourceSecretsEntry> = { ...current.sources };
     for (const id of missing) sources[id] = { current: newWebhookSecret() };
-    const next: SecretsFile = { sources, payloadHashKey: current.payloadHashKey ?? randomBytes(32).toString('base64') };
+    const consumers: Record<string, SourceSecretsEntry> = { ...current.consumers };
+    for (const id of missingConsumers) consumers[id] = { current: newWebhookSecret() };
+    const next: SecretsFile = {
+      sources,
+      ...(Object.keys(consumers).length > 0 ? { consumers } : {}),
+      payloadHashKey: current.payloadHashKey ?? randomBytes(32).toString('base64'),
+    };
     await this.save(next);
     return next;
   }
@@ -205,15 +232,37 @@ function validate(parsed: unknown, path: string): SecretsFile {
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw bad('not an object');
   const sources = (parsed as { sources?: unknown }).sources;
   if (!sources || typeof sources !== 'object' || Array.isArray(sources)) throw bad('"sources" is missing or not an object');
+  const result = validateEntries(sources as Record<string, unknown>, 'source', bad);
+  const consumersRaw = (parsed as { consumers?: unknown }).consumers;
+  if (consumersRaw !== undefined && (!consumersRaw || typeof consumersRaw !== 'object' || Array.isArray(consumersRaw))) {
+    throw bad('"consumers" is not an object');
+  }
+  const consumers = consumersRaw === undefined ? undefined : validateEntries(consumersRaw as Record<string, unknown>, 'consumer', bad);
+  const hashKey = (parsed as { payloadHashKey?: unknown }).payloadHashKey;
+  if (hashKey !== undefined && (typeof hashKey !== 'string' || hashKey.length < 32)) {
+    throw bad('"payloadHashKey" must be a string of at least 32 characters');
+  }
+  return {
+    sources: result,
+    ...(consumers !== undefined ? { consumers } : {}),
+    ...(hashKey !== undefined ? { payloadHashKey: hashKey } : {}),
+  };
+}
+
+function validateEntries(
+  entries: Record<string, unknown>,
+  what: 'source' | 'consumer',
+  bad: (what: string) => SecretsFileError,
+): Record<string, SourceSecretsEntry> {
   const result: Record<string, SourceSecretsEntry> = {};
-  for (const [id, value] of Object.entries(sources as Record<string, unknown>)) {
+  for (const [id, value] of Object.entries(entries)) {
     const entry = value as { current?: unknown; previous?: unknown; previousUntil?: unknown; rotatedAt?: unknown } | null;
-    if (!entry || typeof entry.current !== 'string' || entry.current === '') throw bad(`source "${id}" has no "current" string`);
-    if (entry.previous !== undefined && typeof entry.previous !== 'string') throw bad(`source "${id}" has a non-string "previous"`);
+    if (!entry || typeof entry.current !== 'string' || entry.current === '') throw bad(`${what} "${id}" has no "current" string`);
+    if (entry.previous !== undefined && typeof entry.previous !== 'string') throw bad(`${what} "${id}" has a non-string "previous"`);
     for (const key of ['previousUntil', 'rotatedAt'] as const) {
       const time = entry[key];
       if (time !== undefined && (typeof time !== 'number' || !Number.isSafeInteger(time) || time < 0)) {
-        throw bad(`source "${id}" has a "${key}" that is not epoch ms`);
+        throw bad(`${what} "${id}" has a "${key}" that is not epoch ms`);
       }
     }
     result[id] = {
@@ -224,9 +273,5 @@ function validate(parsed: unknown, path: string): SecretsFile {
       ...(entry.rotatedAt !== undefined ? { rotatedAt: entry.rotatedAt as number } : {}),
     };
   }
-  const hashKey = (parsed as { payloadHashKey?: unknown }).payloadHashKey;
-  if (hashKey !== undefined && (typeof hashKey !== 'string' || hashKey.length < 32)) {
-    throw bad('"payloadHashKey" must be a string of at least 32 characters');
-  }
-  return hashKey === undefined ? { sources: result } : { sources: result, payloadHashKey: hashKey };
+  return result;
 }

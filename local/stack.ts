@@ -57,6 +57,8 @@ export interface LocalStackOptions {
   readonly ttlSweepIntervalMs?: number | null;
   /** Called after each consumer batch with one line per record, for `npm start`'s progress log. */
   readonly onDelivery?: (line: DeliveryProgress) => void;
+  /** Told when an HTTP consumer's circuit breaker opens (it is then paused). */
+  readonly onBreakerOpen?: (consumerId: string, failures: number) => void;
   /** Consumers left paused at start (their queues fill; `resume` starts them). */
   readonly paused?: readonly string[];
   readonly streamPollIntervalMs?: number;
@@ -162,6 +164,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const secrets = new FileSecrets({
       path: secretsFile,
       sourceIds: config.sources.map((s) => s.id),
+      consumerIds: config.consumers.filter((c) => c.kind === 'http').map((c) => c.id),
     });
     const outcomes = new Map<string, number>();
     const handlers = await buildHandlers({
@@ -176,6 +179,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       onCapacity: options.onCapacity,
       backoffBaseMs: options.backoffBaseMs,
       root: PROJECT_ROOT,
+      consumerSecrets: secrets.consumerSecrets(),
+      // An HTTP consumer's circuit breaker pauses its poller, as `hookledger pause` does.
+      pause: (consumerId) => stack.pause(consumerId),
+      onBreakerOpen: options.onBreakerOpen,
     });
 
     const gateway: HttpGateway = await startHttpGateway({ port: options.httpPort ?? 3000, handler: handlers.ingest });

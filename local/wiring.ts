@@ -7,10 +7,12 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { HookledgerConfig } from '../core/config/schema';
+import type { ConsumerConfig, HookledgerConfig } from '../core/config/schema';
+import { workerEntry } from '../core/config/consumers';
+import { type ConsumerSecretsPort, createHttpHandle } from '../lambdas/runtime/http';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import { createConsumerHandler } from '../lambdas/runtime/runtime';
-import { consumerViews, createFanoutHandler, type FanoutHandler } from '../lambdas/fanout/app';
+import { consumerVersionPaths, consumerViews, createFanoutHandler, type FanoutHandler } from '../lambdas/fanout/app';
 import { createIngestHandler, type IngestHandler } from '../lambdas/ingest/app';
 import { createDocumentClient } from '../lambdas/shared/clients';
 import { type ConsumedCapacityObserver, EventStore } from '../lambdas/shared/event-store';
@@ -53,6 +55,12 @@ export interface WiringOptions {
   readonly onIntakeOutcome?: (outcome: string) => void;
   /** Where `entry` paths are resolved from. Default: the repository root. */
   readonly root?: string;
+  /** HTTP consumers' signing secrets (the local secrets file). Required when the config has an HTTP consumer. */
+  readonly consumerSecrets?: ConsumerSecretsPort;
+  /** What an HTTP consumer's circuit breaker calls to pause it (the local stack's pause). */
+  readonly pause?: (consumerId: string) => Promise<void>;
+  /** Told when an HTTP consumer's circuit breaker opens. */
+  readonly onBreakerOpen?: (consumerId: string, failures: number) => void;
 }
 
 export interface LocalHandlers {
@@ -91,6 +99,7 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
     sqs,
     payloads: eventStore,
     views: consumerViews(config),
+    versionPaths: consumerVersionPaths(config),
     ...(options.clock ? { clock: options.clock } : {}),
     queueUrls: Object.fromEntries(Object.entries(resources.queues).map(([id, q]) => [id, q.url])),
     logger: logger('hookledger-fanout'),
@@ -99,12 +108,13 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
   for (const consumer of config.consumers) {
     const queue = resources.queues[consumer.id];
     if (!queue) throw new Error(`no local queue was provisioned for consumer ${consumer.id}`);
-    const handle = options.handles?.[consumer.id] ?? (await loadHandle(root, consumer.entry));
+    const handle = options.handles?.[consumer.id] ?? (consumer.kind === 'http' ? httpHandle(consumer) : await loadHandle(root, workerEntry(consumer)));
     consumers[consumer.id] = createConsumerHandler(
       {
         consumer,
         ledger,
         events: eventStore,
+        versions: ledger,
         sqs,
         queueUrl: queue.url,
         dlqUrl: queue.dlqUrl,
@@ -117,6 +127,19 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
     );
   }
   return { ingest, fanout, consumers, ddb, sqs, eventStore, ledger };
+
+  function httpHandle(consumer: ConsumerConfig): ConsumerHandle {
+    if (!options.consumerSecrets) throw new Error(`http consumer ${consumer.id} needs consumerSecrets`);
+    return createHttpHandle({
+      consumer,
+      secrets: options.consumerSecrets,
+      breaker: ledger,
+      pause: options.pause ?? (async () => undefined),
+      onBreakerOpen: options.onBreakerOpen,
+      logger: logger(`hookledger-${consumer.id}`),
+      clock: options.clock,
+    });
+  }
 }
 
 async function loadHandle(root: string, entry: string): Promise<ConsumerHandle> {

@@ -1,45 +1,68 @@
 /** `hookledger secrets rotate|retire <source>`: webhook signing secrets; values are never printed. */
 import type { Command } from 'commander';
-import { type RetireResult, type RotateResult, retireSecret, rotateSecret } from '../ops/secrets';
+import { consumerSecret, type RetireResult, type RotateResult, retireSecret, rotateSecret } from '../ops/secrets';
 import type { Target } from '../target';
 import { iso, parseDuration } from '../time';
-import { requireSource } from './args';
+import { requireConsumer, requireSource } from './args';
 import type { CommandContext } from './context';
 
 export function register(program: Command, ctx: CommandContext): void {
-  const secrets = program.command('secrets').description('webhook signing secrets: rotate, retire');
+  const secrets = program.command('secrets').description('webhook signing secrets: rotate, retire; get (http consumers)');
+  secrets
+    .command('get')
+    .description("print an http consumer's current signing secret, for the team running its receiver (never logged)")
+    .argument('<consumer>', 'http consumer id')
+    .action(
+      ctx.withTarget(async (connect, globals, consumer: string) => {
+        requireConsumer(ctx.config, consumer);
+        const target = await connect();
+        const result = await consumerSecret({ config: ctx.config, secrets: target.consumerSecrets }, consumer);
+        ctx.print(globals, result, () => result.current);
+      }),
+    );
   secrets
     .command('rotate')
-    .description('new signing secret for a source; the old one keeps verifying for the overlap (never printed)')
-    .argument('<source>', 'source id')
+    .description('new signing secret for a source or http consumer; the old one keeps verifying (consumers: keeps signing too) for the overlap (never printed)')
+    .argument('<source>', 'source id, or http consumer id')
     .option('--overlap <duration>', "how long the old secret keeps verifying, 1h to 720h (local stack only; default: the source's secretOverlapHours)")
     .action(
       ctx.withTarget(async (connect, globals, source: string, options: { overlap?: string }) => {
-        requireSource(ctx.config, source);
+        const consumer = isHttpConsumer(ctx, source);
+        if (!consumer) requireSource(ctx.config, source);
         const overlapMs = options.overlap === undefined ? undefined : parseDuration(options.overlap, '--overlap');
         const target = await connect();
-        const result = await rotateSecret({ ...ctx.opsDeps(target), rotator: target.rotator }, { source, overlapMs });
-        ctx.print(globals, result, () => formatRotate(result, source, target));
+        const rotator = consumer ? target.consumerSecrets.rotator : target.rotator;
+        const result = await rotateSecret({ ...ctx.opsDeps(target), rotator }, { source, overlapMs, consumer });
+        ctx.print(globals, result, () => formatRotate(result, source, target, consumer));
       }),
     );
   secrets
     .command('retire')
     .description('end the rotation overlap now: the previous secret stops verifying (same 401 as any bad signature)')
-    .argument('<source>', 'source id')
+    .argument('<source>', 'source id, or http consumer id')
     .action(
       ctx.withTarget(async (connect, globals, source: string) => {
-        requireSource(ctx.config, source);
+        const consumer = isHttpConsumer(ctx, source);
+        if (!consumer) requireSource(ctx.config, source);
         const target = await connect();
-        const result = await retireSecret({ ...ctx.opsDeps(target), rotator: target.rotator }, { source });
+        const rotator = consumer ? target.consumerSecrets.rotator : target.rotator;
+        const result = await retireSecret({ ...ctx.opsDeps(target), rotator }, { source, consumer });
         ctx.print(globals, result, () => formatRetire(result, source, target));
       }),
     );
 }
 
-export function formatRotate(result: RotateResult, source: string, target: Pick<Target, 'kind' | 'label'>): string {
+/** An id naming an http consumer and no source (sources and consumers have separate id spaces). */
+function isHttpConsumer(ctx: CommandContext, id: string): boolean {
+  return !ctx.config.sources.some((s) => s.id === id) && ctx.config.consumers.some((c) => c.id === id && c.kind === 'http');
+}
+
+export function formatRotate(result: RotateResult, source: string, target: Pick<Target, 'kind' | 'label'>, consumer = false): string {
   return [
     `rotated the signing secret of ${source} on ${target.label}${result.versionId ? ` (version ${result.versionId})` : ''}.`,
-    `the previous secret verifies until ${iso(result.previousUntil)}${target.kind === 'aws' ? ' (counted from the new version\'s creation)' : ''}: give the provider the new one now.`,
+    consumer
+      ? `deliveries carry signatures under both secrets until ${iso(result.previousUntil)}: give the receiving service the new one (\`hookledger secrets get ${source}\`) before then.`
+      : `the previous secret verifies until ${iso(result.previousUntil)}${target.kind === 'aws' ? ' (counted from the new version\'s creation)' : ''}: give the provider the new one now.`,
     `end the overlap sooner with \`hookledger secrets retire ${source}\`.`,
     target.kind === 'local' ? 'The new value is in .hookledger/secrets.json.' : 'Read the new value in Secrets Manager.',
   ].join('\n');

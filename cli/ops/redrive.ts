@@ -20,6 +20,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { ConfigDeps, Progress, QueuePair } from './deps';
 import { OperationFailedError, UsageError } from '../errors';
+import { FIFO_SUFFIX, UNKEYED_GROUP } from '../../core/config/consumers';
 
 export interface RedriveDeps extends ConfigDeps {
   readonly sqs: SQSClient;
@@ -127,6 +128,7 @@ async function moveByHand(
         VisibilityTimeout: 60,
         WaitTimeSeconds: 0,
         MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['MessageGroupId'],
       }),
     );
     const messages = received.Messages ?? [];
@@ -141,6 +143,8 @@ async function moveByHand(
         Entries: messages.map((m, i) => ({
           Id: String(i),
           MessageBody: m.Body ?? '',
+          // An ordered consumer's FIFO queue: back into its group, deduplicated per moved message.
+          ...(pair.url.endsWith(FIFO_SUFFIX) ? { MessageGroupId: m.Attributes?.MessageGroupId ?? UNKEYED_GROUP, MessageDeduplicationId: `redrive-${m.MessageId}` } : {}),
           ...(m.MessageAttributes && Object.keys(m.MessageAttributes).length > 0
             ? { MessageAttributes: copyAttributes(m.MessageAttributes) }
             : {}),

@@ -16,8 +16,8 @@ import {
   type SecretsManagerClient,
   UpdateSecretVersionStageCommand,
 } from '@aws-sdk/client-secrets-manager';
-import type { SourceConfig } from '../../core/config/schema';
-import { findSource } from '../../core/config/routing';
+import type { ConsumerConfig, SourceConfig } from '../../core/config/schema';
+import { findConsumer, findSource } from '../../core/config/routing';
 import { newWebhookSecret } from '../../local/secrets-file';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, type OperatorDeps } from './deps';
@@ -54,9 +54,12 @@ export interface RotateResult {
   readonly auditKey: string;
 }
 
-export async function rotateSecret(deps: SecretsDeps, request: { source: string; overlapMs?: number }): Promise<RotateResult> {
+export async function rotateSecret(
+  deps: SecretsDeps,
+  request: { source: string; overlapMs?: number; /** An HTTP consumer's secret instead of a source's. */ consumer?: boolean },
+): Promise<RotateResult> {
   const { source } = request;
-  const config = sourceOf(deps, source);
+  const config = request.consumer ? httpConsumerOf(deps, source) : sourceOf(deps, source);
   const { rotator } = deps;
   const configured = config.secretOverlapHours * HOUR;
   const overlapMs = request.overlapMs ?? configured;
@@ -65,7 +68,7 @@ export async function rotateSecret(deps: SecretsDeps, request: { source: string;
   }
   if (rotator.kind === 'aws' && request.overlapMs !== undefined && request.overlapMs !== configured) {
     throw new UsageError(
-      `on a deployed stack intake takes the overlap from the deployed config (source "${source}" secretOverlapHours ` +
+      `on a deployed stack ${request.consumer ? 'the worker' : 'intake'} takes the overlap from the deployed config (${request.consumer ? 'consumer' : 'source'} "${source}" secretOverlapHours ` +
         `${config.secretOverlapHours}); change it there and deploy, or retire the previous secret early with \`secrets retire\``,
     );
   }
@@ -82,7 +85,7 @@ export async function rotateSecret(deps: SecretsDeps, request: { source: string;
   const audit = await writeAudit(
     deps,
     'secret.rotate',
-    { source, where: rotator.kind, ...(versionId ? { versionId } : {}), overlapMs, previousUntil },
+    { ...(request.consumer ? { consumer: source } : { source }), where: rotator.kind, ...(versionId ? { versionId } : {}), overlapMs, previousUntil },
     { at },
   );
   return { source, at, where: rotator.kind, ...(versionId ? { versionId } : {}), previousUntil, auditKey: audit.pk };
@@ -100,9 +103,10 @@ export interface RetireResult {
 }
 
 /** Ends the rotation overlap now: from then on only the current secret verifies. */
-export async function retireSecret(deps: SecretsDeps, request: { source: string }): Promise<RetireResult> {
+export async function retireSecret(deps: SecretsDeps, request: { source: string; consumer?: boolean }): Promise<RetireResult> {
   const { source } = request;
-  sourceOf(deps, source);
+  if (request.consumer) httpConsumerOf(deps, source);
+  else sourceOf(deps, source);
   const { rotator } = deps;
   const at = clockNow(deps);
   let retired: boolean;
@@ -120,8 +124,29 @@ export async function retireSecret(deps: SecretsDeps, request: { source: string 
     }
     retired = versionId !== undefined;
   }
-  const audit = await writeAudit(deps, 'secret.retire', { source, where: rotator.kind, retired, ...(versionId ? { versionId } : {}) }, { at });
+  const audit = await writeAudit(deps, 'secret.retire', { ...(request.consumer ? { consumer: source } : { source }), where: rotator.kind, retired, ...(versionId ? { versionId } : {}) }, { at });
   return { source, at, where: rotator.kind, retired, ...(versionId ? { versionId } : {}), auditKey: audit.pk };
+}
+
+/** An HTTP consumer: the only kind of consumer with a signing secret. */
+function httpConsumerOf(deps: ConfigDeps, consumer: string): ConsumerConfig {
+  const found = findConsumer(deps.config, consumer);
+  if (found?.kind !== 'http') {
+    const http = deps.config.consumers.filter((c) => c.kind === 'http').map((c) => c.id);
+    throw new UsageError(`"${consumer}" is not an http consumer; http consumers: ${http.join(', ') || 'none'}`);
+  }
+  return found;
+}
+
+/** The current signing secret of an HTTP consumer, for the team running its receiver. */
+export async function consumerSecret(
+  deps: ConfigDeps & { readonly secrets: { get(consumerId: string): Promise<{ readonly current: string }> } },
+  consumer: string,
+): Promise<{ readonly current: string }> {
+  httpConsumerOf(deps, consumer);
+  const { current } = await deps.secrets.get(consumer);
+  // Secrets Manager generates 48 base64 characters; the receiver's libraries expect the whsec_ form.
+  return { current: current.startsWith('whsec_') ? current : `whsec_${current}` };
 }
 
 function sourceOf(deps: ConfigDeps, source: string): SourceConfig {

@@ -100,6 +100,53 @@ export type SourceConfig = z.infer<typeof sourceSchema>;
 
 const PATTERN = /^(\*|[a-z0-9_-]+(\.[a-z0-9_-]+)*(\.\*)?)$/i;
 
+/** A dotted path into the signed body (every scheme signs the whole body). */
+const bodyPathSchema = z
+  .object({ body: z.string().min(1).regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/, 'body path must be dotted keys like "data.account_id"') })
+  .strict();
+
+/**
+ * Per-key ordering: the consumer's queue and DLQ are FIFO, the key is the message group and the
+ * ledger key the deduplication id. A failing event holds back the later events of its key (only its
+ * key) until it succeeds or is quarantined.
+ */
+export const orderingSchema = z
+  .object({
+    /** `'tenant'`: the tenant captured at intake; `{ body: 'data.account_id' }`: a signed body field, read at intake. */
+    key: z.union([z.literal('tenant'), bodyPathSchema]),
+    /**
+     * A signed body field (number, or a string compared as text such as an ISO timestamp). An event
+     * whose version is lower than one already acknowledged for its key is acknowledged as `stale`
+     * with 0 units and never handled.
+     * @default - no stale dropping
+     */
+    version: bodyPathSchema.optional(),
+  })
+  .strict();
+export type OrderingConfig = z.infer<typeof orderingSchema>;
+
+/** Delivery controls of an HTTP destination consumer (`kind: 'http'`). */
+export const httpDeliverySchema = z
+  .object({
+    /** Per-request timeout, ms; a timeout is retried like a 5xx. */
+    timeoutMs: z.number().int().min(100).max(60_000).default(5000),
+    /** At most this many deliveries per second from one worker (a token bucket per worker). */
+    ratePerSecond: z.number().min(0.1).max(10_000).default(50),
+    /** Status codes that quarantine at once (besides 410). 429 and 5xx are always retried. */
+    permanentStatuses: z.array(z.number().int().min(400).max(499)).default([410]),
+    /** Response header naming the units of the delivery (a number >= 0); otherwise `units`. */
+    unitsHeader: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name').transform((h) => h.toLowerCase()).default('hookledger-units'),
+    /** Units recorded when the response has no units header. */
+    units: z.number().min(0).default(1),
+    /**
+     * Consecutive failed deliveries (any event) after which the consumer is paused, as by
+     * `hookledger pause`, and alarms; `hookledger resume` closes the breaker.
+     */
+    breakAfterFailures: z.number().int().min(1).max(10_000).default(20),
+  })
+  .strict();
+export type HttpDeliveryConfig = z.infer<typeof httpDeliverySchema>;
+
 export const consumerSchema = z
   .object({
     id: idSchema('consumer id'),
@@ -115,8 +162,21 @@ export const consumerSchema = z
     timeoutSeconds: z.number().int().min(1).max(900).default(10),
     /** Alarm when the oldest message in the queue is older than this, seconds. */
     alarmAgeSeconds: z.number().int().min(60).default(900),
-    /** Module exporting `handle` (the team's code) and `handler` (the Lambda entry). */
-    entry: z.string().regex(/^lambdas\/consumers\/[a-z0-9-]+\.ts$/, 'entry must be lambdas/consumers/<name>.ts'),
+    /**
+     * `lambda` (default): a team's `handle` in `entry`. `http`: hookledger's shared worker POSTs the
+     * narrowed payload to `url`, signed with Standard Webhooks under the consumer's own secret.
+     */
+    kind: z.enum(['lambda', 'http']).default('lambda'),
+    /** Module exporting `handle` (the team's code) and `handler` (the Lambda entry). Lambda consumers only. */
+    entry: z.string().regex(/^lambdas\/consumers\/[a-z0-9-]+\.ts$/, 'entry must be lambdas/consumers/<name>.ts').optional(),
+    /** Where an HTTP consumer's deliveries are POSTed (https, or http on the local stack). */
+    url: z.string().url().regex(/^https?:\/\//, 'url must be http(s)').optional(),
+    /** HTTP consumers: timeout, rate limit, permanent statuses, units, circuit breaker. */
+    http: httpDeliverySchema.optional(),
+    /** HTTP consumers: hours the previous signing secret keeps signing beside the new one after `secrets rotate`. */
+    secretOverlapHours: z.number().int().min(1).max(720).default(72),
+    /** Per-key ordered delivery (FIFO queue and DLQ). @default - unordered (standard queues) */
+    ordering: orderingSchema.optional(),
     /** Processing-policy version recorded on every acknowledgement (rules or prompt version). */
     policyVersion: z.string().min(1).max(64).default('v1'),
     batchSize: z.number().int().min(1).max(10).default(10),
@@ -132,7 +192,27 @@ export const consumerSchema = z
     memoryMb: z.number().int().min(128).max(10_240).default(256),
   })
   .strict()
+  .transform((c) => (c.kind === 'http' ? { ...c, http: c.http ?? httpDeliverySchema.parse({}) } : c))
   .superRefine((c, ctx) => {
+    if (c.kind === 'lambda' && c.entry === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['entry'], message: "a lambda consumer needs entry (lambdas/consumers/<name>.ts); for an HTTP destination set kind: 'http' and url" });
+    }
+    if (c.kind === 'lambda' && (c.url !== undefined || c.http !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: "url and http apply to kind: 'http' consumers only; set kind: 'http' or remove them" });
+    }
+    if (c.kind === 'http' && c.url === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'an http consumer needs the url its deliveries are POSTed to' });
+    }
+    if (c.kind === 'http' && c.entry !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['entry'], message: 'an http consumer runs the shared HTTP worker; remove entry' });
+    }
+    if (c.kind === 'http' && c.http && c.http.timeoutMs > c.timeoutSeconds * 1000) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['http', 'timeoutMs'],
+        message: `must not exceed the worker's timeoutSeconds (${c.timeoutSeconds * 1000} ms), got ${c.http.timeoutMs}`,
+      });
+    }
     if (c.visibilityTimeoutSeconds < 6 * c.timeoutSeconds) {
       ctx.addIssue({
         code: 'custom',

@@ -16,9 +16,10 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import type { Logger } from '../shared/logger';
 import type { EventStore } from '../shared/event-store';
 import type { HookledgerConfig } from '../../core/config/schema';
-import { narrowPayload } from '../shared/dotted-path';
+import { narrowPayload, readPath } from '../shared/dotted-path';
 import { type DeliveryMessage, type EventItem, MAX_QUEUE_MESSAGE_BYTES, type RequeueItem } from '../../core/model';
 import { HookledgerError } from '../../core/errors';
+import { fifoSendParameters } from '../../core/config/consumers';
 
 export interface FanoutDeps {
   readonly sqs: SQSClient;
@@ -35,8 +36,19 @@ export interface FanoutDeps {
   readonly payloads: Pick<EventStore, 'getPayload'>;
   /** consumer id -> the payload fields (dotted paths) it may see: its config's `fields`. */
   readonly views: Readonly<Record<string, readonly string[]>>;
+  /**
+   * consumer id -> the body path of its `ordering.version`: the fan-out reads the version from the
+   * full payload onto the message, so stale dropping works whatever fields the consumer may see.
+   * @default none
+   */
+  readonly versionPaths?: Readonly<Record<string, string>>;
   /** @default Date.now */
   readonly clock?: () => number;
+}
+
+/** consumer id -> the body path of its ordering version, for ordered consumers that drop stale versions. */
+export function consumerVersionPaths(config: Pick<HookledgerConfig, 'consumers'>): Record<string, string> {
+  return Object.fromEntries(config.consumers.flatMap((c) => (c.ordering?.version ? [[c.id, c.ordering.version.body]] : [])));
 }
 
 /** consumer id -> the payload fields it may see, from the configuration. */
@@ -175,8 +187,14 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
           }
         }
         for (const out of group) {
+          const versionPath = deps.versionPaths?.[out.consumerId];
+          const version = payload && versionPath ? readPath(payload, versionPath) : undefined;
           out.message = payload
-            ? { ...out.message, payload: narrowPayload(payload, deps.views[out.consumerId] ?? []) }
+            ? {
+                ...out.message,
+                payload: narrowPayload(payload, deps.views[out.consumerId] ?? []),
+                ...(typeof version === 'string' || typeof version === 'number' ? { orderingVersion: version } : {}),
+              }
             : { ...out.message, payloadUnavailable: 'expired' };
           if (messageBytes(out.message) > MAX_QUEUE_MESSAGE_BYTES) {
             logger.error('narrowed view exceeds the queue message limit', {
@@ -196,6 +214,8 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
     const entries: SendMessageBatchRequestEntry[] = chunk.map((out, i) => ({
       Id: String(i),
       MessageBody: JSON.stringify(out.message),
+      // Ordered consumers' queues are FIFO: group = ordering key, deduplication id = ledger key.
+      ...fifoSendParameters(queueUrl, out.message),
     }));
     try {
       const result = await deps.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
@@ -234,6 +254,7 @@ export function messagesFor(record: DynamoDBRecord): DeliveryMessage[] {
       receivedAt: event.receivedAt,
       consumerId,
       ...payloadRef(event),
+      ...(event.orderingKeys?.[consumerId] !== undefined ? { orderingKey: event.orderingKeys[consumerId] } : {}),
     }));
   }
   if (item.kind === 'requeue') {
@@ -252,6 +273,7 @@ export function messagesFor(record: DynamoDBRecord): DeliveryMessage[] {
         // A repair is an ordinary delivery again (a done one stays done); only a replay re-runs it.
         ...(requeue.replayId ? { replayId: requeue.replayId } : requeue.repairId ? { repairId: requeue.repairId } : {}),
         ...payloadRef(requeue),
+        ...(requeue.orderingKey !== undefined ? { orderingKey: requeue.orderingKey } : {}),
       },
     ];
   }

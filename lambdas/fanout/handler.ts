@@ -5,7 +5,7 @@ import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../shared/clients';
 import { EventStore } from '../shared/event-store';
 import { createLogger } from '../shared/logger';
-import { consumerViews, createFanoutHandler } from './app';
+import { consumerVersionPaths, consumerViews, createFanoutHandler } from './app';
 import { createSkippedDeliveriesMetric } from './metrics';
 
 export const handler = createFanoutHandler({
@@ -13,6 +13,7 @@ export const handler = createFanoutHandler({
   queueUrls: requireJsonEnv(ENV.queueUrls),
   payloads: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable) }),
   views: consumerViews(bundledConfig()),
+  versionPaths: consumerVersionPaths(bundledConfig()),
   logger: createLogger('hookledger-fanout'),
   onSkipped: createSkippedDeliveriesMetric(requireEnv(ENV.stackName)),
 });

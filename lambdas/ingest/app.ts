@@ -17,6 +17,7 @@ import { activeSecrets, type SecretsPort } from '../shared/secrets';
 import { verifierFor } from '../../core/schemes';
 import type { VerifyResult } from '../../core/schemes/types';
 import { extractAttribution, findControlCharacterHeader, InputError, parseJsonBody } from './parse';
+import { orderingKeysFor } from './ordering';
 
 export interface IngestDeps {
   readonly config: HookledgerConfig;
@@ -129,6 +130,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
         payloadBytes: rawBody.length,
         secretVersion: verified.secretVersion,
         payloadExpiresAt: now + config.retention.payloadDays * DAY_MS,
+        ...withOrderingKeys(orderingKeysFor(config, consumers, attribution.tenantId, body)),
       },
       rawBody,
     );
@@ -189,4 +191,9 @@ function decodeBody(event: APIGatewayProxyEventV2): Buffer {
 
 function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 {
   return { statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+/** Only receipts with an ordered consumer carry the keys (no empty attribute on the others). */
+function withOrderingKeys(keys: Record<string, string> | undefined): { orderingKeys?: Record<string, string> } {
+  return keys ? { orderingKeys: keys } : {};
 }

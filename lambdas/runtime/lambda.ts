@@ -27,10 +27,13 @@ function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandle
     throw new Error(`CONSUMER_ID is ${process.env[ENV.consumerId]}, but this module is ${consumerId}`);
   }
   const client = createDocumentClient();
+  const ledger = new Ledger({ client, tableName: requireEnv(ENV.ledgerTable) });
   return createConsumerHandler(
     {
       consumer,
-      ledger: new Ledger({ client, tableName: requireEnv(ENV.ledgerTable) }),
+      ledger,
+      // Ordered consumers with `version`: the per-key watermark lives among its own ledger rows.
+      versions: ledger,
       events: new EventStore({ client, tableName: requireEnv(ENV.eventsTable) }),
       sqs: new SQSClient({}),
       queueUrl: requireEnv(ENV.queueUrl),

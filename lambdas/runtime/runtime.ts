@@ -12,15 +12,16 @@
  * delivery is marked quarantined before SQS moves the message to this consumer's DLQ; a
  * PermanentError quarantines at once and sends the message to the DLQ itself.
  */
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { BatchProcessor, EventType, processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { ConsumerConfig } from '../../core/config/schema';
-import { errorCategory, errorMessage, PermanentError } from '../shared/errors';
+import { errorCategory, errorMessage, PermanentError, RetryableError } from '../shared/errors';
 import type { EventStore } from '../shared/event-store';
 import type { Ledger } from '../shared/ledger';
 import type { Logger } from '../shared/logger';
 import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
+import { orderingGroup } from '../../core/config/consumers';
 import { HookledgerError } from '../../core/errors';
 
 export type KeyStatus = 'active' | 'revoked' | 'unknown';
@@ -55,6 +56,11 @@ export interface ConsumerRuntimeDeps {
   readonly consumer: ConsumerConfig;
   readonly ledger: Pick<Ledger, 'claim' | 'acknowledge' | 'recordFailure'>;
   readonly events: Pick<EventStore, 'getKey'>;
+  /**
+   * Ordered consumers with a `version`: the per-key watermark of acknowledged versions.
+   * @default - no stale dropping
+   */
+  readonly versions?: Pick<Ledger, 'isStaleVersion' | 'advanceVersion'>;
   readonly sqs: SQSClient;
   readonly queueUrl: string;
   readonly dlqUrl: string;
@@ -117,6 +123,14 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
     const log = { ...ids, attempt, ...(message.replayId ? { replay_id: message.replayId } : {}) };
     try {
       const payload = deliveredPayload(message, clock());
+      const version = versionOf(message);
+      const orderingKey = version === undefined ? undefined : orderingGroup(message);
+      if (version !== undefined && orderingKey !== undefined && (await deps.versions?.isStaleVersion(consumer.id, orderingKey, version))) {
+        // Older than an event already acknowledged for this key: recorded, never handled, never charged.
+        await acknowledgeOrFence({ units: 0, outcome: 'stale' });
+        logger.info('stale version dropped', { ...log, units: 0 });
+        return;
+      }
       const result = await handle({
         attribution: {
           source: message.source,
@@ -137,12 +151,22 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
         logger,
       });
       const units = validUnits(result?.units);
+      await acknowledgeOrFence({ units, outcome: typeof result?.outcome === 'string' ? result.outcome.slice(0, 64) : undefined });
+      // After the acknowledgement: a crash in between leaves the watermark behind, never ahead.
+      if (version !== undefined && orderingKey !== undefined) await deps.versions?.advanceVersion(consumer.id, orderingKey, version, clock());
+      logger.info('acknowledged', { ...log, units: claim.replay ? 0 : units, replay: claim.replay });
+    } catch (error) {
+      if (error instanceof RetryLater) throw error;
+      await onFailure(record, message, attempt, claim.replay, receiveCount, error, log);
+    }
+
+    async function acknowledgeOrFence(result: { units: number; outcome: string | undefined }): Promise<void> {
       const acked = await deps.ledger.acknowledge({
         message,
         attempt,
-        replay: claim.replay,
-        units,
-        outcome: typeof result?.outcome === 'string' ? result.outcome.slice(0, 64) : undefined,
+        replay: claim.kind === 'claimed' && claim.replay,
+        units: result.units,
+        outcome: result.outcome,
         principal: deps.principal,
         policyVersion: consumer.policyVersion,
         now: clock(),
@@ -152,11 +176,15 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
         logger.warn('fenced: lease taken over, acknowledgement refused', log);
         throw new RetryLater('fenced');
       }
-      logger.info('acknowledged', { ...log, units: claim.replay ? 0 : units, replay: claim.replay });
-    } catch (error) {
-      if (error instanceof RetryLater) throw error;
-      await onFailure(record, message, attempt, claim.replay, receiveCount, error, log);
     }
+  }
+
+  /** The event's version (ordered consumers with `version`); undefined when absent or not a number or string. */
+  /** The event's version for stale dropping: read by the fan-out from the full payload (`ordering.version`). */
+  function versionOf(message: DeliveryMessage): string | number | undefined {
+    if (!consumer.ordering?.version || !deps.versions) return undefined;
+    const value = message.orderingVersion;
+    return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) ? value : undefined;
   }
 
   async function onFailure(
@@ -197,7 +225,11 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
       );
       return;
     }
-    if (!last) await setVisibility(record, backoffSeconds(attempt));
+    if (!last) {
+      // A destination's Retry-After lengthens the backoff (SQS caps visibility at 12 h).
+      const asked = error instanceof RetryableError && error.retryAfterMs !== undefined ? Math.ceil(error.retryAfterMs / 1000) : 0;
+      await setVisibility(record, Math.max(backoffSeconds(attempt), asked));
+    }
     throw new RetryLater(`attempt ${attempt} failed: ${category}`);
   }
 
@@ -222,6 +254,16 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
   }
 
   return async (event, context) => {
+    if (consumer.ordering) {
+      // FIFO: one record at a time in queue order; after a failure the rest of its group in this
+      // batch is failed unprocessed (it must not overtake), while other groups go on.
+      const processor = new SqsFifoPartialProcessorAsync();
+      return processPartialResponse(event, processRecord, processor, {
+        context,
+        skipGroupOnError: true,
+        throwOnFullBatchFailure: false,
+      }) as Promise<SQSBatchResponse>;
+    }
     const processor = new BatchProcessor(EventType.SQS);
     return processPartialResponse(event, processRecord, processor, {
       context,

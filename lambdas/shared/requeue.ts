@@ -19,7 +19,7 @@ export type RequeueOperation = { readonly replayId: string } | { readonly repair
 
 export function requeueItem(
   receipt: Pick<EventItem, 'source' | 'eventId' | 'eventType' | 'tenantId' | 'keyId' | 'receivedAt' | 'payloadExpiresAt'> &
-    Partial<Pick<EventItem, 'payloadHmac'>>,
+    Partial<Pick<EventItem, 'payloadHmac' | 'orderingKeys'>>,
   consumerId: string,
   operation: string | RequeueOperation,
   at: number,
@@ -40,6 +40,8 @@ export function requeueItem(
     // Which payload item the delivery reads, and until when (copied from the receipt).
     ...(receipt.payloadHmac ? { payloadHmac: receipt.payloadHmac } : {}),
     payloadExpiresAt: receipt.payloadExpiresAt,
+    // An ordered consumer's re-queue joins the message group of the original delivery.
+    ...(receipt.orderingKeys?.[consumerId] !== undefined ? { orderingKey: receipt.orderingKeys[consumerId] } : {}),
     createdAt: at,
     // TTL attributes are epoch seconds.
     expiresAt: Math.floor(at / 1000) + REQUEUE_TTL_SECONDS,

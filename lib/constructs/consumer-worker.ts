@@ -1,6 +1,8 @@
 import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -8,6 +10,7 @@ import { ENV } from '../../core/env';
 import { keyPattern, ledgerKeyPatternOf } from '../../core/model';
 import { QUEUE_RETENTION } from '../../core/queues';
 import type { ConsumerConfig } from '../../core/config/schema';
+import { FIFO_SUFFIX, isOrdered, workerEntry } from '../../core/config/consumers';
 import { grantItemsByKeyPattern } from './event-store';
 import { HookledgerFunction } from './hookledger-function';
 
@@ -27,6 +30,20 @@ export interface ConsumerWorkerProps {
    * @default Duration.days(7)
    */
   readonly queueRetention?: Duration;
+  /**
+   * Places the worker in a VPC, for HTTP destinations on private endpoints. The role then also gets
+   * the managed AWSLambdaVPCAccessExecutionRole (ENI management).
+   * @default - not in a VPC
+   */
+  readonly vpc?: ConsumerVpcPlacement;
+}
+
+export interface ConsumerVpcPlacement {
+  readonly vpc: ec2.IVpc;
+  /** @default - the VPC's private subnets */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /** @default - a new security group allowing all outbound traffic */
+  readonly securityGroups?: ec2.ISecurityGroup[];
 }
 
 /**
@@ -39,6 +56,8 @@ export class ConsumerWorker extends Construct {
   readonly deadLetterQueue: sqs.IQueue;
   readonly worker: HookledgerFunction;
   readonly role: iam.Role;
+  /** HTTP consumers: the consumer's Standard Webhooks signing secret (its receiver verifies with it). */
+  readonly signingSecret?: secretsmanager.ISecret;
 
   constructor(scope: Construct, id: string, props: ConsumerWorkerProps) {
     super(scope, id);
@@ -56,7 +75,10 @@ export class ConsumerWorker extends Construct {
     // names: the source's RedrivePolicy needs the DLQ's ARN and the DLQ's RedriveAllowPolicy needs the
     // source's ARN, a cycle. So the source queue gets a name fixed at synth (unique per stack and
     // construct path, like a generated one) and the DLQ names it by that ARN.
-    const queueName = `${Names.uniqueResourceName(this, { maxLength: 74, separator: '-' })}-queue`;
+    // Ordered consumers: FIFO queue and DLQ (a FIFO queue's DLQ must be FIFO); names at most 80 characters.
+    const fifo = isOrdered(c);
+    const queueName =
+      `${Names.uniqueResourceName(this, { maxLength: fifo ? 69 : 74, separator: '-' })}-queue${fifo ? FIFO_SUFFIX : ''}`;
     const queueArn = Stack.of(this).formatArn({
       service: 'sqs',
       resource: queueName,
@@ -69,6 +91,7 @@ export class ConsumerWorker extends Construct {
       retentionPeriod: Duration.seconds(QUEUE_RETENTION.deadLetterSeconds),
       // Removing the consumer (or the stack) must not delete poison messages nobody has looked at.
       removalPolicy: RemovalPolicy.RETAIN,
+      ...(fifo ? { fifo: true } : {}),
       redriveAllowPolicy: {
         redrivePermission: sqs.RedrivePermission.BY_QUEUE,
         sourceQueues: [sqs.Queue.fromQueueArn(this, 'RedriveTarget', queueArn)],
@@ -85,6 +108,8 @@ export class ConsumerWorker extends Construct {
       enforceSSL: true,
       retentionPeriod: retention,
       visibilityTimeout: Duration.seconds(c.visibilityTimeoutSeconds),
+      // The fan-out sets the deduplication id (the ledger key), never the body's hash.
+      ...(fifo ? { fifo: true, contentBasedDeduplication: false } : {}),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: c.maxReceiveCount },
     });
 
@@ -92,8 +117,23 @@ export class ConsumerWorker extends Construct {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       description: `Principal of hookledger consumer ${c.id}`,
     });
+    if (c.kind === 'http') {
+      this.signingSecret = new secretsmanager.Secret(this, 'SigningSecret', {
+        description: `hookledger signing secret of HTTP consumer "${c.id}": its receiver verifies deliveries with it (hookledger secrets get ${c.id})`,
+        // 48 base64-alphabet characters: a Standard Webhooks secret (`secrets get` shows it with whsec_).
+        generateSecretString: { passwordLength: 48, excludePunctuation: true },
+        // The receiving service holds a copy: deleting the secret would break its verification for good.
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+      Validations.of(this.signingSecret).acknowledge({
+        id: 'AwsSolutions-SMG4',
+        reason:
+          'The receiving service must be given the new value before it is used, so rotation is an operator step (`hookledger secrets rotate`), during which the worker signs with both secrets for the overlap.',
+      });
+    }
+    const http = c.kind === 'http';
     this.worker = new HookledgerFunction(this, 'Worker', {
-      entry: c.entry,
+      entry: workerEntry(c),
       description: `hookledger consumer ${c.id} (policy ${c.policyVersion})`,
       serviceName: `hookledger-${c.id}`,
       role: this.role,
@@ -110,8 +150,19 @@ export class ConsumerWorker extends Construct {
         [ENV.principal]: this.role.roleArn,
         [ENV.eventsTable]: props.events.tableName,
         [ENV.ledgerTable]: props.ledger.tableName,
+        ...(http && this.signingSecret
+          ? {
+              [ENV.consumerSecret]: this.signingSecret.secretArn,
+              [ENV.queueArn]: this.queue.queueArn,
+              [ENV.stackName]: Stack.of(this).stackName,
+            }
+          : {}),
       },
+      ...(props.vpc ? { vpc: props.vpc.vpc, vpcSubnets: props.vpc.vpcSubnets, securityGroups: props.vpc.securityGroups } : {}),
     });
+    if (props.vpc) {
+      this.role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
+    }
 
     // Grants the consume actions on this queue only (receive, delete, change visibility, attributes).
     this.worker.function.addEventSource(
@@ -132,6 +183,24 @@ export class ConsumerWorker extends Construct {
     grantItemsByKeyPattern(props.ledger, this.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [ledgerKeyPatternOf(c.id)]);
     // Payloads and key-registry items only; never receipts, re-queues or audit items.
     grantItemsByKeyPattern(props.events, this.role, ['dynamodb:GetItem'], [keyPattern('key')]);
+    if (http && this.signingSecret) {
+      this.signingSecret.grantRead(this.role);
+      // The circuit breaker disables this consumer's event source mapping, as `hookledger pause` does.
+      // A separate policy: the function does not depend on it, so naming the function here is no cycle.
+      new iam.Policy(this, 'CircuitBreakerPolicy', {
+        roles: [this.role],
+        statements: [
+          new iam.PolicyStatement({ actions: ['lambda:ListEventSourceMappings'], resources: ['*'] }),
+          new iam.PolicyStatement({
+            actions: ['lambda:UpdateEventSourceMapping'],
+            resources: [
+              Stack.of(this).formatArn({ service: 'lambda', resource: 'event-source-mapping', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+            ],
+            conditions: { StringEquals: { 'lambda:FunctionArn': this.worker.function.functionArn } },
+          }),
+        ],
+      });
+    }
   }
 }
 

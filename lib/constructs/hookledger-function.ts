@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { Duration, Validations } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -53,6 +54,12 @@ export interface HookledgerFunctionProps {
    * @default - none
    */
   readonly deadLetterQueue?: sqs.IQueue;
+  /** @default - not in a VPC */
+  readonly vpc?: ec2.IVpc;
+  /** @default - the VPC's private subnets (only with `vpc`) */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /** @default - a new security group (only with `vpc`) */
+  readonly securityGroups?: ec2.ISecurityGroup[];
 }
 
 /**
@@ -97,6 +104,9 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
       logGroup: this.logGroup,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       deadLetterQueue: props.deadLetterQueue,
+      vpc: props.vpc,
+      vpcSubnets: props.vpcSubnets,
+      securityGroups: props.securityGroups,
       environment: {
         ...props.environment,
         POWERTOOLS_SERVICE_NAME: props.serviceName,

@@ -13,6 +13,7 @@ import {
   DIMENSION,
   FANOUT_SKIPPED_DIMENSIONS,
   FANOUT_SKIPPED_METRIC,
+  HTTP_CIRCUIT_OPEN_METRIC,
   INTAKE_DIMENSIONS,
   INTAKE_METRIC,
   METRICS_NAMESPACE,
@@ -29,6 +30,11 @@ export interface ConsumerSignals {
   readonly worker: lambda.IFunction;
   /** Alarm when the oldest message on the queue is older than this (config `alarmAgeSeconds`). */
   readonly alarmAgeSeconds: number;
+  /**
+   * An HTTP consumer: alarm when its circuit breaker opens (the worker publishes HttpCircuitOpened).
+   * @default false
+   */
+  readonly circuitBreaker?: boolean;
 }
 
 export interface ObservabilityProps {
@@ -279,6 +285,16 @@ export class Observability extends Construct {
         threshold: 0,
         description: `Consumer ${c.consumerId} has messages in its DLQ: fix the cause, then redrive from the console.`,
       });
+      if (c.circuitBreaker) {
+        this.alarm('CircuitOpen', {
+          scope: scopeForConsumer,
+          metric: custom(HTTP_CIRCUIT_OPEN_METRIC, { [DIMENSION.stack]: stack.stackName, [DIMENSION.consumer]: c.consumerId }, ONE_MINUTE),
+          threshold: 0,
+          description: `HTTP consumer ${c.consumerId} opened its circuit breaker and is paused: fix the destination, then \`hookledger resume ${c.consumerId}\`.`,
+          // The breaker stays open until someone resumes: keep the alarm until then.
+          treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+        });
+      }
       dashboard.addWidgets(
         new cloudwatch.GraphWidget({
           title: `${c.consumerId}: oldest message age (s)`,

@@ -1,0 +1,53 @@
+/**
+ * What a consumer's kind and ordering mean for the parts that build and run it (the CDK stack, the
+ * local stack, the fan-out and the runtime). No zod here: Lambdas import this module.
+ */
+import { createHash } from 'node:crypto';
+import type { ConsumerConfig } from './schema';
+import { type DeliveryMessage, ledgerKey } from '../model';
+
+/** The shared worker every HTTP destination consumer runs (the consumer runtime with a POSTing handle). */
+export const HTTP_WORKER_ENTRY = 'lambdas/runtime/http-worker.ts';
+
+/** The module a consumer's worker runs: its team's `entry`, or the shared HTTP worker. */
+export function workerEntry(consumer: ConsumerConfig): string {
+  if (consumer.kind === 'http') return HTTP_WORKER_ENTRY;
+  if (!consumer.entry) throw new Error(`consumer ${consumer.id} has no entry`);
+  return consumer.entry;
+}
+
+export const isOrdered = (consumer: Pick<ConsumerConfig, 'ordering'>): boolean => consumer.ordering !== undefined;
+
+/** SQS names FIFO queues with this suffix; the fan-out recognises a FIFO queue by its URL. */
+export const FIFO_SUFFIX = '.fifo';
+
+/** The group of an event whose ordering key could not be read at intake (missing body field). */
+export const UNKEYED_GROUP = '_unkeyed';
+
+/** SQS allows at most 128 characters of [A-Za-z0-9] and punctuation in group and deduplication ids. */
+function sqsId(value: string): string {
+  const clean = /^[\x21-\x7e]{1,128}$/.test(value);
+  return clean ? value : `h-${createHash('sha256').update(value).digest('hex')}`;
+}
+
+/** The message group of a delivery to an ordered consumer: its ordering key, captured at intake. */
+export function orderingGroup(message: Pick<DeliveryMessage, 'orderingKey' | 'tenantId'>): string {
+  return sqsId(message.orderingKey ?? message.tenantId ?? UNKEYED_GROUP);
+}
+
+/**
+ * The FIFO send parameters of a delivery, or none for a standard queue. The deduplication id is the
+ * ledger key, plus the operation for a replay or repair: a re-queue within SQS's 5-minute
+ * deduplication window must not be swallowed as a duplicate of the first send.
+ */
+export function fifoSendParameters(
+  queueUrl: string,
+  message: DeliveryMessage,
+): { MessageGroupId: string; MessageDeduplicationId: string } | Record<string, never> {
+  if (!queueUrl.endsWith(FIFO_SUFFIX)) return {};
+  const operation = message.replayId ? `#replay:${message.replayId}` : message.repairId ? `#repair:${message.repairId}` : '';
+  return {
+    MessageGroupId: orderingGroup(message),
+    MessageDeduplicationId: sqsId(`${ledgerKey(message.source, message.eventId, message.consumerId)}${operation}`),
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * Lambda entry of every HTTP destination consumer (`kind: 'http'`): the consumer runtime with the
+ * built-in POSTing handle (http.ts). Built lazily from the environment the CDK stack sets, so the
+ * module loads without it (bundle measurements, tests).
+ */
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
+import { findConsumer } from '../../core/config/routing';
+import { ENV, requireEnv } from '../../core/env';
+import { DIMENSION, HTTP_CIRCUIT_OPEN_METRIC, METRICS_NAMESPACE } from '../../core/metrics';
+import { bundledConfig } from '../shared/bundled-config';
+import { createDocumentClient } from '../shared/clients';
+import { eventSourcePause } from '../shared/event-source-pause';
+import { Ledger } from '../shared/ledger';
+import { createLogger } from '../shared/logger';
+import { SecretsManagerPort } from '../shared/secrets-manager';
+import { createHttpHandle } from './http';
+import { lambdaConsumer } from './lambda';
+import type { ConsumerHandle, ConsumerLambdaHandler } from './runtime';
+
+const HOUR_MS = 3_600_000;
+
+let built: ConsumerLambdaHandler | undefined;
+
+export const handler: ConsumerLambdaHandler = (event, context) => {
+  built ??= build();
+  return built(event, context);
+};
+
+function build(): ConsumerLambdaHandler {
+  const consumerId = requireEnv(ENV.consumerId);
+  const consumer = findConsumer(bundledConfig(), consumerId);
+  if (consumer?.kind !== 'http') throw new Error(`consumer ${consumerId} is not an http consumer in the bundled configuration`);
+  const logger = createLogger(`hookledger-${consumerId}`);
+  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: `hookledger-${consumerId}` });
+  metrics.clearDefaultDimensions();
+  metrics.setDefaultDimensions({ [DIMENSION.stack]: requireEnv(ENV.stackName), [DIMENSION.consumer]: consumerId });
+  const handle: ConsumerHandle = createHttpHandle({
+    consumer,
+    secrets: new SecretsManagerPort({
+      client: new SecretsManagerClient({}),
+      secretIds: { [consumerId]: requireEnv(ENV.consumerSecret) },
+      overlapMs: { [consumerId]: consumer.secretOverlapHours * HOUR_MS },
+    }),
+    breaker: new Ledger({ client: createDocumentClient(), tableName: requireEnv(ENV.ledgerTable) }),
+    pause: eventSourcePause({ lambda: new LambdaClient({}), queueArn: requireEnv(ENV.queueArn) }),
+    onBreakerOpen: () => {
+      metrics.addMetric(HTTP_CIRCUIT_OPEN_METRIC, MetricUnit.Count, 1);
+      metrics.publishStoredMetrics();
+    },
+    logger,
+  });
+  return lambdaConsumer(consumerId, handle);
+}

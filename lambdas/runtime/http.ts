@@ -1,0 +1,181 @@
+/**
+ * The built-in `handle` of HTTP destination consumers (`kind: 'http'`): POSTs the narrowed payload
+ * to the consumer's `url`, signed with Standard Webhooks under the consumer's own secret, with the
+ * idempotency key as `webhook-id`. Everything else (claim with fencing, ledger row, retries with
+ * backoff, quarantine, its own queue and DLQ) is the consumer runtime's, exactly as for a Lambda
+ * consumer.
+ *
+ *   2xx                          done; units from the units header, else the configured units
+ *   410 or `permanentStatuses`   PermanentError: quarantined at once
+ *   anything else, timeouts,     RetryableError (Retry-After honoured); counts toward the circuit
+ *   network errors               breaker, which pauses the consumer after `breakAfterFailures`
+ *                                consecutive failures
+ */
+import type { ConsumerConfig, HttpDeliveryConfig } from '../../core/config/schema';
+import { standardWebhooks } from '../../core/schemes/standard-webhooks';
+import type { SigningSecrets } from '../../core/schemes/types';
+import { PermanentError, RetryableError } from '../shared/errors';
+import type { Ledger } from '../shared/ledger';
+import type { Logger } from '../shared/logger';
+import { activeSecrets } from '../shared/secrets';
+import type { ConsumerHandle } from './runtime';
+
+/** Where an HTTP consumer's signing secrets come from (Secrets Manager, or the local secrets file). */
+export interface ConsumerSecretsPort {
+  get(consumerId: string): Promise<SigningSecrets>;
+}
+
+export interface HttpHandleDeps {
+  readonly consumer: ConsumerConfig;
+  readonly secrets: ConsumerSecretsPort;
+  /** The breaker's consecutive-failure count, kept among the consumer's own ledger rows. */
+  readonly breaker: Pick<Ledger, 'recordBreakerFailure' | 'resetBreaker'>;
+  /**
+   * Opens the breaker: pauses the consumer as `hookledger pause` does (its event source mapping on
+   * AWS, its poller locally). Not awaited by the delivery that trips it.
+   */
+  readonly pause: (consumerId: string) => Promise<void>;
+  /** Told when the breaker opens (publish the alarm metric). */
+  readonly onBreakerOpen?: (consumerId: string, failures: number) => void;
+  readonly logger: Logger;
+  readonly fetch?: typeof fetch;
+  readonly clock?: () => number;
+  /** Sleeps for the rate limiter; tests may replace it. */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+const USER_AGENT = 'hookledger/1';
+/** How often a worker that saw no failure still resets the breaker's shared count on success. */
+const RESET_CHECK_MS = 5000;
+
+export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
+  const { consumer, logger } = deps;
+  if (consumer.kind !== 'http' || !consumer.url) throw new Error(`consumer ${consumer.id} is not an http consumer with a url`);
+  const url = consumer.url;
+  const http = consumer.http as HttpDeliveryConfig;
+  const clock = deps.clock ?? Date.now;
+  const doFetch = deps.fetch ?? fetch;
+  const limiter = rateLimiter(http.ratePerSecond, clock, deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))));
+  const permanent = new Set([410, ...http.permanentStatuses]);
+
+  // A success resets the shared failure count, but without a write per delivery: only after this
+  // worker saw a failure, or at most every RESET_CHECK_MS (another worker's failures are then
+  // forgiven within that time of successes here).
+  let resetDue = true;
+  let lastReset = 0;
+  async function succeeded(): Promise<void> {
+    const now = clock();
+    if (!resetDue && now - lastReset < RESET_CHECK_MS) return;
+    await deps.breaker.resetBreaker(consumer.id, now);
+    resetDue = false;
+    lastReset = now;
+  }
+
+  async function failed(error: RetryableError): Promise<never> {
+    resetDue = true;
+    const failures = await deps.breaker.recordBreakerFailure(consumer.id, clock());
+    if (failures >= http.breakAfterFailures) {
+      logger.warn('circuit breaker open: pausing the consumer', { consumer_id: consumer.id, failures });
+      deps.onBreakerOpen?.(consumer.id, failures);
+      // Not awaited: pausing waits for the batches in flight, this one included.
+      void deps
+        .pause(consumer.id)
+        .catch((e: unknown) =>
+          logger.error('could not pause the consumer for its circuit breaker', {
+            consumer_id: consumer.id,
+            error: (e as Error)?.name ?? 'error',
+          }),
+        );
+    }
+    throw error;
+  }
+
+  return async (delivery) => {
+    await limiter();
+    const body = Buffer.from(JSON.stringify(delivery.payload), 'utf8');
+    const now = clock();
+    const secrets = activeSecrets(await deps.secrets.get(consumer.id), now);
+    const headers = signedHeaders(body, delivery.idempotencyKey, now, secrets);
+    let response: Response;
+    try {
+      response = await doFetch(url, {
+        method: 'POST',
+        body,
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          'hookledger-event-type': delivery.attribution.eventType,
+          'hookledger-attempt': String(delivery.attempt),
+        },
+        redirect: 'manual',
+        signal: AbortSignal.timeout(http.timeoutMs),
+      });
+    } catch (error) {
+      const timedOut = (error as Error)?.name === 'TimeoutError' || (error as Error)?.name === 'AbortError';
+      return failed(
+        new RetryableError(
+          timedOut ? `no answer within ${http.timeoutMs} ms` : 'request failed before an answer',
+          timedOut ? 'timeout' : 'network',
+          undefined,
+          {
+            cause: error,
+          },
+        ),
+      );
+    }
+    // The answer's body is not kept: it could hold anything the destination chose to echo.
+    await response.body?.cancel().catch(() => undefined);
+    const status = response.status;
+    if (status >= 200 && status < 300) {
+      await succeeded();
+      const fromHeader = unitsOf(response.headers.get(http.unitsHeader));
+      if (fromHeader === 'invalid') return { units: http.units, outcome: 'units_header_invalid' };
+      return { units: fromHeader ?? http.units, outcome: `http_${status}` };
+    }
+    if (permanent.has(status)) {
+      // A definite answer from a live destination: not a breaker failure.
+      throw new PermanentError(`destination answered ${status}`, `http_${status}`);
+    }
+    return failed(
+      new RetryableError(`destination answered ${status}`, `http_${status}`, retryAfterMs(response.headers.get('retry-after'), now)),
+    );
+  };
+}
+
+/** Standard Webhooks headers; during a rotation overlap signed with both secrets (receivers may hold either). */
+export function signedHeaders(body: Buffer, messageId: string, now: number, secrets: SigningSecrets): Record<string, string> {
+  const sign = (secret: string) => standardWebhooks.sign({}, { body, secret, now, messageId });
+  const headers = sign(secrets.current);
+  if (secrets.previous === undefined) return headers;
+  const previous = sign(secrets.previous);
+  return { ...headers, 'webhook-signature': `${headers['webhook-signature']} ${previous['webhook-signature']}` };
+}
+
+/** A units header: a finite number >= 0, absent (undefined), or anything else ('invalid'). */
+function unitsOf(value: string | null): number | undefined | 'invalid' {
+  if (value === null || value.trim() === '') return undefined;
+  const units = Number(value);
+  return Number.isFinite(units) && units >= 0 ? units : 'invalid';
+}
+
+/** Retry-After as seconds or an HTTP date, in ms from now; capped at 12 h (SQS's longest visibility). */
+export function retryAfterMs(value: string | null, now: number): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  const ms = /^\d+$/.test(trimmed) ? Number(trimmed) * 1000 : Date.parse(trimmed) - now;
+  if (!Number.isFinite(ms) || ms <= 0) return undefined;
+  return Math.min(ms, 43_200_000);
+}
+
+/** Spaces deliveries at least 1/rate seconds apart within one worker (each call reserves the next slot). */
+function rateLimiter(perSecond: number, clock: () => number, sleep: (ms: number) => Promise<void>): () => Promise<void> {
+  const gapMs = 1000 / perSecond;
+  let next = 0;
+  return async () => {
+    const now = clock();
+    const slot = Math.max(now, next);
+    next = slot + gapMs;
+    if (slot > now) await sleep(slot - now);
+  };
+}
