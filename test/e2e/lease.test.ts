@@ -39,14 +39,14 @@ const hangingOnce: ConsumerHandle = async (ctx) => {
   return riskHandle(ctx);
 };
 
-/** A slow first start (4 s before the function runs), then Lambda's timeout around the invocation. */
+/** A slow first start (2.5 s before the function runs), then Lambda's timeout around the invocation. */
 function asLambda(consumerId: string, inner: ConsumerLambdaHandler): ConsumerLambdaHandler {
   if (consumerId !== 'risk-evaluator') return inner;
   return async (event, context) => {
     const receiveCount = Number(event.Records[0]?.attributes.ApproximateReceiveCount ?? '0');
     if (cold) {
       cold = false;
-      await sleep(4_000);
+      await sleep(2_500);
     }
     const timeout = sleep(risk.timeoutSeconds * 1000).then(() => 'timeout' as const);
     const result = await Promise.race([inner(event, context), timeout]);
@@ -73,7 +73,8 @@ describe('lease and visibility', () => {
 
   it('takes over a slow-started, crashed worker on the first redelivery: 2 receives, attempt 2, one usage row', async () => {
     expect((await send(stack, platformEvent({ id: EVENT, type: 'payment.succeeded', tenant_id: 'tenant_204' }))).status).toBe(202);
-    // Receive 1 at t=0, claim at ~4 s (lease to ~6 s), killed at ~5 s; SQS shows it again at ~6 s.
+    // Receive 1 at t=0, claim at ~2.5 s (lease to ~4.5 s), killed at ~3.5 s; SQS shows it again at ~6 s
+    // (a lease derived from the visibility, 5 s, would still be live then: a wasted receive).
     await sleep(10_000);
     await stack.drain();
     const row = (await ledgerRows(stack)).find((r) => r.eventId === EVENT && r.consumerId === 'risk-evaluator');
