@@ -173,7 +173,7 @@ export const PROVIDERS: readonly ProviderPreset[] = [
   {
     name: 'sanity',
     title: 'Sanity',
-    scheme: { type: 'timestamped-hmac', header: 'sanity-webhook-signature', encoding: 'base64url' },
+    scheme: { type: 'timestamped-hmac', header: 'sanity-webhook-signature', encoding: 'base64url', timestampFormat: 'unix-ms' },
     eventId: header('idempotency-key'),
     eventType: header('sanity-operation'),
     replayProtection: 'body',

@@ -55,7 +55,12 @@ export function ed25519Verifier(options: Ed25519Options): Verifier {
 export const ed25519: Scheme<typeof OPTIONS> = {
   signedParts: (options) => {
     const headers = templateHeaders(compileTemplate(options.content));
-    return { body: true, headers, summary: `the body${headers.map((h) => `, ${h}`).join('')}` };
+    return {
+      body: true,
+      headers,
+      summary: `the body${headers.map((h) => `, ${h}`).join('')}`,
+      ...(options.timestampHeader ? { timestamp: options.timestampHeader.toLowerCase() } : {}),
+    };
   },
   options: OPTIONS,
   verifier: ed25519Verifier,

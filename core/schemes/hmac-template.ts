@@ -46,6 +46,7 @@ function partsOf(options: HmacTemplateOptions): SignedParts {
     body: true,
     headers,
     summary: headers.length > 0 || url ? `the body${url}${headers.map((h) => `, ${h}`).join('')}` : 'the body only',
+    ...(options.timestampHeader ? { timestamp: options.timestampHeader.toLowerCase() } : {}),
   };
 }
 

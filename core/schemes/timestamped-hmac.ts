@@ -29,6 +29,7 @@ function partsOf(options: TimestampedHmacOptions): SignedParts {
     body: true,
     headers,
     summary: `the body${headers.map((h) => `, ${h}`).join('')} and the ${options.timestampKey}= timestamp of ${options.header}`,
+    timestamp: `${options.timestampKey}= of ${options.header}`,
   };
 }
 

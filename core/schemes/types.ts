@@ -49,6 +49,8 @@ export interface SignedParts {
   readonly headers: readonly string[];
   /** Said in errors and docs. */
   readonly summary: string;
+  /** Where the signed send time is (checked against the source's tolerance); absent when nothing signed carries one. */
+  readonly timestamp?: string;
 }
 
 /** What `hookledger send` signs (and the tests sign with): one request body, one secret, one instant. */
