@@ -7,6 +7,7 @@ import { ed25519 } from './ed25519';
 import { github } from './github';
 import { hmac } from './hmac';
 import { hmacTemplate } from './hmac-template';
+import { jwt } from './jwt';
 import { sendgrid } from './sendgrid';
 import { shopify } from './shopify';
 import { slack } from './slack';
@@ -28,6 +29,7 @@ export const SCHEMES = {
   ed25519,
   twilio,
   sendgrid,
+  jwt,
 } as const;
 
 export type SchemeType = keyof typeof SCHEMES;

@@ -11,6 +11,8 @@
 import { createHash } from 'node:crypto';
 import EasyPostClient from '@easypost/api';
 import { verifyWebhook as clerkVerifyWebhook } from '@clerk/backend/webhooks';
+import { ElevenLabsClient } from '@elevenlabs/elevenlabs-js';
+import { Signature as HubSpotSignature } from '@hubspot/api-client';
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
 import { WebhookHandler as LiveblocksWebhookHandler } from '@liveblocks/node';
 import { Mux } from '@mux/mux-node';
@@ -19,6 +21,8 @@ import { Environment, Paddle } from '@paddle/paddle-node-sdk';
 import { webhooks as polarWebhooks } from '@polar-sh/sdk/2027-01';
 import { encodeSignatureHeader, isValidSignature } from '@sanity/webhook';
 import { EventWebhook } from '@sendgrid/eventwebhook';
+import { Receiver as QStashReceiver } from '@upstash/qstash';
+import { verifySignature as vonageVerifySignature } from '@vonage/jwt';
 import { WorkOS } from '@workos-inc/node';
 import { validateSignature as lineValidateSignature } from '@line/bot-sdk';
 import coinbase from 'coinbase-commerce-node';
@@ -304,6 +308,69 @@ const PROOFS: readonly SdkProof[] = [
     otherSecret: 'easypost-webhook-secret-0f9e',
     sdkVerify: async ({ body, headers }, secret) =>
       accepts(() => new EasyPostClient('EZTK_unused').Utils.validateWebhook(Buffer.from(body), headers, secret)),
+  },
+  {
+    provider: 'hubspot',
+    body: '[{"eventId":1964547513,"subscriptionId":2105,"portalId":62515,"occurredAt":1700000000000,"subscriptionType":"contact.creation","attemptNumber":0,"objectId":123}]',
+    expected: { eventId: '1964547513', eventType: 'contact.creation' },
+    secret: 'hubspot-client-secret-8f2c1a7e',
+    otherSecret: 'hubspot-client-secret-0f9e8d7c',
+    url: 'https://hooks.example.com/hooks/acme',
+    sdkSign: (body, secret) => ({
+      'x-hubspot-request-timestamp': String(NOW),
+      'x-hubspot-signature-v3': HubSpotSignature.getSignature('POST', 'v3', {
+        signature: '',
+        clientSecret: secret,
+        requestBody: body,
+        url: 'https://hooks.example.com/hooks/acme',
+        timestamp: NOW,
+      }),
+    }),
+    sdkVerify: async ({ body, headers, url }, secret) =>
+      accepts(() =>
+        HubSpotSignature.isValid({
+          signatureVersion: 'v3',
+          signature: headers['x-hubspot-signature-v3']!,
+          clientSecret: secret,
+          requestBody: body,
+          url: url!,
+          timestamp: Number(headers['x-hubspot-request-timestamp']),
+        }),
+      ),
+  },
+  {
+    provider: 'elevenlabs',
+    body: '{"type":"post_call_transcription","event_timestamp":1739537297,"data":{"agent_id":"xyz","conversation_id":"conv_01J8K7M2Q4"}}',
+    expected: { eventId: 'conv_01J8K7M2Q4', eventType: 'post_call_transcription' },
+    secret: 'wsec_8f2c1a7e5b3d9c4e6f0a',
+    otherSecret: 'wsec_0f9e8d7c6b5a4f3e2d1c',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new ElevenLabsClient({ apiKey: 'unused' }).webhooks.constructEvent(body, headers['elevenlabs-signature']!, secret)),
+  },
+  {
+    provider: 'vonage',
+    body: '{"message_uuid":"aaaaaaaa-bbbb-4ccc-8ddd-0123456789ab","to":"447700900000","from":"AcmeInc","timestamp":"2026-11-30T08:00:00Z","status":"delivered","api_key":"abcd1234"}',
+    expected: { eventId: 'aaaaaaaa-bbbb-4ccc-8ddd-0123456789ab', eventType: 'delivered' },
+    secret: 'vonage-signature-secret-8f2c1a7e5b3d9c4e',
+    otherSecret: 'vonage-signature-secret-0f9e8d7c6b5a4f3e',
+    sdkVerify: async ({ headers }, secret) => vonageVerifySignature(headers.authorization!.replace(/^Bearer /, ''), secret),
+  },
+  {
+    provider: 'qstash',
+    body: '{"type":"order.created","order":"ord_01J8K7M2Q4"}',
+    expected: { eventId: 'msg_26hZCxZCuWyyTWPmSVBrNB882AMR', eventType: 'order.created' },
+    secret: 'sig_7RvLjqfZBvP5KEUimQCE1pvpLuou',
+    otherSecret: 'sig_5ZB6DVzB1wjE8S6rZ7eenA8Pdnhs',
+    url: 'https://hooks.example.com/hooks/acme',
+    headers: { 'upstash-message-id': 'msg_26hZCxZCuWyyTWPmSVBrNB882AMR' },
+    sdkVerify: async ({ body, headers, url }, secret) =>
+      accepts(() =>
+        new QStashReceiver({ currentSigningKey: secret, nextSigningKey: secret }).verify({
+          signature: headers['upstash-signature']!,
+          body,
+          url,
+        }),
+      ),
   },
   {
     provider: 'discord',

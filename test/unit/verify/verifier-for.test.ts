@@ -19,7 +19,7 @@ describe('verifierFor', () => {
     expect(verifierFor(schemeSchema.parse({ type }))).toBe(verifier);
   });
 
-  it('lists exactly the eleven schemes, each with a signer, a verifier and its signed parts', () => {
+  it('lists exactly the twelve schemes, each with a signer, a verifier and its signed parts', () => {
     expect(SCHEME_TYPES).toEqual([
       'standard-webhooks',
       'stripe',
@@ -32,6 +32,7 @@ describe('verifierFor', () => {
       'ed25519',
       'twilio',
       'sendgrid',
+      'jwt',
     ]);
     for (const type of SCHEME_TYPES) {
       const options = { header: 'x-acme-signature' };
