@@ -31,7 +31,7 @@ const OPTIONS = {
   separator: { kind: 'text', default: '' },
   /** A signed header holding the send time, checked against the source's tolerance; '' for none. */
   timestampHeader: { kind: 'text', default: '' },
-  timestampFormat: { kind: 'enum', values: ['unix-s', 'unix-ms', 'iso8601'], default: 'unix-s' },
+  timestampFormat: { kind: 'enum', values: ['unix-s', 'unix-ms', 'iso8601', 'http-date'], default: 'unix-s' },
   /** How the secret text becomes the HMAC key. */
   secretEncoding: { kind: 'enum', values: ['utf8', 'base64', 'hex'], default: 'utf8' },
 } as const;

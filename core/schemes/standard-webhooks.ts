@@ -17,15 +17,20 @@ import type { OptionsOf, Scheme, Verifier } from './types';
 const SECRET_PREFIX = 'whsec_';
 
 const OPTIONS = {
-  /** `webhook` (the standard's `webhook-id`, ...) or `svix` (`svix-id`, ...: what Svix-hosted senders like Clerk and Resend send). */
-  headerPrefix: { kind: 'enum', values: ['webhook', 'svix'], default: 'webhook' },
+  /** `webhook` (the standard's `webhook-id`, ...), `svix` (`svix-id`, ...: Svix-hosted senders like Clerk and Resend) or `finch`. */
+  headerPrefix: { kind: 'enum', values: ['webhook', 'svix', 'finch'], default: 'webhook' },
   /** `whsec-base64`: the standard's key (base64 after `whsec_`); `utf8`: the secret text's bytes (Polar). */
   secretFormat: { kind: 'enum', values: ['whsec-base64', 'utf8'], default: 'whsec-base64' },
 } as const;
 
 export type StandardWebhooksOptions = OptionsOf<typeof OPTIONS>;
 
-const namesOf = (prefix: string) => ({ ID: `${prefix}-id`, TIMESTAMP: `${prefix}-timestamp`, SIGNATURE: `${prefix}-signature` });
+// Finch names its id header `finch-event-id`; everyone else `<prefix>-id`.
+const namesOf = (prefix: string) => ({
+  ID: prefix === 'finch' ? 'finch-event-id' : `${prefix}-id`,
+  TIMESTAMP: `${prefix}-timestamp`,
+  SIGNATURE: `${prefix}-signature`,
+});
 
 function createVerifier(options: StandardWebhooksOptions): Verifier {
   const { ID, TIMESTAMP, SIGNATURE } = namesOf(options.headerPrefix);

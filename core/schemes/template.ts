@@ -66,13 +66,20 @@ export function renderTemplate(parts: readonly TemplatePart[], values: TemplateV
   return Buffer.concat(chunks);
 }
 
-export type TimestampFormat = 'unix-s' | 'unix-ms' | 'iso8601';
+/** `iso8601` without a zone is UTC (Orb); `http-date` is RFC 9110's IMF-fixdate (`Sun, 30 Nov 2026 08:00:00 GMT`). */
+export type TimestampFormat = 'unix-s' | 'unix-ms' | 'iso8601' | 'http-date';
 
 /** Whole seconds since the epoch, or undefined when the value is not in the format. */
 export function parseTimestamp(value: string, format: TimestampFormat): number | undefined {
   if (format === 'iso8601') {
-    if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$/.test(value)) return undefined;
-    const ms = Date.parse(value.replace(/(\.\d{3})\d+/, '$1'));
+    const match = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:\d\d)?$/.exec(value);
+    if (!match) return undefined;
+    const ms = Date.parse(`${value.replace(/(\.\d{3})\d+/, '$1')}${match[2] ? '' : 'Z'}`);
+    return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
+  }
+  if (format === 'http-date') {
+    if (!/^[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT$/.test(value)) return undefined;
+    const ms = Date.parse(value);
     return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
   }
   if (!/^\d{1,15}$/.test(value)) return undefined;
@@ -81,7 +88,8 @@ export function parseTimestamp(value: string, format: TimestampFormat): number |
 
 export function formatTimestamp(now: number, format: TimestampFormat): string {
   if (format === 'unix-ms') return String(now);
-  if (format === 'iso8601') return new Date(now).toISOString();
+  if (format === 'iso8601') return new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (format === 'http-date') return new Date(now).toUTCString();
   return String(Math.floor(now / 1000));
 }
 

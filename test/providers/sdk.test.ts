@@ -37,6 +37,14 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { Webhook as SvixWebhook } from 'svix';
 import { TelnyxWebhook } from 'telnyx/lib/webhooks';
+import { WebhooksManager as BoxWebhooks } from 'box-node-sdk/lib/managers/webhooks';
+import DodoPayments from 'dodopayments';
+import ImageKit from '@imagekit/nodejs';
+import Lithic from 'lithic';
+import Metronome from '@metronome/sdk';
+import ModernTreasury from 'modern-treasury';
+import Orb from 'orb-billing';
+import Finch from '@tryfinch/finch-api';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../core/providers/catalog';
@@ -371,6 +379,78 @@ const PROOFS: readonly SdkProof[] = [
           url,
         }),
       ),
+  },
+  {
+    provider: 'lithic',
+    body: '{"event_type":"card.created","token":"a3f9c2e1-7b8d-4e6f-9a0b-5c2d9e7f1a3b","payload":{"card_token":"c_204"}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'card.created' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new Lithic({ apiKey: 'unused' }).webhooks.verifySignature(body, headers, secret)),
+  },
+  {
+    provider: 'finch',
+    body: '{"account_id":"acc_7f3e","company_id":"cmp_204","event_type":"employment.updated","data":{"individual_id":"ind_42"}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'employment.updated' },
+    secret: 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new Finch({ accessToken: 'unused' }).webhooks.verifySignature(body, headers, secret)),
+  },
+  {
+    provider: 'imagekit',
+    body: '{"type":"video.transformation.ready","id":"1ad1a1c4-a4ed-4b6f-9f3a-8a4a1c1b2c3d","created_at":"2026-11-30T08:00:00.000Z","data":{"asset":{"url":"https://ik.imagekit.io/demo/v.mp4"}}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'video.transformation.ready' },
+    secret: 'ik_whsec_8f2c1a7e5b3d9c4e',
+    otherSecret: 'ik_whsec_0f9e8d7c6b5a4f3e',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new ImageKit({ privateKey: 'unused' }).webhooks.unwrap(body, { headers, key: secret })),
+  },
+  {
+    provider: 'dodopayments',
+    body: '{"business_id":"bus_204","type":"payment.succeeded","timestamp":"2026-11-30T08:00:00Z","data":{"payment_id":"pay_01J8K7M2Q4"}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'payment.succeeded' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new DodoPayments({ bearerToken: 'unused' }).webhooks.unwrap(body, { headers, key: secret })),
+  },
+  {
+    provider: 'orb',
+    body: '{"id":"evt_Orb7Kq2Lm9","created_at":"2026-11-30T08:00:00+00:00","type":"invoice.issued","properties":{"invoice_id":"inv_204"}}',
+    expected: { eventId: 'evt_Orb7Kq2Lm9', eventType: 'invoice.issued' },
+    secret: 'orb_whsec_8f2c1a7e5b3d9c4e',
+    otherSecret: 'orb_whsec_0f9e8d7c6b5a4f3e',
+    sdkVerify: async ({ body, headers }, secret) => accepts(() => new Orb({ apiKey: 'unused' }).webhooks.verifySignature(body, headers, secret)),
+  },
+  {
+    provider: 'metronome',
+    body: '{"id":"c8e1e8f4-6b0f-4d0e-9c7f-2f1b7c0e5a11","type":"alerts.low_remaining_credits_reached","properties":{"customer_id":"cus_204"}}',
+    expected: { eventId: 'c8e1e8f4-6b0f-4d0e-9c7f-2f1b7c0e5a11', eventType: 'alerts.low_remaining_credits_reached' },
+    secret: 'metronome-webhook-secret-8f2c',
+    otherSecret: 'metronome-webhook-secret-0f9e',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new Metronome({ bearerToken: 'unused' }).webhooks.verifySignature(body, headers, secret)),
+  },
+  {
+    provider: 'modern-treasury',
+    body: '{"event":"completed","data":{"id":"0f8e3719-3dfd-4613-9bbf-c0333781b59f","object":"payment_order","amount":4200}}',
+    expected: { eventId: 'whk_7Rt2Lm9Kq', eventType: 'completed' },
+    secret: 'mt-webhook-key-8f2c1a7e',
+    otherSecret: 'mt-webhook-key-0f9e8d7c',
+    headers: { 'x-webhook-id': 'whk_7Rt2Lm9Kq' },
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new ModernTreasury({ apiKey: 'unused', organizationID: 'unused' }).webhooks.validateSignature(body, headers, { key: secret })),
+  },
+  {
+    provider: 'box',
+    body: '{"type":"webhook_event","id":"eb0c4e06-751f-442c-86f8-fd5bb404dbec","created_at":"2026-11-30T08:00:00-08:00","trigger":"FILE.UPLOADED","source":{"id":"1234567890","type":"file"}}',
+    expected: { eventId: 'eb0c4e06-751f-442c-86f8-fd5bb404dbec', eventType: 'FILE.UPLOADED' },
+    secret: 'SamplePrimaryKey8f2c1a7e',
+    otherSecret: 'SamplePrimaryKey0f9e8d7c',
+    headers: { 'box-signature-version': '1', 'box-signature-algorithm': 'HmacSHA256' },
+    sdkVerify: async ({ body, headers }, secret) => accepts(() => BoxWebhooks.validateMessage(body, headers, secret)),
   },
   {
     provider: 'discord',
