@@ -91,7 +91,12 @@ const baseSourceSchema = z
   .strict()
   .superRefine((s, ctx) => {
     if (s.replayProtection === 'body') return;
-    const parts = signedParts(s.scheme);
+    let parts: ReturnType<typeof signedParts>;
+    try {
+      parts = signedParts(s.scheme);
+    } catch {
+      return; // an invalid scheme option (a template) is already reported where it is
+    }
     for (const field of ['eventId', 'eventType', 'tenantId', 'keyId'] as const) {
       const from = s.attribution[field];
       if ('header' in from && !parts.headers.includes(from.header)) {

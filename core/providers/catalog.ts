@@ -580,11 +580,15 @@ export function findProvider(name: string): ProviderPreset | undefined {
   return BY_NAME.get(name);
 }
 
-/** Up to three catalog names closest to a misspelt one (edit distance at most 3, or a shared prefix). */
+/** Up to three catalog names closest to a misspelt one: those it begins, then those within edit distance 3. */
 export function closeProviderNames(name: string): string[] {
-  return PROVIDER_NAMES.map((candidate) => ({ candidate, distance: editDistance(name.toLowerCase(), candidate) }))
-    .filter(({ candidate, distance }) => distance <= 3 || candidate.startsWith(name.toLowerCase().slice(0, 3)))
-    .sort((a, b) => a.distance - b.distance || a.candidate.localeCompare(b.candidate))
+  const wanted = name.toLowerCase();
+  return PROVIDER_NAMES.map((candidate) => ({
+    candidate,
+    rank: wanted.length >= 3 && candidate.startsWith(wanted) ? 0 : editDistance(wanted, candidate),
+  }))
+    .filter(({ rank }) => rank <= 3)
+    .sort((a, b) => a.rank - b.rank || a.candidate.localeCompare(b.candidate))
     .slice(0, 3)
     .map(({ candidate }) => candidate);
 }

@@ -18,15 +18,16 @@ export function preset(name: string): ProviderPreset {
   return found;
 }
 
-/** The source a team gets by writing `{ id, provider }`, with tenant and key given where the preset has none. */
+/**
+ * The source a team gets by writing `{ id, provider }` with the preset's own replay protection. Where
+ * the preset has no tenant or key, they are read from where its event id is (signed, or covered by
+ * the preset's replay protection), so the config's door-integrity rule judges the preset itself.
+ */
 export function sourceFor(name: string): SourceConfig {
   const entry = preset(name);
-  const attribution = {
-    ...(entry.tenantId ? {} : { tenantId: { header: 'x-hookledger-tenant' } }),
-    ...(entry.keyId ? {} : { keyId: { header: 'x-hookledger-key' } }),
-  };
+  const attribution = { tenantId: entry.tenantId ?? entry.eventId, keyId: entry.keyId ?? entry.eventId };
   const config = defineConfig({
-    sources: [{ id: 'acme', provider: name, attribution, replayProtection: 'body' }],
+    sources: [{ id: 'acme', provider: name, attribution }],
     consumers: [{ id: 'billing', subscribes: ['*'], fields: ['id'], entry: 'lambdas/consumers/billing.ts' }],
   });
   return config.sources[0]!;
@@ -65,11 +66,7 @@ export function attributionOf(name: string, request: Request) {
   const source = sourceFor(name);
   const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k.toLowerCase(), v]));
   const body = parseBody(Buffer.from(request.body, 'utf8'), headers['content-type']);
-  const { eventId, eventType } = extractAttribution(source, body, {
-    ...headers,
-    'x-hookledger-tenant': 'tenant_204',
-    'x-hookledger-key': 'key_42',
-  });
+  const { eventId, eventType } = extractAttribution(source, body, headers);
   return { eventId, eventType };
 }
 
