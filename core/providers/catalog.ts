@@ -60,6 +60,17 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     docs: 'https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md',
   },
   {
+    name: 'standard-webhooks-v1a',
+    title: 'Standard Webhooks (v1a, ed25519)',
+    scheme: { type: 'standard-webhooks-v1a' },
+    eventId: header('webhook-id'),
+    eventType: body('type'),
+    publicKey: true,
+    // No npm library signs or verifies v1a yet, and the spec publishes no v1a vector.
+    proof: 'unproved',
+    docs: 'https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md',
+  },
+  {
     name: 'svix',
     title: 'Svix',
     scheme: { type: 'standard-webhooks', headerPrefix: 'svix' },
@@ -234,6 +245,18 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     proof: 'sdk',
     provedBy: '@octokit/webhooks-methods sign / verify',
     docs: 'https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries',
+  },
+  {
+    name: 'shopify',
+    title: 'Shopify',
+    scheme: { type: 'shopify' },
+    eventId: header('x-shopify-event-id'),
+    eventType: header('x-shopify-topic'),
+    tenantId: header('x-shopify-shop-domain'),
+    replayProtection: 'body',
+    proof: 'sdk',
+    provedBy: '@shopify/shopify-api shopify.webhooks.validate',
+    docs: 'https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-5-verify-the-webhook',
   },
   {
     name: 'square',
@@ -539,7 +562,6 @@ export const PROVIDERS: readonly ProviderPreset[] = [
   ...(
     [
       ['meta', 'Meta (Facebook, Instagram, WhatsApp)', bodyHmac('x-hub-signature-256', { prefix: 'sha256=' }), 'https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads'],
-      ['shopify', 'Shopify', { type: 'shopify' }, 'https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-5-verify-the-webhook'],
       ['paystack', 'Paystack', bodyHmac('x-paystack-signature', { algorithm: 'sha512' }), 'https://paystack.com/docs/payments/webhooks/#verify-event-origin'],
       ['lemon-squeezy', 'Lemon Squeezy', bodyHmac('x-signature', {}), 'https://docs.lemonsqueezy.com/help/webhooks/signing-requests'],
       ['sentry', 'Sentry integration platform', bodyHmac('sentry-hook-signature', {}), 'https://docs.sentry.io/organization/integrations/integration-platform/webhooks/'],

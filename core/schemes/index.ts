@@ -12,6 +12,7 @@ import { sendgrid } from './sendgrid';
 import { shopify } from './shopify';
 import { slack } from './slack';
 import { standardWebhooks } from './standard-webhooks';
+import { standardWebhooksV1a } from './standard-webhooks-v1a';
 import { stripe } from './stripe';
 import { timestampedHmac } from './timestamped-hmac';
 import { twilio } from './twilio';
@@ -19,6 +20,7 @@ import type { OptionSpecs, OptionsInputOf, OptionsOf, Scheme, SignedParts, SignI
 
 export const SCHEMES = {
   'standard-webhooks': standardWebhooks,
+  'standard-webhooks-v1a': standardWebhooksV1a,
   stripe,
   github,
   shopify,

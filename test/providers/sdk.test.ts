@@ -8,7 +8,9 @@
  *     stale one, each with its code;
  *   - the preset's attribution reads the provider's event id and type from the sample.
  */
+import '@shopify/shopify-api/adapters/node';
 import { createHash } from 'node:crypto';
+import { ApiVersion, shopifyApi } from '@shopify/shopify-api';
 import EasyPostClient from '@easypost/api';
 import { verifyWebhook as clerkVerifyWebhook } from '@clerk/backend/webhooks';
 import { ElevenLabsClient } from '@elevenlabs/elevenlabs-js';
@@ -247,6 +249,34 @@ const PROOFS: readonly SdkProof[] = [
     headers: { 'x-github-delivery': 'd3b07384-d9a0-4c9f-8d6e-2f1b7c0e5a11', 'x-github-event': 'pull_request' },
     sdkSign: async (body, secret) => ({ 'x-hub-signature-256': await octokitSign(secret, body) }),
     sdkVerify: async ({ body, headers }, secret) => octokitVerify(secret, body, headers['x-hub-signature-256']!).catch(() => false),
+  },
+  {
+    provider: 'shopify',
+    body: '{"id":820982911946154508,"email":"jon@example.com","total_price":"42.00"}',
+    expected: { eventId: '98880550-7158-44d4-b7cd-2c97c8a091b5', eventType: 'orders/create' },
+    secret: 'shpss_9f2c1a7e5b3d',
+    otherSecret: 'shpss_0f9e8d7c6b5a',
+    headers: {
+      'x-shopify-topic': 'orders/create',
+      'x-shopify-api-version': '2025-07',
+      'x-shopify-shop-domain': 'acme.myshopify.com',
+      'x-shopify-webhook-id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
+      'x-shopify-event-id': '98880550-7158-44d4-b7cd-2c97c8a091b5',
+      'x-shopify-triggered-at': '2026-11-30T08:00:00Z',
+    },
+    sdkVerify: async ({ body, headers }, secret) => {
+      const shopify = shopifyApi({
+        apiKey: 'unused',
+        apiSecretKey: secret,
+        scopes: [],
+        hostName: 'hooks.example.com',
+        apiVersion: ApiVersion.July25,
+        isEmbeddedApp: false,
+        logger: { level: 0 } as never,
+      });
+      const result = await shopify.webhooks.validate({ rawBody: body, rawRequest: { method: 'POST', url: '/hooks/acme', headers } as never, rawResponse: {} as never });
+      return result.valid;
+    },
   },
   {
     provider: 'square',

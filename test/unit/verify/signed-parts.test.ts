@@ -19,9 +19,12 @@ const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const edRaw = (key: 'private' | 'public') =>
   (key === 'private' ? ed.privateKey.export({ format: 'der', type: 'pkcs8' }) : ed.publicKey.export({ format: 'der', type: 'spki' })).subarray(-32).toString('hex');
 
+const edBase64 = (key: 'private' | 'public') => Buffer.from(edRaw(key), 'hex').toString('base64');
+
 /** Per scheme: the options beside `type`, the secret it signs with and the one it verifies with. */
 const CASES: Record<VerificationScheme['type'], { options?: Record<string, string>; sign: string; verify?: string }> = {
   'standard-webhooks': { sign: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+  'standard-webhooks-v1a': { sign: `whsk_${edBase64('private')}`, verify: `whpk_${edBase64('public')}` },
   stripe: { sign: 'whsec_test_4eC39HqLyjWDarjtT1zdp7dc' },
   github: { sign: 'gh_webhook_secret_7Hq2xV9pLm4' },
   shopify: { sign: 'shpss_9f2c1a7e5b3d' },

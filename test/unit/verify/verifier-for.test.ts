@@ -19,9 +19,10 @@ describe('verifierFor', () => {
     expect(verifierFor(schemeSchema.parse({ type }))).toBe(verifier);
   });
 
-  it('lists exactly the twelve schemes, each with a signer, a verifier and its signed parts', () => {
+  it('lists exactly the thirteen schemes, each with a signer, a verifier and its signed parts', () => {
     expect(SCHEME_TYPES).toEqual([
       'standard-webhooks',
+      'standard-webhooks-v1a',
       'stripe',
       'github',
       'shopify',
