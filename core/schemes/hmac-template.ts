@@ -7,15 +7,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance, rejected, verifyHmac } from './crypto';
-import {
-  compileTemplate,
-  formatTimestamp,
-  parseTimestamp,
-  renderTemplate,
-  secretKey,
-  templateHeaders,
-  templateSignsUrl,
-} from './template';
+import { compileTemplate, formatTimestamp, parseTimestamp, renderTemplate, secretKey, templateHeaders, templateSignsUrl } from './template';
 import type { OptionsOf, Scheme, SignedParts, Verifier } from './types';
 
 const OPTIONS = {

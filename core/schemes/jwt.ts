@@ -6,7 +6,16 @@
  * the signed send time; an expired token (`exp`) is out of tolerance too.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { constantTimeEqual, decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance, rejected, verifyHmac } from './crypto';
+import {
+  constantTimeEqual,
+  decodeSignature,
+  headerValue,
+  malformedHeader,
+  missingHeader,
+  outOfTolerance,
+  rejected,
+  verifyHmac,
+} from './crypto';
 import type { OptionsOf, Scheme, Verifier } from './types';
 
 const OPTIONS = {
@@ -66,9 +75,13 @@ export function jwtVerifier(options: JwtOptions): Verifier {
       const actual = Buffer.from(bodyHash(input.rawBody, options.bodyHashEncoding), 'utf8');
       const expected = typeof claimed === 'string' ? Buffer.from(claimed.replace(/=+$/, ''), 'utf8') : undefined;
       if (!expected || !constantTimeEqual(expected, actual)) {
-        return rejected('signature_mismatch', `the body does not match the ${options.bodyHashClaim} claim of the token in header ${header}`);
+        return rejected(
+          'signature_mismatch',
+          `the body does not match the ${options.bodyHashClaim} claim of the token in header ${header}`,
+        );
       }
-      if (options.issuer && claims.iss !== options.issuer) return rejected('signature_mismatch', `the token in header ${header} has another issuer`);
+      if (options.issuer && claims.iss !== options.issuer)
+        return rejected('signature_mismatch', `the token in header ${header} has another issuer`);
       if (options.subjectIsUrl === 'yes' && claims.sub !== input.url) {
         return rejected('signature_mismatch', `the token in header ${header} was issued for another URL`);
       }

@@ -39,8 +39,7 @@ export function compileTemplate(template: string): TemplatePart[] {
   return parts;
 }
 
-export const templateHeaders = (parts: readonly TemplatePart[]): string[] =>
-  parts.flatMap((p) => (p.kind === 'header' ? [p.name] : []));
+export const templateHeaders = (parts: readonly TemplatePart[]): string[] => parts.flatMap((p) => (p.kind === 'header' ? [p.name] : []));
 
 export const templateSignsUrl = (parts: readonly TemplatePart[]): boolean => parts.some((p) => p.kind === 'url');
 
@@ -59,7 +58,8 @@ export function renderTemplate(parts: readonly TemplatePart[], values: TemplateV
     else if (part.kind === 'text') chunks.push(Buffer.from(part.text, 'utf8'));
     else {
       const value = part.kind === 'url' ? values.url : part.kind === 't' ? values.t : values.headers[part.name]?.trim();
-      if (!value) return { missing: part.kind === 'header' ? `header ${part.name}` : part.kind === 'url' ? 'the request URL' : 'timestamp' };
+      if (!value)
+        return { missing: part.kind === 'header' ? `header ${part.name}` : part.kind === 'url' ? 'the request URL' : 'timestamp' };
       chunks.push(Buffer.from(value, 'utf8'));
     }
   }
@@ -99,7 +99,12 @@ export type SecretEncoding = 'utf8' | 'base64' | 'hex';
 export function secretKey(secret: string, encoding: SecretEncoding): Buffer {
   if (encoding === 'utf8') return Buffer.from(secret, 'utf8');
   const key = Buffer.from(secret, encoding);
-  if (key.length === 0 || (encoding === 'hex' ? key.toString('hex') !== secret.toLowerCase() : key.toString('base64').replace(/=+$/, '') !== secret.replace(/=+$/, ''))) {
+  if (
+    key.length === 0 ||
+    (encoding === 'hex'
+      ? key.toString('hex') !== secret.toLowerCase()
+      : key.toString('base64').replace(/=+$/, '') !== secret.replace(/=+$/, ''))
+  ) {
     throw new SigningSecretError(`signing secret is not ${encoding}`);
   }
   return key;

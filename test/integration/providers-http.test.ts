@@ -105,7 +105,13 @@ const ours = (source: Name, body: string, secret: string, url?: string) => {
     sources: [scheme],
     consumers: [{ id: 'billing', subscribes: ['*'], fields: ['id'], entry: 'lambdas/consumers/billing.ts' }],
   });
-  return signatureHeaders(config.sources[0]!.scheme, { body: Buffer.from(body), secret, now: Date.now(), messageId: 'msg_2Kp7QeWd9Lm', url });
+  return signatureHeaders(config.sources[0]!.scheme, {
+    body: Buffer.from(body),
+    secret,
+    now: Date.now(),
+    messageId: 'msg_2Kp7QeWd9Lm',
+    url,
+  });
 };
 
 describe('scheme families through HTTP, each recorded once on DynamoDB Local', () => {
@@ -196,7 +202,8 @@ describe('scheme families through HTTP, each recorded once on DynamoDB Local', (
   });
 
   it('ECDSA: a SendGrid batch (a JSON array)', async () => {
-    const body = '[{"email":"ada@example.com","event":"delivered","sg_event_id":"sg_evt_8f2c1a7e5b3d","sg_message_id":"14c5d75ce93","tenant":"tenant_204"}]';
+    const body =
+      '[{"email":"ada@example.com","event":"delivered","sg_event_id":"sg_evt_8f2c1a7e5b3d","sg_message_id":"14c5d75ce93","tenant":"tenant_204"}]';
     const key = sendgrid.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
     expect((await post('sendgrid', body, ours('sendgrid', body, key))).status).toBe(202);
     expect(await stored('sendgrid', 'sg_evt_8f2c1a7e5b3d')).toMatchObject({ eventType: 'delivered', tenantId: 'tenant_204' });
@@ -234,7 +241,8 @@ describe('handshakes through HTTP: answered, nothing stored', () => {
 
   it('slack url_verification through the preset', async () => {
     const before = await itemCount();
-    const body = '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}';
+    const body =
+      '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}';
     expect(await post('slack', body, ours('slack', body, SECRETS.slack))).toEqual({
       status: 200,
       body: { challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P' },

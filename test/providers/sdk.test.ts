@@ -50,18 +50,7 @@ import Finch from '@tryfinch/finch-api';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../core/providers/catalog';
-import {
-  accepts,
-  attributionOf,
-  ed25519Pair,
-  hasTimestamp,
-  NOW,
-  p256Pair,
-  type Request,
-  signWith,
-  TOLERANCE,
-  verifyWith,
-} from './support';
+import { accepts, attributionOf, ed25519Pair, hasTimestamp, NOW, p256Pair, type Request, signWith, TOLERANCE, verifyWith } from './support';
 
 const NOW_S = NOW / 1000;
 
@@ -140,7 +129,9 @@ const PROOFS: readonly SdkProof[] = [
     otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
     sdkVerify: async ({ body, headers }, secret) =>
       accepts(() =>
-        clerkVerifyWebhook(new Request('https://hooks.example.com/hooks/acme', { method: 'POST', headers, body }), { signingSecret: secret }),
+        clerkVerifyWebhook(new Request('https://hooks.example.com/hooks/acme', { method: 'POST', headers, body }), {
+          signingSecret: secret,
+        }),
       ),
   },
   {
@@ -150,7 +141,9 @@ const PROOFS: readonly SdkProof[] = [
     secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
     otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
     sdkVerify: async ({ body, headers }, secret) =>
-      accepts(() => new Resend('re_test_5tQw9Lr2').webhooks.verify({ payload: body, headers: svixHeaders('svix', headers), webhookSecret: secret })),
+      accepts(() =>
+        new Resend('re_test_5tQw9Lr2').webhooks.verify({ payload: body, headers: svixHeaders('svix', headers), webhookSecret: secret }),
+      ),
   },
   {
     provider: 'replicate',
@@ -167,7 +160,8 @@ const PROOFS: readonly SdkProof[] = [
     expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'userEntered' },
     secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
     otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
-    sdkVerify: async ({ body, headers }, secret) => accepts(() => new LiveblocksWebhookHandler(secret).verifyRequest({ headers, rawBody: body })),
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new LiveblocksWebhookHandler(secret).verifyRequest({ headers, rawBody: body })),
   },
   {
     provider: 'polar',
@@ -192,7 +186,9 @@ const PROOFS: readonly SdkProof[] = [
     expected: { eventId: 'evt_1Qb7XcLkdIwHu7ix', eventType: 'invoice.paid' },
     secret: 'whsec_4eC39HqLyjWDarjtT1zdp7dc9Kq2',
     otherSecret: 'whsec_7Yb2NcX1pQ8rTs3VuW5zLm4Kd6Hj',
-    sdkSign: (body, secret) => ({ 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: NOW_S }) }),
+    sdkSign: (body, secret) => ({
+      'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: NOW_S }),
+    }),
     sdkVerify: async ({ body, headers }, secret) =>
       accepts(() => Stripe.webhooks.constructEvent(body, headers['stripe-signature']!, secret, TOLERANCE)),
   },
@@ -207,7 +203,9 @@ const PROOFS: readonly SdkProof[] = [
       return { 'workos-signature': `t=${NOW}, v1=${signature}` };
     },
     sdkVerify: async ({ body, headers }, secret) =>
-      accepts(() => new WorkOS('sk_test_unused').webhooks.constructEvent({ payload: body as never, sigHeader: headers['workos-signature']!, secret })),
+      accepts(() =>
+        new WorkOS('sk_test_unused').webhooks.constructEvent({ payload: body as never, sigHeader: headers['workos-signature']!, secret }),
+      ),
   },
   {
     provider: 'mux',
@@ -274,7 +272,11 @@ const PROOFS: readonly SdkProof[] = [
         isEmbeddedApp: false,
         logger: { level: 0 } as never,
       });
-      const result = await shopify.webhooks.validate({ rawBody: body, rawRequest: { method: 'POST', url: '/hooks/acme', headers } as never, rawResponse: {} as never });
+      const result = await shopify.webhooks.validate({
+        rawBody: body,
+        rawRequest: { method: 'POST', url: '/hooks/acme', headers } as never,
+        rawResponse: {} as never,
+      });
       return result.valid;
     },
   },
@@ -310,7 +312,8 @@ const PROOFS: readonly SdkProof[] = [
     secret: 'rzp_webhook_secret_8f2c',
     otherSecret: 'rzp_webhook_secret_0f9e',
     headers: { 'x-razorpay-event-id': 'evt_HxPq2Rm7Lk' },
-    sdkVerify: async ({ body, headers }, secret) => accepts(() => Razorpay.validateWebhookSignature(body, headers['x-razorpay-signature']!, secret)),
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => Razorpay.validateWebhookSignature(body, headers['x-razorpay-signature']!, secret)),
   },
   {
     provider: 'coinbase-commerce',
@@ -318,7 +321,8 @@ const PROOFS: readonly SdkProof[] = [
     expected: { eventId: '24934862-d980-46cb-9402-43c81b0cdba6', eventType: 'charge:confirmed' },
     secret: 'cc-shared-secret-8f2c1a7e',
     otherSecret: 'cc-shared-secret-0f9e8d7c',
-    sdkVerify: async ({ body, headers }, secret) => accepts(() => coinbase.Webhook.verifySigHeader(body, headers['x-cc-webhook-signature']!, secret)),
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => coinbase.Webhook.verifySigHeader(body, headers['x-cc-webhook-signature']!, secret)),
   },
   {
     provider: 'gocardless',
@@ -452,7 +456,8 @@ const PROOFS: readonly SdkProof[] = [
     expected: { eventId: 'evt_Orb7Kq2Lm9', eventType: 'invoice.issued' },
     secret: 'orb_whsec_8f2c1a7e5b3d9c4e',
     otherSecret: 'orb_whsec_0f9e8d7c6b5a4f3e',
-    sdkVerify: async ({ body, headers }, secret) => accepts(() => new Orb({ apiKey: 'unused' }).webhooks.verifySignature(body, headers, secret)),
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new Orb({ apiKey: 'unused' }).webhooks.verifySignature(body, headers, secret)),
   },
   {
     provider: 'metronome',
@@ -471,7 +476,9 @@ const PROOFS: readonly SdkProof[] = [
     otherSecret: 'mt-webhook-key-0f9e8d7c',
     headers: { 'x-webhook-id': 'whk_7Rt2Lm9Kq' },
     sdkVerify: async ({ body, headers }, secret) =>
-      accepts(() => new ModernTreasury({ apiKey: 'unused', organizationID: 'unused' }).webhooks.validateSignature(body, headers, { key: secret })),
+      accepts(() =>
+        new ModernTreasury({ apiKey: 'unused', organizationID: 'unused' }).webhooks.validateSignature(body, headers, { key: secret }),
+      ),
   },
   {
     provider: 'box',
@@ -538,7 +545,8 @@ const PROOFS: readonly SdkProof[] = [
   },
 ];
 
-const TWILIO_JSON = '{"AccountSid":"AC3f9a2b7c1d8e4f6a0b5c2d9e7f1a3b4c","MessageSid":"SM9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d","MessageStatus":"sent"}';
+const TWILIO_JSON =
+  '{"AccountSid":"AC3f9a2b7c1d8e4f6a0b5c2d9e7f1a3b4c","MessageSid":"SM9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d","MessageStatus":"sent"}';
 
 function tamper(body: string): string {
   // One character of the payload changes; for form bodies, one character of a value.
@@ -564,7 +572,10 @@ describe.each(PROOFS)('$provider (proved by its own npm code)', (proof) => {
   if (proof.sdkSign) {
     it("accepts what the provider's code signed", async () => {
       const headers = { ...proof.headers, ...(await proof.sdkSign!(proof.body, signingSecret)) };
-      expect(verifyWith(proof.provider, { body: proof.body, headers, url: proof.url }, proof.secret)).toEqual({ ok: true, secretVersion: 'current' });
+      expect(verifyWith(proof.provider, { body: proof.body, headers, url: proof.url }, proof.secret)).toEqual({
+        ok: true,
+        secretVersion: 'current',
+      });
     });
   }
 
@@ -589,7 +600,10 @@ describe.each(PROOFS)('$provider (proved by its own npm code)', (proof) => {
     const request = ours();
     const tampered = tamper(proof.body);
     expect(tampered).not.toBe(proof.body);
-    expect(verifyWith(proof.provider, { ...request, body: tampered }, proof.secret)).toMatchObject({ ok: false, code: 'signature_mismatch' });
+    expect(verifyWith(proof.provider, { ...request, body: tampered }, proof.secret)).toMatchObject({
+      ok: false,
+      code: 'signature_mismatch',
+    });
   });
 
   if (hasTimestamp(proof.provider)) {
@@ -620,11 +634,17 @@ describe('twilio JSON bodies (bodySHA256)', () => {
 
   it('refuses a body whose SHA-256 is not the signed bodySHA256', () => {
     const headers = { 'content-type': 'application/json', 'x-twilio-signature': twilio.getExpectedTwilioSignature(secret, url, {}) };
-    expect(verifyWith('twilio', { body: tamper(TWILIO_JSON), headers, url }, secret)).toMatchObject({ ok: false, code: 'signature_mismatch' });
+    expect(verifyWith('twilio', { body: tamper(TWILIO_JSON), headers, url }, secret)).toMatchObject({
+      ok: false,
+      code: 'signature_mismatch',
+    });
   });
 
   it('refuses a JSON body on a URL without bodySHA256: nothing signs it', () => {
     const headers = { 'content-type': 'application/json', 'x-twilio-signature': twilio.getExpectedTwilioSignature(secret, twilioUrl, {}) };
-    expect(verifyWith('twilio', { body: TWILIO_JSON, headers, url: twilioUrl }, secret)).toMatchObject({ ok: false, code: 'malformed_signature' });
+    expect(verifyWith('twilio', { body: TWILIO_JSON, headers, url: twilioUrl }, secret)).toMatchObject({
+      ok: false,
+      code: 'malformed_signature',
+    });
   });
 });

@@ -102,7 +102,11 @@ describe('twilio: a form body signed with the URL', () => {
 });
 
 describe('zoom: endpoint.url_validation', () => {
-  const body = JSON.stringify({ event: 'endpoint.url_validation', event_ts: 1764489600000, payload: { plainToken: 'qgg8vlvZRS6UYooatFL8Aw' } });
+  const body = JSON.stringify({
+    event: 'endpoint.url_validation',
+    event_ts: 1764489600000,
+    payload: { plainToken: 'qgg8vlvZRS6UYooatFL8Aw' },
+  });
   const signed = () =>
     signatureHeaders(config.sources[1]!.scheme, { body: Buffer.from(body), secret: ZOOM_SECRET, now: NOW, messageId: 'unused' });
 
@@ -129,7 +133,12 @@ describe('zoom: endpoint.url_validation', () => {
 
 describe('discord: PING', () => {
   const sign = (body: string) =>
-    signatureHeaders(config.sources[2]!.scheme, { body: Buffer.from(body), secret: discord.seed.toString('hex'), now: NOW, messageId: 'unused' });
+    signatureHeaders(config.sources[2]!.scheme, {
+      body: Buffer.from(body),
+      secret: discord.seed.toString('hex'),
+      now: NOW,
+      messageId: 'unused',
+    });
 
   it('answers a signed PING with PONG and stores nothing', async () => {
     const body = '{"id":"1114196498442174495","application_id":"1114196498442174000","type":1}';
@@ -154,7 +163,12 @@ describe('discord: PING', () => {
   it('refuses a PING signed with another key: 401 signature_mismatch', async () => {
     const other = ed25519Pair();
     const body = '{"id":"1114196498442174495","application_id":"1114196498442174000","type":1}';
-    const headers = signatureHeaders(config.sources[2]!.scheme, { body: Buffer.from(body), secret: other.seed.toString('hex'), now: NOW, messageId: 'x' });
+    const headers = signatureHeaders(config.sources[2]!.scheme, {
+      body: Buffer.from(body),
+      secret: other.seed.toString('hex'),
+      now: NOW,
+      messageId: 'x',
+    });
     const { handler } = setup();
     const res = await handler(request('discord-bot', body, { 'content-type': 'application/json', ...headers }));
     expect(res.statusCode).toBe(401);
