@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { SCHEME_TYPES, type SchemeConfig, type SchemeConfigInput, type SchemeType, schemeOptions, signedParts } from '../schemes';
 import type { OptionSpec } from '../schemes/types';
 import { ConfigurationError } from '../errors';
+import { parseTemplate } from '../schemes/template';
+import { closeProviderNames, findProvider, PROVIDER_NAMES, type Handshake } from '../providers/catalog';
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/;
 const idSchema = (what: string) =>
@@ -32,6 +34,11 @@ function optionSchema(spec: OptionSpec): z.ZodType {
       return z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name').transform((h) => h.toLowerCase());
     case 'text':
       return z.string().default(spec.default);
+    case 'template':
+      return z
+        .string()
+        .default(spec.default)
+        .refine((t) => parseTemplate(t) !== undefined, 'must be text with {body} and optionally {url}, {t} and {header:<lower-case name>}');
   }
 }
 
@@ -47,10 +54,14 @@ export const schemeSchema = z.discriminatedUnion(
 ) as unknown as z.ZodType<SchemeConfig, SchemeConfigInput>;
 export type VerificationScheme = SchemeConfig;
 
-export const sourceSchema = z
+const baseSourceSchema = z
   .object({
     id: idSchema('source id'),
     scheme: schemeSchema,
+    /** The catalog entry this source was built from (core/providers/catalog.ts), when it names one. */
+    provider: z.string().optional(),
+    /** A request answered without storing anything (set by the provider preset). */
+    handshake: z.enum(['slack-url-verification', 'zoom-url-validation', 'discord-ping'] satisfies Handshake[]).optional(),
     /** Seconds a signed timestamp may differ from now, either way. */
     toleranceSeconds: z.number().int().min(1).max(3600).default(300),
     /** Bodies larger than this are refused with 413 (DynamoDB items stop at 400 KB). */
@@ -81,7 +92,12 @@ export const sourceSchema = z
   .strict()
   .superRefine((s, ctx) => {
     if (s.replayProtection === 'body') return;
-    const parts = signedParts(s.scheme);
+    let parts: ReturnType<typeof signedParts>;
+    try {
+      parts = signedParts(s.scheme);
+    } catch {
+      return; // an invalid scheme option (a template) is already reported where it is
+    }
     for (const field of ['eventId', 'eventType', 'tenantId', 'keyId'] as const) {
       const from = s.attribution[field];
       if ('header' in from && !parts.headers.includes(from.header)) {
@@ -96,7 +112,54 @@ export const sourceSchema = z
       }
     }
   });
-export type SourceConfig = z.infer<typeof sourceSchema>;
+/** A source as written with a scheme and its attribution spelled out. */
+export type SchemeSourceInput = z.input<typeof baseSourceSchema>;
+type BaseSourceInput = SchemeSourceInput;
+type Attribution = BaseSourceInput['attribution'];
+
+/**
+ * A source that names a provider instead of a scheme: the preset's scheme, attribution defaults,
+ * replay protection and handshake, each attribution field overridable by the source.
+ */
+export type ProviderSourceInput = Omit<BaseSourceInput, 'scheme' | 'attribution' | 'handshake'> & {
+  readonly provider: string;
+  readonly attribution?: Partial<Attribution>;
+};
+
+/** A preset resolves into exactly the shape a hand-written source has, so intake needs no change for presets. */
+function resolveProvider(input: unknown, ctx: z.RefinementCtx): unknown {
+  if (!input || typeof input !== 'object' || !('provider' in input) || 'scheme' in input) return input;
+  const { provider, attribution, ...rest } = input as { provider: unknown; attribution?: Record<string, unknown> };
+  const preset = typeof provider === 'string' ? findProvider(provider) : undefined;
+  if (!preset) {
+    const close = typeof provider === 'string' ? closeProviderNames(provider) : [];
+    ctx.addIssue({
+      code: 'custom',
+      path: ['provider'],
+      message:
+        `unknown provider ${JSON.stringify(provider)}` +
+        (close.length > 0 ? `; did you mean ${close.map((n) => `"${n}"`).join(', ')}?` : `; known providers: ${PROVIDER_NAMES.join(', ')}`),
+    });
+    return z.NEVER;
+  }
+  const defaults: Record<string, unknown> = { eventId: preset.eventId, eventType: preset.eventType };
+  if (preset.tenantId) defaults.tenantId = preset.tenantId;
+  if (preset.keyId) defaults.keyId = preset.keyId;
+  return {
+    replayProtection: preset.replayProtection,
+    ...rest,
+    provider: preset.name,
+    scheme: preset.scheme,
+    ...(preset.handshake ? { handshake: preset.handshake } : {}),
+    attribution: { ...defaults, ...(attribution ?? {}) },
+  };
+}
+
+export const sourceSchema = z.preprocess(resolveProvider, baseSourceSchema) as unknown as z.ZodType<
+  z.output<typeof baseSourceSchema>,
+  BaseSourceInput | ProviderSourceInput
+>;
+export type SourceConfig = z.output<typeof baseSourceSchema>;
 
 const PATTERN = /^(\*|[a-z0-9_-]+(\.[a-z0-9_-]+)*(\.\*)?)$/i;
 

@@ -8,8 +8,8 @@ import type { SecretVersion } from '../model';
 import type { SigningSecrets, VerifyFailureCode, VerifyInput, VerifyResult } from './types';
 import { ConfigurationError } from '../errors';
 
-export type HmacAlgorithm = 'sha256' | 'sha512';
-export type SignatureEncoding = 'hex' | 'base64';
+export type HmacAlgorithm = 'sha1' | 'sha256' | 'sha512';
+export type SignatureEncoding = 'hex' | 'base64' | 'base64url';
 
 /** A signing secret that cannot be turned into a key: configuration, not request input. */
 export class SigningSecretError extends ConfigurationError {
@@ -38,7 +38,7 @@ export function headerValue(input: VerifyInput, name: string): string | undefine
  */
 export function decodeSignature(value: string, encoding: SignatureEncoding): Buffer | undefined {
   const bytes = Buffer.from(value, encoding);
-  const canonical = encoding === 'hex' ? value.toLowerCase() : value;
+  const canonical = encoding === 'hex' ? value.toLowerCase() : encoding === 'base64url' ? value.replace(/=+$/, '') : value;
   return bytes.length > 0 && bytes.toString(encoding) === canonical ? bytes : undefined;
 }
 

@@ -3,21 +3,35 @@
  * verifier, signed parts, options; see `Scheme` in ./types) and add one line here. The config
  * schema, intake, `hookledger send` and the signed-parts tests all read this registry.
  */
+import { ed25519 } from './ed25519';
 import { github } from './github';
 import { hmac } from './hmac';
+import { hmacTemplate } from './hmac-template';
+import { jwt } from './jwt';
+import { sendgrid } from './sendgrid';
 import { shopify } from './shopify';
 import { slack } from './slack';
 import { standardWebhooks } from './standard-webhooks';
+import { standardWebhooksV1a } from './standard-webhooks-v1a';
 import { stripe } from './stripe';
+import { timestampedHmac } from './timestamped-hmac';
+import { twilio } from './twilio';
 import type { OptionSpecs, OptionsInputOf, OptionsOf, Scheme, SignedParts, SignInput, Verifier } from './types';
 
 export const SCHEMES = {
   'standard-webhooks': standardWebhooks,
+  'standard-webhooks-v1a': standardWebhooksV1a,
   stripe,
   github,
   shopify,
   slack,
   hmac,
+  'hmac-template': hmacTemplate,
+  'timestamped-hmac': timestampedHmac,
+  ed25519,
+  twilio,
+  sendgrid,
+  jwt,
 } as const;
 
 export type SchemeType = keyof typeof SCHEMES;
@@ -33,19 +47,32 @@ function schemeOf(config: Pick<SchemeConfig, 'type'>): Scheme<OptionSpecs> {
   return SCHEMES[config.type] as unknown as Scheme<OptionSpecs>;
 }
 
+/**
+ * The options with every declared default filled in, so callers may pass a scheme as written in
+ * the config (`{ type: 'standard-webhooks' }`) as well as one the config schema validated.
+ */
+function optionsOf(config: SchemeConfigInput): OptionsOf<OptionSpecs> {
+  const options: Record<string, unknown> = { ...config };
+  for (const [name, spec] of Object.entries(schemeOf(config).options)) {
+    if (options[name] === undefined && 'default' in spec) options[name] = spec.default;
+  }
+  return options as OptionsOf<OptionSpecs>;
+}
+
 /** The verifier for a source's configured scheme. */
-export function verifierFor(config: SchemeConfig): Verifier {
-  return schemeOf(config).verifier(config as unknown as OptionsOf<OptionSpecs>);
+export function verifierFor(config: SchemeConfigInput): Verifier {
+  return schemeOf(config).verifier(optionsOf(config));
 }
 
 /** The headers a provider using this scheme would send with `input.body`. */
-export function signatureHeaders(config: SchemeConfig, input: SignInput): Record<string, string> {
-  return schemeOf(config).sign(config as unknown as OptionsOf<OptionSpecs>, input);
+export function signatureHeaders(config: SchemeConfigInput, input: SignInput): Record<string, string> {
+  return schemeOf(config).sign(optionsOf(config), input);
 }
 
-/** What a scheme's signature covers. */
-export function signedParts(config: Pick<SchemeConfig, 'type'>): SignedParts {
-  return schemeOf(config).signedParts;
+/** What a scheme's signature covers (for some schemes, which headers depends on the options). */
+export function signedParts(config: SchemeConfigInput): SignedParts {
+  const parts = schemeOf(config).signedParts;
+  return typeof parts === 'function' ? parts(optionsOf(config)) : parts;
 }
 
 /** The options a scheme accepts beside `type` (the config schema validates them). */

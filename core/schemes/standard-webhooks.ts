@@ -9,45 +9,69 @@ import {
   outOfTolerance,
   parseUnixSeconds,
   signedContent,
+  utf8Key,
   verifyHmac,
 } from './crypto';
-import type { Scheme, Verifier } from './types';
+import type { OptionsOf, Scheme, Verifier } from './types';
 
-const ID = 'webhook-id';
-const TIMESTAMP = 'webhook-timestamp';
-const SIGNATURE = 'webhook-signature';
 const SECRET_PREFIX = 'whsec_';
 
-export const standardWebhooksVerifier: Verifier = {
-  verify(input, secrets) {
-    const id = headerValue(input, ID);
-    const timestamp = headerValue(input, TIMESTAMP);
-    const signature = headerValue(input, SIGNATURE);
-    if (id === undefined) return missingHeader(ID);
-    if (timestamp === undefined) return missingHeader(TIMESTAMP);
-    if (signature === undefined) return missingHeader(SIGNATURE);
+const OPTIONS = {
+  /** `webhook` (the standard's `webhook-id`, ...), `svix` (`svix-id`, ...: Svix-hosted senders like Clerk and Resend) or `finch`. */
+  headerPrefix: { kind: 'enum', values: ['webhook', 'svix', 'finch'], default: 'webhook' },
+  /** `whsec-base64`: the standard's key (base64 after `whsec_`); `utf8`: the secret text's bytes (Polar). */
+  secretFormat: { kind: 'enum', values: ['whsec-base64', 'utf8'], default: 'whsec-base64' },
+} as const;
 
-    const seconds = parseUnixSeconds(timestamp);
-    if (seconds === undefined) return malformedHeader(TIMESTAMP, 'is not unix seconds');
-    const candidates = v1Signatures(signature);
-    if (typeof candidates === 'string') return malformedHeader(SIGNATURE, candidates);
+export type StandardWebhooksOptions = OptionsOf<typeof OPTIONS>;
 
-    const content = signedContent(`${id}.${timestamp}.`, input.rawBody);
-    const result = verifyHmac({ algorithm: 'sha256', content, candidates, header: SIGNATURE, keyOf }, secrets);
-    if (!result.ok) return result;
-    return outOfTolerance(TIMESTAMP, seconds, input) ?? result;
+// Finch names its id header `finch-event-id`; everyone else `<prefix>-id`.
+const namesOf = (prefix: string) => ({
+  ID: prefix === 'finch' ? 'finch-event-id' : `${prefix}-id`,
+  TIMESTAMP: `${prefix}-timestamp`,
+  SIGNATURE: `${prefix}-signature`,
+});
+
+function createVerifier(options: StandardWebhooksOptions): Verifier {
+  const { ID, TIMESTAMP, SIGNATURE } = namesOf(options.headerPrefix);
+  const keyOf = options.secretFormat === 'utf8' ? utf8Key : standardWebhooksKey;
+  return {
+    verify(input, secrets) {
+      const id = headerValue(input, ID);
+      const timestamp = headerValue(input, TIMESTAMP);
+      const signature = headerValue(input, SIGNATURE);
+      if (id === undefined) return missingHeader(ID);
+      if (timestamp === undefined) return missingHeader(TIMESTAMP);
+      if (signature === undefined) return missingHeader(SIGNATURE);
+
+      const seconds = parseUnixSeconds(timestamp);
+      if (seconds === undefined) return malformedHeader(TIMESTAMP, 'is not unix seconds');
+      const candidates = v1Signatures(signature);
+      if (typeof candidates === 'string') return malformedHeader(SIGNATURE, candidates);
+
+      const content = signedContent(`${id}.${timestamp}.`, input.rawBody);
+      const result = verifyHmac({ algorithm: 'sha256', content, candidates, header: SIGNATURE, keyOf }, secrets);
+      if (!result.ok) return result;
+      return outOfTolerance(TIMESTAMP, seconds, input) ?? result;
+    },
+  };
+}
+
+export const standardWebhooksVerifier: Verifier = createVerifier({ headerPrefix: 'webhook', secretFormat: 'whsec-base64' });
+
+export const standardWebhooks: Scheme<typeof OPTIONS> = {
+  signedParts: (options) => {
+    const { ID, TIMESTAMP } = namesOf(options.headerPrefix);
+    return { body: true, headers: [ID, TIMESTAMP], summary: `the body, ${ID} and ${TIMESTAMP}`, timestamp: TIMESTAMP };
   },
-};
-
-export const standardWebhooks: Scheme = {
-  signedParts: { body: true, headers: [ID, TIMESTAMP], summary: `the body, ${ID} and ${TIMESTAMP}` },
-  options: {},
-  verifier: () => standardWebhooksVerifier,
-  sign(_options, input) {
+  options: OPTIONS,
+  verifier: (options) =>
+    options.headerPrefix === 'webhook' && options.secretFormat === 'whsec-base64' ? standardWebhooksVerifier : createVerifier(options),
+  sign(options, input) {
+    const { ID, TIMESTAMP, SIGNATURE } = namesOf(options.headerPrefix);
+    const key = options.secretFormat === 'utf8' ? utf8Key(input.secret) : standardWebhooksKey(input.secret);
     const ts = String(Math.floor(input.now / 1000));
-    const mac = createHmac('sha256', standardWebhooksKey(input.secret))
-      .update(signedContent(`${input.messageId}.${ts}.`, input.body))
-      .digest('base64');
+    const mac = createHmac('sha256', key).update(signedContent(`${input.messageId}.${ts}.`, input.body)).digest('base64');
     return { [ID]: input.messageId, [TIMESTAMP]: ts, [SIGNATURE]: `v1,${mac}` };
   },
 };
@@ -77,8 +101,6 @@ export function standardWebhooksKey(secret: string): Buffer {
   if (!key) throw new SigningSecretError('standard-webhooks secret is not base64 (with or without the whsec_ prefix)');
   return key;
 }
-
-const keyOf = standardWebhooksKey;
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 

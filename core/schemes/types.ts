@@ -19,6 +19,11 @@ export interface VerifyInput {
   /** Epoch milliseconds. */
   readonly now: number;
   readonly toleranceSeconds: number;
+  /**
+   * The full URL the provider called (scheme, host, path, query), for schemes that sign it (Twilio,
+   * Square). Intake always passes it; a verifier that needs it and lacks it refuses the request.
+   */
+  readonly url?: string;
 }
 
 export type VerifyFailureCode =
@@ -44,6 +49,8 @@ export interface SignedParts {
   readonly headers: readonly string[];
   /** Said in errors and docs. */
   readonly summary: string;
+  /** Where the signed send time is (checked against the source's tolerance); absent when nothing signed carries one. */
+  readonly timestamp?: string;
 }
 
 /** What `hookledger send` signs (and the tests sign with): one request body, one secret, one instant. */
@@ -54,6 +61,8 @@ export interface SignInput {
   readonly now: number;
   /** A delivery id, for schemes that sign one (Standard Webhooks' `webhook-id`). */
   readonly messageId: string;
+  /** The URL the request goes to, for schemes that sign it (Twilio, Square). */
+  readonly url?: string;
 }
 
 /**
@@ -64,7 +73,9 @@ export type OptionSpec =
   | { readonly kind: 'enum'; readonly values: readonly string[]; readonly default: string }
   /** A request header name; required; lower-cased (intake lower-cases every header). */
   | { readonly kind: 'header' }
-  | { readonly kind: 'text'; readonly default: string };
+  | { readonly kind: 'text'; readonly default: string }
+  /** A signed-content template (see ./template.ts): `{body}`, `{url}`, `{t}`, `{header:name}` and literal text. */
+  | { readonly kind: 'template'; readonly default: string };
 export type OptionSpecs = Readonly<Record<string, OptionSpec>>;
 
 type OptionValue<S> = S extends { readonly kind: 'enum'; readonly values: readonly (infer V)[] } ? V : string;
@@ -83,7 +94,8 @@ export type OptionsInputOf<Specs> = {
  * the header names they share. Listed once in core/schemes/index.ts.
  */
 export interface Scheme<Specs extends OptionSpecs = Record<never, OptionSpec>> {
-  readonly signedParts: SignedParts;
+  /** A value, or a function of the options for schemes whose options name the signed headers. */
+  readonly signedParts: SignedParts | ((options: OptionsOf<Specs>) => SignedParts);
   /** Options beside `type` the config accepts; `{}` for most schemes. */
   readonly options: Specs;
   verifier(options: OptionsOf<Specs>): Verifier;

@@ -16,7 +16,8 @@ import { payloadHmac as keyedHash } from '../shared/payload-hash';
 import { activeSecrets, type SecretsPort } from '../shared/secrets';
 import { verifierFor } from '../../core/schemes';
 import type { VerifyResult } from '../../core/schemes/types';
-import { extractAttribution, findControlCharacterHeader, InputError, parseJsonBody } from './parse';
+import { answerHandshake } from './handshake';
+import { extractAttribution, findControlCharacterHeader, InputError, parseBody } from './parse';
 import { orderingKeysFor } from './ordering';
 
 export interface IngestDeps {
@@ -93,18 +94,18 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     const badHeader = findControlCharacterHeader(headers);
     if (badHeader) throw new InputError('invalid_header', `header ${badHeader} contains control characters`);
 
-    const verified = await verify(source.id, rawBody, headers, now, source.toleranceSeconds, source.scheme);
+    const url = requestUrl(event, headers);
+    const verified = await verify(source.id, rawBody, headers, now, source.toleranceSeconds, source.scheme, url);
     if (!verified.ok) throw new InputError(verified.code, verified.message, 401);
 
-    const body = parseJsonBody(rawBody);
-    if (source.scheme.type === 'slack' && body.type === 'url_verification' && typeof body.challenge === 'string') {
-      return {
-        outcome: 'challenge',
-        eventId: undefined,
-        tenantId: undefined,
-        deliveries: 0,
-        response: json(200, { challenge: body.challenge }),
-      };
+    const body = parseBody(rawBody, headers['content-type']);
+    const handshake = source.handshake ?? (source.scheme.type === 'slack' ? 'slack-url-verification' : undefined);
+    if (handshake) {
+      // The secret that just verified the request: Zoom's answer is an HMAC under it.
+      const secrets = activeSecrets(await deps.secrets.get(source.id), now);
+      const secret = verified.secretVersion === 'previous' && secrets.previous !== undefined ? secrets.previous : secrets.current;
+      const reply = answerHandshake(handshake, body, secret);
+      if (reply) return { outcome: 'challenge', eventId: undefined, tenantId: undefined, deliveries: 0, response: reply };
     }
     const requested = extractAttribution(source, body, headers);
     if (source.enforceKeyRegistry) checkKey(requested, await deps.store.getKey(requested.keyId));
@@ -150,9 +151,10 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     now: number,
     toleranceSeconds: number,
     scheme: Parameters<typeof verifierFor>[0],
+    url: string,
   ): Promise<VerifyResult> {
     const verifier = verifierFor(scheme);
-    const input = { rawBody, headers, now, toleranceSeconds };
+    const input = { rawBody, headers, now, toleranceSeconds, url };
     // The ports keep an open rotation overlap fresh themselves (the secrets file is re-read, Secrets
     // Manager cached for 30 s), so a `secrets retire` reaches a previous-secret match without help here.
     const first = verifier.verify(input, activeSecrets(await deps.secrets.get(sourceId), now));
@@ -174,6 +176,18 @@ function checkKey(attribution: { tenantId: string; keyId: string }, key: KeyItem
       403,
     );
   }
+}
+
+/**
+ * The URL the provider called, as Twilio and Square sign it: the forwarded scheme (API Gateway and
+ * the local gateway both set x-forwarded-proto), the Host header as sent (with its port, if any),
+ * the path and the query string exactly as received.
+ */
+function requestUrl(event: APIGatewayProxyEventV2, headers: Record<string, string>): string {
+  const proto = headers['x-forwarded-proto']?.split(',')[0]?.trim() || 'https';
+  const host = headers.host ?? event.requestContext?.domainName ?? '';
+  const path = event.rawPath ?? '';
+  return `${proto}://${host}${path}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`;
 }
 
 function normaliseHeaders(headers: APIGatewayProxyEventV2['headers'] | undefined): Record<string, string> {

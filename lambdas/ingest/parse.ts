@@ -25,8 +25,34 @@ const ATTRIBUTE_VALUE = /^[\x21-\x7e]+$/;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
+/**
+ * The body as attribution reads it: form fields for `application/x-www-form-urlencoded` (Twilio,
+ * Slack slash commands), otherwise JSON. A top-level JSON array (SendGrid's batch of events) is
+ * kept as an array, so attribution paths address it by index (`0.sg_event_id`).
+ */
+export function parseBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> {
+  if ((contentType ?? '').toLowerCase().split(';')[0]?.trim() === 'application/x-www-form-urlencoded') return parseFormBody(raw);
+  return parseJsonBody(raw, { arrays: true });
+}
+
+/** Form fields by name; a repeated field reads as its first value. Prototype keys are refused, as in JSON. */
+export function parseFormBody(raw: Buffer): Record<string, unknown> {
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw new InputError('invalid_encoding', 'body is not valid UTF-8');
+  }
+  const fields: Record<string, unknown> = {};
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (FORBIDDEN_KEYS.has(name)) throw new InputError('forbidden_key', `body contains the field "${name}", which is not accepted`);
+    if (!Object.hasOwn(fields, name)) fields[name] = value;
+  }
+  return fields;
+}
+
 /** Parses a JSON object body: valid UTF-8, not nested beyond MAX_JSON_DEPTH, no prototype keys. */
-export function parseJsonBody(raw: Buffer): Record<string, unknown> {
+export function parseJsonBody(raw: Buffer, options: { readonly arrays?: boolean } = {}): Record<string, unknown> {
   let text: string;
   try {
     text = utf8.decode(raw);
@@ -45,8 +71,8 @@ export function parseJsonBody(raw: Buffer): Record<string, unknown> {
     const position = error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;
     throw new InputError('invalid_json', `body is not valid JSON${position ? ` (at character ${position})` : ''}`);
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new InputError('invalid_json', 'body must be a JSON object');
+  if (!parsed || typeof parsed !== 'object' || (Array.isArray(parsed) && !options.arrays)) {
+    throw new InputError('invalid_json', options.arrays ? 'body must be a JSON object or array' : 'body must be a JSON object');
   }
   const forbidden = findForbiddenKey(parsed);
   if (forbidden) {

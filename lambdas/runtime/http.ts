@@ -145,7 +145,7 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
 
 /** Standard Webhooks headers; during a rotation overlap signed with both secrets (receivers may hold either). */
 export function signedHeaders(body: Buffer, messageId: string, now: number, secrets: SigningSecrets): Record<string, string> {
-  const sign = (secret: string) => standardWebhooks.sign({}, { body, secret, now, messageId });
+  const sign = (secret: string) => standardWebhooks.sign({ headerPrefix: 'webhook', secretFormat: 'whsec-base64' }, { body, secret, now, messageId });
   const headers = sign(secrets.current);
   if (secrets.previous === undefined) return headers;
   const previous = sign(secrets.previous);

@@ -26,7 +26,9 @@ const audit: ConsumerHandle = async (ctx) => {
 
 function capture(consumerId: string, inner: ConsumerLambdaHandler): ConsumerLambdaHandler {
   return async (event, context) => {
-    for (const record of event.Records) (received[consumerId] ??= []).push(JSON.parse(record.body) as DeliveryMessage);
+    const list = received[consumerId] ?? [];
+    received[consumerId] = list;
+    for (const record of event.Records) list.push(JSON.parse(record.body) as DeliveryMessage);
     return inner(event, context);
   };
 }

@@ -263,8 +263,9 @@ describe('reconcile --repair on planted losses (local stack)', () => {
     expect(rows.Items).toHaveLength(1);
     expect(rows.Items?.[0]).toMatchObject({ state: 'done', attempt: 1, ackAttempt: 1, units: 5 });
     // The second copy found it done: not claimed (one read), not replayed.
-    expect((rows.Items?.[0] as LedgerItem).reads).toHaveLength(1);
-    expect((rows.Items?.[0] as LedgerItem).replays).toBeUndefined();
+    const row = rows.Items?.[0] as LedgerItem | undefined;
+    expect(row?.reads).toHaveLength(1);
+    expect(row?.replays).toBeUndefined();
   });
 });
 

@@ -123,7 +123,7 @@ describe('replay', () => {
       const messages = messagesFor(streamRecord(item as unknown as Record<string, unknown>, '100'));
       expect(messages).toEqual([
         {
-          v: 1,
+          v: 2,
           source: 'platform',
           eventId: 'evt_01J8K7M2Q4',
           eventType: 'payment.succeeded',

@@ -2,11 +2,11 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { signatureHeaders } from '../../core/schemes';
 import { verifierFor } from '../../core/schemes';
-import type { VerificationScheme } from '../../core/config/schema';
+import type { SchemeConfigInput } from '../../core/schemes';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 const body = Buffer.from('{"id":"evt_01J8K7M2Q4","type":"payment.succeeded","tenant_id":"tenant_204","key_id":"key_42"}');
-const schemes: [VerificationScheme, string][] = [
+const schemes: [SchemeConfigInput, string][] = [
   [{ type: 'standard-webhooks' }, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
   [{ type: 'stripe' }, 'whsec_stripe_test_5f1c'],
   [{ type: 'github' }, 'gh-secret-204'],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import config from '../../hookledger.config';
-import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
+import { defineConfig, type HookledgerConfigInput, type SchemeSourceInput } from '../../core/config/schema';
 import { matchesEventType, subscribedConsumers } from '../../core/config/routing';
 
 const base = (): HookledgerConfigInput => ({
@@ -109,7 +109,8 @@ describe('config', () => {
 
     it('accepts a header the scheme signs: Standard Webhooks webhook-id as the event id', () => {
       const input = base();
-      input.sources[0] = { ...input.sources[0]!, attribution: { ...input.sources[0]!.attribution, eventId: { header: 'webhook-id' } } };
+      const source = input.sources[0] as SchemeSourceInput;
+      input.sources[0] = { ...source, attribution: { ...source.attribution, eventId: { header: 'webhook-id' } } };
       expect(defineConfig(input).sources[0]?.attribution.eventId).toEqual({ header: 'webhook-id' });
     });
   });

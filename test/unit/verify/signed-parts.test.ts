@@ -4,44 +4,68 @@
  * (the provider's delivery id, event type, hook id) does not. Attribution read from the latter can
  * be rewritten on a captured request, which is why config validation refuses it.
  */
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signatureHeaders } from '../../../core/schemes';
 import { schemeSchema, type VerificationScheme } from '../../../core/config/schema';
-import { SCHEME_TYPES, signedParts, verifierFor } from '../../../core/schemes';
+import { SCHEME_TYPES, signatureHeaders, signedParts, verifierFor } from '../../../core/schemes';
 
 const NOW = Date.parse('2026-11-30T08:00:00Z');
 const BODY = Buffer.from('{"id":"evt_01J8K7M2Q4","type":"payment.succeeded","tenant_id":"tenant_204","key_id":"key_42"}');
-const SECRETS: Record<VerificationScheme['type'], string> = {
-  'standard-webhooks': 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-  stripe: 'whsec_test_4eC39HqLyjWDarjtT1zdp7dc',
-  github: 'gh_webhook_secret_7Hq2xV9pLm4',
-  shopify: 'shpss_9f2c1a7e5b3d',
-  slack: '8f742231b10e8888abcd99yyyzzz85a5',
-  hmac: 'acme-key-N4m7',
+/** Twilio signs a JSON body through the bodySHA256 parameter of the URL it signs. */
+const URL_SIGNED = `https://hooks.example.com/hooks/acme?bodySHA256=${createHash('sha256').update(BODY).digest('hex')}`;
+
+const ed = generateKeyPairSync('ed25519');
+const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const edRaw = (key: 'private' | 'public') =>
+  (key === 'private' ? ed.privateKey.export({ format: 'der', type: 'pkcs8' }) : ed.publicKey.export({ format: 'der', type: 'spki' })).subarray(-32).toString('hex');
+
+const edBase64 = (key: 'private' | 'public') => Buffer.from(edRaw(key), 'hex').toString('base64');
+
+/** Per scheme: the options beside `type`, the secret it signs with and the one it verifies with. */
+const CASES: Record<VerificationScheme['type'], { options?: Record<string, string>; sign: string; verify?: string }> = {
+  'standard-webhooks': { sign: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+  'standard-webhooks-v1a': { sign: `whsk_${edBase64('private')}`, verify: `whpk_${edBase64('public')}` },
+  stripe: { sign: 'whsec_test_4eC39HqLyjWDarjtT1zdp7dc' },
+  github: { sign: 'gh_webhook_secret_7Hq2xV9pLm4' },
+  shopify: { sign: 'shpss_9f2c1a7e5b3d' },
+  slack: { sign: '8f742231b10e8888abcd99yyyzzz85a5' },
+  hmac: { options: { header: 'x-acme-signature', prefix: 'sha256=' }, sign: 'acme-key-N4m7' },
+  'hmac-template': {
+    options: { header: 'x-zm-signature', prefix: 'v0=', content: 'v0:{header:x-zm-request-timestamp}:{body}', timestampHeader: 'x-zm-request-timestamp' },
+    sign: 'zoom-secret-Q7',
+  },
+  'timestamped-hmac': { options: { header: 'mux-signature' }, sign: 'mux-secret-3Lq' },
+  ed25519: { options: { header: 'x-signature-ed25519' }, sign: edRaw('private'), verify: edRaw('public') },
+  twilio: { sign: 'twilio-auth-token-12345' },
+  jwt: { options: { header: 'authorization', prefix: 'Bearer ' }, sign: 'vonage-signature-secret-8f2c' },
+  sendgrid: {
+    sign: ec.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+    verify: ec.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+  },
 };
-const SCHEMES = SCHEME_TYPES.map((type) =>
-  schemeSchema.parse(type === 'hmac' ? { type, header: 'x-acme-signature', prefix: 'sha256=' } : { type }),
-);
+const SCHEMES = SCHEME_TYPES.map((type) => schemeSchema.parse({ type, ...CASES[type].options }));
+const signingSecret = (scheme: VerificationScheme) => CASES[scheme.type].sign;
+const verifyingSecret = (scheme: VerificationScheme) => CASES[scheme.type].verify ?? CASES[scheme.type].sign;
 /** Headers providers send next to the signature and that tempt a mapping: none is signed by any scheme. */
 const UNSIGNED_EXTRAS = ['x-github-delivery', 'x-github-event', 'x-github-hook-id', 'x-shopify-event-id', 'x-shopify-topic', 'x-request-id'];
 
 function request(scheme: VerificationScheme) {
   const headers: Record<string, string> = {
-    ...signatureHeaders(scheme, { body: BODY, secret: SECRETS[scheme.type], now: NOW, messageId: 'msg_2Kp7QeWd9' }),
+    ...signatureHeaders(scheme, { body: BODY, secret: signingSecret(scheme), now: NOW, messageId: 'msg_2Kp7QeWd9', url: URL_SIGNED }),
   };
   for (const name of UNSIGNED_EXTRAS) headers[name] = 'd3b07384-d9a0-4c9f-8d6e-2f1b7c0e5a11';
   return headers;
 }
 
 const verify = (scheme: VerificationScheme, headers: Record<string, string>, body = BODY) =>
-  verifierFor(scheme).verify({ rawBody: body, headers, now: NOW, toleranceSeconds: 300 }, { current: SECRETS[scheme.type] });
+  verifierFor(scheme).verify({ rawBody: body, headers, now: NOW, toleranceSeconds: 300, url: URL_SIGNED }, { current: verifyingSecret(scheme) });
 
 /** Another value of the same shape: timestamps move by one second, anything else gains a character. */
 const changed = (value: string) => (/^\d+$/.test(value) ? String(Number(value) + 1) : `${value}x`);
 
 describe.each(SCHEMES)('signed parts of $type', (scheme) => {
   const parts = signedParts(scheme);
-  const signatureHeadersOnly = Object.keys(signatureHeaders(scheme, { body: BODY, secret: SECRETS[scheme.type], now: NOW, messageId: 'm' }));
+  const signatureHeadersOnly = Object.keys(signatureHeaders(scheme, { body: BODY, secret: signingSecret(scheme), now: NOW, messageId: 'm', url: URL_SIGNED }));
 
   it('verifies the request as signed', () => {
     expect(verify(scheme, request(scheme))).toEqual({ ok: true, secretVersion: 'current' });

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { schemeSchema } from '../../../core/config/schema';
-import { SCHEME_TYPES, SCHEMES, verifierFor } from '../../../core/schemes';
+import { SCHEME_TYPES, SCHEMES, signedParts, verifierFor } from '../../../core/schemes';
 import { githubVerifier } from '../../../core/schemes/github';
 import { shopifyVerifier } from '../../../core/schemes/shopify';
 import { slackVerifier } from '../../../core/schemes/slack';
@@ -19,10 +19,25 @@ describe('verifierFor', () => {
     expect(verifierFor(schemeSchema.parse({ type }))).toBe(verifier);
   });
 
-  it('lists exactly the six schemes, each with a signer, a verifier and its signed parts', () => {
-    expect(SCHEME_TYPES).toEqual(['standard-webhooks', 'stripe', 'github', 'shopify', 'slack', 'hmac']);
+  it('lists exactly the thirteen schemes, each with a signer, a verifier and its signed parts', () => {
+    expect(SCHEME_TYPES).toEqual([
+      'standard-webhooks',
+      'standard-webhooks-v1a',
+      'stripe',
+      'github',
+      'shopify',
+      'slack',
+      'hmac',
+      'hmac-template',
+      'timestamped-hmac',
+      'ed25519',
+      'twilio',
+      'sendgrid',
+      'jwt',
+    ]);
     for (const type of SCHEME_TYPES) {
-      expect(SCHEMES[type].signedParts.body).toBe(true);
+      const options = { header: 'x-acme-signature' };
+      expect(signedParts(schemeSchema.parse({ type, ...(SCHEMES[type].options as object && 'header' in SCHEMES[type].options ? options : {}) })).body).toBe(true);
       expect(typeof SCHEMES[type].sign).toBe('function');
     }
   });

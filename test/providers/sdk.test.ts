@@ -1,0 +1,650 @@
+/**
+ * Catalog entries proved by the provider's own npm code (`proof: 'sdk'` in core/providers/catalog.ts).
+ * A signature made by our own signer proves nothing about a provider, so for every entry:
+ *   - where the provider's code can sign, our verifier accepts what it signed;
+ *   - where it can verify, it accepts what our signer (`hookledger send --provider`) produced, and
+ *     refuses the same request signed under another secret (so its "yes" means something);
+ *   - our verifier refuses another secret, a tampered body and (where a timestamp is signed) a
+ *     stale one, each with its code;
+ *   - the preset's attribution reads the provider's event id and type from the sample.
+ */
+import '@shopify/shopify-api/adapters/node';
+import { createHash } from 'node:crypto';
+import { ApiVersion, shopifyApi } from '@shopify/shopify-api';
+import EasyPostClient from '@easypost/api';
+import { verifyWebhook as clerkVerifyWebhook } from '@clerk/backend/webhooks';
+import { ElevenLabsClient } from '@elevenlabs/elevenlabs-js';
+import { Signature as HubSpotSignature } from '@hubspot/api-client';
+import { LinearWebhookClient } from '@linear/sdk/webhooks';
+import { WebhookHandler as LiveblocksWebhookHandler } from '@liveblocks/node';
+import { Mux } from '@mux/mux-node';
+import { sign as octokitSign, verify as octokitVerify } from '@octokit/webhooks-methods';
+import { Environment, Paddle } from '@paddle/paddle-node-sdk';
+import { webhooks as polarWebhooks } from '@polar-sh/sdk/2027-01';
+import { encodeSignatureHeader, isValidSignature } from '@sanity/webhook';
+import { EventWebhook } from '@sendgrid/eventwebhook';
+import { Receiver as QStashReceiver } from '@upstash/qstash';
+import { verifySignature as vonageVerifySignature } from '@vonage/jwt';
+import { WorkOS } from '@workos-inc/node';
+import { validateSignature as lineValidateSignature } from '@line/bot-sdk';
+import coinbase from 'coinbase-commerce-node';
+import { verifyKey as discordVerifyKey } from 'discord-interactions';
+import * as gocardlessWebhooks from 'gocardless-nodejs/webhooks';
+import OpenAI from 'openai';
+import Razorpay from 'razorpay';
+import { validateWebhook as replicateValidateWebhook } from 'replicate';
+import { Resend } from 'resend';
+import { WebhooksHelper } from 'square';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import Stripe from 'stripe';
+import { Webhook as SvixWebhook } from 'svix';
+import { TelnyxWebhook } from 'telnyx/lib/webhooks';
+import { WebhooksManager as BoxWebhooks } from 'box-node-sdk/lib/managers/webhooks';
+import DodoPayments from 'dodopayments';
+import ImageKit from '@imagekit/nodejs';
+import Lithic from 'lithic';
+import Metronome from '@metronome/sdk';
+import ModernTreasury from 'modern-treasury';
+import Orb from 'orb-billing';
+import Finch from '@tryfinch/finch-api';
+import twilio from 'twilio';
+import { describe, expect, it } from 'vitest';
+import { PROVIDERS } from '../../core/providers/catalog';
+import { accepts, attributionOf, ed25519Pair, hasTimestamp, NOW, p256Pair, type Request, signWith, TOLERANCE, verifyWith } from './support';
+
+const NOW_S = NOW / 1000;
+
+interface SdkProof {
+  readonly provider: string;
+  /** A sample event in the provider's shape. */
+  readonly body: string;
+  /** What the preset's attribution reads from the sample (and `headers`). */
+  readonly expected: { readonly eventId: string; readonly eventType: string };
+  /** What the source stores and verifies with (a public key for ed25519 and ECDSA). */
+  readonly secret: string;
+  /** Another valid secret of the same shape. */
+  readonly otherSecret: string;
+  /** What our signer signs with, when it is not `secret` (a private key). */
+  readonly signingSecret?: string;
+  readonly otherSigningSecret?: string;
+  readonly url?: string;
+  /** Unsigned headers the provider sends beside the signature (delivery ids, topics). */
+  readonly headers?: Record<string, string>;
+  /** The provider's code signs `body` with `secret`: the headers it would send. */
+  readonly sdkSign?: (body: string, secret: string) => Record<string, string> | Promise<Record<string, string>>;
+  /** The provider's code verifies: resolves true only when it accepts. */
+  readonly sdkVerify?: (request: Request, secret: string) => Promise<boolean>;
+}
+
+const svixHeaders = (prefix: 'webhook' | 'svix', headers: Record<string, string>) => ({
+  id: headers[`${prefix}-id`]!,
+  timestamp: headers[`${prefix}-timestamp`]!,
+  signature: headers[`${prefix}-signature`]!,
+});
+
+const twilioAccount = 'AC3f9a2b7c1d8e4f6a0b5c2d9e7f1a3b4c';
+const twilioUrl = 'https://hooks.example.com/hooks/acme?tenant=tenant_204';
+const twilioJsonUrl = (body: string) =>
+  `https://hooks.example.com/hooks/acme?bodySHA256=${createHash('sha256').update(body).digest('hex')}`;
+
+const discordKeys = ed25519Pair();
+const discordOther = ed25519Pair();
+const telnyxKeys = ed25519Pair();
+const telnyxOther = ed25519Pair();
+const sendgridKeys = p256Pair();
+const sendgridOther = p256Pair();
+
+const PROOFS: readonly SdkProof[] = [
+  {
+    provider: 'standard-webhooks',
+    body: '{"type":"invoice.paid","data":{"id":"inv_01J8K7M2Q4"}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'invoice.paid' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkSign: (body, secret) => ({
+      'webhook-id': 'msg_2Kp7QeWd9Lm',
+      'webhook-timestamp': String(NOW_S),
+      'webhook-signature': new StandardWebhook(secret).sign('msg_2Kp7QeWd9Lm', new Date(NOW), body),
+    }),
+    sdkVerify: async ({ body, headers }, secret) => accepts(() => new StandardWebhook(secret).verify(body, headers)),
+  },
+  {
+    provider: 'svix',
+    body: '{"type":"invoice.paid","data":{"id":"inv_01J8K7M2Q4"}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'invoice.paid' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkSign: (body, secret) => ({
+      'svix-id': 'msg_2Kp7QeWd9Lm',
+      'svix-timestamp': String(NOW_S),
+      'svix-signature': new SvixWebhook(secret).sign('msg_2Kp7QeWd9Lm', new Date(NOW), body),
+    }),
+    sdkVerify: async ({ body, headers }, secret) => accepts(() => new SvixWebhook(secret).verify(body, headers)),
+  },
+  {
+    provider: 'clerk',
+    body: '{"type":"user.created","object":"event","data":{"id":"user_2NNEqL2nrIRdJ194ndJqAHwEfxC"}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'user.created' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() =>
+        clerkVerifyWebhook(new Request('https://hooks.example.com/hooks/acme', { method: 'POST', headers, body }), {
+          signingSecret: secret,
+        }),
+      ),
+  },
+  {
+    provider: 'resend',
+    body: '{"type":"email.delivered","created_at":"2026-11-30T08:00:00.000Z","data":{"email_id":"4ef9a417-02e9-4d39-ad75-9611e0fcc33c"}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'email.delivered' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() =>
+        new Resend('re_test_5tQw9Lr2').webhooks.verify({ payload: body, headers: svixHeaders('svix', headers), webhookSecret: secret }),
+      ),
+  },
+  {
+    provider: 'replicate',
+    body: '{"id":"ufawqhfynnddngldkgtslldrkq","status":"succeeded","model":"stability-ai/sdxl"}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'succeeded' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => replicateValidateWebhook({ ...svixHeaders('webhook', headers), body, secret })),
+  },
+  {
+    provider: 'liveblocks',
+    body: '{"type":"userEntered","data":{"projectId":"pr_8Rt2Lm","roomId":"room_204","connectionId":42,"userId":"user_7","enteredAt":"2026-11-30T08:00:00.000Z","numActiveUsers":2}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'userEntered' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new LiveblocksWebhookHandler(secret).verifyRequest({ headers, rawBody: body })),
+  },
+  {
+    provider: 'polar',
+    body: '{"type":"order.paid","timestamp":"2026-11-30T08:00:00Z","data":{"id":"ord_01J8K7M2Q4"}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'order.paid' },
+    secret: 'polar_whs_8f2c1a7e5b3d9c4e6f0a',
+    otherSecret: 'polar_whs_0f9e8d7c6b5a4f3e2d1c',
+    sdkVerify: async ({ body, headers }, secret) => accepts(() => polarWebhooks.validateEvent(body, headers, secret)),
+  },
+  {
+    provider: 'openai',
+    body: '{"id":"evt_685343a1381c819085d44c354e1b330e","object":"event","created_at":1750287018,"type":"response.completed","data":{"id":"resp_abc123"}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'response.completed' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new OpenAI({ apiKey: 'sk-test-unused' }).webhooks.verifySignature(body, headers, secret, TOLERANCE)),
+  },
+  {
+    provider: 'stripe',
+    body: '{"id":"evt_1Qb7XcLkdIwHu7ix","object":"event","type":"invoice.paid","data":{"object":{"id":"in_8Rt2Lm"}}}',
+    expected: { eventId: 'evt_1Qb7XcLkdIwHu7ix', eventType: 'invoice.paid' },
+    secret: 'whsec_4eC39HqLyjWDarjtT1zdp7dc9Kq2',
+    otherSecret: 'whsec_7Yb2NcX1pQ8rTs3VuW5zLm4Kd6Hj',
+    sdkSign: (body, secret) => ({
+      'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: NOW_S }),
+    }),
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => Stripe.webhooks.constructEvent(body, headers['stripe-signature']!, secret, TOLERANCE)),
+  },
+  {
+    provider: 'workos',
+    body: '{"id":"event_01J8K7M2Q4XYZ","event":"dsync.user.created","data":{"id":"directory_user_01E1X7B89OH8Y"},"created_at":"2026-11-30T08:00:00.000Z"}',
+    expected: { eventId: 'event_01J8K7M2Q4XYZ', eventType: 'dsync.user.created' },
+    secret: 'wos_whsec_5f1c9a2e7b3d',
+    otherSecret: 'wos_whsec_0f9e8d7c6b5a',
+    sdkSign: async (body, secret) => {
+      const signature = await new WorkOS('sk_test_unused').webhooks.computeSignature(NOW, body as never, secret);
+      return { 'workos-signature': `t=${NOW}, v1=${signature}` };
+    },
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() =>
+        new WorkOS('sk_test_unused').webhooks.constructEvent({ payload: body as never, sigHeader: headers['workos-signature']!, secret }),
+      ),
+  },
+  {
+    provider: 'mux',
+    body: '{"type":"video.asset.ready","id":"3f9a2b7c-1d8e-4f6a-0b5c-2d9e7f1a3b4c","object":{"type":"asset","id":"asset_204"}}',
+    expected: { eventId: '3f9a2b7c-1d8e-4f6a-0b5c-2d9e7f1a3b4c', eventType: 'video.asset.ready' },
+    secret: 'mux-webhook-secret-8f2c1a7e',
+    otherSecret: 'mux-webhook-secret-0f9e8d7c',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new Mux({ tokenId: 'unused', tokenSecret: 'unused' }).webhooks.verifySignature(body, headers, secret)),
+  },
+  {
+    provider: 'paddle',
+    body: '{"event_id":"evt_01h8441jn5pcwrfhwh78jqt8hk","event_type":"subscription.created","occurred_at":"2026-11-30T08:00:00.000Z","data":{"id":"sub_01h8441"}}',
+    expected: { eventId: 'evt_01h8441jn5pcwrfhwh78jqt8hk', eventType: 'subscription.created' },
+    secret: 'pdl_ntfset_01h8441_5f1c9a2e7b3d',
+    otherSecret: 'pdl_ntfset_01h8441_0f9e8d7c6b5a',
+    sdkVerify: async ({ body, headers }, secret) =>
+      (await new Paddle('pdl_sdbx_apikey_unused', { environment: Environment.sandbox }).webhooks
+        .isSignatureValid(body, secret, headers['paddle-signature']!)
+        .catch(() => false)) === true,
+  },
+  {
+    provider: 'sanity',
+    body: '{"_id":"movie_204","_type":"movie","title":"Alien"}',
+    expected: { eventId: 'c2f9a1d7-3b8e-4f6a-9d0c-5e7b1a2f3c4d', eventType: 'update' },
+    secret: 'sanity-webhook-secret-8f2c',
+    otherSecret: 'sanity-webhook-secret-0f9e',
+    headers: { 'idempotency-key': 'c2f9a1d7-3b8e-4f6a-9d0c-5e7b1a2f3c4d', 'sanity-operation': 'update' },
+    sdkSign: async (body, secret) => ({ 'sanity-webhook-signature': await encodeSignatureHeader(body, NOW, secret) }),
+    sdkVerify: async ({ body, headers }, secret) =>
+      (await isValidSignature(body, headers['sanity-webhook-signature']!, secret).catch(() => false)) === true,
+  },
+  {
+    provider: 'github',
+    body: '{"action":"opened","number":204,"installation":{"id":4210}}',
+    expected: { eventId: 'd3b07384-d9a0-4c9f-8d6e-2f1b7c0e5a11', eventType: 'pull_request' },
+    secret: 'gh_webhook_secret_7Hq2xV9pLm4',
+    otherSecret: 'gh_webhook_secret_0f9e8d7c6b5a',
+    headers: { 'x-github-delivery': 'd3b07384-d9a0-4c9f-8d6e-2f1b7c0e5a11', 'x-github-event': 'pull_request' },
+    sdkSign: async (body, secret) => ({ 'x-hub-signature-256': await octokitSign(secret, body) }),
+    sdkVerify: async ({ body, headers }, secret) => octokitVerify(secret, body, headers['x-hub-signature-256']!).catch(() => false),
+  },
+  {
+    provider: 'shopify',
+    body: '{"id":820982911946154508,"email":"jon@example.com","total_price":"42.00"}',
+    expected: { eventId: '98880550-7158-44d4-b7cd-2c97c8a091b5', eventType: 'orders/create' },
+    secret: 'shpss_9f2c1a7e5b3d',
+    otherSecret: 'shpss_0f9e8d7c6b5a',
+    headers: {
+      'x-shopify-topic': 'orders/create',
+      'x-shopify-api-version': '2025-07',
+      'x-shopify-shop-domain': 'acme.myshopify.com',
+      'x-shopify-webhook-id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
+      'x-shopify-event-id': '98880550-7158-44d4-b7cd-2c97c8a091b5',
+      'x-shopify-triggered-at': '2026-11-30T08:00:00Z',
+    },
+    sdkVerify: async ({ body, headers }, secret) => {
+      const shopify = shopifyApi({
+        apiKey: 'unused',
+        apiSecretKey: secret,
+        scopes: [],
+        hostName: 'hooks.example.com',
+        apiVersion: ApiVersion.July25,
+        isEmbeddedApp: false,
+        logger: { level: 0 } as never,
+      });
+      const result = await shopify.webhooks.validate({
+        rawBody: body,
+        rawRequest: { method: 'POST', url: '/hooks/acme', headers } as never,
+        rawResponse: {} as never,
+      });
+      return result.valid;
+    },
+  },
+  {
+    provider: 'square',
+    body: '{"merchant_id":"6SSW7HV8K2ST5","type":"payment.updated","event_id":"13b867cf-db3d-4b1c-90b6-2f32a9d78124","data":{"id":"KkAkhdMs"}}',
+    expected: { eventId: '13b867cf-db3d-4b1c-90b6-2f32a9d78124', eventType: 'payment.updated' },
+    secret: 'sq0wsk-8f2c1a7e5b3d9c4e6f0a',
+    otherSecret: 'sq0wsk-0f9e8d7c6b5a4f3e2d1c',
+    url: 'https://hooks.example.com/hooks/acme',
+    sdkVerify: async ({ body, headers, url }, secret) =>
+      accepts(() =>
+        WebhooksHelper.verifySignature({
+          requestBody: body,
+          signatureHeader: headers['x-square-hmacsha256-signature']!,
+          signatureKey: secret,
+          notificationUrl: url!,
+        }),
+      ),
+  },
+  {
+    provider: 'line',
+    body: '{"destination":"U8e742f61d673b39c7fff3cecb7536ef0","events":[{"type":"message","webhookEventId":"01FZ74A0TDDPYRVKNK77XKC3ZR","timestamp":1625665242211}]}',
+    expected: { eventId: '01FZ74A0TDDPYRVKNK77XKC3ZR', eventType: 'message' },
+    secret: '8c570fa6dd201bb328f1c1eac23a96d8',
+    otherSecret: '0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c',
+    sdkVerify: async ({ body, headers }, secret) => lineValidateSignature(body, secret, headers['x-line-signature']!),
+  },
+  {
+    provider: 'razorpay',
+    body: '{"entity":"event","account_id":"acc_BFQ7uQEaa7j2z7","event":"payment.captured","payload":{"payment":{"entity":{"id":"pay_29QQoUBi66xm2f"}}}}',
+    expected: { eventId: 'evt_HxPq2Rm7Lk', eventType: 'payment.captured' },
+    secret: 'rzp_webhook_secret_8f2c',
+    otherSecret: 'rzp_webhook_secret_0f9e',
+    headers: { 'x-razorpay-event-id': 'evt_HxPq2Rm7Lk' },
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => Razorpay.validateWebhookSignature(body, headers['x-razorpay-signature']!, secret)),
+  },
+  {
+    provider: 'coinbase-commerce',
+    body: '{"id":1,"scheduled_for":"2026-11-30T08:00:00Z","event":{"id":"24934862-d980-46cb-9402-43c81b0cdba6","type":"charge:confirmed","data":{"code":"66BEOV2A"}}}',
+    expected: { eventId: '24934862-d980-46cb-9402-43c81b0cdba6', eventType: 'charge:confirmed' },
+    secret: 'cc-shared-secret-8f2c1a7e',
+    otherSecret: 'cc-shared-secret-0f9e8d7c',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => coinbase.Webhook.verifySigHeader(body, headers['x-cc-webhook-signature']!, secret)),
+  },
+  {
+    provider: 'gocardless',
+    body: '{"events":[{"id":"EV00BD05S5VM2T","created_at":"2026-11-30T08:00:00.000Z","resource_type":"mandates","action":"cancelled","links":{"mandate":"MD0000XH9A3T4C","organisation":"OR123"}}]}',
+    expected: { eventId: 'EV00BD05S5VM2T', eventType: 'mandates' },
+    secret: 'gc-webhook-secret-8f2c1a7e',
+    otherSecret: 'gc-webhook-secret-0f9e8d7c',
+    sdkVerify: async ({ body, headers }, secret) => accepts(() => gocardlessWebhooks.parse(body, secret, headers['webhook-signature']!)),
+  },
+  {
+    provider: 'linear',
+    body: `{"action":"create","type":"Issue","organizationId":"org_7f3e","webhookTimestamp":${NOW},"data":{"id":"issue_204"}}`,
+    expected: { eventId: '4c3b9f7e-2a1d-4e8f-9b6c-0d5e7a1f3b2c', eventType: 'Issue' },
+    secret: 'lin_wh_8f2c1a7e5b3d9c4e',
+    otherSecret: 'lin_wh_0f9e8d7c6b5a4f3e',
+    headers: { 'linear-delivery': '4c3b9f7e-2a1d-4e8f-9b6c-0d5e7a1f3b2c' },
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new LinearWebhookClient(secret).verify(Buffer.from(body), headers['linear-signature']!)),
+  },
+  {
+    provider: 'easypost',
+    body: '{"id":"evt_3f9a2b7c1d8e4f6a","object":"Event","description":"tracker.updated","result":{"id":"trk_204"}}',
+    expected: { eventId: 'evt_3f9a2b7c1d8e4f6a', eventType: 'tracker.updated' },
+    secret: 'easypost-webhook-secret-8f2c',
+    otherSecret: 'easypost-webhook-secret-0f9e',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new EasyPostClient('EZTK_unused').Utils.validateWebhook(Buffer.from(body), headers, secret)),
+  },
+  {
+    provider: 'hubspot',
+    body: '[{"eventId":1964547513,"subscriptionId":2105,"portalId":62515,"occurredAt":1700000000000,"subscriptionType":"contact.creation","attemptNumber":0,"objectId":123}]',
+    expected: { eventId: '1964547513', eventType: 'contact.creation' },
+    secret: 'hubspot-client-secret-8f2c1a7e',
+    otherSecret: 'hubspot-client-secret-0f9e8d7c',
+    url: 'https://hooks.example.com/hooks/acme',
+    sdkSign: (body, secret) => ({
+      'x-hubspot-request-timestamp': String(NOW),
+      'x-hubspot-signature-v3': HubSpotSignature.getSignature('POST', 'v3', {
+        signature: '',
+        clientSecret: secret,
+        requestBody: body,
+        url: 'https://hooks.example.com/hooks/acme',
+        timestamp: NOW,
+      }),
+    }),
+    sdkVerify: async ({ body, headers, url }, secret) =>
+      accepts(() =>
+        HubSpotSignature.isValid({
+          signatureVersion: 'v3',
+          signature: headers['x-hubspot-signature-v3']!,
+          clientSecret: secret,
+          requestBody: body,
+          url: url!,
+          timestamp: Number(headers['x-hubspot-request-timestamp']),
+        }),
+      ),
+  },
+  {
+    provider: 'elevenlabs',
+    body: '{"type":"post_call_transcription","event_timestamp":1739537297,"data":{"agent_id":"xyz","conversation_id":"conv_01J8K7M2Q4"}}',
+    expected: { eventId: 'conv_01J8K7M2Q4', eventType: 'post_call_transcription' },
+    secret: 'wsec_8f2c1a7e5b3d9c4e6f0a',
+    otherSecret: 'wsec_0f9e8d7c6b5a4f3e2d1c',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new ElevenLabsClient({ apiKey: 'unused' }).webhooks.constructEvent(body, headers['elevenlabs-signature']!, secret)),
+  },
+  {
+    provider: 'vonage',
+    body: '{"message_uuid":"aaaaaaaa-bbbb-4ccc-8ddd-0123456789ab","to":"447700900000","from":"AcmeInc","timestamp":"2026-11-30T08:00:00Z","status":"delivered","api_key":"abcd1234"}',
+    expected: { eventId: 'aaaaaaaa-bbbb-4ccc-8ddd-0123456789ab', eventType: 'delivered' },
+    secret: 'vonage-signature-secret-8f2c1a7e5b3d9c4e',
+    otherSecret: 'vonage-signature-secret-0f9e8d7c6b5a4f3e',
+    sdkVerify: async ({ headers }, secret) => vonageVerifySignature(headers.authorization!.replace(/^Bearer /, ''), secret),
+  },
+  {
+    provider: 'qstash',
+    body: '{"type":"order.created","order":"ord_01J8K7M2Q4"}',
+    expected: { eventId: 'msg_26hZCxZCuWyyTWPmSVBrNB882AMR', eventType: 'order.created' },
+    secret: 'sig_7RvLjqfZBvP5KEUimQCE1pvpLuou',
+    otherSecret: 'sig_5ZB6DVzB1wjE8S6rZ7eenA8Pdnhs',
+    url: 'https://hooks.example.com/hooks/acme',
+    headers: { 'upstash-message-id': 'msg_26hZCxZCuWyyTWPmSVBrNB882AMR' },
+    sdkVerify: async ({ body, headers, url }, secret) =>
+      accepts(() =>
+        new QStashReceiver({ currentSigningKey: secret, nextSigningKey: secret }).verify({
+          signature: headers['upstash-signature']!,
+          body,
+          url,
+        }),
+      ),
+  },
+  {
+    provider: 'lithic',
+    body: '{"event_type":"card.created","token":"a3f9c2e1-7b8d-4e6f-9a0b-5c2d9e7f1a3b","payload":{"card_token":"c_204"}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'card.created' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new Lithic({ apiKey: 'unused' }).webhooks.verifySignature(body, headers, secret)),
+  },
+  {
+    provider: 'finch',
+    body: '{"account_id":"acc_7f3e","company_id":"cmp_204","event_type":"employment.updated","data":{"individual_id":"ind_42"}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'employment.updated' },
+    secret: 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new Finch({ accessToken: 'unused' }).webhooks.verifySignature(body, headers, secret)),
+  },
+  {
+    provider: 'imagekit',
+    body: '{"type":"video.transformation.ready","id":"1ad1a1c4-a4ed-4b6f-9f3a-8a4a1c1b2c3d","created_at":"2026-11-30T08:00:00.000Z","data":{"asset":{"url":"https://ik.imagekit.io/demo/v.mp4"}}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'video.transformation.ready' },
+    secret: 'ik_whsec_8f2c1a7e5b3d9c4e',
+    otherSecret: 'ik_whsec_0f9e8d7c6b5a4f3e',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new ImageKit({ privateKey: 'unused' }).webhooks.unwrap(body, { headers, key: secret })),
+  },
+  {
+    provider: 'dodopayments',
+    body: '{"business_id":"bus_204","type":"payment.succeeded","timestamp":"2026-11-30T08:00:00Z","data":{"payment_id":"pay_01J8K7M2Q4"}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'payment.succeeded' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new DodoPayments({ bearerToken: 'unused' }).webhooks.unwrap(body, { headers, key: secret })),
+  },
+  {
+    provider: 'orb',
+    body: '{"id":"evt_Orb7Kq2Lm9","created_at":"2026-11-30T08:00:00+00:00","type":"invoice.issued","properties":{"invoice_id":"inv_204"}}',
+    expected: { eventId: 'evt_Orb7Kq2Lm9', eventType: 'invoice.issued' },
+    secret: 'orb_whsec_8f2c1a7e5b3d9c4e',
+    otherSecret: 'orb_whsec_0f9e8d7c6b5a4f3e',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new Orb({ apiKey: 'unused' }).webhooks.verifySignature(body, headers, secret)),
+  },
+  {
+    provider: 'metronome',
+    body: '{"id":"c8e1e8f4-6b0f-4d0e-9c7f-2f1b7c0e5a11","type":"alerts.low_remaining_credits_reached","properties":{"customer_id":"cus_204"}}',
+    expected: { eventId: 'c8e1e8f4-6b0f-4d0e-9c7f-2f1b7c0e5a11', eventType: 'alerts.low_remaining_credits_reached' },
+    secret: 'metronome-webhook-secret-8f2c',
+    otherSecret: 'metronome-webhook-secret-0f9e',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new Metronome({ bearerToken: 'unused' }).webhooks.verifySignature(body, headers, secret)),
+  },
+  {
+    provider: 'modern-treasury',
+    body: '{"event":"completed","data":{"id":"0f8e3719-3dfd-4613-9bbf-c0333781b59f","object":"payment_order","amount":4200}}',
+    expected: { eventId: 'whk_7Rt2Lm9Kq', eventType: 'completed' },
+    secret: 'mt-webhook-key-8f2c1a7e',
+    otherSecret: 'mt-webhook-key-0f9e8d7c',
+    headers: { 'x-webhook-id': 'whk_7Rt2Lm9Kq' },
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() =>
+        new ModernTreasury({ apiKey: 'unused', organizationID: 'unused' }).webhooks.validateSignature(body, headers, { key: secret }),
+      ),
+  },
+  {
+    provider: 'box',
+    body: '{"type":"webhook_event","id":"eb0c4e06-751f-442c-86f8-fd5bb404dbec","created_at":"2026-11-30T08:00:00-08:00","trigger":"FILE.UPLOADED","source":{"id":"1234567890","type":"file"}}',
+    expected: { eventId: 'eb0c4e06-751f-442c-86f8-fd5bb404dbec', eventType: 'FILE.UPLOADED' },
+    secret: 'SamplePrimaryKey8f2c1a7e',
+    otherSecret: 'SamplePrimaryKey0f9e8d7c',
+    headers: { 'box-signature-version': '1', 'box-signature-algorithm': 'HmacSHA256' },
+    sdkVerify: async ({ body, headers }, secret) => accepts(() => BoxWebhooks.validateMessage(body, headers, secret)),
+  },
+  {
+    provider: 'discord',
+    body: '{"id":"1114196498442174495","application_id":"1114196498442174000","type":2,"guild_id":"613425648685547541","data":{"name":"hello"}}',
+    expected: { eventId: '1114196498442174495', eventType: '2' },
+    secret: discordKeys.raw.toString('hex'),
+    otherSecret: discordOther.raw.toString('hex'),
+    signingSecret: discordKeys.seed.toString('hex'),
+    otherSigningSecret: discordOther.seed.toString('hex'),
+    sdkVerify: async ({ body, headers }, secret) =>
+      discordVerifyKey(body, headers['x-signature-ed25519']!, headers['x-signature-timestamp']!, secret).catch(() => false),
+  },
+  {
+    provider: 'telnyx',
+    body: '{"data":{"event_type":"message.received","id":"0ccc7b54-4df3-4bca-a65a-3da1ecc777f0","payload":{"text":"hi"}},"meta":{"attempt":1}}',
+    expected: { eventId: '0ccc7b54-4df3-4bca-a65a-3da1ecc777f0', eventType: 'message.received' },
+    secret: telnyxKeys.raw.toString('base64'),
+    otherSecret: telnyxOther.raw.toString('base64'),
+    signingSecret: telnyxKeys.seed.toString('base64'),
+    otherSigningSecret: telnyxOther.seed.toString('base64'),
+    sdkVerify: async ({ body, headers }, secret) => accepts(() => new TelnyxWebhook(secret).verify(body, headers)),
+  },
+  {
+    provider: 'sendgrid',
+    body: '[{"email":"ada@example.com","timestamp":1700000000,"event":"delivered","sg_event_id":"sg_evt_8f2c1a7e5b3d","sg_message_id":"14c5d75ce93.dfd.64b469"}]',
+    expected: { eventId: 'sg_evt_8f2c1a7e5b3d', eventType: 'delivered' },
+    secret: sendgridKeys.publicKey,
+    otherSecret: sendgridOther.publicKey,
+    signingSecret: sendgridKeys.privateKey,
+    otherSigningSecret: sendgridOther.privateKey,
+    sdkVerify: async ({ body, headers }, secret) => {
+      const webhook = new EventWebhook();
+      return webhook.verifySignature(
+        webhook.convertPublicKeyToECDSA(secret),
+        body,
+        headers['x-twilio-email-event-webhook-signature']!,
+        headers['x-twilio-email-event-webhook-timestamp']!,
+      );
+    },
+  },
+  {
+    provider: 'twilio',
+    body: `AccountSid=${twilioAccount}&Body=Hello+%E2%82%AC&From=%2B14155550100&MessageSid=SM1f0e8ae6ade43cb3c0ce4525424e404f&MessageStatus=delivered&To=%2B14155550199`,
+    expected: { eventId: 'SM1f0e8ae6ade43cb3c0ce4525424e404f', eventType: 'delivered' },
+    secret: '9f2c1a7e5b3d9c4e6f0a8b7c6d5e4f3a',
+    otherSecret: '0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c',
+    url: twilioUrl,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    sdkSign: (body, secret) => ({
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': twilio.getExpectedTwilioSignature(secret, twilioUrl, Object.fromEntries(new URLSearchParams(body))),
+    }),
+    sdkVerify: async ({ body, headers, url }, secret) =>
+      twilio.validateRequest(secret, headers['x-twilio-signature']!, url!, Object.fromEntries(new URLSearchParams(body))),
+  },
+];
+
+const TWILIO_JSON =
+  '{"AccountSid":"AC3f9a2b7c1d8e4f6a0b5c2d9e7f1a3b4c","MessageSid":"SM9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d","MessageStatus":"sent"}';
+
+function tamper(body: string): string {
+  // One character of the payload changes; for form bodies, one character of a value.
+  const at = body.search(/[0-9]/);
+  const digit = body[at]!;
+  return `${body.slice(0, at)}${digit === '9' ? '8' : String(Number(digit) + 1)}${body.slice(at + 1)}`;
+}
+
+describe.each(PROOFS)('$provider (proved by its own npm code)', (proof) => {
+  const signingSecret = proof.signingSecret ?? proof.secret;
+  const otherSigningSecret = proof.otherSigningSecret ?? proof.otherSecret;
+  const ours = (body = proof.body, options: { now?: number; secret?: string } = {}): Request => ({
+    body,
+    url: proof.url,
+    headers: { ...proof.headers, ...signWith(proof.provider, body, options.secret ?? signingSecret, { now: options.now, url: proof.url }) },
+  });
+
+  it('is listed as proved by sdk', () => {
+    expect(PROVIDERS.find((p) => p.name === proof.provider)?.proof).toBe('sdk');
+    expect(proof.sdkSign ?? proof.sdkVerify).toBeDefined();
+  });
+
+  if (proof.sdkSign) {
+    it("accepts what the provider's code signed", async () => {
+      const headers = { ...proof.headers, ...(await proof.sdkSign!(proof.body, signingSecret)) };
+      expect(verifyWith(proof.provider, { body: proof.body, headers, url: proof.url }, proof.secret)).toEqual({
+        ok: true,
+        secretVersion: 'current',
+      });
+    });
+  }
+
+  if (proof.sdkVerify) {
+    it("signs so that the provider's code accepts it", async () => {
+      expect(await proof.sdkVerify!(ours(), proof.secret)).toBe(true);
+    });
+
+    it("signs under another secret and the provider's code refuses it", async () => {
+      expect(await proof.sdkVerify!(ours(proof.body, { secret: otherSigningSecret }), proof.secret)).toBe(false);
+    });
+  }
+
+  it('refuses a request signed with another secret: signature_mismatch', () => {
+    expect(verifyWith(proof.provider, ours(proof.body, { secret: otherSigningSecret }), proof.secret)).toMatchObject({
+      ok: false,
+      code: 'signature_mismatch',
+    });
+  });
+
+  it('refuses a tampered body: signature_mismatch', () => {
+    const request = ours();
+    const tampered = tamper(proof.body);
+    expect(tampered).not.toBe(proof.body);
+    expect(verifyWith(proof.provider, { ...request, body: tampered }, proof.secret)).toMatchObject({
+      ok: false,
+      code: 'signature_mismatch',
+    });
+  });
+
+  if (hasTimestamp(proof.provider)) {
+    it('refuses a timestamp beyond the tolerance: timestamp_out_of_tolerance', () => {
+      const stale = ours(proof.body, { now: NOW - (TOLERANCE + 60) * 1000 });
+      expect(verifyWith(proof.provider, stale, proof.secret)).toMatchObject({ ok: false, code: 'timestamp_out_of_tolerance' });
+    });
+  }
+
+  it("reads the provider's event id and type through the preset's attribution", () => {
+    expect(attributionOf(proof.provider, ours())).toEqual(proof.expected);
+  });
+});
+
+describe('twilio JSON bodies (bodySHA256)', () => {
+  const secret = '9f2c1a7e5b3d9c4e6f0a8b7c6d5e4f3a';
+  const url = twilioJsonUrl(TWILIO_JSON);
+
+  it("signs so that the twilio library's validateRequestWithBody accepts it", () => {
+    const headers = signWith('twilio', TWILIO_JSON, secret, { url });
+    expect(twilio.validateRequestWithBody(secret, headers['x-twilio-signature']!, url, TWILIO_JSON)).toBe(true);
+  });
+
+  it('accepts the signature the twilio library computes for the URL', () => {
+    const headers = { 'content-type': 'application/json', 'x-twilio-signature': twilio.getExpectedTwilioSignature(secret, url, {}) };
+    expect(verifyWith('twilio', { body: TWILIO_JSON, headers, url }, secret)).toEqual({ ok: true, secretVersion: 'current' });
+  });
+
+  it('refuses a body whose SHA-256 is not the signed bodySHA256', () => {
+    const headers = { 'content-type': 'application/json', 'x-twilio-signature': twilio.getExpectedTwilioSignature(secret, url, {}) };
+    expect(verifyWith('twilio', { body: tamper(TWILIO_JSON), headers, url }, secret)).toMatchObject({
+      ok: false,
+      code: 'signature_mismatch',
+    });
+  });
+
+  it('refuses a JSON body on a URL without bodySHA256: nothing signs it', () => {
+    const headers = { 'content-type': 'application/json', 'x-twilio-signature': twilio.getExpectedTwilioSignature(secret, twilioUrl, {}) };
+    expect(verifyWith('twilio', { body: TWILIO_JSON, headers, url: twilioUrl }, secret)).toMatchObject({
+      ok: false,
+      code: 'malformed_signature',
+    });
+  });
+});

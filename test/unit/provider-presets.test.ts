@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
+import { closeProviderNames, PROVIDERS } from '../../core/providers/catalog';
+
+const CONSUMERS: HookledgerConfigInput['consumers'] = [
+  { id: 'billing', subscribes: ['*'], fields: ['id'], entry: 'lambdas/consumers/billing.ts' },
+];
+const withSource = (source: HookledgerConfigInput['sources'][number]) => defineConfig({ sources: [source], consumers: CONSUMERS });
+
+describe('a source that names a provider', () => {
+  it("resolves stripe's preset into the same shape as a hand-written source", () => {
+    const source = withSource({
+      id: 'stripe-live',
+      provider: 'stripe',
+      attribution: { tenantId: { body: 'account' }, keyId: { body: 'data.object.metadata.key_id' } },
+    }).sources[0];
+    expect(source).toEqual({
+      id: 'stripe-live',
+      provider: 'stripe',
+      scheme: { type: 'stripe' },
+      toleranceSeconds: 300,
+      maxBodyBytes: 262_144,
+      attribution: {
+        eventId: { body: 'id' },
+        eventType: { body: 'type' },
+        tenantId: { body: 'account' },
+        keyId: { body: 'data.object.metadata.key_id' },
+      },
+      enforceKeyRegistry: false,
+      replayProtection: 'event-id',
+      secretOverlapHours: 72,
+    });
+  });
+
+  it("lets the source override the preset's attribution and keeps the preset's handshake and replay protection", () => {
+    const source = withSource({
+      id: 'zoom-meetings',
+      provider: 'zoom',
+      attribution: { eventType: { body: 'payload.object.type' }, keyId: { body: 'payload.object.host_id' } },
+      toleranceSeconds: 120,
+    }).sources[0]!;
+    expect(source.scheme).toMatchObject({ type: 'hmac-template', header: 'x-zm-signature', timestampHeader: 'x-zm-request-timestamp' });
+    expect(source.attribution).toEqual({
+      eventId: { header: 'x-zm-trackingid' },
+      eventType: { body: 'payload.object.type' },
+      tenantId: { body: 'payload.account_id' },
+      keyId: { body: 'payload.object.host_id' },
+    });
+    expect(source.handshake).toBe('zoom-url-validation');
+    expect(source.replayProtection).toBe('body');
+    expect(source.toleranceSeconds).toBe(120);
+  });
+
+  it('refuses an unknown provider and names the close ones', () => {
+    expect(() => withSource({ id: 'pay', provider: 'strpe', attribution: {} })).toThrow(
+      /sources\[id=pay\]\.provider \(value "strpe"\): unknown provider "strpe"; did you mean "stripe"\?/,
+    );
+    expect(closeProviderNames('shopfy')).toEqual(['shopify']);
+    expect(closeProviderNames('stand')).toContain('standard-webhooks');
+  });
+
+  it('says which attribution field a preset without a tenant needs', () => {
+    expect(() => withSource({ id: 'pay', provider: 'stripe', attribution: { keyId: { body: 'id' } } })).toThrow(
+      /\[id=pay\]\.attribution\.tenantId \(value missing\)/,
+    );
+  });
+
+  it('still refuses an unsigned header as attribution when the preset replays by event id', () => {
+    expect(() =>
+      withSource({ id: 'pay', provider: 'stripe', attribution: { tenantId: { header: 'x-tenant' }, keyId: { body: 'id' } } }),
+    ).toThrow(/header x-tenant is not signed \(the stripe signature covers the body and the t= timestamp of stripe-signature\)/);
+  });
+
+  it.each(PROVIDERS.map((p) => [p.name, p] as const))('%s: resolves and passes the door-integrity rule as listed', (name, preset) => {
+    const source = withSource({
+      id: 'acme',
+      provider: name,
+      attribution: { tenantId: preset.tenantId ?? preset.eventId, keyId: preset.keyId ?? preset.eventId },
+    }).sources[0]!;
+    expect(source.provider).toBe(name);
+    expect(source.scheme.type).toBe(preset.scheme.type);
+    expect(source.replayProtection).toBe(preset.replayProtection ?? 'event-id');
+  });
+
+  it('lists each provider once, with a docs page, and a named proof for every proved entry', () => {
+    const names = PROVIDERS.map((p) => p.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const p of PROVIDERS) {
+      expect(p.docs, p.name).toMatch(/^https:\/\//);
+      if (p.proof !== 'unproved') expect(p.provedBy, p.name).toBeTruthy();
+    }
+  });
+});
+
+describe('signed-content templates in a scheme', () => {
+  it('refuses a template without {body} or with an unknown token', () => {
+    expect(() =>
+      withSource({
+        id: 'acme',
+        scheme: { type: 'hmac-template', header: 'x-sig', content: '{header:x-ts}' },
+        attribution: { eventId: { body: 'id' }, eventType: { body: 'type' }, tenantId: { body: 't' }, keyId: { body: 'k' } },
+      }),
+    ).toThrow(/scheme\.content.*must be text with \{body\}/);
+    expect(() =>
+      withSource({
+        id: 'acme',
+        scheme: { type: 'hmac-template', header: 'x-sig', content: '{ts}.{body}' },
+        attribution: { eventId: { body: 'id' }, eventType: { body: 'type' }, tenantId: { body: 't' }, keyId: { body: 'k' } },
+      }),
+    ).toThrow(/scheme\.content/);
+  });
+
+  it('counts a header named in the template as signed, so it may carry attribution', () => {
+    const source = withSource({
+      id: 'acme',
+      scheme: { type: 'hmac-template', header: 'x-sig', content: '{header:x-delivery}.{body}' },
+      attribution: { eventId: { header: 'x-delivery' }, eventType: { body: 'type' }, tenantId: { body: 't' }, keyId: { body: 'k' } },
+    }).sources[0]!;
+    expect(source.attribution.eventId).toEqual({ header: 'x-delivery' });
+  });
+});
