@@ -8,6 +8,7 @@ import type { CommandContext } from './context';
 import { register as doctor } from './doctor';
 import { register as keys } from './keys';
 import { register as pause } from './pause';
+import { register as providers } from './providers';
 import { register as reconcile } from './reconcile';
 import { register as redrive } from './redrive';
 import { register as replay } from './replay';
@@ -34,4 +35,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   doctor,
   keys,
   secrets,
+  providers,
 ];
