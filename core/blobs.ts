@@ -29,7 +29,7 @@ export const MAX_INLINE_PAYLOAD_BYTES = 300_000;
  *     size, so the most a binary body can be is (6,291,456 - 16,384) x 3/4 = 4,706,304 bytes;
  *   - a text body is carried as a JSON string: every `"`, `\` and raw newline/tab costs one more byte.
  *
- * At 4,194,304 bytes a base64 body is 5,592,406 bytes (5,608,790 with the envelope, 682,666 to spare)
+ * At 4,194,304 bytes a base64 body is 5,592,408 bytes (5,608,792 with the envelope, 682,664 to spare)
  * and a text body fits as long as escaping adds at most 49.6% ((6,291,456 - 16,384 - 4,194,304) /
  * 4,194,304), which ordinary JSON webhooks (5-20% quotes) never reach. A request over the platform's
  * limit never reaches intake: API Gateway answers it (413/5xx) and the provider retries, in vain.
