@@ -238,7 +238,7 @@ async function main(): Promise<void> {
     r.stored,
   ]));
   printNotes([
-    `p99 of ${PLAN.largeBodyRequests} samples is the slowest but none; latency is the gateway round trip (verify, gzip, S3 put for bucket-held bodies, two conditional writes)`,
+    `with ${PLAN.largeBodyRequests} samples per size, p99 is the slowest sample; latency is the gateway round trip (verify, gzip, S3 put for bucket-held bodies, two conditional writes)`,
     'units: every DynamoDB write and read per webhook (intake, fan-out payload read, claims and acknowledgements); a body in the bucket leaves a small payload item, so its units fall back near the 1 KB figures; S3 requests are not DynamoDB units',
   ]);
 
