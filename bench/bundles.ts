@@ -65,6 +65,7 @@ function lambdaEnv(name: string, consumerId?: string): Record<string, string> {
     LEDGER_TABLE: 'hookledger-ledger',
     SOURCE_SECRETS: JSON.stringify({ platform: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:hookledger/platform' }),
     PAYLOAD_HASH_KEY_SECRET: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:hookledger/payload-hash-key',
+    PAYLOAD_BUCKET: 'hookledger-payloads-123456789012',
     QUEUE_URLS: JSON.stringify({ 'billing-meter': queue('billing-meter'), 'audit-writer': queue('audit-writer'), 'risk-evaluator': queue('risk-evaluator') }),
     STACK_NAME: 'hookledger',
     // The reconciler as deployed with repair on (the default): its Lambda and SQS clients load too.

@@ -18,6 +18,8 @@ import { measureBundles } from './bundles';
 import { loadPrices, usdPerMillion } from './cost';
 import { endToEnd } from './e2e';
 import { intakeAgainstFloor } from './intake';
+import { LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
+import { MAX_BODY_BYTES_CEILING } from '../core/blobs';
 import { CapacityMeter, countInvocations, DeliveryTracker, InvocationMeter, SqsMeter } from './meters';
 import { paymentEvent, TARGET_BYTES } from './payload';
 import { fmt, printNotes, printTable } from './report';
@@ -36,6 +38,7 @@ const PLAN = {
   e2eSpacingMs: 100,
   intakeRequests: 3000,
   intakeConnections: 16,
+  largeBodyRequests: 25,
   bundleLoads: 7,
   eventType: 'payment.succeeded',
 };
@@ -51,7 +54,11 @@ async function main(): Promise<void> {
   console.log('hookledger bench: starting DynamoDB Local, fauxqs and the pipeline (in memory)...');
   const stack = await startLocalStack({
     // The shipped configuration plus one GitHub-style source with replay protection by body (section 1b).
-    config: defineConfig({ ...baseConfig, sources: [...baseConfig.sources, BODY_PROTECTED_SOURCE] }),
+    // The shipped sources accept up to the 4 MiB ceiling here, for the large-body rows (section 6).
+    config: defineConfig({
+      ...baseConfig,
+      sources: [...baseConfig.sources.map((s) => ({ ...s, maxBodyBytes: MAX_BODY_BYTES_CEILING })), BODY_PROTECTED_SOURCE],
+    }),
     dataDir: null,
     httpPort: 0,
     secretsFile: path.join(secretsDir, 'secrets.json'),
@@ -68,6 +75,7 @@ async function main(): Promise<void> {
   let e2e: Awaited<ReturnType<typeof endToEnd>>;
   let intake: Awaited<ReturnType<typeof intakeAgainstFloor>>;
   let byBody: BodyProtectionResult;
+  let large: LargeBodyRow[];
   try {
     const secret = (await stack.secrets.get(SOURCE)).current;
     // Wrap first: stopPipeline creates the next pollers, and they take the handlers then. The
@@ -83,6 +91,8 @@ async function main(): Promise<void> {
     byBody = await bodyProtection(stack, meters, `${runId}-body`, PLAN.lowWebhooks, consumers.length);
     console.log(`4. end to end: ${PLAN.e2eSamples} webhooks ${PLAN.e2eSpacingMs} ms apart...`);
     e2e = await endToEnd(stack, meters.deliveries, secret, `${runId}-e2e`, { samples: PLAN.e2eSamples, spacingMs: PLAN.e2eSpacingMs, consumers: consumers.length });
+    console.log(`6. large bodies: ${PLAN.largeBodyRequests} webhooks each of ${LARGE_BODY_SIZES.join(', ')} bytes, one at a time...`);
+    large = await largeBodies(stack, meters, secret, `${runId}-large`, { requests: PLAN.largeBodyRequests, consumers: consumers.length });
     if (meters.deliveries.failures > 0) throw new Error(`${meters.deliveries.failures} deliveries failed during the bench`);
     // The intake alone: pollers stopped, so fan-out and consumers take no CPU from the ingest path.
     await stack.stopPipeline();
@@ -219,6 +229,19 @@ async function main(): Promise<void> {
   ]);
   console.log(`\ntotal run time ${runSeconds.toFixed(0)} s`);
 
+  printTable(`6. Large bodies (one at a time, pipeline running; ${PLAN.largeBodyRequests} webhooks per size)`, ['bytes', 'p50', 'p99', 'WRU/webhook', 'RRU/webhook', 'payload in'], large.map((r) => [
+    fmt.n(r.bytes, 0),
+    `${r.p50Ms} ms`,
+    `${r.p99Ms} ms`,
+    fmt.n(r.writeUnitsPerWebhook),
+    fmt.n(r.readUnitsPerWebhook),
+    r.stored,
+  ]));
+  printNotes([
+    `with ${PLAN.largeBodyRequests} samples per size, p99 is the slowest sample; latency is the gateway round trip (verify, gzip, S3 put for bucket-held bodies, two conditional writes)`,
+    'units: every DynamoDB write and read per webhook (intake, fan-out payload read, claims and acknowledgements); a body in the bucket leaves a small payload item, so its units fall back near the 1 KB figures; S3 requests are not DynamoDB units',
+  ]);
+
   // --- results.json --------------------------------------------------------------------------
   const results = {
     date: new Date().toISOString(),
@@ -255,6 +278,7 @@ async function main(): Promise<void> {
       seconds: round(load.seconds),
       floorRuns: floorRuns.map((r) => ({ webhooks: r.webhooks, rps: round(r.rps), seconds: round(r.seconds) })),
     },
+    largeBodies: large.map(({ bytes, p50Ms, p99Ms, writeUnitsPerWebhook, readUnitsPerWebhook, stored }) => ({ bytes, p50Ms, p99Ms, writeUnitsPerWebhook, readUnitsPerWebhook, stored })),
     endToEnd: { p50Ms: round(e2e.p50Ms), p99Ms: round(e2e.p99Ms), maxMs: round(e2e.maxMs), samples: e2e.samples, spacingMs: e2e.spacingMs },
     bundles: Object.fromEntries(
       Object.entries(bundles).map(([name, b]) => [name, { entry: b.entry, bytes: b.bytes, mapBytes: b.mapBytes, loadMs: round(b.loadMs), loadRunsMs: b.loadRuns.map(round) }]),

@@ -12,6 +12,8 @@ export const ENV = {
   payloadHashKeySecret: 'PAYLOAD_HASH_KEY_SECRET',
   /** JSON object: consumer id -> SQS queue URL. Fan-out only. */
   queueUrls: 'QUEUE_URLS',
+  /** The payload bucket: large bodies (ingest writes, fan-out reads) and claim-checked views (fan-out writes, each worker reads its own). */
+  payloadBucket: 'PAYLOAD_BUCKET',
   consumerId: 'CONSUMER_ID',
   queueUrl: 'QUEUE_URL',
   dlqUrl: 'DLQ_URL',

@@ -53,8 +53,17 @@ export interface EventItem extends Attribution {
 export interface PayloadItem {
   readonly pk: string;
   readonly kind: 'payload';
+  /** How the stored bytes are encoded, here or in the payload bucket. */
   readonly encoding: 'gzip' | 'identity';
-  readonly body: Uint8Array;
+  /** The stored bytes; absent exactly when `s3Key` names where they are. */
+  readonly body?: Uint8Array;
+  /**
+   * Bodies whose stored size passes MAX_INLINE_PAYLOAD_BYTES (core/blobs.ts): the payload bucket's
+   * object key (`payloads/<source>/<eventId>/<payloadHmac>`).
+   */
+  readonly s3Key?: string;
+  /** Stored bytes (after encoding) of a body kept in the payload bucket. */
+  readonly storedBytes?: number;
   readonly expiresAt: number;
 }
 
@@ -228,11 +237,15 @@ export const auditKey = (at: number, id: string) => `${KEY_PREFIX.audit}${new Da
 
 /**
  * SQS's message size limit (and SendMessageBatch's total), which Lambda's SQS event source carries
- * whole: 1 MiB. A narrowed view that would not fit is refused per delivery (`payloadUnavailable`).
+ * whole: 1 MiB. A narrowed view that would not fit goes to the payload bucket and the message carries
+ * its key (`payloadObject`, claim check).
  */
 export const MAX_QUEUE_MESSAGE_BYTES = 1024 * 1024;
 
-/** Why a message carries no payload: past retention (or never stored), or a view too large for a message. */
+/**
+ * Why a message carries no payload: past retention (or never stored), or a view too large for a
+ * message where no payload bucket is configured for the claim check.
+ */
 export type PayloadUnavailable = 'expired' | 'too_large';
 
 /**
@@ -242,8 +255,16 @@ export type PayloadUnavailable = 'expired' | 'too_large';
 export interface DeliveryMessage extends Attribution {
   /** 2: the message carries the narrowed payload (1: a reference the consumer read itself). */
   readonly v: 2;
-  /** The payload fields this consumer may see; absent exactly when `payloadUnavailable` says why. */
+  /**
+   * The payload fields this consumer may see; absent when `payloadObject` says where they are
+   * (claim check) or `payloadUnavailable` says why there are none.
+   */
   readonly payload?: Readonly<Record<string, unknown>>;
+  /**
+   * Claim check: a narrowed view too large for a queue message, stored as JSON in the payload bucket
+   * under `views/<consumerId>/...`, which only this consumer's role may read.
+   */
+  readonly payloadObject?: string;
   readonly payloadUnavailable?: PayloadUnavailable;
   /** Ordered consumers with `ordering.version`: the event's version, read by the fan-out from the full payload. */
   readonly orderingVersion?: string | number;

@@ -8,6 +8,8 @@ import { EventStore } from './constructs/event-store';
 import { FanOut } from './constructs/fan-out';
 import { IngestApi } from './constructs/ingest-api';
 import { Observability } from './constructs/observability';
+import { PayloadBucket } from './constructs/payload-bucket';
+import { ENV } from '../core/env';
 import { Reconciler } from './constructs/reconciler';
 
 export interface HookledgerStackProps extends StackProps {
@@ -30,6 +32,7 @@ export interface HookledgerStackProps extends StackProps {
 export class HookledgerStack extends Stack {
   readonly config: HookledgerConfig;
   readonly eventStore: EventStore;
+  readonly payloadBucket: PayloadBucket;
   readonly ingest: IngestApi;
   readonly fanOut: FanOut;
   readonly consumers: readonly ConsumerWorker[];
@@ -48,17 +51,31 @@ export class HookledgerStack extends Stack {
     this.eventStore = new EventStore(this, 'EventStore');
     const { events, ledger } = this.eventStore;
 
+    this.payloadBucket = new PayloadBucket(this, 'PayloadBucket', { retentionDays: config.retention.payloadDays });
+    const bucketName = this.payloadBucket.bucket.bucketName;
+
     this.ingest = new IngestApi(this, 'Ingest', { sourceIds: config.sources.map((s) => s.id), events });
+    this.ingest.handler.function.addEnvironment(ENV.payloadBucket, bucketName);
+    this.payloadBucket.grantPayloadWrite(this.ingest.handler);
 
     const consumersScope = new Construct(this, 'Consumers');
     this.consumers = config.consumers.map(
       (consumer) => new ConsumerWorker(consumersScope, consumer.id, { consumer, events, ledger, vpc: props.consumerVpcs?.[consumer.id] }),
     );
 
+    // Claim check: each worker reads its own views/<id>/* and nothing else in the bucket.
+    for (const w of this.consumers) {
+      w.worker.function.addEnvironment(ENV.payloadBucket, bucketName);
+      this.payloadBucket.grantViewRead(w.consumerId, w.role);
+    }
+
     this.fanOut = new FanOut(this, 'FanOut', {
       events,
       consumerQueues: this.consumers.map((w) => ({ consumerId: w.consumerId, queue: w.queue })),
     });
+    this.fanOut.handler.function.addEnvironment(ENV.payloadBucket, bucketName);
+    this.payloadBucket.grantPayloadRead(this.fanOut.handler);
+    this.payloadBucket.grantViewWrite(this.fanOut.handler);
 
     this.reconciler = new Reconciler(this, 'Reconciler', {
       events,

@@ -4,6 +4,7 @@
  * account from the local stack).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
 /** The region every local resource lives in (ARNs, queue URLs, `awsRegion` in events). */
@@ -27,4 +28,29 @@ export function localSqsClient(endpoint: string): SQSClient {
     useQueueUrlAsEndpoint: false,
     maxAttempts: 3,
   });
+}
+
+/**
+ * The S3 client for fauxqs, which emulates S3 on its SQS endpoint. Path-style: virtual-hosted
+ * names (`<bucket>.127.0.0.1`) do not resolve.
+ */
+export function localS3Client(endpoint: string): S3Client {
+  return new S3Client({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true, maxAttempts: 3 });
+}
+
+/** The local payload bucket (large bodies, claim-checked views), like the CDK stack's PayloadBucket. */
+export const LOCAL_PAYLOAD_BUCKET = 'hookledger-payloads';
+
+/**
+ * Creates the payload bucket on the emulator. fauxqs keeps objects in memory only, like its
+ * messages: a restart of the local stack loses the large bodies its file-backed tables reference
+ * (their payload items then read as expired).
+ */
+export async function createLocalPayloadBucket(s3: S3Client, bucket = LOCAL_PAYLOAD_BUCKET): Promise<string> {
+  try {
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  } catch (error) {
+    if (!(error instanceof Error && /BucketAlreadyOwnedByYou|BucketAlreadyExists/.test(error.name))) throw error;
+  }
+  return bucket;
 }

@@ -36,7 +36,8 @@ export interface HttpGateway {
 
 export const ROUTE_KEY = 'POST /hooks/{source}';
 const ROUTE = /^\/hooks\/([^/]+)$/;
-const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
+/** API Gateway's payload limit: above every source's `maxBodyBytes` (MAX_BODY_BYTES_CEILING, 4 MiB), so intake answers those 413s itself, naming the limit. */
+export const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
 
 export async function startHttpGateway(options: HttpGatewayOptions): Promise<HttpGateway> {
   const host = options.host ?? '127.0.0.1';

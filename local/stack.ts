@@ -15,7 +15,7 @@ import type { Logger } from '../lambdas/shared/logger';
 import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../core/queues';
 import type { HookledgerConfig } from '../core/config/schema';
 import { startAdminServer } from './admin-server';
-import { LOCAL_REGION, localDynamoClient, localSqsClient } from './clients';
+import { createLocalPayloadBucket, LOCAL_REGION, localDynamoClient, localS3Client, localSqsClient } from './clients';
 import { createLocalStreamsApi } from './streams/dynamodb-streams';
 import { type DynamoLocal, freePort, type SqsEmulator, startDynamoLocal, startSqsEmulator } from './emulators';
 import { type HttpGateway, startHttpGateway } from './http-gateway';
@@ -86,7 +86,9 @@ export interface LocalStack {
   readonly config: HookledgerConfig;
   readonly url: string;
   readonly adminUrl: string;
-  readonly endpoints: { readonly dynamodb: string; readonly sqs: string };
+  readonly endpoints: { readonly dynamodb: string; readonly sqs: string; readonly s3: string };
+  /** The payload bucket on the S3 emulator (fauxqs). */
+  readonly payloadBucket: string;
   readonly resources: ProvisionedStack;
   readonly handlers: LocalHandlers;
   readonly secrets: FileSecrets;
@@ -151,7 +153,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const sqsServer: SqsEmulator = await startSqsEmulator({ port: options.sqsPort ?? (await freePort()) });
     started.push(sqsServer);
     const dynamoEndpoint = dynamo.endpoint;
-    const endpoints = { dynamodb: dynamoEndpoint, sqs: sqsServer.endpoint };
+    // fauxqs serves S3 on the same endpoint as SQS.
+    const endpoints = { dynamodb: dynamoEndpoint, sqs: sqsServer.endpoint, s3: sqsServer.endpoint };
     const dynamoClient = localDynamoClient(dynamoEndpoint);
     const sqs = localSqsClient(sqsServer.endpoint);
     const resources = await provisionLocalStack({
@@ -160,6 +163,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       sqs,
       tables: { events: 'hookledger-events', ledger: 'hookledger-ledger' },
     });
+    const s3 = localS3Client(endpoints.s3);
+    const payloadBucket = await createLocalPayloadBucket(s3);
+    s3.destroy();
     const secretsFile = options.secretsFile ?? path.join(PROJECT_ROOT, DEFAULT_SECRETS_FILE);
     const secrets = new FileSecrets({
       path: secretsFile,
@@ -183,6 +189,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // An HTTP consumer's circuit breaker pauses its poller, as `hookledger pause` does.
       pause: (consumerId) => stack.pause(consumerId),
       onBreakerOpen: options.onBreakerOpen,
+      payloadBucket,
     });
 
     const gateway: HttpGateway = await startHttpGateway({ port: options.httpPort ?? 3000, handler: handlers.ingest });
@@ -321,6 +328,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       url: gateway.url,
       adminUrl: admin.url,
       endpoints,
+      payloadBucket,
       resources,
       handlers,
       secrets,

@@ -18,14 +18,17 @@ import { createDocumentClient } from '../lambdas/shared/clients';
 import { type ConsumedCapacityObserver, EventStore } from '../lambdas/shared/event-store';
 import { Ledger } from '../lambdas/shared/ledger';
 import { createLogger, type Logger } from '../lambdas/shared/logger';
+import { S3PayloadBlobs } from '../lambdas/shared/payload-blobs';
 import type { SecretsPort } from '../lambdas/shared/secrets';
-import { localDynamoClient, localSqsClient } from './clients';
+import { localDynamoClient, localS3Client, localSqsClient } from './clients';
 import { PROJECT_ROOT } from '../core/paths';
 
 
 export interface LocalEndpoints {
   readonly dynamodb: string;
   readonly sqs: string;
+  /** fauxqs serves S3 on its SQS endpoint. Default: `sqs`. */
+  readonly s3?: string;
 }
 
 export interface LocalResources {
@@ -61,6 +64,11 @@ export interface WiringOptions {
   readonly pause?: (consumerId: string) => Promise<void>;
   /** Told when an HTTP consumer's circuit breaker opens. */
   readonly onBreakerOpen?: (consumerId: string, failures: number) => void;
+  /**
+   * The payload bucket on the S3 emulator (large bodies, claim-checked views).
+   * @default - none: bodies that need it are refused 503 and too-large views are marked too_large
+   */
+  readonly payloadBucket?: string;
 }
 
 export interface LocalHandlers {
@@ -71,6 +79,8 @@ export interface LocalHandlers {
   readonly sqs: SQSClient;
   readonly eventStore: EventStore;
   readonly ledger: Ledger;
+  /** The payload bucket's adapter, when one is wired. */
+  readonly blobs?: S3PayloadBlobs;
 }
 
 export async function buildHandlers(options: WiringOptions): Promise<LocalHandlers> {
@@ -78,9 +88,14 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
   const logger = options.logger ?? ((service: string) => createLogger(service));
   const ddb = localDocumentClient(endpoints.dynamodb);
   const sqs = localSqsClient(endpoints.sqs);
+  // One adapter for every role here; on AWS each role's grants confine it (see PayloadBucket).
+  const blobs = options.payloadBucket
+    ? new S3PayloadBlobs({ client: localS3Client(endpoints.s3 ?? endpoints.sqs), bucket: options.payloadBucket })
+    : undefined;
   const eventStore = new EventStore({
     client: ddb,
     tableName: resources.tables.events,
+    ...(blobs ? { blobs } : {}),
     onCapacity: options.onCapacity,
     ...(options.clock ? { clock: options.clock } : {}),
   });
@@ -100,6 +115,7 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
     payloads: eventStore,
     views: consumerViews(config),
     versionPaths: consumerVersionPaths(config),
+    ...(blobs ? { viewObjects: blobs } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     queueUrls: Object.fromEntries(Object.entries(resources.queues).map(([id, q]) => [id, q.url])),
     logger: logger('hookledger-fanout'),
@@ -122,11 +138,12 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
         logger: logger(`hookledger-${consumer.id}`),
         clock: options.clock,
         backoffBaseMs: options.backoffBaseMs,
+        ...(blobs ? { viewObjects: blobs } : {}),
       },
       handle,
     );
   }
-  return { ingest, fanout, consumers, ddb, sqs, eventStore, ledger };
+  return { ingest, fanout, consumers, ddb, sqs, eventStore, ledger, ...(blobs ? { blobs } : {}) };
 
   function httpHandle(consumer: ConsumerConfig): ConsumerHandle {
     if (!options.consumerSecrets) throw new Error(`http consumer ${consumer.id} needs consumerSecrets`);

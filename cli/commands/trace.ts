@@ -32,7 +32,7 @@ export function formatTrace(report: TraceReport): string {
       ['key', r.keyId],
       ['received', iso(r.receivedAt)],
       ['secret', r.secretVersion],
-      ['payload', `${r.payload} (${r.payloadBytes} bytes, kept until ${iso(r.payloadExpiresAt)}; ${r.payloadHash})`],
+      ['payload', `${r.payload} (${r.payloadBytes} bytes${r.payloadObject ? `, in the payload bucket at ${r.payloadObject}` : ''}, kept until ${iso(r.payloadExpiresAt)}; ${r.payloadHash})`],
       ['delivery set', r.consumers.join(', ') || '(none)'],
       ...(report.conflicts.count > 0
         ? ([['conflicts', `${report.conflicts.count} request(s) reused this event id with other bytes (answered duplicate_conflict)`]] as [string, string][])

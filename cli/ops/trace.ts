@@ -43,6 +43,8 @@ export interface TraceReport {
     readonly payloadHash: string;
     readonly payloadBytes: number;
     readonly payload: 'present' | 'expired';
+    /** Set when the body was too large for its payload item: the payload bucket's object key. */
+    readonly payloadObject?: string;
     readonly payloadExpiresAt: number;
     readonly consumers: readonly string[];
   };
@@ -54,7 +56,7 @@ export interface TraceReport {
 export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, options: { source?: string } = {}): Promise<TraceReport> {
   const receipt: EventItem = await findReceipt(deps, eventId, options.source);
   const store = eventStoreOf(deps);
-  const payloadPresent = await store.hasPayload(receipt.source, receipt.eventId, receipt.payloadHmac);
+  const payloadState = await store.payloadState(receipt.source, receipt.eventId, receipt.payloadHmac);
   const conflict: ConflictItem | undefined = await store.getConflict(receipt.source, receipt.eventId);
 
   const expected = receipt.consumers ?? [];
@@ -93,7 +95,8 @@ export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, optio
       secretVersion: receipt.secretVersion,
       payloadHash: receipt.payloadHmac ? `hmac-sha256:${receipt.payloadHmac}` : `sha256:${receipt.payloadSha256 ?? ''}`,
       payloadBytes: receipt.payloadBytes,
-      payload: payloadPresent ? 'present' : 'expired',
+      payload: payloadState.present ? 'present' : 'expired',
+      ...(payloadState.s3Key ? { payloadObject: payloadState.s3Key } : {}),
       payloadExpiresAt: receipt.payloadExpiresAt,
       consumers: expected,
     },

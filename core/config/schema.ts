@@ -11,6 +11,7 @@ import type { OptionSpec } from '../schemes/types';
 import { ConfigurationError } from '../errors';
 import { parseTemplate } from '../schemes/template';
 import { closeProviderNames, findProvider, PROVIDER_NAMES, type Handshake } from '../providers/catalog';
+import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING } from '../blobs';
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/;
 const idSchema = (what: string) =>
@@ -64,8 +65,20 @@ const baseSourceSchema = z
     handshake: z.enum(['slack-url-verification', 'zoom-url-validation', 'discord-ping'] satisfies Handshake[]).optional(),
     /** Seconds a signed timestamp may differ from now, either way. */
     toleranceSeconds: z.number().int().min(1).max(3600).default(300),
-    /** Bodies larger than this are refused with 413 (DynamoDB items stop at 400 KB). */
-    maxBodyBytes: z.number().int().min(1024).max(350_000).default(256 * 1024),
+    /**
+     * Bodies larger than this are refused with 413. At most MAX_BODY_BYTES_CEILING (4 MiB: Lambda's
+     * 6 MB synchronous request after API Gateway's envelope and base64, see core/blobs.ts); bodies
+     * whose stored size passes MAX_INLINE_PAYLOAD_BYTES are kept in the payload bucket.
+     */
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1024, 'maxBodyBytes must be at least 1024 bytes')
+      .max(
+        MAX_BODY_BYTES_CEILING,
+        `maxBodyBytes must be at most ${MAX_BODY_BYTES_CEILING} bytes (4 MiB): Lambda's 6 MB synchronous request limit, after API Gateway's event envelope and base64 for binary bodies`,
+      )
+      .default(DEFAULT_MAX_BODY_BYTES),
     attribution: z
       .object({
         eventId: fieldSourceSchema,

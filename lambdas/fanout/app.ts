@@ -9,12 +9,15 @@
  * be sent is reported failed; Lambda then re-sends it and everything after it, so sends are
  * at-least-once and the consumer runtime's claim makes a second copy harmless.
  */
+import { createHash } from 'node:crypto';
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Logger } from '../shared/logger';
 import type { EventStore } from '../shared/event-store';
+import type { PayloadBlobs } from '../shared/payload-blobs';
+import { viewObjectKey } from '../../core/blobs';
 import type { HookledgerConfig } from '../../core/config/schema';
 import { narrowPayload, readPath } from '../shared/dotted-path';
 import { type DeliveryMessage, type EventItem, MAX_QUEUE_MESSAGE_BYTES, type RequeueItem } from '../../core/model';
@@ -42,6 +45,12 @@ export interface FanoutDeps {
    * @default none
    */
   readonly versionPaths?: Readonly<Record<string, string>>;
+  /**
+   * Claim check: where a narrowed view too large for a queue message is put (the payload bucket,
+   * under `views/<consumerId>/`, which only that consumer's role may read).
+   * @default - none: such a delivery is marked `payloadUnavailable: 'too_large'`
+   */
+  readonly viewObjects?: Pick<PayloadBlobs, 'put'>;
   /** @default Date.now */
   readonly clock?: () => number;
 }
@@ -163,6 +172,7 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
    * of consumers) and gives every message its consumer's narrowed view. A payload past retention,
    * or one that is not there, is said on the message (`payloadUnavailable`), so that delivery alone
    * is refused by the consumer runtime with that reason; a storage error fails the record (retried).
+   * A view too large for a message travels by claim check (see claimCheck).
    */
   async function attachViews(outs: Outgoing[], failed: Set<number>): Promise<void> {
     const byPayload = new Map<string, Outgoing[]>();
@@ -186,27 +196,43 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
             return;
           }
         }
-        for (const out of group) {
-          const versionPath = deps.versionPaths?.[out.consumerId];
-          const version = payload && versionPath ? readPath(payload, versionPath) : undefined;
-          out.message = payload
-            ? {
-                ...out.message,
-                payload: narrowPayload(payload, deps.views[out.consumerId] ?? []),
-                ...(typeof version === 'string' || typeof version === 'number' ? { orderingVersion: version } : {}),
-              }
-            : { ...out.message, payloadUnavailable: 'expired' };
-          if (messageBytes(out.message) > MAX_QUEUE_MESSAGE_BYTES) {
-            logger.error('narrowed view exceeds the queue message limit', {
-              event_id: first.eventId,
-              consumer_id: out.consumerId,
-              bytes: messageBytes(out.message),
-            });
-            out.message = { ...stripPayload(out.message), payloadUnavailable: 'too_large' };
+        try {
+          for (const out of group) {
+            const versionPath = deps.versionPaths?.[out.consumerId];
+            const version = payload && versionPath ? readPath(payload, versionPath) : undefined;
+            out.message = payload
+              ? {
+                  ...out.message,
+                  payload: narrowPayload(payload, deps.views[out.consumerId] ?? []),
+                  ...(typeof version === 'string' || typeof version === 'number' ? { orderingVersion: version } : {}),
+                }
+              : { ...out.message, payloadUnavailable: 'expired' };
+            if (messageBytes(out.message) > MAX_QUEUE_MESSAGE_BYTES) out.message = await claimCheck(out.message);
           }
+        } catch (error) {
+          for (const out of group) failed.add(out.recordIndex);
+          logger.warn('view object write failed', { event_id: first.eventId, error: error instanceof Error ? error.name : 'unknown' });
         }
       }),
     );
+  }
+
+  /**
+   * A view too large for a queue message goes to the payload bucket under its consumer's prefix,
+   * named by its content's SHA-256 (a re-sent record writes the same object again, harmlessly), and
+   * the message carries the key. Without a bucket the delivery is refused per message (`too_large`).
+   */
+  async function claimCheck(message: DeliveryMessage): Promise<DeliveryMessage> {
+    const bytes = messageBytes(message);
+    if (!deps.viewObjects) {
+      logger.error('narrowed view exceeds the queue message limit', { event_id: message.eventId, consumer_id: message.consumerId, bytes });
+      return { ...stripPayload(message), payloadUnavailable: 'too_large' };
+    }
+    const view = Buffer.from(JSON.stringify(message.payload ?? {}), 'utf8');
+    const key = viewObjectKey(message.consumerId, message.eventId, createHash('sha256').update(view).digest('hex'));
+    await deps.viewObjects.put(key, view, 'application/json');
+    logger.info('narrowed view sent by claim check', { event_id: message.eventId, consumer_id: message.consumerId, bytes });
+    return { ...stripPayload(message), payloadObject: key };
   }
 
   /** Returns the record indexes whose message in this chunk was not accepted. */

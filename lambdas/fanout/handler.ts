@@ -1,17 +1,23 @@
 /** Lambda entry for the fan-out (DynamoDB stream event source). */
+import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../shared/clients';
 import { EventStore } from '../shared/event-store';
+import { S3PayloadBlobs } from '../shared/payload-blobs';
 import { createLogger } from '../shared/logger';
 import { consumerVersionPaths, consumerViews, createFanoutHandler } from './app';
 import { createSkippedDeliveriesMetric } from './metrics';
 
+/** GetObject on payloads/* (large bodies), PutObject on views/* (claim-checked views). */
+const bucket = new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) });
+
 export const handler = createFanoutHandler({
   sqs: new SQSClient({}),
   queueUrls: requireJsonEnv(ENV.queueUrls),
-  payloads: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable) }),
+  payloads: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable), blobs: bucket }),
+  viewObjects: bucket,
   views: consumerViews(bundledConfig()),
   versionPaths: consumerVersionPaths(bundledConfig()),
   logger: createLogger('hookledger-fanout'),

@@ -1,10 +1,12 @@
 /** Lambda entry for intake. Configuration and clients are built once, at cold start. */
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../shared/clients';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { EventStore } from '../shared/event-store';
+import { S3PayloadBlobs } from '../shared/payload-blobs';
 import { createLogger } from '../shared/logger';
 import { createIntakeMetrics } from '../shared/intake-metrics';
 import { DIMENSION, METRICS_NAMESPACE, SECRET_REFRESH_FAILURE_METRIC } from '../../core/metrics';
@@ -19,7 +21,12 @@ const stackName = requireEnv(ENV.stackName);
 
 export const handler = createIngestHandler({
   config,
-  store: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable) }),
+  store: new EventStore({
+    client: createDocumentClient(),
+    tableName: requireEnv(ENV.eventsTable),
+    // Bodies too large for a payload item (core/blobs.ts); PutObject on payloads/* only.
+    blobs: new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) }),
+  }),
   secrets: new SecretsManagerPort({
     client: new SecretsManagerClient({}),
     secretIds: requireJsonEnv(ENV.sourceSecrets),

@@ -2,6 +2,7 @@
  * Builds a consumer's Lambda handler from the environment the CDK stack sets, lazily on the first
  * invocation, so that the local stack and tests can import a team's module without that environment.
  */
+import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { findConsumer } from '../../core/config/routing';
 import { bundledConfig } from '../shared/bundled-config';
@@ -9,6 +10,7 @@ import { createDocumentClient } from '../shared/clients';
 import { ENV, requireEnv } from '../../core/env';
 import { EventStore } from '../shared/event-store';
 import { Ledger } from '../shared/ledger';
+import { S3PayloadBlobs } from '../shared/payload-blobs';
 import { createLogger } from '../shared/logger';
 import { type ConsumerHandle, type ConsumerLambdaHandler, createConsumerHandler } from './runtime';
 
@@ -40,6 +42,8 @@ function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandle
       dlqUrl: requireEnv(ENV.dlqUrl),
       principal: requireEnv(ENV.principal),
       logger: createLogger(`hookledger-${consumerId}`),
+      // Claim-checked views: this role may read views/<consumerId>/* and nothing else in the bucket.
+      viewObjects: new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) }),
     },
     handle,
   );

@@ -2,7 +2,7 @@
  * The shared consumer runtime. It wraps a team's `handle` function with the delivery protocol:
  *
  *   claim (the read, on record under this consumer's principal) -> handle the narrowed payload the
- *   message carries -> acknowledge (usage row + done marker + access log in one conditional write)
+ *   message carries (or, claim check, its own object in the payload bucket) -> acknowledge (usage row + done marker + access log in one conditional write)
  *
  * The payload arrives already narrowed to this consumer's `fields` (the fan-out reads it once and
  * narrows it per consumer): a consumer's role has no access to stored payloads at all.
@@ -20,6 +20,7 @@ import { errorCategory, errorMessage, PermanentError, RetryableError } from '../
 import type { EventStore } from '../shared/event-store';
 import type { Ledger } from '../shared/ledger';
 import type { Logger } from '../shared/logger';
+import type { PayloadBlobs } from '../shared/payload-blobs';
 import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
 import { orderingGroup } from '../../core/config/consumers';
 import { HookledgerError } from '../../core/errors';
@@ -70,6 +71,12 @@ export interface ConsumerRuntimeDeps {
   readonly clock?: () => number;
   /** Backoff base, ms (default 2 s); doubled per attempt, capped at the lease. */
   readonly backoffBaseMs?: number;
+  /**
+   * Claim check: reads a narrowed view the fan-out put in the payload bucket (`payloadObject`); on
+   * AWS this consumer's role may read only `views/<its id>/*`.
+   * @default - none: such a delivery is quarantined (`payload_too_large`)
+   */
+  readonly viewObjects?: Pick<PayloadBlobs, 'get'>;
 }
 
 export type ConsumerLambdaHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
@@ -122,7 +129,7 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
     const attempt = claim.attempt;
     const log = { ...ids, attempt, ...(message.replayId ? { replay_id: message.replayId } : {}) };
     try {
-      const payload = deliveredPayload(message, clock());
+      const payload = await deliveredPayload(message, clock(), deps.viewObjects);
       const version = versionOf(message);
       const orderingKey = version === undefined ? undefined : orderingGroup(message);
       if (version !== undefined && orderingKey !== undefined && (await deps.versions?.isStaleVersion(consumer.id, orderingKey, version))) {
@@ -298,10 +305,21 @@ function parseMessage(record: SQSRecord, consumerId: string): DeliveryMessage {
  * The narrowed payload the message carries. Past retention is past retention, whatever TTL has
  * deleted yet (it may lag by days): a message that sat in its queue beyond it is refused too.
  */
-function deliveredPayload(message: DeliveryMessage, now: number): Readonly<Record<string, unknown>> {
+async function deliveredPayload(
+  message: DeliveryMessage,
+  now: number,
+  viewObjects: Pick<PayloadBlobs, 'get'> | undefined,
+): Promise<Readonly<Record<string, unknown>>> {
   const expired = message.payloadExpiresAt !== undefined && message.payloadExpiresAt <= now;
   if (expired || message.payloadUnavailable === 'expired') {
     throw new PermanentError('the payload has expired (retention) or was never stored', 'payload_expired');
+  }
+  if (message.payloadObject !== undefined) {
+    if (!viewObjects) throw new PermanentError('the narrowed payload was sent by claim check and this worker has no payload bucket', 'payload_too_large');
+    // A storage error is thrown as it is: an ordinary failure, retried.
+    const view = await viewObjects.get(message.payloadObject);
+    if (!view) throw new PermanentError('the claim-checked payload is gone (bucket lifecycle: retention)', 'payload_expired');
+    return JSON.parse(view.toString('utf8')) as Record<string, unknown>;
   }
   if (message.payloadUnavailable === 'too_large') {
     throw new PermanentError('the narrowed payload does not fit in a queue message; narrow the consumer\'s fields', 'payload_too_large');

@@ -21,7 +21,10 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { StorageUnavailableError } from './errors';
+import type { PayloadBlobs } from './payload-blobs';
 import { matchesPlainSha256 } from './payload-hash';
+import { MAX_INLINE_PAYLOAD_BYTES, payloadObjectKey } from '../../core/blobs';
+import { HookledgerError } from '../../core/errors';
 import {
   type Attribution,
   type BodyClaimItem,
@@ -56,6 +59,17 @@ export interface EventStoreOptions {
   readonly onCapacity?: ConsumedCapacityObserver;
   /** Epoch ms; decides whether a payload is past its retention. Default Date.now. */
   readonly clock?: () => number;
+  /**
+   * The payload bucket: bodies whose stored size passes MAX_INLINE_PAYLOAD_BYTES are kept there and
+   * their payload item holds the object key. Needed by intake and by whoever reads payloads.
+   * @default - none: such a body cannot be recorded (PayloadBucketMissingError)
+   */
+  readonly blobs?: PayloadBlobs;
+}
+
+/** A body too large for its payload item, and no payload bucket to put it in: a wiring bug. */
+export class PayloadBucketMissingError extends HookledgerError {
+  override readonly name = 'PayloadBucketMissingError';
 }
 
 export class EventStore {
@@ -64,9 +78,11 @@ export class EventStore {
   private readonly onCapacity?: ConsumedCapacityObserver;
   private readonly returnCapacity: ReturnConsumedCapacity | undefined;
   private readonly clock: () => number;
+  private readonly blobs?: PayloadBlobs;
 
   constructor(options: EventStoreOptions) {
     this.clock = options.clock ?? Date.now;
+    this.blobs = options.blobs;
     this.client = options.client;
     this.tableName = options.tableName;
     this.onCapacity = options.onCapacity;
@@ -79,18 +95,34 @@ export class EventStore {
    * same event id and different bytes write two payload items and the receipt (first one wins)
    * points at its own: the stored payload can never disagree with its receipt, whatever fails
    * between the writes. A payload whose receipt never lands is harmless and expires by TTL.
+   *
+   * A body whose stored size passes MAX_INLINE_PAYLOAD_BYTES is written to the payload bucket first
+   * and the item keeps its key. Object before item, so an item never names a missing object; an
+   * object whose item or receipt never lands (a failed write, a duplicate_conflict) is referenced by
+   * nothing and the bucket's lifecycle deletes it after the retention days.
    */
   async recordEvent(event: Omit<EventItem, 'pk' | 'kind'>, rawBody: Buffer): Promise<RecordOutcome> {
     const zipped = gzipSync(rawBody);
     const useGzip = zipped.length < rawBody.length;
-    const payload: PayloadItem = {
+    const stored = useGzip ? zipped : rawBody;
+    const common = {
       pk: payloadKey(event.source, event.eventId, event.payloadHmac),
-      kind: 'payload',
+      kind: 'payload' as const,
       // The hash is in the key only: every byte of this item counts toward its write units.
-      encoding: useGzip ? 'gzip' : 'identity',
-      body: useGzip ? zipped : rawBody,
+      encoding: useGzip ? ('gzip' as const) : ('identity' as const),
       expiresAt: Math.floor(event.payloadExpiresAt / 1000),
     };
+    let payload: PayloadItem;
+    if (stored.length > MAX_INLINE_PAYLOAD_BYTES) {
+      if (!this.blobs) {
+        throw new PayloadBucketMissingError(`a body stored as ${stored.length} bytes needs the payload bucket, and this event store has none`);
+      }
+      const s3Key = payloadObjectKey(event.source, event.eventId, event.payloadHmac);
+      await this.blobs.put(s3Key, stored, useGzip ? 'application/gzip' : 'application/octet-stream');
+      payload = { ...common, s3Key, storedBytes: stored.length };
+    } else {
+      payload = { ...common, body: stored };
+    }
     try {
       await this.put('putPayload', payload, 'attribute_not_exists(pk)');
     } catch (error) {
@@ -175,17 +207,34 @@ export class EventStore {
     const item = (await this.get('getPayload', payloadKey(source, eventId, payloadHmac))) as PayloadItem | undefined;
     if (!item) return undefined;
     if (item.expiresAt * 1000 <= this.clock()) return undefined;
-    const body = Buffer.from(item.body);
+    let body: Buffer | undefined;
+    if (item.s3Key !== undefined) {
+      if (!this.blobs) throw new PayloadBucketMissingError(`payload ${item.pk} is in the payload bucket, and this event store has none`);
+      // Missing: the lifecycle expired it (its day count is the retention) before TTL removed the item.
+      body = await this.blobs.get(item.s3Key);
+      if (!body) return undefined;
+    } else {
+      body = Buffer.from(item.body ?? new Uint8Array());
+    }
     return item.encoding === 'gzip' ? gunzipSync(body) : body;
   }
 
   /** Whether the payload item is still stored and within retention; reads its expiry, not its bytes. */
   async hasPayload(source: string, eventId: string, payloadHmac?: string): Promise<boolean> {
-    const item = await this.read('getPayloadExpiry', payloadKey(source, eventId, payloadHmac), 'pk, expiresAt');
-    if (!item) return false;
+    return (await this.payloadState(source, eventId, payloadHmac)).present;
+  }
+
+  /**
+   * `hasPayload`, and where the bytes are: `s3Key` names the payload bucket's object when the body
+   * was too large for its item. Reads the item's expiry and key, not its bytes.
+   */
+  async payloadState(source: string, eventId: string, payloadHmac?: string): Promise<{ readonly present: boolean; readonly s3Key?: string }> {
+    const item = await this.read('getPayloadExpiry', payloadKey(source, eventId, payloadHmac), 'pk, expiresAt, s3Key');
+    if (!item) return { present: false };
     // TTL deletes lag expiry (by up to days on AWS; never on DynamoDB Local): expired means expired.
     const expiresAt = item.expiresAt as number | undefined;
-    return expiresAt === undefined || expiresAt * 1000 > this.clock();
+    const present = expiresAt === undefined || expiresAt * 1000 > this.clock();
+    return { present, ...(typeof item.s3Key === 'string' ? { s3Key: item.s3Key } : {}) };
   }
 
   /** The receipts of one event id, one read per source tried; the sources that have none are left out. */

@@ -59,6 +59,7 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
   it('sets exactly the worker environment contract', () => {
     const [eventsTable] = resourcesOfType(json, 'AWS::DynamoDB::Table').find(([, t]) => t.Properties.StreamSpecification)!;
     const [ledgerTable] = resourcesOfType(json, 'AWS::DynamoDB::Table').find(([, t]) => !t.Properties.StreamSpecification)!;
+    const [[payloadBucket]] = resourcesOfType(json, 'AWS::S3::Bucket') as [[string, unknown]];
     for (const c of consumers) {
       const w = byConsumer.get(c.id)!;
       expect(w.fn.Properties.Environment.Variables).toEqual({
@@ -68,6 +69,7 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
         PRINCIPAL: { 'Fn::GetAtt': [w.roleId, 'Arn'] },
         EVENTS_TABLE: { Ref: eventsTable },
         LEDGER_TABLE: { Ref: ledgerTable },
+        PAYLOAD_BUCKET: { Ref: payloadBucket },
         POWERTOOLS_SERVICE_NAME: `hookledger-${c.id}`,
         POWERTOOLS_METRICS_NAMESPACE: 'Hookledger',
         NODE_OPTIONS: '--enable-source-maps',
@@ -117,6 +119,7 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
   it("confines ledger access to the consumer's own keys and EventStore reads to key# items: no consumer role can read a payload", () => {
     const [eventsTable] = resourcesOfType(json, 'AWS::DynamoDB::Table').find(([, t]) => t.Properties.StreamSpecification)!;
     const [ledgerTable] = resourcesOfType(json, 'AWS::DynamoDB::Table').find(([, t]) => !t.Properties.StreamSpecification)!;
+    const [[payloadBucket]] = resourcesOfType(json, 'AWS::S3::Bucket') as [[string, unknown]];
     for (const c of consumers) {
       const w = byConsumer.get(c.id)!;
       const dynamo = statementsOfRole(json, w.roleId).filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));

@@ -95,12 +95,12 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
       expect(s.json.Resources[output.Value.Ref].Properties.Description).toContain(`"${src.id}"`);
     }
     expect(Object.keys(env).sort()).toEqual(
-      ['EVENTS_TABLE', 'SOURCE_SECRETS', 'PAYLOAD_HASH_KEY_SECRET', 'STACK_NAME', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'NODE_OPTIONS'].sort(),
+      ['EVENTS_TABLE', 'PAYLOAD_BUCKET', 'SOURCE_SECRETS', 'PAYLOAD_HASH_KEY_SECRET', 'STACK_NAME', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'NODE_OPTIONS'].sort(),
     );
     expect(env.EVENTS_TABLE).toEqual({ Ref: eventsTable });
   });
 
-  it('lets the ingest role write only receipts, payloads, body claims and the conflict audit, read the secrets, and nothing more', () => {
+  it('lets the ingest role write only receipts, payloads (and large ones to the bucket), body claims and the conflict audit, read the secrets, and nothing more', () => {
     const statements = statementsOfRole(s.json, ingestRoleId);
     const dynamo = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')));
     expect(dynamo.flatMap(actionsOf).sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
@@ -115,8 +115,10 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
     expect(secretRead.flatMap(resourceTargets).sort()).toEqual(
       resourcesOfType(s.json, 'AWS::SecretsManager::Secret').map(([id]) => id).sort(),
     );
+    // Large bodies: PutObject on the payload bucket's payloads/* only (test/cdk/payload-bucket.test.ts).
+    expect(statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:'))).flatMap(actionsOf)).toEqual(['s3:PutObject']);
     const services = new Set(statements.flatMap(actionsOf).map((a) => a.split(':')[0]));
-    expect([...services].sort()).toEqual(['dynamodb', 'logs', 'secretsmanager']);
+    expect([...services].sort()).toEqual(['dynamodb', 'logs', 's3', 'secretsmanager']);
   });
 
   it('has no statement naming the Ledger table', () => {

@@ -207,7 +207,7 @@ describe('any interleaving of two bodies with one event id, storage failing betw
             await dynamo.doc.send(new GetCommand({ TableName: table, Key: { pk: payloadKey('platform', 'evt_01J8K7RACE', receipt.payloadHmac) }, ConsistentRead: true }))
           ).Item as PayloadItem | undefined;
           expect(stored, 'the receipt names a payload that was never stored').toBeDefined();
-          const bytes = stored!.encoding === 'gzip' ? gunzipSync(Buffer.from(stored!.body)) : Buffer.from(stored!.body);
+          const bytes = stored!.encoding === 'gzip' ? gunzipSync(Buffer.from(stored!.body!)) : Buffer.from(stored!.body!);
           expect(payloadHmac(TEST_HASH_KEY, bytes)).toBe(receipt.payloadHmac);
           // The tenant billed is the tenant of the bytes consumers will read.
           expect(receipt.tenantId).toBe((JSON.parse(bytes.toString('utf8')) as { tenant_id: string }).tenant_id);

@@ -17,6 +17,7 @@ beforeAll(() => {
   vi.stubEnv('EVENTS_TABLE', 'Hookledger-Events');
   vi.stubEnv('SOURCE_SECRETS', JSON.stringify({ platform: ARN }));
   vi.stubEnv('PAYLOAD_HASH_KEY_SECRET', 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:hookledger-payload-hash-key-MnOpQr');
+  vi.stubEnv('PAYLOAD_BUCKET', 'hookledger-payloadbucket-1a2b3c4d');
   vi.stubEnv('STACK_NAME', 'Hookledger');
   vi.stubEnv('AWS_REGION', 'eu-west-1');
   vi.stubGlobal('__HOOKLEDGER_CONFIG__', JSON.stringify(defaultConfig));

@@ -1,0 +1,54 @@
+/**
+ * Bodies and views that do not fit where they normally travel: the payload bucket's object keys (the
+ * prefixes IAM grants use come from here too), the sizes that decide, and the ceiling on accepted
+ * bodies. Builders for the object keys live next to the table keys' builders in spirit: one place,
+ * read by the adapters that write and read the objects and by the constructs that grant them.
+ *
+ * Bucket layout (one bucket, SSE, SSL only, lifecycle expiry = payload retention days):
+ *   payloads/<source>/<eventId>/<payloadHmac>   a stored body too large for its payload item (intake
+ *                                               writes, the fan-out reads)
+ *   views/<consumerId>/<eventId>/<viewSha256>   a consumer's narrowed view too large for a queue
+ *                                               message (the fan-out writes, only that consumer reads)
+ */
+
+/**
+ * A stored body (after gzip, when gzip is smaller) above this many bytes goes to the payload bucket
+ * and its payload item keeps a reference only. DynamoDB items stop at 400 KB, names and the other
+ * attributes included; 300 KB leaves room and keeps a payload item's write under 300 WRU.
+ */
+export const MAX_INLINE_PAYLOAD_BYTES = 300_000;
+
+/**
+ * The largest `maxBodyBytes` a source may set: 4 MiB. Intake runs behind API Gateway (HTTP API,
+ * payload format 2.0), which invokes Lambda synchronously, and a synchronous invocation's request
+ * stops at 6 MB (6,291,456 bytes), the event envelope included:
+ *
+ *   - envelope (request context, headers, path, query): HTTP API caps the request line and headers at
+ *     10,240 bytes; with the request context and JSON names, allow 16 KiB (16,384 bytes);
+ *   - a binary body (a content type API Gateway does not treat as text) is base64-encoded: 4/3 of its
+ *     size, so the most a binary body can be is (6,291,456 - 16,384) x 3/4 = 4,706,304 bytes;
+ *   - a text body is carried as a JSON string: every `"`, `\` and raw newline/tab costs one more byte.
+ *
+ * At 4,194,304 bytes a base64 body is 5,592,408 bytes (5,608,792 with the envelope, 682,664 to spare)
+ * and a text body fits as long as escaping adds at most 49.6% ((6,291,456 - 16,384 - 4,194,304) /
+ * 4,194,304), which ordinary JSON webhooks (5-20% quotes) never reach. A request over the platform's
+ * limit never reaches intake: API Gateway answers it (413/5xx) and the provider retries, in vain.
+ */
+export const MAX_BODY_BYTES_CEILING = 4 * 1024 * 1024;
+
+/** The default `maxBodyBytes`: 1 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export const OBJECT_PREFIX = { payload: 'payloads/', view: 'views/' } as const;
+
+/** Where a large body is stored: the keyed hash names the bytes, as in the payload item's key. */
+export const payloadObjectKey = (source: string, eventId: string, payloadHmac: string) =>
+  `${OBJECT_PREFIX.payload}${source}/${eventId}/${payloadHmac}`;
+
+/** Where a consumer's too-large narrowed view is stored; `viewSha256` names its content. */
+export const viewObjectKey = (consumerId: string, eventId: string, viewSha256: string) =>
+  `${OBJECT_PREFIX.view}${consumerId}/${eventId}/${viewSha256}`;
+
+/** The object-key patterns IAM grants use (`*` matches the rest of the key). */
+export const payloadObjectPattern = () => `${OBJECT_PREFIX.payload}*`;
+export const viewObjectPattern = (consumerId?: string) => (consumerId ? `${OBJECT_PREFIX.view}${consumerId}/*` : `${OBJECT_PREFIX.view}*`);
