@@ -107,9 +107,12 @@ describe('http and ordered consumers in the template', () => {
 
     const update = statements.find((s) => actionsOf(s).includes('lambda:UpdateEventSourceMapping'))!;
     expect(update.Condition).toEqual({ StringEquals: { 'lambda:FunctionArn': { 'Fn::GetAtt': [http.functionId, 'Arn'] } } });
-    // Nothing else: no other service, no write on any other queue.
+    // Nothing else: no other service, no write on any other queue; S3 only to read its own claim-checked views.
     const services = new Set(statements.flatMap(actionsOf).map((a) => a.split(':')[0]));
-    expect([...services].sort()).toEqual(['dynamodb', 'lambda', 'logs', 'secretsmanager', 'sqs']);
+    expect([...services].sort()).toEqual(['dynamodb', 'lambda', 'logs', 's3', 'secretsmanager', 'sqs']);
+    const s3 = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('s3:')));
+    expect(s3.flatMap(actionsOf)).toEqual(['s3:GetObject']);
+    expect(JSON.stringify(s3)).toContain('/views/crm-sync/*');
     const sends = statements.filter((s) => actionsOf(s).includes('sqs:SendMessage'));
     expect(sends.flatMap(resourceTargets)).toEqual([http.dlqId]);
   });

@@ -19,7 +19,7 @@ describe('a source that names a provider', () => {
       provider: 'stripe',
       scheme: { type: 'stripe' },
       toleranceSeconds: 300,
-      maxBodyBytes: 262_144,
+      maxBodyBytes: 1_048_576,
       attribution: {
         eventId: { body: 'id' },
         eventType: { body: 'type' },
