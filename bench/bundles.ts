@@ -66,7 +66,11 @@ function lambdaEnv(name: string, consumerId?: string): Record<string, string> {
     SOURCE_SECRETS: JSON.stringify({ platform: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:hookledger/platform' }),
     PAYLOAD_HASH_KEY_SECRET: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:hookledger/payload-hash-key',
     PAYLOAD_BUCKET: 'hookledger-payloads-123456789012',
-    QUEUE_URLS: JSON.stringify({ 'billing-meter': queue('billing-meter'), 'audit-writer': queue('audit-writer'), 'risk-evaluator': queue('risk-evaluator') }),
+    QUEUE_URLS: JSON.stringify({
+      'billing-meter': queue('billing-meter'),
+      'audit-writer': queue('audit-writer'),
+      'risk-evaluator': queue('risk-evaluator'),
+    }),
     STACK_NAME: 'hookledger',
     // The reconciler as deployed with repair on (the default): its Lambda and SQS clients load too.
     REPAIR_MAX_PER_RUN: '500',
@@ -85,13 +89,20 @@ const LOAD_SCRIPT =
 
 function loadTime(file: string, env: Record<string, string>, runs: number): number[] {
   return Array.from({ length: runs }, () => {
-    const out = spawnSync(process.execPath, ['--input-type=module', '-e', LOAD_SCRIPT, pathToFileURL(file).href], { env, encoding: 'utf8', timeout: 30_000 });
+    const out = spawnSync(process.execPath, ['--input-type=module', '-e', LOAD_SCRIPT, pathToFileURL(file).href], {
+      env,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     if (out.status !== 0) throw new Error(`loading ${file} failed: ${out.stderr.slice(-1500)}`);
     return Number(out.stdout.trim());
   });
 }
 
-export async function measureBundles(config: HookledgerConfig, runs: number): Promise<{ bundles: Record<string, BundleResult>; emptyBundle: BundleResult }> {
+export async function measureBundles(
+  config: HookledgerConfig,
+  runs: number,
+): Promise<{ bundles: Record<string, BundleResult>; emptyBundle: BundleResult }> {
   rmSync(BUNDLE_DIR, { recursive: true, force: true });
   const options = await cdkBundlingOptions();
   const targets: { name: string; entry: string; consumerId?: string }[] = [

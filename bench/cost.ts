@@ -60,7 +60,15 @@ export interface PerWebhook {
 }
 
 export type Breakdown = Record<
-  'apiGateway' | 'lambdaRequests' | 'lambdaCompute' | 'dynamodbWrites' | 'dynamodbReads' | 'dynamodbStreams' | 'sqs' | 'secretsManager' | 'cloudwatchLogs',
+  | 'apiGateway'
+  | 'lambdaRequests'
+  | 'lambdaCompute'
+  | 'dynamodbWrites'
+  | 'dynamodbReads'
+  | 'dynamodbStreams'
+  | 'sqs'
+  | 'secretsManager'
+  | 'cloudwatchLogs',
   number
 >;
 

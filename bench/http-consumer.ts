@@ -32,8 +32,22 @@ const shared = { subscribes: ['*'], fields: ['id', 'type', 'tenant_id', 'data.am
 const config = defineConfig({
   sources: baseConfig.sources,
   consumers: [
-    { id: 'as-lambda', entry: 'lambdas/consumers/audit-writer.ts', ...shared, subscribes: [...shared.subscribes], fields: [...shared.fields] },
-    { id: 'as-http', kind: 'http', url, http: { ratePerSecond: 10_000 }, ...shared, subscribes: [...shared.subscribes], fields: [...shared.fields] },
+    {
+      id: 'as-lambda',
+      entry: 'lambdas/consumers/audit-writer.ts',
+      ...shared,
+      subscribes: [...shared.subscribes],
+      fields: [...shared.fields],
+    },
+    {
+      id: 'as-http',
+      kind: 'http',
+      url,
+      http: { ratePerSecond: 10_000 },
+      ...shared,
+      subscribes: [...shared.subscribes],
+      fields: [...shared.fields],
+    },
   ],
 });
 const stack = await startLocalStack({

@@ -33,18 +33,28 @@ export interface LoadResult {
   readonly bodiesUsed: number;
 }
 
-export async function intakeLoad(stack: LocalStack, secret: string, runId: string, options: { requests: number; connections: number }): Promise<LoadResult> {
+export async function intakeLoad(
+  stack: LocalStack,
+  secret: string,
+  runId: string,
+  options: { requests: number; connections: number },
+): Promise<LoadResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-bench-'));
   const jobFile = path.join(dir, 'job.json');
   try {
     // Signed just before the load: Standard Webhooks rejects timestamps more than 300 s old.
     const requests = signedPayments(secret, runId, options.requests + 4 * options.connections);
-    writeFileSync(jobFile, JSON.stringify({ url: stack.webhookUrl(SOURCE), connections: options.connections, amount: options.requests, requests }));
+    writeFileSync(
+      jobFile,
+      JSON.stringify({ url: stack.webhookUrl(SOURCE), connections: options.connections, amount: options.requests, requests }),
+    );
     const out = await runChild(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'load.ts'), jobFile], 300_000);
     const result = JSON.parse(out.trim().split('\n').pop() ?? '{}') as LoadResult;
     const codes = Object.keys(result.statusCodes);
     if (result.errors > 0 || result.timeouts > 0 || codes.some((c) => c !== '202') || result.bodiesUsed > requests.length) {
-      throw new Error(`intake load was not clean (every request must be a distinct first delivery answered 202): ${JSON.stringify(result)}`);
+      throw new Error(
+        `intake load was not clean (every request must be a distinct first delivery answered 202): ${JSON.stringify(result)}`,
+      );
     }
     return result;
   } finally {
@@ -63,7 +73,11 @@ export interface FloorResult {
 /** The floor's writes only need a hash of the same size as intake's, not intake's key. */
 const HASH_KEY = randomBytes(32);
 
-export async function dynamoFloor(stack: LocalStack, runId: string, options: { webhooks: number; connections: number; consumers: string[] }): Promise<FloorResult> {
+export async function dynamoFloor(
+  stack: LocalStack,
+  runId: string,
+  options: { webhooks: number; connections: number; consumers: string[] },
+): Promise<FloorResult> {
   const ddb = localDocumentClient(stack.endpoints.dynamodb);
   const table = stack.resources.tables.events;
   const now = Date.now();
@@ -71,7 +85,13 @@ export async function dynamoFloor(stack: LocalStack, runId: string, options: { w
     const { eventId, body } = paymentEvent(i, runId);
     const parsed = JSON.parse(body) as { type: string; tenant_id: string; key_id: string };
     const hmac = payloadHmac(HASH_KEY, Buffer.from(body));
-    const payload: PayloadItem = { pk: payloadKey(SOURCE, eventId, hmac), kind: 'payload', encoding: 'gzip', body: gzipSync(body), expiresAt: Math.floor(now / 1000) + 30 * 86_400 };
+    const payload: PayloadItem = {
+      pk: payloadKey(SOURCE, eventId, hmac),
+      kind: 'payload',
+      encoding: 'gzip',
+      body: gzipSync(body),
+      expiresAt: Math.floor(now / 1000) + 30 * 86_400,
+    };
     const receipt: EventItem = {
       pk: eventKey(SOURCE, eventId),
       kind: 'event',
@@ -90,7 +110,14 @@ export async function dynamoFloor(stack: LocalStack, runId: string, options: { w
     return [payload, receipt] as const;
   });
   const put = (item: object) =>
-    ddb.send(new PutCommand({ TableName: table, Item: item as Record<string, unknown>, ConditionExpression: 'attribute_not_exists(pk)', ReturnConsumedCapacity: 'TOTAL' }));
+    ddb.send(
+      new PutCommand({
+        TableName: table,
+        Item: item as Record<string, unknown>,
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
   let next = 0;
   const t0 = performance.now();
   await Promise.all(

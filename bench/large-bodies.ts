@@ -42,7 +42,13 @@ function largeEvent(index: number, runId: string, bytes: number): { eventId: str
   return { eventId, body: JSON.stringify(event) };
 }
 
-export async function largeBodies(stack: LocalStack, m: Meters, secret: string, runId: string, options: { requests: number; consumers: number }): Promise<LargeBodyRow[]> {
+export async function largeBodies(
+  stack: LocalStack,
+  m: Meters,
+  secret: string,
+  runId: string,
+  options: { requests: number; consumers: number },
+): Promise<LargeBodyRow[]> {
   const rows: LargeBodyRow[] = [];
   for (const bytes of LARGE_BODY_SIZES) {
     await stack.drain();
@@ -65,10 +71,15 @@ export async function largeBodies(stack: LocalStack, m: Meters, secret: string, 
     const per = (n: number) => n / options.requests;
     const writeUnits = per(m.capacity.writeUnits);
     const readUnits = per(m.capacity.readUnits);
-    const receipt = await stack.handlers.ddb.send(new GetCommand({ TableName: stack.resources.tables.events, Key: { pk: `evt#${SOURCE}#${sample!.eventId}` } }));
+    const receipt = await stack.handlers.ddb.send(
+      new GetCommand({ TableName: stack.resources.tables.events, Key: { pk: `evt#${SOURCE}#${sample!.eventId}` } }),
+    );
     const item = (
       await stack.handlers.ddb.send(
-        new GetCommand({ TableName: stack.resources.tables.events, Key: { pk: payloadKey(SOURCE, sample!.eventId, receipt.Item?.payloadHmac as string) } }),
+        new GetCommand({
+          TableName: stack.resources.tables.events,
+          Key: { pk: payloadKey(SOURCE, sample!.eventId, receipt.Item?.payloadHmac as string) },
+        }),
       )
     ).Item as PayloadItem | undefined;
     rows.push({

@@ -26,7 +26,17 @@ import { fmt, printNotes, printTable } from './report';
 import { round } from './stats';
 import { defineConfig } from '../core/config/schema';
 import baseConfig from '../hookledger.config';
-import { BODY_PROTECTED_SOURCE, type BodyProtectionResult, bodyProtection, burst, itemSizes, lowTraffic, type Meters, SOURCE, type TrafficResult } from './units';
+import {
+  BODY_PROTECTED_SOURCE,
+  type BodyProtectionResult,
+  bodyProtection,
+  burst,
+  itemSizes,
+  lowTraffic,
+  type Meters,
+  SOURCE,
+  type TrafficResult,
+} from './units';
 
 // The SDK's notice that Node 20 support ends in 2027 (set it to 'false' to see it).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -47,7 +57,12 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const prices = loadPrices();
   const runId = Date.now().toString(36);
-  const meters: Meters = { capacity: new CapacityMeter(), sqs: new SqsMeter(), invocations: new InvocationMeter(), deliveries: new DeliveryTracker() };
+  const meters: Meters = {
+    capacity: new CapacityMeter(),
+    sqs: new SqsMeter(),
+    invocations: new InvocationMeter(),
+    deliveries: new DeliveryTracker(),
+  };
   meters.sqs.install();
 
   const secretsDir = mkdtempSync(path.join(os.tmpdir(), 'hookledger-bench-secrets-'));
@@ -83,21 +98,33 @@ async function main(): Promise<void> {
     // stream (see burst()).
     countInvocations(stack, meters.invocations);
     await stack.stopPipeline();
-    console.log(`1. a backlog of ${PLAN.highWebhooks} webhooks, ${PLAN.lowWebhooks} one at a time, a live burst of ${PLAN.highWebhooks}...`);
+    console.log(
+      `1. a backlog of ${PLAN.highWebhooks} webhooks, ${PLAN.lowWebhooks} one at a time, a live burst of ${PLAN.highWebhooks}...`,
+    );
     backlog = await burst(stack, meters, secret, `${runId}-backlog`, PLAN.highWebhooks, consumers.length, { backlog: true });
     low = await lowTraffic(stack, meters, secret, `${runId}-low`, PLAN.lowWebhooks, consumers.length);
     sizes = await itemSizes(stack, paymentEvent(0, `${runId}-low`).eventId, consumers);
     high = await burst(stack, meters, secret, `${runId}-burst`, PLAN.highWebhooks, consumers.length);
     byBody = await bodyProtection(stack, meters, `${runId}-body`, PLAN.lowWebhooks, consumers.length);
     console.log(`4. end to end: ${PLAN.e2eSamples} webhooks ${PLAN.e2eSpacingMs} ms apart...`);
-    e2e = await endToEnd(stack, meters.deliveries, secret, `${runId}-e2e`, { samples: PLAN.e2eSamples, spacingMs: PLAN.e2eSpacingMs, consumers: consumers.length });
+    e2e = await endToEnd(stack, meters.deliveries, secret, `${runId}-e2e`, {
+      samples: PLAN.e2eSamples,
+      spacingMs: PLAN.e2eSpacingMs,
+      consumers: consumers.length,
+    });
     console.log(`6. large bodies: ${PLAN.largeBodyRequests} webhooks each of ${LARGE_BODY_SIZES.join(', ')} bytes, one at a time...`);
     large = await largeBodies(stack, meters, secret, `${runId}-large`, { requests: PLAN.largeBodyRequests, consumers: consumers.length });
     if (meters.deliveries.failures > 0) throw new Error(`${meters.deliveries.failures} deliveries failed during the bench`);
     // The intake alone: pollers stopped, so fan-out and consumers take no CPU from the ingest path.
     await stack.stopPipeline();
-    console.log(`3. intake: ${PLAN.intakeRequests} signed webhooks, ${PLAN.intakeConnections} connections, autocannon in a second process...`);
-    intake = await intakeAgainstFloor(stack, secret, runId, { requests: PLAN.intakeRequests, connections: PLAN.intakeConnections, consumers });
+    console.log(
+      `3. intake: ${PLAN.intakeRequests} signed webhooks, ${PLAN.intakeConnections} connections, autocannon in a second process...`,
+    );
+    intake = await intakeAgainstFloor(stack, secret, runId, {
+      requests: PLAN.intakeRequests,
+      connections: PLAN.intakeConnections,
+      consumers,
+    });
   } finally {
     await stack.stop();
     rmSync(secretsDir, { recursive: true, force: true });
@@ -133,31 +160,35 @@ async function main(): Promise<void> {
   const row = (label: string, cell: (t: TrafficResult) => string) => [label, ...cols.map(cell)];
   const ops = [...new Set(cols.flatMap((t) => Object.keys(t.capacityByOperation)))];
   const commands = [...new Set(cols.flatMap((t) => Object.keys(t.sqsByCommand)))];
-  printTable('1. Per webhook (measured on the emulators)', ['', 'low traffic', 'high (burst)', 'backlog (max batching)'], [
-    row('webhooks', (t) => String(t.webhooks)),
-    row('DynamoDB write units (WRU)', (t) => fmt.n(t.writeUnits)),
-    row('DynamoDB read units (RRU)', (t) => fmt.n(t.readUnits)),
-    ...ops.map((op) =>
-      row(`  ${op}`, (t) => {
-        const u = t.capacityByOperation[op];
-        return `${fmt.n(u?.calls ?? 0)} calls, ${fmt.n((u?.writeUnits ?? 0) + (u?.readUnits ?? 0))} units`;
-      }),
-    ),
-    row('delivery messages sent', (t) => fmt.n(t.messagesSent)),
-    row('consumer records handled', (t) => fmt.n(t.consumerRecords)),
-    row('SQS requests', (t) => fmt.n(t.sqsRequests)),
-    ...commands.map((c) => row(`  ${c}`, (t) => fmt.n(t.sqsByCommand[c] ?? 0))),
-    row('  messages per SendMessageBatch', (t) => fmt.n(t.recordsPerBatch.sqsSendBatch, 1)),
-    row('  messages per non-empty receive', (t) => fmt.n(t.recordsPerBatch.sqsReceive, 1)),
-    row('  empty receives in the phase (not per webhook)', (t) => String(t.sqsEmptyReceives)),
-    row('Lambda invocations', (t) => fmt.n(t.invocations.total)),
-    row('  ingest', (t) => fmt.n(t.invocations.ingest)),
-    row('  fan-out', (t) => fmt.n(t.invocations.fanout)),
-    row('  consumers', (t) => fmt.n(t.invocations.consumers)),
-    row('  records per fan-out batch', (t) => fmt.n(t.recordsPerBatch.fanout, 1)),
-    row('  records per consumer batch', (t) => fmt.n(t.recordsPerBatch.consumer, 1)),
-    row('phase wall time', (t) => `${t.seconds.toFixed(1)} s`),
-  ]);
+  printTable(
+    '1. Per webhook (measured on the emulators)',
+    ['', 'low traffic', 'high (burst)', 'backlog (max batching)'],
+    [
+      row('webhooks', (t) => String(t.webhooks)),
+      row('DynamoDB write units (WRU)', (t) => fmt.n(t.writeUnits)),
+      row('DynamoDB read units (RRU)', (t) => fmt.n(t.readUnits)),
+      ...ops.map((op) =>
+        row(`  ${op}`, (t) => {
+          const u = t.capacityByOperation[op];
+          return `${fmt.n(u?.calls ?? 0)} calls, ${fmt.n((u?.writeUnits ?? 0) + (u?.readUnits ?? 0))} units`;
+        }),
+      ),
+      row('delivery messages sent', (t) => fmt.n(t.messagesSent)),
+      row('consumer records handled', (t) => fmt.n(t.consumerRecords)),
+      row('SQS requests', (t) => fmt.n(t.sqsRequests)),
+      ...commands.map((c) => row(`  ${c}`, (t) => fmt.n(t.sqsByCommand[c] ?? 0))),
+      row('  messages per SendMessageBatch', (t) => fmt.n(t.recordsPerBatch.sqsSendBatch, 1)),
+      row('  messages per non-empty receive', (t) => fmt.n(t.recordsPerBatch.sqsReceive, 1)),
+      row('  empty receives in the phase (not per webhook)', (t) => String(t.sqsEmptyReceives)),
+      row('Lambda invocations', (t) => fmt.n(t.invocations.total)),
+      row('  ingest', (t) => fmt.n(t.invocations.ingest)),
+      row('  fan-out', (t) => fmt.n(t.invocations.fanout)),
+      row('  consumers', (t) => fmt.n(t.invocations.consumers)),
+      row('  records per fan-out batch', (t) => fmt.n(t.recordsPerBatch.fanout, 1)),
+      row('  records per consumer batch', (t) => fmt.n(t.recordsPerBatch.consumer, 1)),
+      row('phase wall time', (t) => `${t.seconds.toFixed(1)} s`),
+    ],
+  );
   const n = consumers.length;
   const exact = cols.every((t) => t.messagesSent === n && t.capacityByOperation.claim?.calls === n && t.consumerRecords === n);
   printNotes([
@@ -174,12 +205,16 @@ async function main(): Promise<void> {
 
   const intakeUnits = (t: TrafficResult) =>
     ['putBodyClaim', 'putPayload', 'putEvent'].reduce((sum, op) => sum + (t.capacityByOperation[op]?.writeUnits ?? 0), 0);
-  printTable('1b. Replay protection by body (a GitHub-style source: body-only signature, ids from unsigned headers)', ['', `default source (${SOURCE})`, `replayProtection: 'body'`], [
-    ['webhooks, one at a time', String(low.webhooks), String(byBody.traffic.webhooks)],
-    ['DynamoDB write units per webhook', fmt.n(low.writeUnits), fmt.n(byBody.traffic.writeUnits)],
-    ['  of which intake', fmt.n(intakeUnits(low)), fmt.n(intakeUnits(byBody.traffic))],
-    ['DynamoDB read units per webhook', fmt.n(low.readUnits), fmt.n(byBody.traffic.readUnits)],
-  ]);
+  printTable(
+    '1b. Replay protection by body (a GitHub-style source: body-only signature, ids from unsigned headers)',
+    ['', `default source (${SOURCE})`, `replayProtection: 'body'`],
+    [
+      ['webhooks, one at a time', String(low.webhooks), String(byBody.traffic.webhooks)],
+      ['DynamoDB write units per webhook', fmt.n(low.writeUnits), fmt.n(byBody.traffic.writeUnits)],
+      ['  of which intake', fmt.n(intakeUnits(low)), fmt.n(intakeUnits(byBody.traffic))],
+      ['DynamoDB read units per webhook', fmt.n(low.readUnits), fmt.n(byBody.traffic.readUnits)],
+    ],
+  );
   printNotes([
     `replay of each captured request under a new delivery id: ${byBody.replay.requests} sent, ${byBody.replay.duplicates} answered 200 duplicate naming the first event id, ${byBody.replay.accepted} accepted; ${fmt.n(byBody.replay.writeUnits)} WRU per replayed request (three failed conditions, billed by AWS), no delivery, no usage`,
     'the body claim (bdy#<source>#<keyed hash>) is one more small conditional PutItem per webhook; the default source does not write it',
@@ -187,12 +222,17 @@ async function main(): Promise<void> {
 
   const services = Object.keys(cost.low.breakdown) as (keyof typeof cost.low.breakdown)[];
   const costCols = Object.values(cost);
-  const dynamoShare = (c: (typeof costCols)[number]) => `${((100 * (c.breakdown.dynamodbWrites + c.breakdown.dynamodbReads)) / c.total).toFixed(0)}%`;
-  printTable(`2. USD per million webhooks (us-east-1 list prices of ${prices.date}, bench/prices.json)`, ['', 'low traffic', 'high (burst)', 'backlog (max batching)'], [
-    ...services.map((s) => [s, ...costCols.map((c) => fmt.usd(c.breakdown[s]))]),
-    ['total', ...costCols.map((c) => fmt.usd(c.total))],
-    ['  DynamoDB share', ...costCols.map(dynamoShare)],
-  ]);
+  const dynamoShare = (c: (typeof costCols)[number]) =>
+    `${((100 * (c.breakdown.dynamodbWrites + c.breakdown.dynamodbReads)) / c.total).toFixed(0)}%`;
+  printTable(
+    `2. USD per million webhooks (us-east-1 list prices of ${prices.date}, bench/prices.json)`,
+    ['', 'low traffic', 'high (burst)', 'backlog (max batching)'],
+    [
+      ...services.map((s) => [s, ...costCols.map((c) => fmt.usd(c.breakdown[s]))]),
+      ['total', ...costCols.map((c) => fmt.usd(c.total))],
+      ['  DynamoDB share', ...costCols.map(dynamoShare)],
+    ],
+  );
   const f = prices.assumptions.functions;
   printNotes([
     `compare (AWS-FACTS.md worked example): the 26-WRU transactional design ~$${prices.compareWith.transactionalDesignUsdPerMillion}/M at low traffic, ~$19 batched -> this design ${fmt.usd(cost.low.total)} (${pct(cost.low.total, prices.compareWith.transactionalDesignUsdPerMillion)}) and ${fmt.usd(cost.high.total)} (${pct(cost.high.total, 19)}); the single-item floor ~$${prices.compareWith.floorUsdPerMillion}/M is ${(cost.low.total / prices.compareWith.floorUsdPerMillion).toFixed(1)}x below the low-traffic total`,
@@ -200,19 +240,31 @@ async function main(): Promise<void> {
     'not per webhook, so not included: free tiers, table storage, Secrets Manager ($0.40/secret-month; the secret is cached per execution environment), idle poller receives, the scheduled reconcile (its Scans cost by table size, per run)',
   ]);
 
-  printTable(`3. Intake (ingest path only: pollers stopped), concurrency ${PLAN.intakeConnections}`, ['', 'p50', 'p99', 'webhooks/s', 'webhooks'], [
-    ['HTTP gateway -> ingest -> DynamoDB Local', fmt.ms(load.p50Ms), fmt.ms(load.p99Ms), fmt.n(load.rps, 0), String(load.requests)],
-    ['floor: 2 conditional PutItems per webhook (SDK)', '', '', fmt.n(floorRps, 0), String(floorRuns.reduce((s, r) => s + r.webhooks, 0))],
-  ]);
+  printTable(
+    `3. Intake (ingest path only: pollers stopped), concurrency ${PLAN.intakeConnections}`,
+    ['', 'p50', 'p99', 'webhooks/s', 'webhooks'],
+    [
+      ['HTTP gateway -> ingest -> DynamoDB Local', fmt.ms(load.p50Ms), fmt.ms(load.p99Ms), fmt.n(load.rps, 0), String(load.requests)],
+      [
+        'floor: 2 conditional PutItems per webhook (SDK)',
+        '',
+        '',
+        fmt.n(floorRps, 0),
+        String(floorRuns.reduce((s, r) => s + r.webhooks, 0)),
+      ],
+    ],
+  );
   printNotes([
     `ratio floor/intake = ${ratio.toFixed(2)} (target: within 2x): ${ratio <= 2 ? 'met' : 'NOT met'}`,
     `floor runs before and after the intake: ${floorRuns.map((r) => fmt.n(r.rps, 0)).join(' and ')} webhooks/s (DynamoDB Local drifts on 2 cores; pooled)`,
     `autocannon in a second process, ${load.requests} distinct webhooks signed just before the run, all answered 202; the intake also verifies the signature, parses JSON, gzips and hashes`,
   ]);
 
-  printTable('4. End to end: POST -> last consumer acknowledgement', ['', 'p50', 'p99', 'max', 'samples'], [
-    [`${e2e.samples} webhooks, ${e2e.spacingMs} ms apart`, fmt.ms(e2e.p50Ms), fmt.ms(e2e.p99Ms), fmt.ms(e2e.maxMs), String(e2e.samples)],
-  ]);
+  printTable(
+    '4. End to end: POST -> last consumer acknowledgement',
+    ['', 'p50', 'p99', 'max', 'samples'],
+    [[`${e2e.samples} webhooks, ${e2e.spacingMs} ms apart`, fmt.ms(e2e.p50Ms), fmt.ms(e2e.p99Ms), fmt.ms(e2e.maxMs), String(e2e.samples)]],
+  );
   printNotes([
     'the local stream poller reads every 50 ms and the SQS pollers wake on send; on AWS expect more (published: stream -> Lambda p50 213 ms, p99 552 ms; SQS -> Lambda p50 16 ms)',
     `with ${e2e.samples} samples, p99 is the largest sample`,
@@ -221,7 +273,12 @@ async function main(): Promise<void> {
   printTable(
     `5. Bundles (esbuild as the CDK stack: ESM, minified, node22, AWS SDK inside; load = median of ${PLAN.bundleLoads} fresh node processes)`,
     ['function', 'bundle', 'source map', 'load'],
-    [...Object.entries(bundles), ['(empty handler)', emptyBundle] as const].map(([name, b]) => [name, fmt.kb(b.bytes), fmt.kb(b.mapBytes), fmt.ms(b.loadMs)]),
+    [...Object.entries(bundles), ['(empty handler)', emptyBundle] as const].map(([name, b]) => [
+      name,
+      fmt.kb(b.bytes),
+      fmt.kb(b.mapBytes),
+      fmt.ms(b.loadMs),
+    ]),
   );
   printNotes([
     'loaded with NODE_OPTIONS=--enable-source-maps (as the CDK stack sets) and dummy env values; consumers build their clients on the first invocation, not at import (lambdas/runtime/lambda.ts)',
@@ -229,14 +286,18 @@ async function main(): Promise<void> {
   ]);
   console.log(`\ntotal run time ${runSeconds.toFixed(0)} s`);
 
-  printTable(`6. Large bodies (one at a time, pipeline running; ${PLAN.largeBodyRequests} webhooks per size)`, ['bytes', 'p50', 'p99', 'WRU/webhook', 'RRU/webhook', 'payload in'], large.map((r) => [
-    fmt.n(r.bytes, 0),
-    `${r.p50Ms} ms`,
-    `${r.p99Ms} ms`,
-    fmt.n(r.writeUnitsPerWebhook),
-    fmt.n(r.readUnitsPerWebhook),
-    r.stored,
-  ]));
+  printTable(
+    `6. Large bodies (one at a time, pipeline running; ${PLAN.largeBodyRequests} webhooks per size)`,
+    ['bytes', 'p50', 'p99', 'WRU/webhook', 'RRU/webhook', 'payload in'],
+    large.map((r) => [
+      fmt.n(r.bytes, 0),
+      `${r.p50Ms} ms`,
+      `${r.p99Ms} ms`,
+      fmt.n(r.writeUnitsPerWebhook),
+      fmt.n(r.readUnitsPerWebhook),
+      r.stored,
+    ]),
+  );
   printNotes([
     `with ${PLAN.largeBodyRequests} samples per size, p99 is the slowest sample; latency is the gateway round trip (verify, gzip, S3 put for bucket-held bodies, two conditional writes)`,
     'units: every DynamoDB write and read per webhook (intake, fan-out payload read, claims and acknowledgements); a body in the bucket leaves a small payload item, so its units fall back near the 1 KB figures; S3 requests are not DynamoDB units',
@@ -278,12 +339,27 @@ async function main(): Promise<void> {
       seconds: round(load.seconds),
       floorRuns: floorRuns.map((r) => ({ webhooks: r.webhooks, rps: round(r.rps), seconds: round(r.seconds) })),
     },
-    largeBodies: large.map(({ bytes, p50Ms, p99Ms, writeUnitsPerWebhook, readUnitsPerWebhook, stored }) => ({ bytes, p50Ms, p99Ms, writeUnitsPerWebhook, readUnitsPerWebhook, stored })),
+    largeBodies: large.map(({ bytes, p50Ms, p99Ms, writeUnitsPerWebhook, readUnitsPerWebhook, stored }) => ({
+      bytes,
+      p50Ms,
+      p99Ms,
+      writeUnitsPerWebhook,
+      readUnitsPerWebhook,
+      stored,
+    })),
     endToEnd: { p50Ms: round(e2e.p50Ms), p99Ms: round(e2e.p99Ms), maxMs: round(e2e.maxMs), samples: e2e.samples, spacingMs: e2e.spacingMs },
     bundles: Object.fromEntries(
-      Object.entries(bundles).map(([name, b]) => [name, { entry: b.entry, bytes: b.bytes, mapBytes: b.mapBytes, loadMs: round(b.loadMs), loadRunsMs: b.loadRuns.map(round) }]),
+      Object.entries(bundles).map(([name, b]) => [
+        name,
+        { entry: b.entry, bytes: b.bytes, mapBytes: b.mapBytes, loadMs: round(b.loadMs), loadRunsMs: b.loadRuns.map(round) },
+      ]),
     ),
-    emptyBundle: { bytes: emptyBundle.bytes, mapBytes: emptyBundle.mapBytes, loadMs: round(emptyBundle.loadMs), loadRunsMs: emptyBundle.loadRuns.map(round) },
+    emptyBundle: {
+      bytes: emptyBundle.bytes,
+      mapBytes: emptyBundle.mapBytes,
+      loadMs: round(emptyBundle.loadMs),
+      loadRunsMs: emptyBundle.loadRuns.map(round),
+    },
     details: { ...phases, itemSizes: sizes },
   };
   writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

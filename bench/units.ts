@@ -36,7 +36,12 @@ export interface TrafficResult {
   /** Not per webhook: the pollers' empty long polls during the phase (a fixed cost, see the notes). */
   readonly sqsEmptyReceives: number;
   readonly invocations: { readonly ingest: number; readonly fanout: number; readonly consumers: number; readonly total: number };
-  readonly recordsPerBatch: { readonly fanout: number; readonly consumer: number; readonly sqsReceive: number; readonly sqsSendBatch: number };
+  readonly recordsPerBatch: {
+    readonly fanout: number;
+    readonly consumer: number;
+    readonly sqsReceive: number;
+    readonly sqsSendBatch: number;
+  };
 }
 
 export const SOURCE = 'platform';
@@ -65,13 +70,28 @@ export interface BodyProtectionResult {
  * The same 1 KB payment events, one at a time, through a source with replay protection by body,
  * then each re-sent as an attacker would: the captured bytes and signature under a fresh delivery id.
  */
-export async function bodyProtection(stack: LocalStack, m: Meters, runId: string, count: number, consumers: number): Promise<BodyProtectionResult> {
+export async function bodyProtection(
+  stack: LocalStack,
+  m: Meters,
+  runId: string,
+  count: number,
+  consumers: number,
+): Promise<BodyProtectionResult> {
   const secret = (await stack.secrets.get(BODY_PROTECTED_SOURCE.id)).current;
   const requests = Array.from({ length: count }, (_, i) => {
     const { eventId, body } = paymentEvent(i, runId);
     const bytes = Buffer.from(body);
     const signature = signatureHeaders(BODY_PROTECTED_SOURCE.scheme, { body: bytes, secret, now: Date.now(), messageId: eventId });
-    return { eventId, body, headers: (delivery: string) => ({ 'content-type': 'application/json', 'x-github-delivery': delivery, 'x-github-event': 'payment.succeeded', ...signature }) };
+    return {
+      eventId,
+      body,
+      headers: (delivery: string) => ({
+        'content-type': 'application/json',
+        'x-github-delivery': delivery,
+        'x-github-event': 'payment.succeeded',
+        ...signature,
+      }),
+    };
   });
   const postTo = async (headers: Record<string, string>, body: string) => {
     const res = await fetch(stack.webhookUrl(BODY_PROTECTED_SOURCE.id), { method: 'POST', headers, body });
@@ -126,7 +146,10 @@ function snapshot(m: Meters, webhooks: number, seconds: number): TrafficResult {
     writeUnits: per(m.capacity.writeUnits),
     readUnits: per(m.capacity.readUnits),
     capacityByOperation: Object.fromEntries(
-      [...m.capacity.byOperation].map(([op, v]) => [op, { calls: per(v.calls), writeUnits: per(v.writeUnits), readUnits: per(v.readUnits) }]),
+      [...m.capacity.byOperation].map(([op, v]) => [
+        op,
+        { calls: per(v.calls), writeUnits: per(v.writeUnits), readUnits: per(v.readUnits) },
+      ]),
     ),
     sqsRequests: per(m.sqs.billedRequests()),
     messagesSent: per(m.sqs.messagesSent),
@@ -148,7 +171,14 @@ function snapshot(m: Meters, webhooks: number, seconds: number): TrafficResult {
   };
 }
 
-export async function lowTraffic(stack: LocalStack, m: Meters, secret: string, runId: string, count: number, consumers: number): Promise<TrafficResult> {
+export async function lowTraffic(
+  stack: LocalStack,
+  m: Meters,
+  secret: string,
+  runId: string,
+  count: number,
+  consumers: number,
+): Promise<TrafficResult> {
   await stack.drain();
   resetAll(m);
   const t0 = performance.now();

@@ -1,4 +1,3 @@
-
 import { Command, CommanderError } from 'commander';
 import type { HookledgerConfig } from '../core/config/schema';
 import defaultConfig from '../hookledger.config';
@@ -9,7 +8,6 @@ import { PROJECT_ROOT } from '../core/paths';
 
 export type { CliIo } from './commands/context';
 export { EXIT } from './errors';
-
 
 /** Runs one command line; resolves to the process exit code. */
 export async function main(

@@ -85,9 +85,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     );
   }
   if (!isProcessAlive(state.pid)) {
-    throw new TargetError(
-      `the local stack recorded in ${file} (pid ${state.pid}) is not running any more. Start it with \`npm start\`.`,
-    );
+    throw new TargetError(`the local stack recorded in ${file} (pid ${state.pid}) is not running any more. Start it with \`npm start\`.`);
   }
   const ddb = createDocumentClient(localDynamoClient(state.dynamo.endpoint));
   const sqs = localSqsClient(state.sqs.endpoint);
@@ -110,7 +108,11 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     fanoutFailureQueueUrl: state.fanoutFailureQueue.url,
     webhookUrl: (sourceId) => webhookUrlFor(state, sourceId),
     signingSecret: async (sourceId) => (await secrets.get(sourceId)).current,
-    rotator: { kind: 'local', rotate: (sourceId, overlapMs) => secrets.rotate(sourceId, overlapMs), retire: (sourceId) => secrets.retire(sourceId) },
+    rotator: {
+      kind: 'local',
+      rotate: (sourceId, overlapMs) => secrets.rotate(sourceId, overlapMs),
+      retire: (sourceId) => secrets.retire(sourceId),
+    },
     consumerSecrets: {
       get: (consumerId) => consumerFile.get(consumerId),
       rotator: { kind: 'local', rotate: (id, overlapMs) => consumerFile.rotate(id, overlapMs), retire: (id) => consumerFile.retire(id) },
@@ -198,7 +200,10 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
     consumerSecrets: {
       get: async (consumerId) => {
         const secretId = consumerSecretIds[consumerId];
-        if (!secretId) throw new TargetError(`stack ${stackName} has no ${consumerSecretArnOutput(consumerId)} output: is "${consumerId}" an http consumer?`);
+        if (!secretId)
+          throw new TargetError(
+            `stack ${stackName} has no ${consumerSecretArnOutput(consumerId)} output: is "${consumerId}" an http consumer?`,
+          );
         const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }));
         if (!out.SecretString) throw new TargetError(`the signing secret of consumer "${consumerId}" has no value yet`);
         return { current: out.SecretString };
@@ -207,7 +212,8 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
     },
     payloadHashKey: async () => {
       const secretId = outputs.get(OUTPUT.payloadHashKeySecretArn);
-      if (!secretId) throw new TargetError(`stack ${stackName} has no output ${OUTPUT.payloadHashKeySecretArn}; redeploy it from this repository`);
+      if (!secretId)
+        throw new TargetError(`stack ${stackName} has no output ${OUTPUT.payloadHashKeySecretArn}; redeploy it from this repository`);
       const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
       if (!out.SecretString) throw new TargetError('the payload-hash key secret has no value');
       return Buffer.from(out.SecretString, 'utf8');

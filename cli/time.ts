@@ -17,9 +17,7 @@ export function parseTime(value: string, now: number, name = 'time'): number {
     const ms = Date.parse(zoned);
     if (!Number.isNaN(ms)) return ms;
   }
-  throw new UsageError(
-    `${name} "${value}" is not a time; use ISO-8601 (2026-11-29T12:00:00Z) or relative to now (-30m, -1h, -7d, now)`,
-  );
+  throw new UsageError(`${name} "${value}" is not a time; use ISO-8601 (2026-11-29T12:00:00Z) or relative to now (-30m, -1h, -7d, now)`);
 }
 
 /** `15m`, `90s`, `1h`, `0`: a length of time in ms. */

@@ -46,9 +46,7 @@ export function assertDistinctOutputSuffixes(ids: readonly string[], what: strin
     const suffix = pascalCase(id);
     const clash = seen.get(suffix);
     if (clash !== undefined && clash !== id) {
-      throw new OutputIdClashError(
-        `${what} ids "${clash}" and "${id}" both become the output suffix "${suffix}"; rename one of them`,
-      );
+      throw new OutputIdClashError(`${what} ids "${clash}" and "${id}" both become the output suffix "${suffix}"; rename one of them`);
     }
     seen.set(suffix, id);
   }

@@ -1,7 +1,15 @@
 import { type App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from '../core/config/schema';
-import { assertDistinctOutputSuffixes, consumerSecretArnOutput, DEFAULT_STACK_NAME, dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
+import {
+  assertDistinctOutputSuffixes,
+  consumerSecretArnOutput,
+  DEFAULT_STACK_NAME,
+  dlqUrlOutput,
+  OUTPUT,
+  queueUrlOutput,
+  secretArnOutput,
+} from '../core/outputs';
 import { type ConsumerVpcPlacement, ConsumerWorker } from './constructs/consumer-worker';
 import { BUNDLED_CONFIG_CONTEXT } from './constructs/hookledger-function';
 import { EventStore } from './constructs/event-store';
@@ -45,8 +53,14 @@ export class HookledgerStack extends Stack {
     this.config = config;
     // Every function bundle inlines the validated configuration (see HookledgerFunction).
     this.node.setContext(BUNDLED_CONFIG_CONTEXT, JSON.stringify(config));
-    assertDistinctOutputSuffixes(config.consumers.map((c) => c.id), 'consumer');
-    assertDistinctOutputSuffixes(config.sources.map((s) => s.id), 'source');
+    assertDistinctOutputSuffixes(
+      config.consumers.map((c) => c.id),
+      'consumer',
+    );
+    assertDistinctOutputSuffixes(
+      config.sources.map((s) => s.id),
+      'source',
+    );
 
     this.eventStore = new EventStore(this, 'EventStore');
     const { events, ledger } = this.eventStore;
@@ -117,7 +131,10 @@ export class HookledgerStack extends Stack {
     new CfnOutput(this, OUTPUT.ledgerTable, { value: ledger.tableName });
     for (const w of this.consumers) {
       new CfnOutput(this, queueUrlOutput(w.consumerId), { value: w.queue.queueUrl, description: `Queue of consumer ${w.consumerId}` });
-      new CfnOutput(this, dlqUrlOutput(w.consumerId), { value: w.deadLetterQueue.queueUrl, description: `DLQ of consumer ${w.consumerId}` });
+      new CfnOutput(this, dlqUrlOutput(w.consumerId), {
+        value: w.deadLetterQueue.queueUrl,
+        description: `DLQ of consumer ${w.consumerId}`,
+      });
     }
     for (const w of this.consumers) {
       if (!w.signingSecret) continue;

@@ -23,7 +23,8 @@ export async function startAdminServer(control: AdminControl): Promise<{ server:
     const match = /^\/consumers\/([a-z0-9-]+)\/(pause|resume)$/.exec(req.url ?? '');
     if (req.method === 'GET' && req.url === '/consumers') return send(200, { consumers: control.consumers, paused: control.paused() });
     if (req.method === 'GET' && req.url === '/intake') return send(200, { outcomes: control.intakeOutcomes() });
-    if (req.method !== 'POST' || !match) return send(404, { error: 'not_found', message: 'use GET /consumers, GET /intake or POST /consumers/<id>/pause|resume' });
+    if (req.method !== 'POST' || !match)
+      return send(404, { error: 'not_found', message: 'use GET /consumers, GET /intake or POST /consumers/<id>/pause|resume' });
     const [, id, action] = match as unknown as [string, string, 'pause' | 'resume'];
     if (!control.consumers.includes(id)) return send(404, { error: 'unknown_consumer', message: `no consumer "${id}"` });
     const done = () => send(200, { consumer: id, paused: control.paused().includes(id) });

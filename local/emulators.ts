@@ -31,9 +31,7 @@ export function assertJava(command = 'java'): void {
   const result = spawnSync(command, ['-version'], { encoding: 'utf8', timeout: 15_000 });
   if (result.error || result.status !== 0) {
     const why = result.error ? result.error.message : `exit code ${String(result.status)}: ${result.stderr.trim()}`;
-    throw new EmulatorError(
-      `DynamoDB Local needs Java, and \`java -version\` failed (${why}). Install it with: ${JAVA_INSTALL_COMMAND}`,
-    );
+    throw new EmulatorError(`DynamoDB Local needs Java, and \`java -version\` failed (${why}). Install it with: ${JAVA_INSTALL_COMMAND}`);
   }
   if (command === 'java') javaChecked = true;
 }

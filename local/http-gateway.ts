@@ -141,7 +141,12 @@ function toEvent(req: IncomingMessage, url: URL, source: string, body: Buffer): 
     const name = (req.rawHeaders[i] as string).toLowerCase();
     const value = req.rawHeaders[i + 1] as string;
     if (name === 'cookie') {
-      cookies.push(...value.split(';').map((c) => c.trim()).filter((c) => c !== ''));
+      cookies.push(
+        ...value
+          .split(';')
+          .map((c) => c.trim())
+          .filter((c) => c !== ''),
+      );
       continue;
     }
     headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;

@@ -79,7 +79,9 @@ export async function provisionLocalStack(options: ProvisionOptions): Promise<Pr
     const suffix = fifo ? FIFO_SUFFIX : '';
     const name = `${prefix}${consumer.id}${suffix}`;
     const dlqName = `${prefix}${consumer.id}-dlq${suffix}`;
-    const fifoAttributes: Partial<Record<QueueAttributeName, string>> = fifo ? { FifoQueue: 'true', ContentBasedDeduplication: 'false' } : {};
+    const fifoAttributes: Partial<Record<QueueAttributeName, string>> = fifo
+      ? { FifoQueue: 'true', ContentBasedDeduplication: 'false' }
+      : {};
     const arn = sibling(failureArn, name);
     // Only this consumer's queue may use the DLQ. fauxqs takes RedriveAllowPolicy only at
     // CreateQueue, so it is sent when the DLQ is created and never re-applied.
@@ -90,11 +92,16 @@ export async function provisionLocalStack(options: ProvisionOptions): Promise<Pr
       { ...fifoAttributes, RedriveAllowPolicy: JSON.stringify({ redrivePermission: 'byQueue', sourceQueueArns: [arn] }) },
     );
     const dlqArn = await queueArn(sqs, dlqUrl);
-    const url = await ensureQueue(sqs, name, {
-      VisibilityTimeout: String(consumer.visibilityTimeoutSeconds),
-      MessageRetentionPeriod: CONSUMER_RETENTION,
-      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: consumer.maxReceiveCount }),
-    }, fifoAttributes);
+    const url = await ensureQueue(
+      sqs,
+      name,
+      {
+        VisibilityTimeout: String(consumer.visibilityTimeoutSeconds),
+        MessageRetentionPeriod: CONSUMER_RETENTION,
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: consumer.maxReceiveCount }),
+      },
+      fifoAttributes,
+    );
     queues[consumer.id] = { url, arn: await queueArn(sqs, url), dlqUrl, dlqArn };
   }
 
@@ -121,7 +128,9 @@ async function ensureTable(dynamo: DynamoDBClient, name: string, stream: StreamS
     const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: name }));
     const key = Table?.KeySchema?.map((k) => `${k.AttributeName ?? ''}:${k.KeyType ?? ''}`).join(',');
     if (key !== `${TABLE_KEY}:HASH`) {
-      throw new Error(`table ${name} exists with key schema ${key ?? 'unknown'}, expected ${TABLE_KEY}:HASH; delete it or use another name`);
+      throw new Error(
+        `table ${name} exists with key schema ${key ?? 'unknown'}, expected ${TABLE_KEY}:HASH; delete it or use another name`,
+      );
     }
     const current = Table?.StreamSpecification;
     if (stream && (!current?.StreamEnabled || current.StreamViewType !== stream.StreamViewType)) {
@@ -138,9 +147,7 @@ async function ensureTtl(dynamo: DynamoDBClient, name: string, attribute: string
   const { TimeToLiveDescription } = await dynamo.send(new DescribeTimeToLiveCommand({ TableName: name }));
   const status = TimeToLiveDescription?.TimeToLiveStatus;
   if ((status === 'ENABLED' || status === 'ENABLING') && TimeToLiveDescription?.AttributeName === attribute) return;
-  await dynamo.send(
-    new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { Enabled: true, AttributeName: attribute } }),
-  );
+  await dynamo.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { Enabled: true, AttributeName: attribute } }));
 }
 
 /**

@@ -124,7 +124,12 @@ export class FileSecrets implements SecretsPort {
       const file = await this.fill();
       const old = this.pick(file, sourceId, section);
       const rotatedAt = this.clock();
-      const entry: SourceSecretsEntry = { current: newWebhookSecret(), previous: old.current, rotatedAt, previousUntil: rotatedAt + overlapMs };
+      const entry: SourceSecretsEntry = {
+        current: newWebhookSecret(),
+        previous: old.current,
+        rotatedAt,
+        previousUntil: rotatedAt + overlapMs,
+      };
       await this.update(file, sourceId, entry, section);
       return this.pick(this.cache as SecretsFile, sourceId, section);
     });
@@ -155,7 +160,8 @@ export class FileSecrets implements SecretsPort {
 
   private entry(file: SecretsFile, sourceId: string, section: Section = 'sources'): SourceSecretsEntry {
     const entry = file[section]?.[sourceId];
-    if (!entry) throw new UnknownSecretError(`no signing secret for ${section === 'sources' ? 'source' : 'consumer'} "${sourceId}" in ${this.path}`);
+    if (!entry)
+      throw new UnknownSecretError(`no signing secret for ${section === 'sources' ? 'source' : 'consumer'} "${sourceId}" in ${this.path}`);
     return entry;
   }
 
@@ -169,7 +175,11 @@ export class FileSecrets implements SecretsPort {
   /** Reads the file, creating it or adding missing sources; tightens a too-open mode. */
   private async load(): Promise<SecretsFile> {
     const existing = await this.read();
-    if (existing?.payloadHashKey && this.sourceIds.every((id) => existing.sources[id]) && this.consumerIds.every((id) => existing.consumers?.[id])) {
+    if (
+      existing?.payloadHashKey &&
+      this.sourceIds.every((id) => existing.sources[id]) &&
+      this.consumerIds.every((id) => existing.consumers?.[id])
+    ) {
       await this.tighten();
       return existing;
     }
@@ -228,7 +238,10 @@ export class FileSecrets implements SecretsPort {
 }
 
 function validate(parsed: unknown, path: string): SecretsFile {
-  const bad = (what: string) => new SecretsFileError(`${path}: ${what}; expected { "sources": { "<id>": { "current": "...", "previous"?: "...", "previousUntil"?: <epoch ms>, "rotatedAt"?: <epoch ms> } } }`);
+  const bad = (what: string) =>
+    new SecretsFileError(
+      `${path}: ${what}; expected { "sources": { "<id>": { "current": "...", "previous"?: "...", "previousUntil"?: <epoch ms>, "rotatedAt"?: <epoch ms> } } }`,
+    );
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw bad('not an object');
   const sources = (parsed as { sources?: unknown }).sources;
   if (!sources || typeof sources !== 'object' || Array.isArray(sources)) throw bad('"sources" is missing or not an object');

@@ -181,7 +181,13 @@ export function createSqsPoller(options: SqsPollerOptions): SqsPoller {
       SenderId: system.SenderId ?? 'AIDALOCAL',
       ApproximateFirstReceiveTimestamp: system.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
     };
-    for (const name of ['AWSTraceHeader', 'SequenceNumber', 'MessageGroupId', 'MessageDeduplicationId', 'DeadLetterQueueSourceArn'] as const) {
+    for (const name of [
+      'AWSTraceHeader',
+      'SequenceNumber',
+      'MessageGroupId',
+      'MessageDeduplicationId',
+      'DeadLetterQueueSourceArn',
+    ] as const) {
       const value = system[name];
       if (value !== undefined) attributes[name] = value;
     }

@@ -31,7 +31,6 @@ import { buildHandlers, type LocalHandlers, localDocumentClient } from './wiring
 import { type RepairResult, repair } from '../lambdas/reconcile/repair';
 import { PROJECT_ROOT } from '../core/paths';
 
-
 export interface LocalStackOptions {
   readonly config?: HookledgerConfig;
   /** Folder for DynamoDB Local's files; null keeps everything in memory (tests). Default `.hookledger/data`. */
@@ -357,7 +356,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           if (Date.now() > deadline) throw new Error(`local stack did not drain within ${timeoutMs} ms`);
           await fanoutPoller.drained({ timeoutMs: Math.max(1000, deadline - Date.now()) });
           const active = config.consumers.map((c) => c.id).filter((id) => !pausedSet.has(id));
-          const backlog = await pendingMessages(sqs, active.map((id) => resources.queues[id]!.url));
+          const backlog = await pendingMessages(
+            sqs,
+            active.map((id) => resources.queues[id]!.url),
+          );
           quiet = backlog === 0 && inFlight === 0 ? quiet + 1 : 0;
           await sleep(200);
         }

@@ -59,7 +59,7 @@ hookledger is running (${Date.now() - t0} ms).
 
   webhook URL     ${stack.webhookUrl(source.id)}
   signing secret  ${secret}   (Standard Webhooks; kept in .hookledger/secrets.json, git-ignored)
-  DynamoDB Local  ${stack.endpoints.dynamodb}   (data in ${path.relative(ROOT, stack.dataDir ?? "") || "memory"})
+  DynamoDB Local  ${stack.endpoints.dynamodb}   (data in ${path.relative(ROOT, stack.dataDir ?? '') || 'memory'})
   SQS emulator    ${stack.endpoints.sqs}
   state file      ${path.relative(ROOT, stateFile)}
 

@@ -23,7 +23,6 @@ import type { SecretsPort } from '../lambdas/shared/secrets';
 import { localDynamoClient, localS3Client, localSqsClient } from './clients';
 import { PROJECT_ROOT } from '../core/paths';
 
-
 export interface LocalEndpoints {
   readonly dynamodb: string;
   readonly sqs: string;
@@ -124,7 +123,8 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
   for (const consumer of config.consumers) {
     const queue = resources.queues[consumer.id];
     if (!queue) throw new Error(`no local queue was provisioned for consumer ${consumer.id}`);
-    const handle = options.handles?.[consumer.id] ?? (consumer.kind === 'http' ? httpHandle(consumer) : await loadHandle(root, workerEntry(consumer)));
+    const handle =
+      options.handles?.[consumer.id] ?? (consumer.kind === 'http' ? httpHandle(consumer) : await loadHandle(root, workerEntry(consumer)));
     consumers[consumer.id] = createConsumerHandler(
       {
         consumer,

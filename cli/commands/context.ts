@@ -50,7 +50,9 @@ export interface CommandContext {
    * An action that reaches the stack through `connect()`, called after the arguments are checked
    * (a usage error never waits on the network); the clients are closed afterwards.
    */
-  withTarget<A extends unknown[]>(fn: (connect: () => Promise<Target>, globals: Globals, ...args: A) => Outcome): (...args: A) => Promise<void>;
+  withTarget<A extends unknown[]>(
+    fn: (connect: () => Promise<Target>, globals: Globals, ...args: A) => Outcome,
+  ): (...args: A) => Promise<void>;
 }
 
 /** The context for one command line, and the exit code its action resolved to. */

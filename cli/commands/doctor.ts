@@ -17,7 +17,11 @@ export function register(program: Command, ctx: CommandContext): void {
         const stackName = globals.stack ?? DEFAULT_STACK_NAME;
         const clients = doctorClients(globals.region);
         try {
-          const report = await doctor(clients, { config: ctx.config, stackName, bootstrap: await bootstrapRequirement(ctx.root, stackName) });
+          const report = await doctor(clients, {
+            config: ctx.config,
+            stackName,
+            bootstrap: await bootstrapRequirement(ctx.root, stackName),
+          });
           ctx.print(globals, report, () => formatDoctor(report));
           return report.problems > 0 ? EXIT.found : EXIT.ok;
         } finally {

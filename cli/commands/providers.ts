@@ -8,8 +8,10 @@ import type { CommandContext } from './context';
 export function register(program: Command, ctx: CommandContext): void {
   program
     .command('providers')
-    .description('the provider presets: scheme, what the signature covers, where the event id is read, handshake, proof (sdk, vector, unproved)')
-    .option('--proved', 'only the entries proved by the provider\'s own code or a published vector')
+    .description(
+      'the provider presets: scheme, what the signature covers, where the event id is read, handshake, proof (sdk, vector, unproved)',
+    )
+    .option('--proved', "only the entries proved by the provider's own code or a published vector")
     .action(
       ctx.action(async (globals, options: { proved?: boolean }) => {
         const rows = providerSummaries().filter((p) => !options.proved || p.proof !== 'unproved');

@@ -67,7 +67,10 @@ export function formatReconcile(report: ReconcileReport): string {
       { header: 'EVENT', value: (v) => v.eventId },
       { header: 'CONSUMER', value: (v) => v.consumerId },
       { header: 'LEDGER KEY', value: (v) => v.ledgerKey },
-      { header: 'DETAIL', value: (v) => (v.kind === 'tenant_mismatch' ? `receipt ${v.receiptTenantId} / ledger ${v.ledgerTenantId}` : undefined) },
+      {
+        header: 'DETAIL',
+        value: (v) => (v.kind === 'tenant_mismatch' ? `receipt ${v.receiptTenantId} / ledger ${v.ledgerTenantId}` : undefined),
+      },
     ]),
   );
   return lines.join('\n');
@@ -92,7 +95,9 @@ export function formatRepair(result: RepairResult): string {
   }
   if (result.notRepairable > 0) lines.push(`${result.notRepairable} violation(s) a re-send cannot fix (see the list above).`);
   if (failures && failures.read > 0) {
-    lines.push(`Fan-out failure records: ${failures.read} read, ${failures.cleared} cleared${failures.unreadable ? `, ${failures.unreadable} unreadable (left)` : ''}.`);
+    lines.push(
+      `Fan-out failure records: ${failures.read} read, ${failures.cleared} cleared${failures.unreadable ? `, ${failures.unreadable} unreadable (left)` : ''}.`,
+    );
   }
   return lines.join('\n');
 }

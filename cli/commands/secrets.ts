@@ -22,9 +22,14 @@ export function register(program: Command, ctx: CommandContext): void {
     );
   secrets
     .command('rotate')
-    .description('new signing secret for a source or http consumer; the old one keeps verifying (consumers: keeps signing too) for the overlap (never printed)')
+    .description(
+      'new signing secret for a source or http consumer; the old one keeps verifying (consumers: keeps signing too) for the overlap (never printed)',
+    )
     .argument('<source>', 'source id, or http consumer id')
-    .option('--overlap <duration>', "how long the old secret keeps verifying, 1h to 720h (local stack only; default: the source's secretOverlapHours)")
+    .option(
+      '--overlap <duration>',
+      "how long the old secret keeps verifying, 1h to 720h (local stack only; default: the source's secretOverlapHours)",
+    )
     .action(
       ctx.withTarget(async (connect, globals, source: string, options: { overlap?: string }) => {
         const consumer = isHttpConsumer(ctx, source);
@@ -62,7 +67,7 @@ export function formatRotate(result: RotateResult, source: string, target: Pick<
     `rotated the signing secret of ${source} on ${target.label}${result.versionId ? ` (version ${result.versionId})` : ''}.`,
     consumer
       ? `deliveries carry signatures under both secrets until ${iso(result.previousUntil)}: give the receiving service the new one (\`hookledger secrets get ${source}\`) before then.`
-      : `the previous secret verifies until ${iso(result.previousUntil)}${target.kind === 'aws' ? ' (counted from the new version\'s creation)' : ''}: give the provider the new one now.`,
+      : `the previous secret verifies until ${iso(result.previousUntil)}${target.kind === 'aws' ? " (counted from the new version's creation)" : ''}: give the provider the new one now.`,
     `end the overlap sooner with \`hookledger secrets retire ${source}\`.`,
     target.kind === 'local' ? 'The new value is in .hookledger/secrets.json.' : 'Read the new value in Secrets Manager.',
   ].join('\n');

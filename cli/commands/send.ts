@@ -29,5 +29,8 @@ export function register(program: Command, ctx: CommandContext): void {
 }
 
 export function formatSend(result: SendResult): string {
-  return [`POST ${result.url}${result.eventId ? `  (event ${result.eventId})` : ''}`, `${result.status} ${JSON.stringify(result.body)}`].join('\n');
+  return [
+    `POST ${result.url}${result.eventId ? `  (event ${result.eventId})` : ''}`,
+    `${result.status} ${JSON.stringify(result.body)}`,
+  ].join('\n');
 }

@@ -59,19 +59,27 @@ export function formatStatus(report: StatusReport, target: Target): string {
       { header: 'DONE', value: (c) => c.done },
       { header: 'QUEUE vis/fly', value: (c) => depth(c.queue), align: 'right' },
       { header: 'DLQ vis/fly', value: (c) => depth(c.dlq), align: 'right' },
-      { header: 'OLDEST PENDING', value: (c) => (c.oldestPendingAgeMs === undefined ? undefined : formatAge(c.oldestPendingAgeMs)), align: 'right' },
+      {
+        header: 'OLDEST PENDING',
+        value: (c) => (c.oldestPendingAgeMs === undefined ? undefined : formatAge(c.oldestPendingAgeMs)),
+        align: 'right',
+      },
     ]),
     '',
     `intake: ${report.intake.events} events`,
   ];
   const types = Object.entries(report.intake.byType);
   if (types.length > 0) {
-    lines.push(table(types, [
-      { header: '  TYPE', value: ([t]) => `  ${t}` },
-      { header: 'EVENTS', value: ([, n]) => n },
-    ]));
     lines.push(
-      `secret version: ${Object.entries(report.intake.bySecretVersion).map(([v, n]) => `${v} ${n}`).join(', ')}`,
+      table(types, [
+        { header: '  TYPE', value: ([t]) => `  ${t}` },
+        { header: 'EVENTS', value: ([, n]) => n },
+      ]),
+    );
+    lines.push(
+      `secret version: ${Object.entries(report.intake.bySecretVersion)
+        .map(([v, n]) => `${v} ${n}`)
+        .join(', ')}`,
     );
   }
   const lastPrevious = Object.entries(report.intake.previousSecretLastVerified);
@@ -83,8 +91,12 @@ export function formatStatus(report: StatusReport, target: Target): string {
   const outcomes = report.intake.outcomes;
   lines.push(
     outcomes
-      ? `requests by outcome since the local stack started: ${Object.entries(outcomes).map(([o, n]) => `${o} ${n}`).join(', ') || 'none yet'}`
-      : 'requests by outcome: the IntakeRequests widget on the stack\'s CloudWatch dashboard',
+      ? `requests by outcome since the local stack started: ${
+          Object.entries(outcomes)
+            .map(([o, n]) => `${o} ${n}`)
+            .join(', ') || 'none yet'
+        }`
+      : "requests by outcome: the IntakeRequests widget on the stack's CloudWatch dashboard",
   );
   if (report.fanoutFailures) {
     const f = report.fanoutFailures;

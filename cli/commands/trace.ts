@@ -32,10 +32,16 @@ export function formatTrace(report: TraceReport): string {
       ['key', r.keyId],
       ['received', iso(r.receivedAt)],
       ['secret', r.secretVersion],
-      ['payload', `${r.payload} (${r.payloadBytes} bytes${r.payloadObject ? `, in the payload bucket at ${r.payloadObject}` : ''}, kept until ${iso(r.payloadExpiresAt)}; ${r.payloadHash})`],
+      [
+        'payload',
+        `${r.payload} (${r.payloadBytes} bytes${r.payloadObject ? `, in the payload bucket at ${r.payloadObject}` : ''}, kept until ${iso(r.payloadExpiresAt)}; ${r.payloadHash})`,
+      ],
       ['delivery set', r.consumers.join(', ') || '(none)'],
       ...(report.conflicts.count > 0
-        ? ([['conflicts', `${report.conflicts.count} request(s) reused this event id with other bytes (answered duplicate_conflict)`]] as [string, string][])
+        ? ([['conflicts', `${report.conflicts.count} request(s) reused this event id with other bytes (answered duplicate_conflict)`]] as [
+            string,
+            string,
+          ][])
         : []),
     ]),
     '',
@@ -55,9 +61,11 @@ export function formatTrace(report: TraceReport): string {
     const detail: string[] = [];
     if (d.principal) detail.push(`  acknowledged by ${d.principal}`);
     for (const e of d.errors) detail.push(`  error   attempt ${e.attempt} ${iso(e.at)} ${e.category}: ${e.message}`);
-    for (const read of d.reads) detail.push(`  read    ${iso(read.at)} ${read.principal}${read.replayId ? ` (replay ${read.replayId})` : ''}`);
+    for (const read of d.reads)
+      detail.push(`  read    ${iso(read.at)} ${read.principal}${read.replayId ? ` (replay ${read.replayId})` : ''}`);
     for (const p of d.replayRequests) detail.push(`  replay requested ${p.replayId} ${iso(p.at)}${p.operator ? ` by ${p.operator}` : ''}`);
-    for (const p of d.replays) detail.push(`  replayed ${p.replayId} ${iso(p.at)} attempt ${p.attempt} policy ${p.policyVersion}: ${p.outcome}`);
+    for (const p of d.replays)
+      detail.push(`  replayed ${p.replayId} ${iso(p.at)} attempt ${p.attempt} policy ${p.policyVersion}: ${p.outcome}`);
     if (detail.length > 0) lines.push('', `${d.consumer}:`, ...detail);
   }
   if (report.conflicts.entries.length > 0) {

@@ -17,19 +17,24 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--consumer <id>', 'only this consumer')
     .option('--format <format>', 'table, or csv for invoicing (one row per tenant and consumer)', 'table')
     .action(
-      ctx.withTarget(async (connect, globals, options: { from: string; to: string; tenant?: string; consumer?: string; format: string }) => {
-        if (options.format !== 'table' && options.format !== 'csv') {
-          throw new UsageError(`--format must be table or csv, got "${options.format}"`);
-        }
-        const window = parseWindow(options.from, options.to);
-        const consumer = options.consumer === undefined ? undefined : requireConsumer(ctx.config, options.consumer);
-        const target = await connect();
-        const bar = ctx.progress('scanning ledger');
-        const report = await usage({ ddb: target.ddb, tables: target.tables }, { ...window, tenant: options.tenant, consumer, onProgress: bar });
-        bar.end();
-        if (options.format === 'csv' && !globals.json) ctx.io.stdout.write(formatUsageCsv(report));
-        else ctx.print(globals, report, () => formatUsage(report));
-      }),
+      ctx.withTarget(
+        async (connect, globals, options: { from: string; to: string; tenant?: string; consumer?: string; format: string }) => {
+          if (options.format !== 'table' && options.format !== 'csv') {
+            throw new UsageError(`--format must be table or csv, got "${options.format}"`);
+          }
+          const window = parseWindow(options.from, options.to);
+          const consumer = options.consumer === undefined ? undefined : requireConsumer(ctx.config, options.consumer);
+          const target = await connect();
+          const bar = ctx.progress('scanning ledger');
+          const report = await usage(
+            { ddb: target.ddb, tables: target.tables },
+            { ...window, tenant: options.tenant, consumer, onProgress: bar },
+          );
+          bar.end();
+          if (options.format === 'csv' && !globals.json) ctx.io.stdout.write(formatUsageCsv(report));
+          else ctx.print(globals, report, () => formatUsage(report));
+        },
+      ),
     );
 }
 
@@ -43,7 +48,8 @@ export function formatUsageCsv(report: UsageReport): string {
     return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
   };
   const lines = [['window_from', 'window_to', 'tenant_id', 'consumer_id', 'units', 'deliveries']];
-  for (const r of report.rows) lines.push([iso(report.from), iso(report.to), r.tenantId, r.consumerId, String(r.units), String(r.deliveries)]);
+  for (const r of report.rows)
+    lines.push([iso(report.from), iso(report.to), r.tenantId, r.consumerId, String(r.units), String(r.deliveries)]);
   return `${lines.map((line) => line.map(cell).join(',')).join('\r\n')}\r\n`;
 }
 

@@ -10,7 +10,7 @@ import type { CommandContext } from './context';
 export function register(program: Command, ctx: CommandContext): void {
   program
     .command('verify-payload')
-    .description('is this file the body received for the event? (checks the receipt\'s keyed hash; works after retention)')
+    .description("is this file the body received for the event? (checks the receipt's keyed hash; works after retention)")
     .argument('<eventId>', 'the event id, e.g. evt_01J8K7M2Q4')
     .argument('<file>', 'the body to check, byte for byte (- for standard input)')
     .option('--source <id>', 'the source (default: every configured source is tried)')
@@ -22,7 +22,9 @@ export function register(program: Command, ctx: CommandContext): void {
           body = file === '-' ? await readAll(ctx.io.stdin) : await readFile(file);
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code;
-          throw new UsageError(`cannot read ${file}${code ? ` (${code})` : ''}; give the path of the body to check, or - for standard input`);
+          throw new UsageError(
+            `cannot read ${file}${code ? ` (${code})` : ''}; give the path of the body to check, or - for standard input`,
+          );
         }
         const target = await connect();
         const result = await verifyPayload(

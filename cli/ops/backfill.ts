@@ -93,4 +93,3 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
   );
   return { ...nothing, dryRun: false, replayId, added, alreadyPresent };
 }
-

@@ -86,9 +86,12 @@ export function doctorClients(region: string | undefined): DoctorClients & { des
     secrets: new SecretsManagerClient(c),
     sns: new SNSClient(c),
   };
-  return { ...clients, destroy: () => {
+  return {
+    ...clients,
+    destroy: () => {
       for (const client of Object.values(clients)) client.destroy();
-    }, };
+    },
+  };
 }
 
 // aws-cdk-lib's DefaultStackSynthesizer: file assets need bootstrap version 6 (8 only for lookups,
@@ -190,12 +193,22 @@ async function describeStack(
       };
     }
     if (status.endsWith('_IN_PROGRESS')) {
-      return { deployed: false, check: { id: 'stack', status: 'info', message: `stack ${stackName} is ${status}: run doctor again when it settles` } };
+      return {
+        deployed: false,
+        check: { id: 'stack', status: 'info', message: `stack ${stackName} is ${status}: run doctor again when it settles` },
+      };
     }
-    return { deployed: true, outputs: stack.Outputs, check: { id: 'stack', status: 'ok', message: `stack ${stackName} is ${status} in ${region}` } };
+    return {
+      deployed: true,
+      outputs: stack.Outputs,
+      check: { id: 'stack', status: 'ok', message: `stack ${stackName} is ${status} in ${region}` },
+    };
   } catch (error) {
     if (isCredentialsError(error)) {
-      throw new OperationFailedError(`no usable AWS credentials or region (${errorText(error)}); set AWS_PROFILE and AWS_REGION (or --region), then run doctor again`, { cause: error });
+      throw new OperationFailedError(
+        `no usable AWS credentials or region (${errorText(error)}); set AWS_PROFILE and AWS_REGION (or --region), then run doctor again`,
+        { cause: error },
+      );
     }
     if ((error as Error).name === 'ValidationError' && /does not exist/.test((error as Error).message)) {
       return {
@@ -217,7 +230,12 @@ async function checkBootstrap(clients: DoctorClients, need: BootstrapRequirement
     const value = (await clients.ssm.send(new GetParameterCommand({ Name: need.parameter }))).Parameter?.Value;
     const version = Number(value);
     if (!Number.isInteger(version)) {
-      return { id: 'bootstrap', status: 'problem', message: `${need.parameter} holds ${JSON.stringify(value)}, not a bootstrap version`, fix: bootstrapFix };
+      return {
+        id: 'bootstrap',
+        status: 'problem',
+        message: `${need.parameter} holds ${JSON.stringify(value)}, not a bootstrap version`,
+        fix: bootstrapFix,
+      };
     }
     if (version < need.minVersion) {
       return {
@@ -227,7 +245,11 @@ async function checkBootstrap(clients: DoctorClients, need: BootstrapRequirement
         fix: bootstrapFix,
       };
     }
-    return { id: 'bootstrap', status: 'ok', message: `CDK bootstrap version ${version} in ${region} (this app needs at least ${need.minVersion})` };
+    return {
+      id: 'bootstrap',
+      status: 'ok',
+      message: `CDK bootstrap version ${version} in ${region} (this app needs at least ${need.minVersion})`,
+    };
   } catch (error) {
     if ((error as Error).name === 'ParameterNotFound') {
       return {
@@ -290,7 +312,10 @@ async function checkConcurrency(
   return {
     id: 'concurrency',
     status: 'ok',
-    message: reserved === 0 ? `nothing reserved (${account}); each consumer is capped by its event source's maxConcurrency` : `reserves ${reserved} of ${canReserve} reservable (${account})`,
+    message:
+      reserved === 0
+        ? `nothing reserved (${account}); each consumer is capped by its event source's maxConcurrency`
+        : `reserves ${reserved} of ${canReserve} reservable (${account})`,
   };
 }
 
@@ -298,13 +323,21 @@ async function checkSecret(clients: DoctorClients, outputs: ReadonlyMap<string, 
   const id = `secret:${sourceId}`;
   const key = secretArnOutput(sourceId);
   const arn = outputs.get(key);
-  if (!arn) return { id, status: 'problem', message: `the stack has no output ${key}`, fix: 'deploy this repository\'s stack (npx cdk deploy) so every configured source has its secret' };
+  if (!arn)
+    return {
+      id,
+      status: 'problem',
+      message: `the stack has no output ${key}`,
+      fix: "deploy this repository's stack (npx cdk deploy) so every configured source has its secret",
+    };
   const put = `aws secretsmanager put-secret-value --region ${region} --secret-id ${arn} --secret-string '<the signing secret the provider issued>'`;
   try {
     const versions: SecretVersionsListEntry[] = [];
     let token: string | undefined;
     do {
-      const page = await clients.secrets.send(new ListSecretVersionIdsCommand({ SecretId: arn, IncludeDeprecated: true, NextToken: token }));
+      const page = await clients.secrets.send(
+        new ListSecretVersionIdsCommand({ SecretId: arn, IncludeDeprecated: true, NextToken: token }),
+      );
       versions.push(...(page.Versions ?? []));
       token = page.NextToken;
     } while (token);
@@ -320,7 +353,11 @@ async function checkSecret(clients: DoctorClients, outputs: ReadonlyMap<string, 
         fix: put,
       };
     }
-    return { id, status: 'ok', message: `the signing secret of ${sourceId} is set (current version created ${current.CreatedDate?.toISOString() ?? 'at an unknown time'})` };
+    return {
+      id,
+      status: 'ok',
+      message: `the signing secret of ${sourceId} is set (current version created ${current.CreatedDate?.toISOString() ?? 'at an unknown time'})`,
+    };
   } catch (error) {
     return deniedOrFailed(id, 'secretsmanager:ListSecretVersionIds', error);
   }
@@ -328,7 +365,13 @@ async function checkSecret(clients: DoctorClients, outputs: ReadonlyMap<string, 
 
 async function checkAlarmTopic(clients: DoctorClients, outputs: ReadonlyMap<string, string>, config: HookledgerConfig): Promise<Check> {
   const arn = outputs.get(OUTPUT.alarmTopicArn);
-  if (!arn) return { id: 'alarms', status: 'problem', message: 'the stack has no output AlarmTopicArn', fix: 'deploy this repository\'s stack (npx cdk deploy)' };
+  if (!arn)
+    return {
+      id: 'alarms',
+      status: 'problem',
+      message: 'the stack has no output AlarmTopicArn',
+      fix: "deploy this repository's stack (npx cdk deploy)",
+    };
   const subscribe = config.alarms.email
     ? `confirm the subscription from the e-mail AWS Notifications sent to ${config.alarms.email}`
     : `set alarms.email in hookledger.config.ts and deploy, or subscribe directly: aws sns subscribe --topic-arn ${arn} --protocol email --notification-endpoint you@example.com`;
@@ -350,7 +393,10 @@ async function checkAlarmTopic(clients: DoctorClients, outputs: ReadonlyMap<stri
           pending.length > 0
             ? `the alarm topic has ${pending.length} subscription(s) pending confirmation and none confirmed: alarms reach nobody yet`
             : 'the alarm topic has no subscription: alarms reach nobody',
-        fix: pending.length > 0 ? `confirm it from the e-mail AWS Notifications sent (${pending.map((s) => s.Endpoint).join(', ')})` : subscribe,
+        fix:
+          pending.length > 0
+            ? `confirm it from the e-mail AWS Notifications sent (${pending.map((s) => s.Endpoint).join(', ')})`
+            : subscribe,
       };
     }
     return {
@@ -372,10 +418,16 @@ async function consumerMappings(
   const key = queueUrlOutput(consumerId);
   const url = outputs.get(key);
   if (!url) {
-    return { id, status: 'problem', message: `the stack has no output ${key}: consumer ${consumerId} is configured but not deployed`, fix: 'npx cdk deploy' };
+    return {
+      id,
+      status: 'problem',
+      message: `the stack has no output ${key}: consumer ${consumerId} is configured but not deployed`,
+      fix: 'npx cdk deploy',
+    };
   }
   try {
-    const arn = (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
+    const arn = (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes
+      ?.QueueArn;
     const mappings: EventSourceMappingConfiguration[] = [];
     let marker: string | undefined;
     do {
@@ -393,12 +445,21 @@ function checkEventSource(consumerId: string, found: EventSourceMappingConfigura
   if (!Array.isArray(found)) return found;
   const id = `consumer:${consumerId}`;
   if (found.length === 0) {
-    return { id, status: 'problem', message: `no event source reads the queue of ${consumerId}: its messages wait and nothing delivers them`, fix: 'npx cdk deploy (the stack creates the mapping)' };
+    return {
+      id,
+      status: 'problem',
+      message: `no event source reads the queue of ${consumerId}: its messages wait and nothing delivers them`,
+      fix: 'npx cdk deploy (the stack creates the mapping)',
+    };
   }
   const states = found.map((m) => m.State ?? 'Unknown');
   if (states.every((s) => s === 'Enabled')) return { id, status: 'ok', message: `${consumerId}: event source enabled` };
   if (states.every((s) => s === 'Disabled' || s === 'Disabling')) {
-    return { id, status: 'info', message: `${consumerId}: paused (event source ${states.join(', ')}); its deliveries wait in its queue. Resume with: npx hookledger resume ${consumerId}` };
+    return {
+      id,
+      status: 'info',
+      message: `${consumerId}: paused (event source ${states.join(', ')}); its deliveries wait in its queue. Resume with: npx hookledger resume ${consumerId}`,
+    };
   }
   return { id, status: 'info', message: `${consumerId}: event source ${states.join(', ')}; run doctor again when it settles` };
 }
@@ -408,7 +469,9 @@ function checkEventSource(consumerId: string, found: EventSourceMappingConfigura
 function isCredentialsError(error: unknown): boolean {
   const name = (error as Error)?.name ?? '';
   const message = (error as Error)?.message ?? '';
-  return name === 'CredentialsProviderError' || /could not load credentials|credential/i.test(message) || /region is missing/i.test(message);
+  return (
+    name === 'CredentialsProviderError' || /could not load credentials|credential/i.test(message) || /region is missing/i.test(message)
+  );
 }
 
 function errorText(error: unknown): string {
@@ -418,7 +481,17 @@ function errorText(error: unknown): string {
 function deniedOrFailed(id: string, action: string, error: unknown): Check {
   const name = (error as Error)?.name ?? '';
   if (/AccessDenied|NotAuthorized|UnauthorizedOperation/i.test(name)) {
-    return { id, status: 'problem', message: `not allowed to check (${action} was denied)`, fix: `run doctor with a role that may call ${action}` };
+    return {
+      id,
+      status: 'problem',
+      message: `not allowed to check (${action} was denied)`,
+      fix: `run doctor with a role that may call ${action}`,
+    };
   }
-  return { id, status: 'problem', message: `could not check: ${action} failed (${errorText(error)})`, fix: 'check the region and the network, then run doctor again' };
+  return {
+    id,
+    status: 'problem',
+    message: `could not check: ${action} failed (${errorText(error)})`,
+    fix: 'check the region and the network, then run doctor again',
+  };
 }

@@ -73,9 +73,8 @@ export function lambdaPauseControl(deps: {
   const mappingsOf = async (consumer: string) => {
     const pair = deps.queues[consumer];
     if (!pair) throw new UsageError(`the stack has no queue output for consumer "${consumer}" (QueueUrl<Consumer>)`);
-    const arn = (
-      await deps.sqs.send(new GetQueueAttributesCommand({ QueueUrl: pair.url, AttributeNames: ['QueueArn'] }))
-    ).Attributes?.QueueArn;
+    const arn = (await deps.sqs.send(new GetQueueAttributesCommand({ QueueUrl: pair.url, AttributeNames: ['QueueArn'] }))).Attributes
+      ?.QueueArn;
     const mappings = [];
     let marker: string | undefined;
     do {

@@ -144,7 +144,9 @@ async function moveByHand(
           Id: String(i),
           MessageBody: m.Body ?? '',
           // An ordered consumer's FIFO queue: back into its group, deduplicated per moved message.
-          ...(pair.url.endsWith(FIFO_SUFFIX) ? { MessageGroupId: m.Attributes?.MessageGroupId ?? UNKEYED_GROUP, MessageDeduplicationId: `redrive-${m.MessageId}` } : {}),
+          ...(pair.url.endsWith(FIFO_SUFFIX)
+            ? { MessageGroupId: m.Attributes?.MessageGroupId ?? UNKEYED_GROUP, MessageDeduplicationId: `redrive-${m.MessageId}` }
+            : {}),
           ...(m.MessageAttributes && Object.keys(m.MessageAttributes).length > 0
             ? { MessageAttributes: copyAttributes(m.MessageAttributes) }
             : {}),

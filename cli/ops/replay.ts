@@ -69,11 +69,7 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
 
   const receipts = request.event
     ? [await findReceipt(deps, request.event.eventId, request.event.source, consumer)]
-    : await scanReceipts(
-        deps,
-        { window: request.window, consumer, tenant: request.tenant, type: request.type },
-        request.onProgress,
-      );
+    : await scanReceipts(deps, { window: request.window, consumer, tenant: request.tenant, type: request.type }, request.onProgress);
   const selected = receipts.filter(
     (r) =>
       (r.consumers ?? []).includes(consumer) &&
@@ -141,4 +137,3 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
   );
   return { ...plan, dryRun: false, replayId, requeued, annotated };
 }
-

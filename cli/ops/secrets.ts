@@ -56,7 +56,7 @@ export interface RotateResult {
 
 export async function rotateSecret(
   deps: SecretsDeps,
-  request: { source: string; overlapMs?: number; /** An HTTP consumer's secret instead of a source's. */ consumer?: boolean },
+  request: { source: string; overlapMs?: number /** An HTTP consumer's secret instead of a source's. */; consumer?: boolean },
 ): Promise<RotateResult> {
   const { source } = request;
   const config = request.consumer ? httpConsumerOf(deps, source) : sourceOf(deps, source);
@@ -78,14 +78,22 @@ export async function rotateSecret(
   if (rotator.kind === 'local') {
     previousUntil = (await rotator.rotate(source, overlapMs)).previousUntil ?? previousUntil;
   } else {
-    const out = await rotator.client.send(new PutSecretValueCommand({ SecretId: secretIdOf(rotator, source), SecretString: newWebhookSecret() }));
+    const out = await rotator.client.send(
+      new PutSecretValueCommand({ SecretId: secretIdOf(rotator, source), SecretString: newWebhookSecret() }),
+    );
     versionId = out.VersionId;
   }
   // After the rotation: the audit says what happened, and a failed rotation leaves no false record.
   const audit = await writeAudit(
     deps,
     'secret.rotate',
-    { ...(request.consumer ? { consumer: source } : { source }), where: rotator.kind, ...(versionId ? { versionId } : {}), overlapMs, previousUntil },
+    {
+      ...(request.consumer ? { consumer: source } : { source }),
+      where: rotator.kind,
+      ...(versionId ? { versionId } : {}),
+      overlapMs,
+      previousUntil,
+    },
     { at },
   );
   return { source, at, where: rotator.kind, ...(versionId ? { versionId } : {}), previousUntil, auditKey: audit.pk };
@@ -124,7 +132,12 @@ export async function retireSecret(deps: SecretsDeps, request: { source: string;
     }
     retired = versionId !== undefined;
   }
-  const audit = await writeAudit(deps, 'secret.retire', { ...(request.consumer ? { consumer: source } : { source }), where: rotator.kind, retired, ...(versionId ? { versionId } : {}) }, { at });
+  const audit = await writeAudit(
+    deps,
+    'secret.retire',
+    { ...(request.consumer ? { consumer: source } : { source }), where: rotator.kind, retired, ...(versionId ? { versionId } : {}) },
+    { at },
+  );
   return { source, at, where: rotator.kind, retired, ...(versionId ? { versionId } : {}), auditKey: audit.pk };
 }
 

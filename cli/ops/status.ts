@@ -90,7 +90,9 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
   ]);
 
   const ids = deps.config.consumers.map((c) => c.id);
-  const counts = new Map(ids.map((id) => [id, { ready: 0, leased: 0, expiredLeases: 0, retrying: 0, quarantined: 0, done: 0, oldest: Infinity }]));
+  const counts = new Map(
+    ids.map((id) => [id, { ready: 0, leased: 0, expiredLeases: 0, retrying: 0, quarantined: 0, done: 0, oldest: Infinity }]),
+  );
   const present = new Set<string>();
   for (const row of ledger) {
     present.add(row.pk);

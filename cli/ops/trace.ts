@@ -5,7 +5,15 @@
  * shown too, marked unexpected.
  */
 import { ledgerItemsByKey } from '../../lambdas/shared/table-scan';
-import { type ConflictItem, type ErrorEntry, type EventItem, type LedgerItem, ledgerKey, type ReadEntry, type ReplayRequestEntry } from '../../core/model';
+import {
+  type ConflictItem,
+  type ErrorEntry,
+  type EventItem,
+  type LedgerItem,
+  ledgerKey,
+  type ReadEntry,
+  type ReplayRequestEntry,
+} from '../../core/model';
 import { type ConfigDeps, eventStoreOf, type StoreDeps } from './deps';
 import { findReceipt } from './receipts';
 

@@ -48,9 +48,6 @@ export async function usage(deps: StoreDeps, request: UsageRequest): Promise<Usa
     row.deliveries++;
     sums.set(key, row);
   }
-  const rows = [...sums.values()].sort(
-    (a, b) => a.tenantId.localeCompare(b.tenantId) || a.consumerId.localeCompare(b.consumerId),
-  );
+  const rows = [...sums.values()].sort((a, b) => a.tenantId.localeCompare(b.tenantId) || a.consumerId.localeCompare(b.consumerId));
   return { from: request.from, to: request.to, rows, totalUnits: rows.reduce((n, r) => n + r.units, 0) };
 }
-

@@ -15,14 +15,27 @@ import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING } from '../blobs';
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/;
 const idSchema = (what: string) =>
-  z
-    .string()
-    .regex(ID, `${what} must be 1-40 chars of lower-case letters, digits and '-', starting with a letter`);
+  z.string().regex(ID, `${what} must be 1-40 chars of lower-case letters, digits and '-', starting with a letter`);
 
 /** Where one attribution field is read from: a dotted JSON path in the body, or a request header. */
 export const fieldSourceSchema = z.union([
-  z.object({ body: z.string().min(1).regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/, 'body path must be dotted keys like "data.id"') }).strict(),
-  z.object({ header: z.string().min(1).regex(/^[A-Za-z0-9-]+$/, 'header must be a header name').transform((h) => h.toLowerCase()) }).strict(),
+  z
+    .object({
+      body: z
+        .string()
+        .min(1)
+        .regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/, 'body path must be dotted keys like "data.id"'),
+    })
+    .strict(),
+  z
+    .object({
+      header: z
+        .string()
+        .min(1)
+        .regex(/^[A-Za-z0-9-]+$/, 'header must be a header name')
+        .transform((h) => h.toLowerCase()),
+    })
+    .strict(),
 ]);
 export type FieldSource = z.infer<typeof fieldSourceSchema>;
 
@@ -32,7 +45,10 @@ function optionSchema(spec: OptionSpec): z.ZodType {
     case 'enum':
       return z.enum(spec.values as [string, ...string[]]).default(spec.default);
     case 'header':
-      return z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name').transform((h) => h.toLowerCase());
+      return z
+        .string()
+        .regex(/^[A-Za-z0-9-]+$/, 'must be a header name')
+        .transform((h) => h.toLowerCase());
     case 'text':
       return z.string().default(spec.default);
     case 'template':
@@ -178,7 +194,12 @@ const PATTERN = /^(\*|[a-z0-9_-]+(\.[a-z0-9_-]+)*(\.\*)?)$/i;
 
 /** A dotted path into the signed body (every scheme signs the whole body). */
 const bodyPathSchema = z
-  .object({ body: z.string().min(1).regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/, 'body path must be dotted keys like "data.account_id"') })
+  .object({
+    body: z
+      .string()
+      .min(1)
+      .regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/, 'body path must be dotted keys like "data.account_id"'),
+  })
   .strict();
 
 /**
@@ -211,7 +232,11 @@ export const httpDeliverySchema = z
     /** Status codes that quarantine at once (besides 410). 429 and 5xx are always retried. */
     permanentStatuses: z.array(z.number().int().min(400).max(499)).default([410]),
     /** Response header naming the units of the delivery (a number >= 0); otherwise `units`. */
-    unitsHeader: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name').transform((h) => h.toLowerCase()).default('hookledger-units'),
+    unitsHeader: z
+      .string()
+      .regex(/^[A-Za-z0-9-]+$/, 'must be a header name')
+      .transform((h) => h.toLowerCase())
+      .default('hookledger-units'),
     /** Units recorded when the response has no units header. */
     units: z.number().min(0).default(1),
     /**
@@ -244,9 +269,16 @@ export const consumerSchema = z
      */
     kind: z.enum(['lambda', 'http']).default('lambda'),
     /** Module exporting `handle` (the team's code) and `handler` (the Lambda entry). Lambda consumers only. */
-    entry: z.string().regex(/^lambdas\/consumers\/[a-z0-9-]+\.ts$/, 'entry must be lambdas/consumers/<name>.ts').optional(),
+    entry: z
+      .string()
+      .regex(/^lambdas\/consumers\/[a-z0-9-]+\.ts$/, 'entry must be lambdas/consumers/<name>.ts')
+      .optional(),
     /** Where an HTTP consumer's deliveries are POSTed (https, or http on the local stack). */
-    url: z.string().url().regex(/^https?:\/\//, 'url must be http(s)').optional(),
+    url: z
+      .string()
+      .url()
+      .regex(/^https?:\/\//, 'url must be http(s)')
+      .optional(),
     /** HTTP consumers: timeout, rate limit, permanent statuses, units, circuit breaker. */
     http: httpDeliverySchema.optional(),
     /** HTTP consumers: hours the previous signing secret keeps signing beside the new one after `secrets rotate`. */
@@ -271,10 +303,18 @@ export const consumerSchema = z
   .transform((c) => (c.kind === 'http' ? { ...c, http: c.http ?? httpDeliverySchema.parse({}) } : c))
   .superRefine((c, ctx) => {
     if (c.kind === 'lambda' && c.entry === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['entry'], message: "a lambda consumer needs entry (lambdas/consumers/<name>.ts); for an HTTP destination set kind: 'http' and url" });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['entry'],
+        message: "a lambda consumer needs entry (lambdas/consumers/<name>.ts); for an HTTP destination set kind: 'http' and url",
+      });
     }
     if (c.kind === 'lambda' && (c.url !== undefined || c.http !== undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['url'], message: "url and http apply to kind: 'http' consumers only; set kind: 'http' or remove them" });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message: "url and http apply to kind: 'http' consumers only; set kind: 'http' or remove them",
+      });
     }
     if (c.kind === 'http' && c.url === undefined) {
       ctx.addIssue({ code: 'custom', path: ['url'], message: 'an http consumer needs the url its deliveries are POSTed to' });
@@ -317,10 +357,7 @@ export const configSchema = z
       })
       .strict()
       .default({ payloadDays: 30 }),
-    alarms: z
-      .object({ email: z.string().email().optional() })
-      .strict()
-      .default({}),
+    alarms: z.object({ email: z.string().email().optional() }).strict().default({}),
     /** The scheduled reconciler (lambdas/reconcile). */
     reconcile: z
       .object({
@@ -381,4 +418,3 @@ function describePath(input: unknown, path: readonly PropertyKey[]): string {
   const shown = node === undefined ? 'missing' : JSON.stringify(node);
   return `${parts.join('').replace(/^\./, '')} (value ${shown})`;
 }
-

@@ -20,8 +20,7 @@ export const accepted = (secretVersion: SecretVersion): VerifyResult => ({ ok: t
 
 export const rejected = (code: VerifyFailureCode, message: string): VerifyResult => ({ ok: false, code, message });
 
-export const missingHeader = (header: string): VerifyResult =>
-  rejected('missing_signature', `missing header ${header}`);
+export const missingHeader = (header: string): VerifyResult => rejected('missing_signature', `missing header ${header}`);
 
 export const malformedHeader = (header: string, problem: string): VerifyResult =>
   rejected('malformed_signature', `header ${header} ${problem}`);
@@ -43,8 +42,7 @@ export function decodeSignature(value: string, encoding: SignatureEncoding): Buf
 }
 
 /** Provider text (ids, timestamps) in UTF-8 followed by the body exactly as received. */
-export const signedContent = (prefix: string, rawBody: Buffer): Buffer =>
-  Buffer.concat([Buffer.from(prefix, 'utf8'), rawBody]);
+export const signedContent = (prefix: string, rawBody: Buffer): Buffer => Buffer.concat([Buffer.from(prefix, 'utf8'), rawBody]);
 
 export const utf8Key = (secret: string): Buffer => Buffer.from(secret, 'utf8');
 
@@ -89,8 +87,5 @@ export function outOfTolerance(header: string, seconds: number, input: VerifyInp
   const skew = Math.floor(input.now / 1000) - seconds;
   if (Math.abs(skew) <= input.toleranceSeconds) return undefined;
   const direction = skew > 0 ? `${skew} s in the past` : `${-skew} s in the future`;
-  return rejected(
-    'timestamp_out_of_tolerance',
-    `header ${header} is ${direction}, beyond the ${input.toleranceSeconds} s tolerance`,
-  );
+  return rejected('timestamp_out_of_tolerance', `header ${header} is ${direction}, beyond the ${input.toleranceSeconds} s tolerance`);
 }

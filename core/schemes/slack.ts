@@ -42,7 +42,9 @@ export const slack: Scheme = {
   verifier: () => slackVerifier,
   sign(_options, input) {
     const ts = String(Math.floor(input.now / 1000));
-    const mac = createHmac('sha256', input.secret).update(signedContent(`${VERSION}:${ts}:`, input.body)).digest('hex');
+    const mac = createHmac('sha256', input.secret)
+      .update(signedContent(`${VERSION}:${ts}:`, input.body))
+      .digest('hex');
     return { [TIMESTAMP]: ts, [SIGNATURE]: `${VERSION}=${mac}` };
   },
 };

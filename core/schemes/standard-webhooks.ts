@@ -71,7 +71,9 @@ export const standardWebhooks: Scheme<typeof OPTIONS> = {
     const { ID, TIMESTAMP, SIGNATURE } = namesOf(options.headerPrefix);
     const key = options.secretFormat === 'utf8' ? utf8Key(input.secret) : standardWebhooksKey(input.secret);
     const ts = String(Math.floor(input.now / 1000));
-    const mac = createHmac('sha256', key).update(signedContent(`${input.messageId}.${ts}.`, input.body)).digest('base64');
+    const mac = createHmac('sha256', key)
+      .update(signedContent(`${input.messageId}.${ts}.`, input.body))
+      .digest('base64');
     return { [ID]: input.messageId, [TIMESTAMP]: ts, [SIGNATURE]: `v1,${mac}` };
   },
 };

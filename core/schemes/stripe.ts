@@ -42,7 +42,9 @@ export const stripe: Scheme = {
   verifier: () => stripeVerifier,
   sign(_options, input) {
     const t = String(Math.floor(input.now / 1000));
-    const v1 = createHmac('sha256', input.secret).update(signedContent(`${t}.`, input.body)).digest('hex');
+    const v1 = createHmac('sha256', input.secret)
+      .update(signedContent(`${t}.`, input.body))
+      .digest('hex');
     return { [SIGNATURE]: `t=${t},v1=${v1}` };
   },
 };

@@ -26,11 +26,7 @@ export interface VerifyInput {
   readonly url?: string;
 }
 
-export type VerifyFailureCode =
-  | 'missing_signature'
-  | 'malformed_signature'
-  | 'signature_mismatch'
-  | 'timestamp_out_of_tolerance';
+export type VerifyFailureCode = 'missing_signature' | 'malformed_signature' | 'signature_mismatch' | 'timestamp_out_of_tolerance';
 
 export type VerifyResult =
   | { readonly ok: true; readonly secretVersion: SecretVersion }

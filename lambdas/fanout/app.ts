@@ -136,7 +136,10 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
       }
       byQueue.set(url, [...(byQueue.get(url) ?? []), out]);
     }
-    await attachViews(outgoing.filter((out) => !failed.has(out.recordIndex) && deps.queueUrls[out.consumerId]), failed);
+    await attachViews(
+      outgoing.filter((out) => !failed.has(out.recordIndex) && deps.queueUrls[out.consumerId]),
+      failed,
+    );
     for (const [consumerId, eventIds] of skipped) {
       logger.warn('skipped deliveries to a consumer that is no longer configured', {
         consumer_id: consumerId,
@@ -161,9 +164,7 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
     }
     // Lambda checkpoints at the lowest failed sequence number; report every failed one anyway.
     return {
-      batchItemFailures: [...failed]
-        .sort((a, b) => a - b)
-        .map((i) => ({ itemIdentifier: records[i]?.dynamodb?.SequenceNumber ?? '' })),
+      batchItemFailures: [...failed].sort((a, b) => a - b).map((i) => ({ itemIdentifier: records[i]?.dynamodb?.SequenceNumber ?? '' })),
     };
   };
 

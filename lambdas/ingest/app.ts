@@ -170,11 +170,7 @@ function checkKey(attribution: { tenantId: string; keyId: string }, key: KeyItem
     throw new InputError('unknown_key', `key_id ${attribution.keyId} is not registered; issue it first`, 403);
   }
   if (key.tenantId !== attribution.tenantId) {
-    throw new InputError(
-      'key_tenant_mismatch',
-      `key_id ${attribution.keyId} does not belong to tenant ${attribution.tenantId}`,
-      403,
-    );
+    throw new InputError('key_tenant_mismatch', `key_id ${attribution.keyId} does not belong to tenant ${attribution.tenantId}`, 403);
   }
 }
 

@@ -157,10 +157,7 @@ export function extractAttribution(
       );
     }
     if (!ATTRIBUTE_VALUE.test(text)) {
-      throw new InputError(
-        'invalid_attribution',
-        `${FIELD_NAMES[field]} at ${where} must be printable ASCII without spaces`,
-      );
+      throw new InputError('invalid_attribution', `${FIELD_NAMES[field]} at ${where} must be printable ASCII without spaces`);
     }
     return text;
   };

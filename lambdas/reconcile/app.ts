@@ -44,7 +44,10 @@ export interface ReconcileHandlerDeps extends ReconcileDeps {
 
 export interface ReconcileRunResult extends ReconcileReport {
   /** Present when the run repaired. */
-  readonly repair?: Pick<RepairResult, 'repairId' | 'candidates' | 'repaired' | 'unrepaired' | 'unrepairedByReason' | 'fanoutFailureRecords'>;
+  readonly repair?: Pick<
+    RepairResult,
+    'repairId' | 'candidates' | 'repaired' | 'unrepaired' | 'unrepairedByReason' | 'fanoutFailureRecords'
+  >;
 }
 
 /**
@@ -124,7 +127,14 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
     const { repairId, candidates, unrepaired, unrepairedByReason, fanoutFailureRecords } = repaired;
     return {
       ...report,
-      repair: { ...(repairId ? { repairId } : {}), candidates, repaired: repaired.repaired, unrepaired, unrepairedByReason, ...(fanoutFailureRecords ? { fanoutFailureRecords } : {}) },
+      repair: {
+        ...(repairId ? { repairId } : {}),
+        candidates,
+        repaired: repaired.repaired,
+        unrepaired,
+        unrepairedByReason,
+        ...(fanoutFailureRecords ? { fanoutFailureRecords } : {}),
+      },
     };
   };
 }

@@ -25,7 +25,14 @@ import { EventStore } from '../shared/event-store';
 import { newRepairId } from '../shared/ids';
 import { type EventItem, eventKey } from '../../core/model';
 import { requeueItem } from '../shared/requeue';
-import { type ReconcileDeps, type ReconcileOptions, type ReconcileReport, reconcile, type Violation, type ViolationKind } from './reconcile';
+import {
+  type ReconcileDeps,
+  type ReconcileOptions,
+  type ReconcileReport,
+  reconcile,
+  type Violation,
+  type ViolationKind,
+} from './reconcile';
 import { eventStoreItemsByKey } from '../shared/table-scan';
 import { forEachLimited } from '../shared/pool';
 
@@ -137,7 +144,9 @@ export async function repair(deps: RepairDeps, options: RepairOptions): Promise<
     notRepairable,
   };
   const failureSummary = (cleared: number) =>
-    failures ? { fanoutFailureRecords: { read: failures.records.length + failures.unreadable, cleared, unreadable: failures.unreadable } } : {};
+    failures
+      ? { fanoutFailureRecords: { read: failures.records.length + failures.unreadable, cleared, unreadable: failures.unreadable } }
+      : {};
 
   if (options.dryRun) {
     if (failures) await releaseAll(deps.fanoutFailures!, failures.records);
@@ -186,7 +195,9 @@ export async function repair(deps: RepairDeps, options: RepairOptions): Promise<
     for (const record of failures.records) {
       if ((keysOfRecord.get(record) ?? []).some((k) => left.has(k))) keep.push(record);
       else {
-        await deps.fanoutFailures!.sqs.send(new DeleteMessageCommand({ QueueUrl: deps.fanoutFailures!.queueUrl, ReceiptHandle: record.receiptHandle }));
+        await deps.fanoutFailures!.sqs.send(
+          new DeleteMessageCommand({ QueueUrl: deps.fanoutFailures!.queueUrl, ReceiptHandle: record.receiptHandle }),
+        );
         cleared++;
       }
     }
@@ -208,7 +219,12 @@ async function readFailureRecords(
   let unreadable = 0;
   for (;;) {
     const out = await queue.sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queue.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: dryRun ? 30 : 300 }),
+      new ReceiveMessageCommand({
+        QueueUrl: queue.queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: dryRun ? 30 : 300,
+      }),
     );
     const messages = (out.Messages ?? []).filter((m) => m.MessageId && !seen.has(m.MessageId));
     if (messages.length === 0) break;
@@ -238,7 +254,8 @@ export function arrivalRange(body: string | undefined): { from: number; to: numb
 /** Makes held failure records visible again at once (a dry run, or records whose deliveries are not all repaired). */
 async function releaseAll(queue: { readonly sqs: SQSClient; readonly queueUrl: string }, records: readonly FailureRecord[]): Promise<void> {
   for (const record of records) {
-    await queue.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queue.queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: 0 }));
+    await queue.sqs.send(
+      new ChangeMessageVisibilityCommand({ QueueUrl: queue.queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: 0 }),
+    );
   }
 }
-

@@ -78,14 +78,12 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
       logger.warn('circuit breaker open: pausing the consumer', { consumer_id: consumer.id, failures });
       deps.onBreakerOpen?.(consumer.id, failures);
       // Not awaited: pausing waits for the batches in flight, this one included.
-      void deps
-        .pause(consumer.id)
-        .catch((e: unknown) =>
-          logger.error('could not pause the consumer for its circuit breaker', {
-            consumer_id: consumer.id,
-            error: (e as Error)?.name ?? 'error',
-          }),
-        );
+      void deps.pause(consumer.id).catch((e: unknown) =>
+        logger.error('could not pause the consumer for its circuit breaker', {
+          consumer_id: consumer.id,
+          error: (e as Error)?.name ?? 'error',
+        }),
+      );
     }
     throw error;
   }
@@ -145,7 +143,8 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
 
 /** Standard Webhooks headers; during a rotation overlap signed with both secrets (receivers may hold either). */
 export function signedHeaders(body: Buffer, messageId: string, now: number, secrets: SigningSecrets): Record<string, string> {
-  const sign = (secret: string) => standardWebhooks.sign({ headerPrefix: 'webhook', secretFormat: 'whsec-base64' }, { body, secret, now, messageId });
+  const sign = (secret: string) =>
+    standardWebhooks.sign({ headerPrefix: 'webhook', secretFormat: 'whsec-base64' }, { body, secret, now, messageId });
   const headers = sign(secrets.current);
   if (secrets.previous === undefined) return headers;
   const previous = sign(secrets.previous);

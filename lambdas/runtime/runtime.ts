@@ -160,7 +160,8 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
       const units = validUnits(result?.units);
       await acknowledgeOrFence({ units, outcome: typeof result?.outcome === 'string' ? result.outcome.slice(0, 64) : undefined });
       // After the acknowledgement: a crash in between leaves the watermark behind, never ahead.
-      if (version !== undefined && orderingKey !== undefined) await deps.versions?.advanceVersion(consumer.id, orderingKey, version, clock());
+      if (version !== undefined && orderingKey !== undefined)
+        await deps.versions?.advanceVersion(consumer.id, orderingKey, version, clock());
       logger.info('acknowledged', { ...log, units: claim.replay ? 0 : units, replay: claim.replay });
     } catch (error) {
       if (error instanceof RetryLater) throw error;
@@ -315,17 +316,21 @@ async function deliveredPayload(
     throw new PermanentError('the payload has expired (retention) or was never stored', 'payload_expired');
   }
   if (message.payloadObject !== undefined) {
-    if (!viewObjects) throw new PermanentError('the narrowed payload was sent by claim check and this worker has no payload bucket', 'payload_too_large');
+    if (!viewObjects)
+      throw new PermanentError('the narrowed payload was sent by claim check and this worker has no payload bucket', 'payload_too_large');
     // A storage error is thrown as it is: an ordinary failure, retried.
     const view = await viewObjects.get(message.payloadObject);
     if (!view) throw new PermanentError('the claim-checked payload is gone (bucket lifecycle: retention)', 'payload_expired');
     return JSON.parse(view.toString('utf8')) as Record<string, unknown>;
   }
   if (message.payloadUnavailable === 'too_large') {
-    throw new PermanentError('the narrowed payload does not fit in a queue message; narrow the consumer\'s fields', 'payload_too_large');
+    throw new PermanentError("the narrowed payload does not fit in a queue message; narrow the consumer's fields", 'payload_too_large');
   }
   if (!message.payload || typeof message.payload !== 'object') {
-    throw new PermanentError('the message carries no payload (sent before the fan-out narrowed payloads); replay the delivery', 'payload_missing');
+    throw new PermanentError(
+      'the message carries no payload (sent before the fan-out narrowed payloads); replay the delivery',
+      'payload_missing',
+    );
   }
   return message.payload;
 }

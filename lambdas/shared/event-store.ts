@@ -50,7 +50,7 @@ import {
  */
 export type RecordOutcome = 'recorded' | 'duplicate' | 'duplicate_conflict';
 
-export type ConsumedCapacityObserver = (operation: string, writeUnits: number, readUnits: number) => void
+export type ConsumedCapacityObserver = (operation: string, writeUnits: number, readUnits: number) => void;
 
 export interface EventStoreOptions {
   readonly client: DynamoDBDocumentClient;
@@ -115,7 +115,9 @@ export class EventStore {
     let payload: PayloadItem;
     if (stored.length > MAX_INLINE_PAYLOAD_BYTES) {
       if (!this.blobs) {
-        throw new PayloadBucketMissingError(`a body stored as ${stored.length} bytes needs the payload bucket, and this event store has none`);
+        throw new PayloadBucketMissingError(
+          `a body stored as ${stored.length} bytes needs the payload bucket, and this event store has none`,
+        );
       }
       const s3Key = payloadObjectKey(event.source, event.eventId, event.payloadHmac);
       await this.blobs.put(s3Key, stored, useGzip ? 'application/gzip' : 'application/octet-stream');
@@ -180,9 +182,20 @@ export class EventStore {
   private async noteConflict(source: string, eventId: string, entry: ConflictEntry): Promise<void> {
     const names = { '#count': 'count', '#kind': 'kind', '#action': 'action', '#source': 'source' };
     const set = '#kind = :kind, #action = :action, #source = :source, eventId = :eventId, #count = if_not_exists(#count, :zero) + :one';
-    const values = { ':kind': 'audit', ':action': 'intake.duplicate_conflict', ':source': source, ':eventId': eventId, ':zero': 0, ':one': 1 };
-    const update = (input: Pick<UpdateCommandInput, 'ExpressionAttributeNames' | 'ExpressionAttributeValues' | 'UpdateExpression' | 'ConditionExpression'>) =>
-      this.client.send(new UpdateCommand({ TableName: this.tableName, Key: { pk: conflictKey(source, eventId) }, ...input }));
+    const values = {
+      ':kind': 'audit',
+      ':action': 'intake.duplicate_conflict',
+      ':source': source,
+      ':eventId': eventId,
+      ':zero': 0,
+      ':one': 1,
+    };
+    const update = (
+      input: Pick<
+        UpdateCommandInput,
+        'ExpressionAttributeNames' | 'ExpressionAttributeValues' | 'UpdateExpression' | 'ConditionExpression'
+      >,
+    ) => this.client.send(new UpdateCommand({ TableName: this.tableName, Key: { pk: conflictKey(source, eventId) }, ...input }));
     try {
       await update({
         ExpressionAttributeNames: { ...names, '#entries': 'entries' },
@@ -228,7 +241,11 @@ export class EventStore {
    * `hasPayload`, and where the bytes are: `s3Key` names the payload bucket's object when the body
    * was too large for its item. Reads the item's expiry and key, not its bytes.
    */
-  async payloadState(source: string, eventId: string, payloadHmac?: string): Promise<{ readonly present: boolean; readonly s3Key?: string }> {
+  async payloadState(
+    source: string,
+    eventId: string,
+    payloadHmac?: string,
+  ): Promise<{ readonly present: boolean; readonly s3Key?: string }> {
     const item = await this.read('getPayloadExpiry', payloadKey(source, eventId, payloadHmac), 'pk, expiresAt, s3Key');
     if (!item) return { present: false };
     // TTL deletes lag expiry (by up to days on AWS; never on DynamoDB Local): expired means expired.

@@ -70,7 +70,34 @@ export interface FailRequest {
  * are DynamoDB reserved words. Unused aliases are dropped per request in `update`.
  */
 const NAMES: Record<string, string> = Object.fromEntries(
-  ['state', 'source', 'reads', 'errors', 'units', 'outcome', 'principal', 'attempt', 'replays', 'replayId', 'replayLeaseUntil', 'leaseUntil', 'ackAt', 'ackAttempt', 'policyVersion', 'lastErrorCategory', 'eventKey', 'eventId', 'eventType', 'tenantId', 'keyId', 'consumerId', 'receivedAt', 'replayRequests', 'readsDropped', 'errorsDropped'].map((w) => [`#${w}`, w]),
+  [
+    'state',
+    'source',
+    'reads',
+    'errors',
+    'units',
+    'outcome',
+    'principal',
+    'attempt',
+    'replays',
+    'replayId',
+    'replayLeaseUntil',
+    'leaseUntil',
+    'ackAt',
+    'ackAttempt',
+    'policyVersion',
+    'lastErrorCategory',
+    'eventKey',
+    'eventId',
+    'eventType',
+    'tenantId',
+    'keyId',
+    'consumerId',
+    'receivedAt',
+    'replayRequests',
+    'readsDropped',
+    'errorsDropped',
+  ].map((w) => [`#${w}`, w]),
 );
 
 export class Ledger {
@@ -234,9 +261,7 @@ export class Ledger {
           ...(logError ? { ':none': [], ':entry': entry, ':cap': LEDGER_LIST_CAP } : { ':zero': 0, ':one': 1 }),
           ':category': request.category,
           ':attempt': attempt,
-          ...(request.replay
-            ? { ':done': 'done' }
-            : { ':state': request.quarantine ? 'quarantined' : 'retrying', ':leased': 'leased' }),
+          ...(request.replay ? { ':done': 'done' } : { ':state': request.quarantine ? 'quarantined' : 'retrying', ':leased': 'leased' }),
         },
       });
       return true;

@@ -7,7 +7,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 export function createLogger(serviceName: string, options: { silent?: boolean } = {}): Logger {
   return new Logger({
     serviceName,
-    logLevel: options.silent ? 'SILENT' : (process.env.POWERTOOLS_LOG_LEVEL as 'INFO' | undefined) ?? 'INFO',
+    logLevel: options.silent ? 'SILENT' : ((process.env.POWERTOOLS_LOG_LEVEL as 'INFO' | undefined) ?? 'INFO'),
   });
 }
 

@@ -11,11 +11,7 @@
  *   past the cache's expiry (every failure reported through `onRefreshFailure`) instead of failing
  *   every request; past that bound the error is thrown as before (intake answers 503).
  */
-import {
-  GetSecretValueCommand,
-  ResourceNotFoundException,
-  type SecretsManagerClient,
-} from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, ResourceNotFoundException, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SecretsPort } from './secrets';
 import { UnknownSecretError } from './secrets';
 import type { SigningSecrets } from '../../core/schemes/types';
@@ -64,7 +60,9 @@ interface Cached {
 }
 
 /** The per-source overlap, ms, from the configured sources. */
-export function overlapMsBySource(sources: readonly { readonly id: string; readonly secretOverlapHours: number }[]): Record<string, number> {
+export function overlapMsBySource(
+  sources: readonly { readonly id: string; readonly secretOverlapHours: number }[],
+): Record<string, number> {
   return Object.fromEntries(sources.map((s) => [s.id, s.secretOverlapHours * 3_600_000]));
 }
 
@@ -103,12 +101,10 @@ export class SecretsManagerPort implements SecretsPort {
   async payloadHashKey(): Promise<Buffer> {
     const secretId = this.options.payloadHashKeySecretId;
     if (!secretId) throw new UnknownSecretError('no payload-hash key secret is configured');
-    this.hashKey ??= this.options.client
-      .send(new GetSecretValueCommand({ SecretId: secretId }))
-      .then((out) => {
-        if (!out.SecretString) throw new UnknownSecretError('the payload-hash key secret has no value');
-        return Buffer.from(out.SecretString, 'utf8');
-      });
+    this.hashKey ??= this.options.client.send(new GetSecretValueCommand({ SecretId: secretId })).then((out) => {
+      if (!out.SecretString) throw new UnknownSecretError('the payload-hash key secret has no value');
+      return Buffer.from(out.SecretString, 'utf8');
+    });
     try {
       return await this.hashKey;
     } catch (error) {

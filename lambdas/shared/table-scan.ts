@@ -231,7 +231,10 @@ export async function batchGet<T extends { pk: string }>(
  * EventStore items by key (`eventKey(...)`), keyed by it. Whatever item a key names comes back:
  * callers that need receipts check `kind`.
  */
-export function eventStoreItemsByKey<T extends { pk: string } = EventItem>(deps: ScanDeps, pks: readonly string[]): Promise<Map<string, T>> {
+export function eventStoreItemsByKey<T extends { pk: string } = EventItem>(
+  deps: ScanDeps,
+  pks: readonly string[],
+): Promise<Map<string, T>> {
   return batchGet<T>(deps.ddb, deps.tables.events, pks);
 }
 

@@ -77,8 +77,7 @@ export class ConsumerWorker extends Construct {
     // construct path, like a generated one) and the DLQ names it by that ARN.
     // Ordered consumers: FIFO queue and DLQ (a FIFO queue's DLQ must be FIFO); names at most 80 characters.
     const fifo = isOrdered(c);
-    const queueName =
-      `${Names.uniqueResourceName(this, { maxLength: fifo ? 69 : 74, separator: '-' })}-queue${fifo ? FIFO_SUFFIX : ''}`;
+    const queueName = `${Names.uniqueResourceName(this, { maxLength: fifo ? 69 : 74, separator: '-' })}-queue${fifo ? FIFO_SUFFIX : ''}`;
     const queueArn = Stack.of(this).formatArn({
       service: 'sqs',
       resource: queueName,
@@ -100,7 +99,7 @@ export class ConsumerWorker extends Construct {
     Validations.of(this.deadLetterQueue).acknowledge({
       id: 'Serverless-SQSRedrivePolicy',
       reason:
-        'This is the consumer\'s terminal dead-letter queue: nothing consumes it, its depth alarms, and operators move messages back with `hookledger redrive`, so a DLQ behind it would never receive anything.',
+        "This is the consumer's terminal dead-letter queue: nothing consumes it, its depth alarms, and operators move messages back with `hookledger redrive`, so a DLQ behind it would never receive anything.",
     });
     this.queue = new sqs.Queue(this, 'Queue', {
       queueName,
@@ -175,7 +174,7 @@ export class ConsumerWorker extends Construct {
     Validations.of(this.worker).acknowledge({
       id: 'Serverless-LambdaEventSourceMappingDestination',
       reason:
-        'Lambda supports on-failure destinations only for stream and Kafka event sources; for this SQS event source the queue\'s redrive policy sends a message to the consumer\'s DLQ after maxReceiveCount receives.',
+        "Lambda supports on-failure destinations only for stream and Kafka event sources; for this SQS event source the queue's redrive policy sends a message to the consumer's DLQ after maxReceiveCount receives.",
     });
     // Permanent errors go straight to the DLQ instead of burning the retry budget.
     this.deadLetterQueue.grantSendMessages(this.role);
@@ -194,7 +193,12 @@ export class ConsumerWorker extends Construct {
           new iam.PolicyStatement({
             actions: ['lambda:UpdateEventSourceMapping'],
             resources: [
-              Stack.of(this).formatArn({ service: 'lambda', resource: 'event-source-mapping', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+              Stack.of(this).formatArn({
+                service: 'lambda',
+                resource: 'event-source-mapping',
+                resourceName: '*',
+                arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+              }),
             ],
             conditions: { StringEquals: { 'lambda:FunctionArn': this.worker.function.functionArn } },
           }),

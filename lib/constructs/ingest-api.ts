@@ -107,8 +107,18 @@ export class IngestApi extends Construct {
     // condition fails without returning the item), the conflict audit (UpdateItem), its own
     // orphaned payload on a conflict (DeleteItem); it reads key-registry items. It can neither
     // forge a tenant key nor touch the Ledger.
-    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], [keyPattern('event'), keyPattern('payload'), keyPattern('bodyClaim')]);
-    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:GetItem'], [keyPattern('key'), keyPattern('event'), keyPattern('bodyClaim')]);
+    grantItemsByKeyPattern(
+      props.events,
+      this.handler,
+      ['dynamodb:PutItem'],
+      [keyPattern('event'), keyPattern('payload'), keyPattern('bodyClaim')],
+    );
+    grantItemsByKeyPattern(
+      props.events,
+      this.handler,
+      ['dynamodb:GetItem'],
+      [keyPattern('key'), keyPattern('event'), keyPattern('bodyClaim')],
+    );
     grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:UpdateItem'], [keyPattern('conflict')]);
     grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:DeleteItem'], [keyPattern('payload')]);
     hashKey.grantRead(this.handler);

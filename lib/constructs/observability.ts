@@ -199,7 +199,8 @@ export class Observability extends Construct {
       this.alarm('ReconcileDeadLetters', {
         metric: props.reconcileDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, statistic: 'Maximum' }),
         threshold: 0,
-        description: 'A scheduled reconcile run was not delivered or failed after its retries (see its dead-letter queue); run `hookledger reconcile` for that hour.',
+        description:
+          'A scheduled reconcile run was not delivered or failed after its retries (see its dead-letter queue); run `hookledger reconcile` for that hour.',
       });
     }
 
@@ -234,7 +235,12 @@ export class Observability extends Construct {
     );
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({ title: 'Fan-out iterator age', left: [label(iteratorAge, 'max iterator age (ms)')], width: 8 }),
-      new cloudwatch.GraphWidget({ title: 'Fan-out errors and failures', left: [label(fanOutErrors, 'errors')], right: [label(failures, 'failure queue')], width: 8 }),
+      new cloudwatch.GraphWidget({
+        title: 'Fan-out errors and failures',
+        left: [label(fanOutErrors, 'errors')],
+        right: [label(failures, 'failure queue')],
+        width: 8,
+      }),
       new cloudwatch.GraphWidget({
         title: 'Reconcile violations and repairs',
         left: [label(violations, 'violations'), label(repairs, 'repaired')],
@@ -302,7 +308,11 @@ export class Observability extends Construct {
           leftAnnotations: [{ value: c.alarmAgeSeconds, label: 'alarm' }],
           width: 6,
         }),
-        new cloudwatch.GraphWidget({ title: `${c.consumerId}: messages`, left: [label(visible, 'visible'), label(inFlight, 'not visible (in flight)')], width: 6 }),
+        new cloudwatch.GraphWidget({
+          title: `${c.consumerId}: messages`,
+          left: [label(visible, 'visible'), label(inFlight, 'not visible (in flight)')],
+          width: 6,
+        }),
         new cloudwatch.GraphWidget({ title: `${c.consumerId}: DLQ depth`, left: [dlqDepth], width: 6 }),
         new cloudwatch.GraphWidget({ title: `${c.consumerId}: worker errors`, left: [workerErrors], width: 6 }),
       );

@@ -46,7 +46,7 @@ export class PayloadBucket extends Construct {
     Validations.of(this.bucket).acknowledge({
       id: 'AwsSolutions-S1',
       reason:
-        'Every object is written and read by the stack\'s own functions under per-prefix grants, and each intake, fan-out and delivery is on record in the EventStore and Ledger; server access logs would add a second bucket and per-request log objects for no reader.',
+        "Every object is written and read by the stack's own functions under per-prefix grants, and each intake, fan-out and delivery is on record in the EventStore and Ledger; server access logs would add a second bucket and per-request log objects for no reader.",
     });
   }
 

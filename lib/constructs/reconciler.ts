@@ -9,7 +9,6 @@ import { ENV } from '../../core/env';
 import { QUEUE_RETENTION } from '../../core/queues';
 import { HookledgerFunction } from './hookledger-function';
 
-
 export interface ReconcilerRepairProps {
   /** At most this many re-queues per run (1-10000). */
   readonly maxPerRun: number;
@@ -75,7 +74,7 @@ export class Reconciler extends Construct {
     Validations.of(this.deadLetterQueue).acknowledge({
       id: 'Serverless-SQSRedrivePolicy',
       reason:
-        'This queue is itself the terminal dead-letter queue of the reconcile schedule and of the function\'s asynchronous invocations; nothing consumes it (its depth alarms), so a DLQ behind it would never receive anything.',
+        "This queue is itself the terminal dead-letter queue of the reconcile schedule and of the function's asynchronous invocations; nothing consumes it (its depth alarms), so a DLQ behind it would never receive anything.",
     });
 
     this.handler = new HookledgerFunction(this, 'Handler', {

@@ -70,7 +70,11 @@ export function createSdkStreamsApi(client: DynamoDBStreamsClient): DynamoStream
     async listStreams(input) {
       const out = await client.send(new ListStreamsCommand(input));
       return {
-        Streams: (out.Streams ?? []).map((s) => ({ StreamArn: s.StreamArn ?? '', TableName: s.TableName ?? '', StreamLabel: s.StreamLabel ?? '' })),
+        Streams: (out.Streams ?? []).map((s) => ({
+          StreamArn: s.StreamArn ?? '',
+          TableName: s.TableName ?? '',
+          StreamLabel: s.StreamLabel ?? '',
+        })),
         ...(out.LastEvaluatedStreamArn ? { LastEvaluatedStreamArn: out.LastEvaluatedStreamArn } : {}),
       };
     },
@@ -80,7 +84,10 @@ export function createSdkStreamsApi(client: DynamoDBStreamsClient): DynamoStream
         StreamDescription: {
           StreamArn: d?.StreamArn ?? input.StreamArn,
           StreamStatus: d?.StreamStatus ?? 'ENABLED',
-          Shards: (d?.Shards ?? []).map((s) => ({ ShardId: s.ShardId ?? '', ...(s.ParentShardId ? { ParentShardId: s.ParentShardId } : {}) })),
+          Shards: (d?.Shards ?? []).map((s) => ({
+            ShardId: s.ShardId ?? '',
+            ...(s.ParentShardId ? { ParentShardId: s.ParentShardId } : {}),
+          })),
           ...(d?.LastEvaluatedShardId ? { LastEvaluatedShardId: d.LastEvaluatedShardId } : {}),
         },
       };
@@ -130,7 +137,9 @@ function toWire(record: SdkRecord): WireStreamRecord {
       ...(stream.OldImage ? { OldImage: toWireImage(stream.OldImage) } : {}),
       SequenceNumber: stream.SequenceNumber ?? '',
       ...(stream.SizeBytes !== undefined ? { SizeBytes: stream.SizeBytes } : {}),
-      ...(stream.StreamViewType ? { StreamViewType: stream.StreamViewType as NonNullable<WireStreamRecord['dynamodb']['StreamViewType']> } : {}),
+      ...(stream.StreamViewType
+        ? { StreamViewType: stream.StreamViewType as NonNullable<WireStreamRecord['dynamodb']['StreamViewType']> }
+        : {}),
     },
     ...(record.userIdentity?.Type
       ? { userIdentity: { type: record.userIdentity.Type, principalId: record.userIdentity.PrincipalId ?? '' } }

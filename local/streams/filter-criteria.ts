@@ -95,9 +95,7 @@ function validateMatcher(matcher: unknown, where: string): void {
       return;
     }
     default:
-      throw new FilterCriteriaError(
-        `${where}: operator "${operator}" is not emulated locally (supported: exists, prefix, anything-but)`,
-      );
+      throw new FilterCriteriaError(`${where}: operator "${operator}" is not emulated locally (supported: exists, prefix, anything-but)`);
   }
 }
 

@@ -23,8 +23,7 @@ export function toLambdaRecord(wire: WireStreamRecord, context: RecordContext): 
   const truncated = wire.dynamodb.ApproximateCreationDateTime;
   // DynamoDB Local truncates the time to the minute; when the record is first read within that
   // minute, the read time is the better approximation (AWS gives whole seconds).
-  const approximate =
-    truncated === undefined ? firstSeen : firstSeen >= truncated && firstSeen < truncated + 60 ? firstSeen : truncated;
+  const approximate = truncated === undefined ? firstSeen : firstSeen >= truncated && firstSeen < truncated + 60 ? firstSeen : truncated;
   // DynamoDB Local (3.3.0) runs TTL itself, about every 10 s, and writes those deletes to the
   // stream as eventName "UNKNOWN_TO_SDK_VERSION" without userIdentity. AWS writes a REMOVE
   // carrying the TTL service's identity, which is what the handler gets here.

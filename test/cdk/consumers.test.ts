@@ -79,9 +79,7 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
 
   it("lets each worker's role receive from its own queue and no other", () => {
     for (const w of byConsumer.values()) {
-      const receive = statementsOfRole(json, w.roleId).filter(
-        (s) => s.Effect === 'Allow' && actionsOf(s).includes('sqs:ReceiveMessage'),
-      );
+      const receive = statementsOfRole(json, w.roleId).filter((s) => s.Effect === 'Allow' && actionsOf(s).includes('sqs:ReceiveMessage'));
       expect(receive.length).toBeGreaterThan(0);
       expect(receive.flatMap(resourceTargets)).toEqual([w.queueId]);
       expect(actionsOf(receive[0]!).sort()).toEqual(
@@ -135,6 +133,12 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
       // No statement of the role names pay# at all, nor grants any table action without a key condition.
       expect(JSON.stringify(statementsOfRole(json, w.roleId))).not.toContain('pay#');
       expect(dynamo.every((s) => s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'])).toBe(true);
+      // In the payload bucket: GetObject on its own claim-checked views only, never on payloads/.
+      const s3 = statementsOfRole(json, w.roleId).filter((s) => actionsOf(s).some((a) => a.startsWith('s3:')));
+      expect(s3.flatMap(actionsOf)).toEqual(['s3:GetObject']);
+      expect(JSON.stringify(s3)).toContain(payloadBucket);
+      expect(JSON.stringify(s3)).toContain(`/views/${c.id}/*`);
+      expect(JSON.stringify(s3)).not.toContain('/payloads/');
     }
   });
 
@@ -169,9 +173,7 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
       expect(dlq.RedriveAllowPolicy.redrivePermission).toBe('byQueue');
       expect(dlq.RedriveAllowPolicy.sourceQueueArns).toHaveLength(1);
       // The ARN is built from the source queue's fixed name (see ConsumerWorker): it must be exactly that queue.
-      expect(resolvePseudo(dlq.RedriveAllowPolicy.sourceQueueArns[0])).toBe(
-        `arn:aws:sqs:eu-west-1:123456789012:${queue.QueueName}`,
-      );
+      expect(resolvePseudo(dlq.RedriveAllowPolicy.sourceQueueArns[0])).toBe(`arn:aws:sqs:eu-west-1:123456789012:${queue.QueueName}`);
     }
     const names = workers(json).map((w) => json.Resources[w.queueId].Properties.QueueName as string);
     expect(new Set(names).size).toBe(names.length);

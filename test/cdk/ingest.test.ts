@@ -61,7 +61,9 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
   });
 
   it('creates a retained payload-hash key, named to the ingest function and in the stack outputs', () => {
-    const keys = resourcesOfType(s.json, 'AWS::SecretsManager::Secret').filter(([, r]) => /payload-hash key/.test(r.Properties.Description));
+    const keys = resourcesOfType(s.json, 'AWS::SecretsManager::Secret').filter(([, r]) =>
+      /payload-hash key/.test(r.Properties.Description),
+    );
     expect(keys).toHaveLength(1);
     const [keyId, key] = keys[0]!;
     expect(key.DeletionPolicy).toBe('Retain');
@@ -72,7 +74,9 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
   });
 
   it('creates one generated signing secret per source and maps source id to secret ARN in SOURCE_SECRETS', () => {
-    const secrets = resourcesOfType(s.json, 'AWS::SecretsManager::Secret').filter(([, r]) => /webhook signing secret/.test(r.Properties.Description));
+    const secrets = resourcesOfType(s.json, 'AWS::SecretsManager::Secret').filter(([, r]) =>
+      /webhook signing secret/.test(r.Properties.Description),
+    );
     expect(secrets).toHaveLength(sources.length);
     for (const [, secret] of secrets) {
       expect(secret.Properties.Description).toMatch(/webhook signing secret/);
@@ -84,9 +88,7 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
       expect(secret.UpdateReplacePolicy, id).toBe('Retain');
     }
     const env = s.json.Resources[ingestId].Properties.Environment.Variables;
-    const text = env.SOURCE_SECRETS['Fn::Join'][1]
-      .map((p: unknown) => (typeof p === 'string' ? p : `ref:${refTarget(p)}`))
-      .join('');
+    const text = env.SOURCE_SECRETS['Fn::Join'][1].map((p: unknown) => (typeof p === 'string' ? p : `ref:${refTarget(p)}`)).join('');
     const map = JSON.parse(text) as Record<string, string>;
     expect(Object.keys(map).sort()).toEqual(sources.map((src) => src.id).sort());
     for (const src of sources) {
@@ -95,7 +97,16 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
       expect(s.json.Resources[output.Value.Ref].Properties.Description).toContain(`"${src.id}"`);
     }
     expect(Object.keys(env).sort()).toEqual(
-      ['EVENTS_TABLE', 'PAYLOAD_BUCKET', 'SOURCE_SECRETS', 'PAYLOAD_HASH_KEY_SECRET', 'STACK_NAME', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'NODE_OPTIONS'].sort(),
+      [
+        'EVENTS_TABLE',
+        'PAYLOAD_BUCKET',
+        'SOURCE_SECRETS',
+        'PAYLOAD_HASH_KEY_SECRET',
+        'STACK_NAME',
+        'POWERTOOLS_SERVICE_NAME',
+        'POWERTOOLS_METRICS_NAMESPACE',
+        'NODE_OPTIONS',
+      ].sort(),
     );
     expect(env.EVENTS_TABLE).toEqual({ Ref: eventsTable });
   });
@@ -103,7 +114,12 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
   it('lets the ingest role write only receipts, payloads (and large ones to the bucket), body claims and the conflict audit, read the secrets, and nothing more', () => {
     const statements = statementsOfRole(s.json, ingestRoleId);
     const dynamo = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo.flatMap(actionsOf).sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    expect(dynamo.flatMap(actionsOf).sort()).toEqual([
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
     expect(dynamo.flatMap(resourceTargets)).toEqual([eventsTable, eventsTable, eventsTable, eventsTable]);
     const leadingKeys = (action: string) =>
       dynamo.find((st) => actionsOf(st).includes(action))?.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
@@ -113,7 +129,9 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
     expect(leadingKeys('dynamodb:DeleteItem')).toEqual(['pay#*']);
     const secretRead = statements.filter((st) => actionsOf(st).includes('secretsmanager:GetSecretValue'));
     expect(secretRead.flatMap(resourceTargets).sort()).toEqual(
-      resourcesOfType(s.json, 'AWS::SecretsManager::Secret').map(([id]) => id).sort(),
+      resourcesOfType(s.json, 'AWS::SecretsManager::Secret')
+        .map(([id]) => id)
+        .sort(),
     );
     // Large bodies: PutObject on the payload bucket's payloads/* only (test/cdk/payload-bucket.test.ts).
     expect(statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:'))).flatMap(actionsOf)).toEqual(['s3:PutObject']);

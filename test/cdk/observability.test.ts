@@ -146,8 +146,10 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
     }
   });
 
-  it('graphs intake requests by outcome from the ingest function\'s IntakeRequests metric', () => {
-    const body = JSON.stringify(Object.values(s.json.Resources).find((r) => (r as { Type?: string }).Type === 'AWS::CloudWatch::Dashboard'));
+  it("graphs intake requests by outcome from the ingest function's IntakeRequests metric", () => {
+    const body = JSON.stringify(
+      Object.values(s.json.Resources).find((r) => (r as { Type?: string }).Type === 'AWS::CloudWatch::Dashboard'),
+    );
     expect(body).toContain('Intake outcomes (recorded, duplicate, refusal codes)');
     // Only this stack's series (the Stack dimension the ingest function publishes), never another copy's.
     expect(body).toContain("SEARCH('{Hookledger,Outcome,Stack} MetricName=");
@@ -209,9 +211,7 @@ describe('reconciler with repair off (reconcile.repair: false)', () => {
     const rules = resourcesOfType(json, 'AWS::Events::Rule');
     expect(rules).toHaveLength(1);
     expect(rules[0]![1].Properties.ScheduleExpression).toBe('rate(1 hour)');
-    expect(rules[0]![1].Properties.Targets).toEqual([
-      expect.objectContaining({ Arn: { 'Fn::GetAtt': [reconcileId, 'Arn'] } }),
-    ]);
+    expect(rules[0]![1].Properties.Targets).toEqual([expect.objectContaining({ Arn: { 'Fn::GetAtt': [reconcileId, 'Arn'] } })]);
     const permissions = resourcesOfType(json, 'AWS::Lambda::Permission').filter(
       ([, p]) => p.Properties.Principal === 'events.amazonaws.com',
     );
@@ -232,7 +232,9 @@ describe('reconciler with repair off (reconcile.repair: false)', () => {
     // The same queue takes the function's own failed asynchronous invocations.
     expect(refTarget(json.Resources[reconcileId].Properties.DeadLetterConfig.TargetArn)).toBe(dlqId);
     // EventBridge may send to it (CDK's queue policy, scoped to this rule).
-    const policies = resourcesOfType(json, 'AWS::SQS::QueuePolicy').filter(([, p]) => asArray<Json>(p.Properties.Queues).some((q) => refTarget(q) === dlqId));
+    const policies = resourcesOfType(json, 'AWS::SQS::QueuePolicy').filter(([, p]) =>
+      asArray<Json>(p.Properties.Queues).some((q) => refTarget(q) === dlqId),
+    );
     const statements = policies.flatMap(([, p]) => asArray<Json>(p.Properties.PolicyDocument.Statement));
     expect(statements).toContainEqual(
       expect.objectContaining({ Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' }, Action: 'sqs:SendMessage' }),
@@ -251,7 +253,9 @@ describe('reconciler with repair off (reconcile.repair: false)', () => {
       ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan'].sort(),
     );
     expect(dynamo.flatMap(resourceTargets).sort()).toEqual(
-      resourcesOfType(json, 'AWS::DynamoDB::Table').map(([id]) => id).sort(),
+      resourcesOfType(json, 'AWS::DynamoDB::Table')
+        .map(([id]) => id)
+        .sort(),
     );
     expect(statements.flatMap(actionsOf).filter((a) => a.startsWith('cloudwatch:'))).toEqual([]);
     // Only the dead-letter queue besides its tables and logs.

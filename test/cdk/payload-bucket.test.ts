@@ -13,7 +13,13 @@ import { Stack } from 'aws-cdk-lib';
 /** `<bucket>/payloads/*` for a Fn::Join of the bucket's Arn and a key pattern; the raw JSON otherwise. */
 function objectPattern(resource: Json, bucketId: string): string {
   const join = resource?.['Fn::Join'];
-  if (Array.isArray(join) && join[0] === '' && join[1].length === 2 && refTarget(join[1][0]) === bucketId && typeof join[1][1] === 'string') {
+  if (
+    Array.isArray(join) &&
+    join[0] === '' &&
+    join[1].length === 2 &&
+    refTarget(join[1][0]) === bucketId &&
+    typeof join[1][1] === 'string'
+  ) {
     return `<bucket>${join[1][1]}`;
   }
   return JSON.stringify(resource);
@@ -24,7 +30,8 @@ function rolesByFunction(json: Json): Map<string, string> {
   const out = new Map<string, string>();
   for (const [, fn] of resourcesOfType(json, 'AWS::Lambda::Function')) {
     const env = fn.Properties.Environment?.Variables ?? {};
-    const name = typeof env.CONSUMER_ID === 'string' ? env.CONSUMER_ID : String(env.POWERTOOLS_SERVICE_NAME ?? '?').replace(/^hookledger-/, '');
+    const name =
+      typeof env.CONSUMER_ID === 'string' ? env.CONSUMER_ID : String(env.POWERTOOLS_SERVICE_NAME ?? '?').replace(/^hookledger-/, '');
     out.set(refTarget(fn.Properties.Role)!, name);
   }
   return out;
@@ -37,14 +44,22 @@ function s3Grants(json: Json, bucketId: string): string[] {
   for (const { roles, statement } of allIdentityStatements(json)) {
     const actions = actionsOf(statement).filter((a) => a.startsWith('s3:'));
     if (actions.length === 0 || statement.Effect !== 'Allow') continue;
-    const resources = (Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource]).map((r: Json) => objectPattern(r, bucketId));
+    const resources = (Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource]).map((r: Json) =>
+      objectPattern(r, bucketId),
+    );
     for (const role of roles) for (const a of actions) for (const r of resources) out.push(`${names.get(role) ?? role}: ${a} ${r}`);
   }
   return out.sort();
 }
 
 /** Whether an IAM resource pattern (`*` = any characters) covers the key. */
-const covers = (pattern: string, key: string) => new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(key);
+const covers = (pattern: string, key: string) =>
+  new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  ).test(key);
 
 describe.each(CONFIGS)('payload bucket with the $name', ({ config }) => {
   let json: Json;
@@ -60,10 +75,22 @@ describe.each(CONFIGS)('payload bucket with the $name', ({ config }) => {
 
   it('is encrypted, private, retained, and expires objects after the payload retention', () => {
     const bucket = json.Resources[bucketId];
-    expect(bucket.Properties.BucketEncryption).toEqual({ ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] });
-    expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    expect(bucket.Properties.BucketEncryption).toEqual({
+      ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+    });
+    expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
     expect(bucket.Properties.LifecycleConfiguration.Rules).toEqual([
-      { Id: 'payload-retention', Status: 'Enabled', ExpirationInDays: retentionDays, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } },
+      {
+        Id: 'payload-retention',
+        Status: 'Enabled',
+        ExpirationInDays: retentionDays,
+        AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+      },
     ]);
     expect(bucket.DeletionPolicy).toBe('Retain');
     expect(bucket.UpdateReplacePolicy).toBe('Retain');
@@ -98,8 +125,16 @@ describe.each(CONFIGS)('payload bucket with the $name', ({ config }) => {
     for (const consumer of consumers) {
       const key = `<bucket>/views/${consumer}/evt_01J8K7M2Q4/${'a'.repeat(64)}`;
       const readers = allIdentityStatements(json)
-        .filter(({ statement }) => statement.Effect === 'Allow' && actionsOf(statement).some((a) => ['s3:GetObject', 's3:*', '*'].includes(a) || a.startsWith('s3:GetObject')))
-        .filter(({ statement }) => (Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource]).some((r: Json) => r === '*' || covers(objectPattern(r, bucketId), key)))
+        .filter(
+          ({ statement }) =>
+            statement.Effect === 'Allow' &&
+            actionsOf(statement).some((a) => ['s3:GetObject', 's3:*', '*'].includes(a) || a.startsWith('s3:GetObject')),
+        )
+        .filter(({ statement }) =>
+          (Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource]).some(
+            (r: Json) => r === '*' || covers(objectPattern(r, bucketId), key),
+          ),
+        )
         .flatMap(({ roles }) => roles.map((r) => names.get(r) ?? r));
       expect(readers, consumer).toEqual([consumer]);
     }
@@ -109,6 +144,8 @@ describe.each(CONFIGS)('payload bucket with the $name', ({ config }) => {
 describe('PayloadBucket props', () => {
   it('refuses a retention that is not a whole number of days, quoting it', () => {
     const stack = new Stack(testApp(), 'Props');
-    expect(() => new PayloadBucket(stack, 'B', { retentionDays: 0.5 })).toThrow('retentionDays must be a whole number of days >= 1, got 0.5');
+    expect(() => new PayloadBucket(stack, 'B', { retentionDays: 0.5 })).toThrow(
+      'retentionDays must be a whole number of days >= 1, got 0.5',
+    );
   });
 });

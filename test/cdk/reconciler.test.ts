@@ -71,7 +71,9 @@ describe('reconciler with repair on (default config)', () => {
     const sqsStatements = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')));
     const consuming = sqsStatements.filter((st) => !actionsOf(st).includes('sqs:SendMessage'));
     const sending = sqsStatements.filter((st) => actionsOf(st).includes('sqs:SendMessage'));
-    expect(consuming.flatMap(actionsOf)).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']));
+    expect(consuming.flatMap(actionsOf)).toEqual(
+      expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']),
+    );
     expect(sqsStatements.flatMap(actionsOf).filter((a) => a === 'sqs:PurgeQueue')).toEqual([]);
     expect([...new Set(consuming.flatMap(resourceTargets))]).toEqual([failureQueueId]);
     // Lambda's asynchronous-invocation DLQ: the function's role sends its failed events there, nowhere else.
@@ -92,7 +94,9 @@ describe('reconciler with repair on (default config)', () => {
     const offStatements = statementsOfRole(off, refTarget(offFn.Properties.Role)!);
     const actions = offStatements.flatMap(actionsOf);
     // Only the send to its own asynchronous-invocation DLQ remains.
-    expect(actions.filter((a) => a === 'dynamodb:PutItem' || (a.startsWith('sqs:') && a !== 'sqs:SendMessage') || a.startsWith('lambda:'))).toEqual([]);
+    expect(
+      actions.filter((a) => a === 'dynamodb:PutItem' || (a.startsWith('sqs:') && a !== 'sqs:SendMessage') || a.startsWith('lambda:')),
+    ).toEqual([]);
     expect(offStatements.filter((st) => actionsOf(st).includes('sqs:SendMessage')).flatMap(resourceTargets)).toEqual([
       expect.stringMatching(/ReconcilerDeadLetterQueue/),
     ]);

@@ -82,10 +82,11 @@ describe.each(CONFIGS)('stack-wide rules with the $name', ({ config }) => {
       const logGroupId = refTarget(fn.Properties.LoggingConfig?.LogGroup)!;
       expect(json.Resources[logGroupId]?.Type, id).toBe('AWS::Logs::LogGroup');
       expect(json.Resources[logGroupId].Properties.RetentionInDays, id).toBeGreaterThan(0);
-      const logs = statementsOfRole(json, refTarget(fn.Properties.Role)!).filter((s) =>
-        actionsOf(s).some((a) => a.startsWith('logs:')),
-      );
-      expect(logs.map((s) => s.Resource), id).toEqual([{ 'Fn::GetAtt': [logGroupId, 'Arn'] }]);
+      const logs = statementsOfRole(json, refTarget(fn.Properties.Role)!).filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));
+      expect(
+        logs.map((s) => s.Resource),
+        id,
+      ).toEqual([{ 'Fn::GetAtt': [logGroupId, 'Arn'] }]);
     }
   });
 });

@@ -15,9 +15,7 @@ export { defaultConfig };
 export type Json = any;
 
 /** The feature flags `cdk synth` uses, so tests exercise the same behaviour. */
-const CDK_CONTEXT: Record<string, unknown> = JSON.parse(
-  readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'),
-).context;
+const CDK_CONTEXT: Record<string, unknown> = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')).context;
 
 /** Four consumers with deliberately different settings, two sources, an alarm e-mail. */
 export const fourConsumerConfig: HookledgerConfigInput = {

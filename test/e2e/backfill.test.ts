@@ -22,7 +22,13 @@ const withFraudGraph = defineConfig({
   ...baseConfig,
   consumers: [
     ...baseConfig.consumers,
-    { id: 'fraud-graph', subscribes: ['payment.*'], fields: ['id', 'tenant_id'], entry: 'lambdas/consumers/audit-writer.ts', policyVersion: 'graph-1' },
+    {
+      id: 'fraud-graph',
+      subscribes: ['payment.*'],
+      fields: ['id', 'tenant_id'],
+      entry: 'lambdas/consumers/audit-writer.ts',
+      policyVersion: 'graph-1',
+    },
   ],
 });
 const fraudGraph: ConsumerHandle = async () => ({ units: 4 });
@@ -59,7 +65,12 @@ describe('backfill of a newly added consumer', () => {
       ['evt_01J8K7S001', 'tenant_204', 'done', 4],
       ['evt_01J8K7S003', 'tenant_311', 'done', 4],
     ]);
-    expect(rows.filter((r) => r.consumerId !== 'fraud-graph').map((r) => JSON.stringify(r)).sort()).toEqual(before);
+    expect(
+      rows
+        .filter((r) => r.consumerId !== 'fraud-graph')
+        .map((r) => JSON.stringify(r))
+        .sort(),
+    ).toEqual(before);
     const report = await reconcile({ ddb: stack.handlers.ddb, tables: stack.resources.tables }, { ...window, graceMs: 0 });
     expect(report).toMatchObject({ receipts: 3, expectedDeliveries: 10, violations: [] });
   }, 90_000);

@@ -27,7 +27,13 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
-const deps = () => ({ ddb: stack.handlers.ddb, tables: stack.resources.tables, config, operator: 'door-test', clock: () => Date.now() + offset });
+const deps = () => ({
+  ddb: stack.handlers.ddb,
+  tables: stack.resources.tables,
+  config,
+  operator: 'door-test',
+  clock: () => Date.now() + offset,
+});
 
 async function postGithub(delivery: string, event: string, hookId = '501873942') {
   const secret = (await stack.secrets.get('github')).current;
@@ -80,7 +86,9 @@ describe('the same event id with other bytes', () => {
     const first = await send(stack, platformEvent({ id: 'evt_01J8K7DC01', tenant_id: 'tenant_204' }));
     expect(first.status).toBe(202);
     await stack.drain();
-    const forged = await send(stack, platformEvent({ id: 'evt_01J8K7DC01', tenant_id: 'tenant_311', type: 'payment.refunded' }), { msgId: 'msg_forged' });
+    const forged = await send(stack, platformEvent({ id: 'evt_01J8K7DC01', tenant_id: 'tenant_311', type: 'payment.refunded' }), {
+      msgId: 'msg_forged',
+    });
     expect(forged).toEqual({ status: 200, body: { status: 'duplicate_conflict', event_id: 'evt_01J8K7DC01' } });
     await stack.drain();
     const rows = (await doneRows(stack)).filter((r) => r.eventId === 'evt_01J8K7DC01');

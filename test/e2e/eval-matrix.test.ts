@@ -56,7 +56,10 @@ describe('eval matrix on the local stack', () => {
     const event = platformEvent({ id: 'evt_01J8K7M2R5', type: 'invoice.paid' });
     expect(await send(stack, event)).toEqual({ status: 202, body: { event_id: 'evt_01J8K7M2R5', deliveries: 2 } });
     await stack.drain();
-    expect(await send(stack, event, { msgId: 'msg_retry_2' })).toEqual({ status: 200, body: { status: 'duplicate', event_id: 'evt_01J8K7M2R5' } });
+    expect(await send(stack, event, { msgId: 'msg_retry_2' })).toEqual({
+      status: 200,
+      body: { status: 'duplicate', event_id: 'evt_01J8K7M2R5' },
+    });
     await stack.drain();
     const rows = await rowsFor('evt_01J8K7M2R5');
     expect(rows).toHaveLength(2);
@@ -100,7 +103,8 @@ describe('eval matrix on the local stack', () => {
     // Expected from the model: billing by type + audit 1 + risk 1 for payment.* and scoped_key.*.
     const expected: Record<string, number> = {};
     for (const e of plan) {
-      const billingUnits = e.type === 'payment.succeeded' ? 5 : e.type.startsWith('payment.') ? 3 : e.type.startsWith('scoped_key.') ? 2 : 1;
+      const billingUnits =
+        e.type === 'payment.succeeded' ? 5 : e.type.startsWith('payment.') ? 3 : e.type.startsWith('scoped_key.') ? 2 : 1;
       const risk = e.type.startsWith('payment.') || e.type.startsWith('scoped_key.') ? 1 : 0;
       expected[e.tenant_id] = (expected[e.tenant_id] ?? 0) + billingUnits + 1 + risk;
     }

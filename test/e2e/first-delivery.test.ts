@@ -19,6 +19,8 @@ describe('first delivery on the local stack', () => {
     expect(rows.every((r) => r.tenantId === 'tenant_204' && r.keyId === 'key_42' && r.eventId === 'evt_01J8K7M2Q4')).toBe(true);
     // billing-meter 5 (payment.succeeded) + audit-writer 1 + risk-evaluator 1 (scored, below review threshold)
     expect(unitsByTenant(rows)).toEqual({ tenant_204: 7 });
-    expect(rows.find((r) => r.consumerId === 'risk-evaluator')?.principal).toBe('arn:aws:iam::000000000000:role/hookledger-local-risk-evaluator');
+    expect(rows.find((r) => r.consumerId === 'risk-evaluator')?.principal).toBe(
+      'arn:aws:iam::000000000000:role/hookledger-local-risk-evaluator',
+    );
   });
 });

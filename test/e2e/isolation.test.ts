@@ -61,12 +61,18 @@ describe('failure isolation on the local stack', () => {
   it('keeps siblings going while one consumer is offline, then drains its backlog without redoing theirs', async () => {
     await stack.pause('risk-evaluator');
     const ids = ['evt_01J8K7P101', 'evt_01J8K7P102', 'evt_01J8K7P103'];
-    for (const id of ids) expect((await send(stack, platformEvent({ id, type: 'payment.failed', tenant_id: 'tenant_311', key_id: 'key_77' }))).status).toBe(202);
+    for (const id of ids)
+      expect((await send(stack, platformEvent({ id, type: 'payment.failed', tenant_id: 'tenant_311', key_id: 'key_77' }))).status).toBe(
+        202,
+      );
     await stack.drain();
     let rows = (await ledgerRows(stack)).filter((r) => ids.includes(r.eventId));
-    expect(rows.filter((r) => r.state === 'done').map((r) => r.consumerId).sort()).toEqual([
-      'audit-writer', 'audit-writer', 'audit-writer', 'billing-meter', 'billing-meter', 'billing-meter',
-    ]);
+    expect(
+      rows
+        .filter((r) => r.state === 'done')
+        .map((r) => r.consumerId)
+        .sort(),
+    ).toEqual(['audit-writer', 'audit-writer', 'audit-writer', 'billing-meter', 'billing-meter', 'billing-meter']);
     expect(rows.some((r) => r.consumerId === 'risk-evaluator')).toBe(false);
     expect(await queueDepth(stack, stack.resources.queues['risk-evaluator']!.url)).toBe(3);
     const siblingsBefore = rows.map((r) => JSON.stringify(r)).sort();
@@ -75,7 +81,12 @@ describe('failure isolation on the local stack', () => {
     await stack.drain();
     rows = (await ledgerRows(stack)).filter((r) => ids.includes(r.eventId));
     expect(rows.filter((r) => r.consumerId === 'risk-evaluator' && r.state === 'done')).toHaveLength(3);
-    expect(rows.filter((r) => r.consumerId !== 'risk-evaluator').map((r) => JSON.stringify(r)).sort()).toEqual(siblingsBefore);
+    expect(
+      rows
+        .filter((r) => r.consumerId !== 'risk-evaluator')
+        .map((r) => JSON.stringify(r))
+        .sort(),
+    ).toEqual(siblingsBefore);
     expect(rows.reduce((sum, r) => sum + (r.tenantId === 'tenant_311' ? (r.units ?? 0) : 0), 0)).toBe(3 * (3 + 1 + 1));
   }, 40_000);
 
@@ -100,10 +111,7 @@ describe('failure isolation on the local stack', () => {
     // The fix ships; the operator redrives the DLQ (`hookledger redrive risk-evaluator`; fauxqs has no
     // StartMessageMoveTask, so the command falls back to receive / send back / delete).
     poison.delete(id);
-    const result = await redrive(
-      { config, sqs: stack.handlers.sqs, queues: stack.resources.queues },
-      { consumer: 'risk-evaluator' },
-    );
+    const result = await redrive({ config, sqs: stack.handlers.sqs, queues: stack.resources.queues }, { consumer: 'risk-evaluator' });
     expect(result).toMatchObject({ consumer: 'risk-evaluator', method: 'receive-send-delete', moved: 1, toMove: 1 });
     await stack.drain();
     risk = await row(id, 'risk-evaluator');
@@ -113,4 +121,3 @@ describe('failure isolation on the local stack', () => {
     expect(await queueDepth(stack, queues.dlqUrl)).toBe(0);
   }, 60_000);
 });
-

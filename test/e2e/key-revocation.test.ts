@@ -16,7 +16,10 @@ const config = defineConfig({ ...baseConfig, sources: baseConfig.sources.map((s)
 let stack: LocalStack;
 beforeAll(async () => {
   stack = await startTestStack({ config });
-  for (const [keyId, tenantId] of [['key_42', 'tenant_204'], ['key_77', 'tenant_311']] as const) {
+  for (const [keyId, tenantId] of [
+    ['key_42', 'tenant_204'],
+    ['key_77', 'tenant_311'],
+  ] as const) {
     await stack.handlers.ddb.send(
       new PutCommand({
         TableName: stack.resources.tables.events,
@@ -36,7 +39,10 @@ describe('tenant keys on the local stack', () => {
     expect(unknown.status).toBe(403);
     expect(unknown.body.error).toBe('unknown_key');
     const foreign = await send(stack, platformEvent({ id: 'evt_01J8K7Q901', tenant_id: 'tenant_204', key_id: 'key_77' }));
-    expect(foreign).toEqual({ status: 403, body: { error: 'key_tenant_mismatch', message: 'key_id key_77 does not belong to tenant tenant_204' } });
+    expect(foreign).toEqual({
+      status: 403,
+      body: { error: 'key_tenant_mismatch', message: 'key_id key_77 does not belong to tenant tenant_204' },
+    });
     expect(await eventsStored('platform', 'evt_01J8K7Q900')).toBeUndefined();
     expect(await eventsStored('platform', 'evt_01J8K7Q901')).toBeUndefined();
   });
@@ -44,8 +50,12 @@ describe('tenant keys on the local stack', () => {
   it('charges the captured tenant after a revocation while queued, and the handler declines the new action', async () => {
     await stack.pause('risk-evaluator');
     const large = { amount: 250_000, currency: 'eur' };
-    expect((await send(stack, platformEvent({ id: 'evt_01J8K7Q001', tenant_id: 'tenant_204', key_id: 'key_42', data: large }))).status).toBe(202);
-    expect((await send(stack, platformEvent({ id: 'evt_01J8K7Q002', tenant_id: 'tenant_311', key_id: 'key_77', data: large }))).status).toBe(202);
+    expect(
+      (await send(stack, platformEvent({ id: 'evt_01J8K7Q001', tenant_id: 'tenant_204', key_id: 'key_42', data: large }))).status,
+    ).toBe(202);
+    expect(
+      (await send(stack, platformEvent({ id: 'evt_01J8K7Q002', tenant_id: 'tenant_311', key_id: 'key_77', data: large }))).status,
+    ).toBe(202);
     await stack.drain();
     // key_42 is revoked while its event waits in risk-evaluator's stopped queue.
     await stack.handlers.ddb.send(
@@ -63,7 +73,13 @@ describe('tenant keys on the local stack', () => {
     const rows = (await ledgerRows(stack)).filter((r) => r.eventId === 'evt_01J8K7Q001' || r.eventId === 'evt_01J8K7Q002');
     const risk204 = rows.find((r) => r.eventId === 'evt_01J8K7Q001' && r.consumerId === 'risk-evaluator');
     const risk311 = rows.find((r) => r.eventId === 'evt_01J8K7Q002' && r.consumerId === 'risk-evaluator');
-    expect(risk204).toMatchObject({ state: 'done', tenantId: 'tenant_204', keyId: 'key_42', outcome: 'action_declined_key_revoked', units: 1 });
+    expect(risk204).toMatchObject({
+      state: 'done',
+      tenantId: 'tenant_204',
+      keyId: 'key_42',
+      outcome: 'action_declined_key_revoked',
+      units: 1,
+    });
     expect(risk311).toMatchObject({ state: 'done', tenantId: 'tenant_311', keyId: 'key_77', outcome: 'hold_placed', units: 2 });
     const totals: Record<string, number> = {};
     for (const r of rows) totals[r.tenantId] = (totals[r.tenantId] ?? 0) + (r.units ?? 0);
@@ -71,7 +87,10 @@ describe('tenant keys on the local stack', () => {
   });
 
   it('still records an event that names an already revoked key, attributed to the tenant captured at intake', async () => {
-    const res = await send(stack, platformEvent({ id: 'evt_01J8K7Q003', tenant_id: 'tenant_204', key_id: 'key_42', type: 'scoped_key.revoked' }));
+    const res = await send(
+      stack,
+      platformEvent({ id: 'evt_01J8K7Q003', tenant_id: 'tenant_204', key_id: 'key_42', type: 'scoped_key.revoked' }),
+    );
     expect(res).toEqual({ status: 202, body: { event_id: 'evt_01J8K7Q003', deliveries: 3 } });
     await stack.drain();
     const rows = (await ledgerRows(stack)).filter((r) => r.eventId === 'evt_01J8K7Q003');

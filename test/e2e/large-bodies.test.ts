@@ -68,7 +68,12 @@ afterAll(() => stack?.stop());
 
 describe('large bodies on the local stack', () => {
   const attachment = filler(2_000_000);
-  const event = platformEvent({ id: 'evt_01J8K7L2MB', type: 'payment.succeeded', tenant_id: 'tenant_204', data: { amount: 4200, currency: 'eur', card_last4: '4242', attachment } as never });
+  const event = platformEvent({
+    id: 'evt_01J8K7L2MB',
+    type: 'payment.succeeded',
+    tenant_id: 'tenant_204',
+    data: { amount: 4200, currency: 'eur', card_last4: '4242', attachment } as never,
+  });
   const body = JSON.stringify(event);
 
   it('accepts a 2 MB body, keeps it in the payload bucket and delivers each consumer its view', async () => {
@@ -78,9 +83,21 @@ describe('large bodies on the local stack', () => {
     await stack.drain();
 
     // The receipt names the payload item; the item names the object, and holds no body.
-    const receipt = (await stack.handlers.ddb.send(new GetCommand({ TableName: stack.resources.tables.events, Key: { pk: 'evt#platform#evt_01J8K7L2MB' }, ConsistentRead: true }))).Item!;
+    const receipt = (
+      await stack.handlers.ddb.send(
+        new GetCommand({ TableName: stack.resources.tables.events, Key: { pk: 'evt#platform#evt_01J8K7L2MB' }, ConsistentRead: true }),
+      )
+    ).Item!;
     expect(receipt.payloadBytes).toBe(body.length);
-    const item = (await stack.handlers.ddb.send(new GetCommand({ TableName: stack.resources.tables.events, Key: { pk: payloadKey('platform', 'evt_01J8K7L2MB', receipt.payloadHmac as string) }, ConsistentRead: true }))).Item as PayloadItem;
+    const item = (
+      await stack.handlers.ddb.send(
+        new GetCommand({
+          TableName: stack.resources.tables.events,
+          Key: { pk: payloadKey('platform', 'evt_01J8K7L2MB', receipt.payloadHmac as string) },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item as PayloadItem;
     expect(item.s3Key).toBe(`payloads/platform/evt_01J8K7L2MB/${receipt.payloadHmac as string}`);
     expect(item.encoding).toBe('gzip');
     expect(item.body).toBeUndefined();
@@ -94,8 +111,19 @@ describe('large bodies on the local stack', () => {
     // billing-meter and audit-writer get small views inline; risk-evaluator's view (all of `data`) is
     // over a queue message's 1 MiB and travels by claim check under its own prefix.
     const message = (consumerId: string) => received[consumerId]!.find((m) => m.eventId === 'evt_01J8K7L2MB')!;
-    expect(message('billing-meter').payload).toEqual({ id: 'evt_01J8K7L2MB', type: 'payment.succeeded', tenant_id: 'tenant_204', data: { amount: 4200, currency: 'eur' } });
-    expect(message('audit-writer').payload).toEqual({ id: 'evt_01J8K7L2MB', type: 'payment.succeeded', tenant_id: 'tenant_204', key_id: 'key_42', created: event.created });
+    expect(message('billing-meter').payload).toEqual({
+      id: 'evt_01J8K7L2MB',
+      type: 'payment.succeeded',
+      tenant_id: 'tenant_204',
+      data: { amount: 4200, currency: 'eur' },
+    });
+    expect(message('audit-writer').payload).toEqual({
+      id: 'evt_01J8K7L2MB',
+      type: 'payment.succeeded',
+      tenant_id: 'tenant_204',
+      key_id: 'key_42',
+      created: event.created,
+    });
     const risk = message('risk-evaluator');
     expect(risk.payload).toBeUndefined();
     expect(risk.payloadUnavailable).toBeUndefined();
@@ -104,7 +132,13 @@ describe('large bodies on the local stack', () => {
     const view = await s3.send(new GetObjectCommand({ Bucket: stack.payloadBucket, Key: risk.payloadObject }));
     const viewBytes = Buffer.from(await view.Body!.transformToByteArray());
     expect(viewBytes.length).toBeGreaterThan(MAX_QUEUE_MESSAGE_BYTES);
-    expect(JSON.parse(viewBytes.toString('utf8'))).toEqual({ id: 'evt_01J8K7L2MB', type: 'payment.succeeded', tenant_id: 'tenant_204', key_id: 'key_42', data: event.data });
+    expect(JSON.parse(viewBytes.toString('utf8'))).toEqual({
+      id: 'evt_01J8K7L2MB',
+      type: 'payment.succeeded',
+      tenant_id: 'tenant_204',
+      key_id: 'key_42',
+      data: event.data,
+    });
     s3.destroy();
 
     expect(handled).toEqual({ 'billing-meter': [undefined], 'audit-writer': [undefined], 'risk-evaluator': [2_000_000] });
@@ -118,7 +152,12 @@ describe('large bodies on the local stack', () => {
 
   it('traces the 2 MB event: receipt, payload in the bucket, three done deliveries', async () => {
     const report = await trace({ ddb: stack.handlers.ddb, tables: stack.resources.tables, config }, 'evt_01J8K7L2MB');
-    expect(report.receipt).toMatchObject({ eventId: 'evt_01J8K7L2MB', tenantId: 'tenant_204', payload: 'present', payloadBytes: body.length });
+    expect(report.receipt).toMatchObject({
+      eventId: 'evt_01J8K7L2MB',
+      tenantId: 'tenant_204',
+      payload: 'present',
+      payloadBytes: body.length,
+    });
     expect(report.receipt.payloadObject).toMatch(/^payloads\/platform\/evt_01J8K7L2MB\/[0-9a-f]{64}$/);
     expect(report.deliveries.map((d) => [d.consumer, d.state, d.attempts]).sort()).toEqual([
       ['audit-writer', 'done', 1],
@@ -128,12 +167,17 @@ describe('large bodies on the local stack', () => {
   }, 20_000);
 
   it('refuses a body over the source maximum with 413 naming the limit, and stores nothing', async () => {
-    const big = platformEvent({ id: 'evt_01J8K7L5MB', data: { amount: 1, currency: 'eur', attachment: filler(MAX_BODY_BYTES_CEILING) } as never });
+    const big = platformEvent({
+      id: 'evt_01J8K7L5MB',
+      data: { amount: 1, currency: 'eur', attachment: filler(MAX_BODY_BYTES_CEILING) } as never,
+    });
     const res = await send(stack, big);
     expect(res.status).toBe(413);
     expect(res.body.error).toBe('payload_too_large');
     expect(res.body.message).toBe(`body is ${JSON.stringify(big).length} bytes; source "platform" accepts at most 4194304`);
-    const receipt = await stack.handlers.ddb.send(new GetCommand({ TableName: stack.resources.tables.events, Key: { pk: 'evt#platform#evt_01J8K7L5MB' }, ConsistentRead: true }));
+    const receipt = await stack.handlers.ddb.send(
+      new GetCommand({ TableName: stack.resources.tables.events, Key: { pk: 'evt#platform#evt_01J8K7L5MB' }, ConsistentRead: true }),
+    );
     expect(receipt.Item).toBeUndefined();
   }, 20_000);
 });

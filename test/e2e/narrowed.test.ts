@@ -50,15 +50,32 @@ afterAll(() => stack?.stop());
 const operatorDeps = () => ({ ddb: stack.handlers.ddb, tables: stack.resources.tables, config: baseConfig, operator: 'e2e' });
 
 describe('narrowed delivery messages on the local stack', () => {
-  it('puts into each message only that consumer\'s fields, from one payload read per event', async () => {
+  it("puts into each message only that consumer's fields, from one payload read per event", async () => {
     reads = [];
     const event = platformEvent({ id: 'evt_01J8K7N001', type: 'payment.succeeded', tenant_id: 'tenant_204' });
     expect((await send(stack, event)).status).toBe(202);
     await stack.drain();
     const body = (consumerId: string) => received[consumerId]?.find((m) => m.eventId === 'evt_01J8K7N001');
-    expect(body('billing-meter')?.payload).toEqual({ id: 'evt_01J8K7N001', type: 'payment.succeeded', tenant_id: 'tenant_204', data: { amount: 4200, currency: 'eur' } });
-    expect(body('audit-writer')?.payload).toEqual({ id: 'evt_01J8K7N001', type: 'payment.succeeded', tenant_id: 'tenant_204', key_id: 'key_42', created: event.created });
-    expect(body('risk-evaluator')?.payload).toEqual({ id: 'evt_01J8K7N001', type: 'payment.succeeded', tenant_id: 'tenant_204', key_id: 'key_42', data: event.data });
+    expect(body('billing-meter')?.payload).toEqual({
+      id: 'evt_01J8K7N001',
+      type: 'payment.succeeded',
+      tenant_id: 'tenant_204',
+      data: { amount: 4200, currency: 'eur' },
+    });
+    expect(body('audit-writer')?.payload).toEqual({
+      id: 'evt_01J8K7N001',
+      type: 'payment.succeeded',
+      tenant_id: 'tenant_204',
+      key_id: 'key_42',
+      created: event.created,
+    });
+    expect(body('risk-evaluator')?.payload).toEqual({
+      id: 'evt_01J8K7N001',
+      type: 'payment.succeeded',
+      tenant_id: 'tenant_204',
+      key_id: 'key_42',
+      data: event.data,
+    });
     // card_last4 sits under data: only risk-evaluator lists `data` whole; billing-meter's message never carries it.
     expect(JSON.stringify(body('billing-meter'))).not.toContain('4242');
     expect(JSON.stringify(body('audit-writer'))).not.toContain('4242');
@@ -81,7 +98,8 @@ describe('narrowed delivery messages on the local stack', () => {
     expect(replayed[0]?.payload).toMatchObject({ id: 'evt_01J8K7N001', key_id: 'key_42' });
     // SQS delivers at least once: two more copies of the very same message arrive later.
     const queueUrl = stack.resources.queues['audit-writer']!.url;
-    for (let i = 0; i < 2; i++) await stack.handlers.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(replayed[0]) }));
+    for (let i = 0; i < 2; i++)
+      await stack.handlers.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(replayed[0]) }));
     await stack.drain();
     expect(received['audit-writer']!.filter((m) => m.replayId === result.replayId)).toHaveLength(3);
     expect(auditRuns.slice(before)).toEqual([{ eventId: 'evt_01J8K7N001', replayId: result.replayId }]);
@@ -96,11 +114,22 @@ describe('narrowed delivery messages on the local stack', () => {
     // A copy of audit-writer's message that sat in the queue beyond retention (a backlog older than payloadDays).
     const message = received['audit-writer']!.find((m) => m.eventId === 'evt_01J8K7N002')!;
     const stale: DeliveryMessage = { ...message, eventId: 'evt_01J8K7N003', payloadExpiresAt: Date.now() - 1 };
-    await stack.handlers.sqs.send(new SendMessageCommand({ QueueUrl: stack.resources.queues['audit-writer']!.url, MessageBody: JSON.stringify(stale) }));
+    await stack.handlers.sqs.send(
+      new SendMessageCommand({ QueueUrl: stack.resources.queues['audit-writer']!.url, MessageBody: JSON.stringify(stale) }),
+    );
     await stack.drain();
     const rows = await ledgerRows(stack);
-    expect(rows.find((r) => r.eventId === 'evt_01J8K7N003')).toMatchObject({ consumerId: 'audit-writer', state: 'quarantined', lastErrorCategory: 'payload_expired' });
-    expect(rows.filter((r) => r.eventId === 'evt_01J8K7N002').map((r) => [r.consumerId, r.state]).sort()).toEqual([
+    expect(rows.find((r) => r.eventId === 'evt_01J8K7N003')).toMatchObject({
+      consumerId: 'audit-writer',
+      state: 'quarantined',
+      lastErrorCategory: 'payload_expired',
+    });
+    expect(
+      rows
+        .filter((r) => r.eventId === 'evt_01J8K7N002')
+        .map((r) => [r.consumerId, r.state])
+        .sort(),
+    ).toEqual([
       ['audit-writer', 'done'],
       ['billing-meter', 'done'],
     ]);

@@ -20,8 +20,14 @@ const deps = () => ({ ddb: stack.handlers.ddb, tables: stack.resources.tables, c
 beforeAll(async () => {
   stack = await startTestStack();
   t0 = Date.now();
-  for (const [id, tenant] of [['evt_01J8K7R001', 'tenant_204'], ['evt_01J8K7R002', 'tenant_311'], ['evt_01J8K7R003', 'tenant_204']] as const) {
-    expect((await send(stack, platformEvent({ id, tenant_id: tenant, key_id: tenant === 'tenant_204' ? 'key_42' : 'key_77' }))).status).toBe(202);
+  for (const [id, tenant] of [
+    ['evt_01J8K7R001', 'tenant_204'],
+    ['evt_01J8K7R002', 'tenant_311'],
+    ['evt_01J8K7R003', 'tenant_204'],
+  ] as const) {
+    expect(
+      (await send(stack, platformEvent({ id, tenant_id: tenant, key_id: tenant === 'tenant_204' ? 'key_42' : 'key_77' }))).status,
+    ).toBe(202);
   }
   await stack.drain();
 });
@@ -30,7 +36,10 @@ afterAll(() => stack?.stop());
 describe('operations on the local stack', () => {
   it('replays audit-writer over the window through the fan-out: no sibling changes, no new ledger row, usage unchanged', async () => {
     const before = await ledgerRows(stack);
-    const siblingsBefore = before.filter((r) => r.consumerId !== 'audit-writer').map((r) => JSON.stringify(r)).sort();
+    const siblingsBefore = before
+      .filter((r) => r.consumerId !== 'audit-writer')
+      .map((r) => JSON.stringify(r))
+      .sort();
     const usageBefore = await usage(deps(), { from: t0 - 60_000, to: Date.now() + 60_000 });
 
     const result = await replay(deps(), { consumer: 'audit-writer', window: { from: t0 - 60_000, to: Date.now() + 1 } });
@@ -39,7 +48,12 @@ describe('operations on the local stack', () => {
 
     const after = await ledgerRows(stack);
     expect(after).toHaveLength(before.length);
-    expect(after.filter((r) => r.consumerId !== 'audit-writer').map((r) => JSON.stringify(r)).sort()).toEqual(siblingsBefore);
+    expect(
+      after
+        .filter((r) => r.consumerId !== 'audit-writer')
+        .map((r) => JSON.stringify(r))
+        .sort(),
+    ).toEqual(siblingsBefore);
     const audit = after.filter((r) => r.consumerId === 'audit-writer');
     expect(audit).toHaveLength(3);
     for (const row of audit) {
@@ -55,7 +69,11 @@ describe('operations on the local stack', () => {
 
   it('counts intake requests by outcome, including refusals that stored nothing', async () => {
     expect((await send(stack, platformEvent({ id: 'evt_01J8K7R001' }))).status).toBe(200);
-    const refused = await fetch(stack.webhookUrl('platform'), { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const refused = await fetch(stack.webhookUrl('platform'), {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(refused.status).toBe(401);
     const admin = (await (await fetch(`${stack.adminUrl}/intake`)).json()) as { outcomes: Record<string, number> };
     expect(admin.outcomes).toEqual({ duplicate: 1, missing_signature: 1, recorded: 3 });
@@ -69,7 +87,10 @@ describe('operations on the local stack', () => {
   });
 
   it('reconcile finds no violation over the window', async () => {
-    const report = await reconcile({ ddb: stack.handlers.ddb, tables: stack.resources.tables }, { from: t0 - 60_000, to: Date.now() + 1, graceMs: 0 });
+    const report = await reconcile(
+      { ddb: stack.handlers.ddb, tables: stack.resources.tables },
+      { from: t0 - 60_000, to: Date.now() + 1, graceMs: 0 },
+    );
     expect(report).toMatchObject({ receipts: 3, expectedDeliveries: 9, quarantined: 0, violations: [] });
   });
 
@@ -78,7 +99,13 @@ describe('operations on the local stack', () => {
     const swept = await stack.ttlSweeper.sweepOnce(Date.now() + thirtyOneDays);
     expect(swept.deleted).toBeGreaterThanOrEqual(3);
     const report = await trace(deps(), 'evt_01J8K7R002');
-    expect(report.receipt).toMatchObject({ eventId: 'evt_01J8K7R002', tenantId: 'tenant_311', keyId: 'key_77', payload: 'expired', secretVersion: 'current' });
+    expect(report.receipt).toMatchObject({
+      eventId: 'evt_01J8K7R002',
+      tenantId: 'tenant_311',
+      keyId: 'key_77',
+      payload: 'expired',
+      secretVersion: 'current',
+    });
     expect(report.receipt.payloadHash).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     expect(report.deliveries.map((d) => [d.consumer, d.state, d.units])).toEqual([
       ['billing-meter', 'done', 5],
@@ -86,7 +113,10 @@ describe('operations on the local stack', () => {
       ['risk-evaluator', 'done', 1],
     ]);
     expect(report.deliveries.every((d) => d.reads.length >= 1 && d.principal?.startsWith('arn:aws:iam::'))).toBe(true);
-    const check = await reconcile({ ddb: stack.handlers.ddb, tables: stack.resources.tables }, { from: t0 - 60_000, to: Date.now() + 1, graceMs: 0 });
+    const check = await reconcile(
+      { ddb: stack.handlers.ddb, tables: stack.resources.tables },
+      { from: t0 - 60_000, to: Date.now() + 1, graceMs: 0 },
+    );
     expect(check.violations).toEqual([]);
   });
 });

@@ -64,7 +64,10 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
 async function sendAndLose(consumer: string, events: { id: string; type: string }[], lose: 'delete' | 'purge'): Promise<DeliveryMessage[]> {
   await stack.pause(consumer);
   for (const e of events) expect((await send(stack, platformEvent({ id: e.id, type: e.type }))).status).toBe(202);
-  await waitFor(`${events.length} messages on ${consumer}'s queue`, async () => (await queueDepth(stack, queueOf(consumer))) === events.length);
+  await waitFor(
+    `${events.length} messages on ${consumer}'s queue`,
+    async () => (await queueDepth(stack, queueOf(consumer))) === events.length,
+  );
   let lost: DeliveryMessage[] = [];
   if (lose === 'delete') lost = await takeAll(stack.handlers.sqs, queueOf(consumer));
   else {
@@ -100,7 +103,13 @@ describe('reconcile --repair on planted losses (local stack)', () => {
     const result = await repair(deps(), { ...window(), trigger: 'cli' });
     expect(result).toMatchObject({ dryRun: false, candidates: 1, repaired: 1, unrepaired: 0, notRepairable: 0 });
     expect(result.deliveries).toEqual([
-      { kind: 'missing_delivery', source: 'platform', eventId: 'evt_01J8K7RP01', consumerId: 'billing-meter', ledgerKey: 'platform:evt_01J8K7RP01#billing-meter' },
+      {
+        kind: 'missing_delivery',
+        source: 'platform',
+        eventId: 'evt_01J8K7RP01',
+        consumerId: 'billing-meter',
+        ledgerKey: 'platform:evt_01J8K7RP01#billing-meter',
+      },
     ]);
     expect(result.repairId).toMatch(/^rep_[0-9A-Z]{26}$/);
     const audit = await auditOf(result.repairId!);
@@ -130,7 +139,8 @@ describe('reconcile --repair on planted losses (local stack)', () => {
     const handlers = stack.handlers as { fanout: FanoutHandler };
     // The fan-out fails on this event's record until its retries are spent (then bisected to it alone).
     handlers.fanout = async (event) => {
-      if (event.Records.some((r) => JSON.stringify(r.dynamodb?.NewImage ?? {}).includes('evt_01J8K7RF01'))) throw new Error('injected fan-out failure');
+      if (event.Records.some((r) => JSON.stringify(r.dynamodb?.NewImage ?? {}).includes('evt_01J8K7RF01')))
+        throw new Error('injected fan-out failure');
       return original(event);
     };
     try {
@@ -142,7 +152,13 @@ describe('reconcile --repair on planted losses (local stack)', () => {
     await stack.drain();
     expect(await rowsOf('evt_01J8K7RF01')).toEqual([]);
     const seen = await status(
-      { ddb: stack.handlers.ddb, tables: stack.resources.tables, config, sqs: stack.handlers.sqs, fanoutFailureQueueUrl: stack.resources.fanoutFailureQueue.url },
+      {
+        ddb: stack.handlers.ddb,
+        tables: stack.resources.tables,
+        config,
+        sqs: stack.handlers.sqs,
+        fanoutFailureQueueUrl: stack.resources.fanoutFailureQueue.url,
+      },
       {},
     );
     expect(seen.fanoutFailures).toEqual({ visible: 1, inFlight: 0 });
@@ -170,8 +186,15 @@ describe('reconcile --repair on planted losses (local stack)', () => {
 
   it('repairs a purged queue: every lost delivery re-queued once, siblings untouched', async () => {
     const ids = ['evt_01J8K7RQ01', 'evt_01J8K7RQ02', 'evt_01J8K7RQ03'];
-    await sendAndLose('audit-writer', ids.map((id) => ({ id, type: 'customer.updated' })), 'purge');
-    const siblings = (await ledgerRows(stack)).filter((r) => ids.includes(r.eventId)).map((r) => JSON.stringify(r)).sort();
+    await sendAndLose(
+      'audit-writer',
+      ids.map((id) => ({ id, type: 'customer.updated' })),
+      'purge',
+    );
+    const siblings = (await ledgerRows(stack))
+      .filter((r) => ids.includes(r.eventId))
+      .map((r) => JSON.stringify(r))
+      .sort();
     expect(siblings).toHaveLength(3);
 
     const result = await repair(deps(), { ...window(), trigger: 'cli' });
@@ -181,16 +204,29 @@ describe('reconcile --repair on planted losses (local stack)', () => {
 
     const rows = (await ledgerRows(stack)).filter((r) => ids.includes(r.eventId));
     expect(rows).toHaveLength(6);
-    expect(rows.filter((r) => r.consumerId === 'billing-meter').map((r) => JSON.stringify(r)).sort()).toEqual(siblings);
-    expect(rows.filter((r) => r.consumerId === 'audit-writer').map((r) => [r.eventId, r.state, r.attempt, r.units]).sort()).toEqual(
-      ids.map((id) => [id, 'done', 1, 1]),
-    );
+    expect(
+      rows
+        .filter((r) => r.consumerId === 'billing-meter')
+        .map((r) => JSON.stringify(r))
+        .sort(),
+    ).toEqual(siblings);
+    expect(
+      rows
+        .filter((r) => r.consumerId === 'audit-writer')
+        .map((r) => [r.eventId, r.state, r.attempt, r.units])
+        .sort(),
+    ).toEqual(ids.map((id) => [id, 'done', 1, 1]));
   });
 
   it('repairs a delivery whose worker died holding its lease (stalled): taken over with attempt 2', async () => {
     const [lost] = await sendAndLose('audit-writer', [{ id: 'evt_01J8K7RS01', type: 'invoice.paid' }], 'delete');
     // The dead worker's claim: leased, the lease long over, the message gone with it.
-    const claim = await stack.handlers.ledger.claim({ message: lost!, now: Date.now() - 120_000, leaseMs: 60_000, principal: 'arn:aws:iam::000000000000:role/dead-worker' });
+    const claim = await stack.handlers.ledger.claim({
+      message: lost!,
+      now: Date.now() - 120_000,
+      leaseMs: 60_000,
+      principal: 'arn:aws:iam::000000000000:role/dead-worker',
+    });
     expect(claim).toMatchObject({ kind: 'claimed', attempt: 1 });
 
     const result = await repair(deps(), { ...window(), trigger: 'cli' });
@@ -212,7 +248,11 @@ describe('reconcile --repair on planted losses (local stack)', () => {
     const from = new Date(t0).toISOString();
     const paused = await cli(['reconcile', '--repair', '--grace', '0s', '--from', from, '--json']);
     expect(paused.code).toBe(1);
-    const report = JSON.parse(paused.stdout) as { repaired: number; unrepaired: number; unrepairedDeliveries: { ledgerKey: string; reason: string }[] };
+    const report = JSON.parse(paused.stdout) as {
+      repaired: number;
+      unrepaired: number;
+      unrepairedDeliveries: { ledgerKey: string; reason: string }[];
+    };
     expect(report).toMatchObject({ repaired: 0, unrepaired: 1 });
     expect(report.unrepairedDeliveries.map((d) => [d.ledgerKey, d.reason])).toEqual([['platform:evt_01J8K7RV01#risk-evaluator', 'paused']]);
     expect((await rowsOf('evt_01J8K7RV01')).map((r) => r.consumerId)).toEqual(['audit-writer', 'billing-meter']);
@@ -248,7 +288,11 @@ describe('reconcile --repair on planted losses (local stack)', () => {
     await waitFor('both copies queued', async () => (await queueDepth(stack, queueOf('billing-meter'))) === 2);
     // The worker takes one copy and completes the delivery; then the other copy arrives.
     const out = await stack.handlers.sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueOf('billing-meter'), MaxNumberOfMessages: 1, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }),
+      new ReceiveMessageCommand({
+        QueueUrl: queueOf('billing-meter'),
+        MaxNumberOfMessages: 1,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+      }),
     );
     const first = out.Messages![0]!;
     const response = await stack.handlers.consumers['billing-meter']!({ Records: [sqsRecord(first)] });
@@ -258,7 +302,11 @@ describe('reconcile --repair on planted losses (local stack)', () => {
     await stack.drain();
     expect(await queueDepth(stack, queueOf('billing-meter'))).toBe(0);
     const rows = await stack.handlers.ddb.send(
-      new QueryCommand({ TableName: stack.resources.tables.ledger, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'platform:evt_01J8K7RD01#billing-meter' } }),
+      new QueryCommand({
+        TableName: stack.resources.tables.ledger,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': 'platform:evt_01J8K7RD01#billing-meter' },
+      }),
     );
     expect(rows.Items).toHaveLength(1);
     expect(rows.Items?.[0]).toMatchObject({ state: 'done', attempt: 1, ackAttempt: 1, units: 5 });

@@ -126,7 +126,9 @@ describe('the same event id with other bytes', () => {
     const table = await freshTable();
     const { handler, outcomes } = ingest(table);
     const original = JSON.stringify(platformEvent({ id: 'evt_01J8K7M2Q4', tenant_id: 'tenant_204' }));
-    const forged = JSON.stringify(platformEvent({ id: 'evt_01J8K7M2Q4', tenant_id: 'tenant_311', data: { amount: 99_900, currency: 'eur' } }));
+    const forged = JSON.stringify(
+      platformEvent({ id: 'evt_01J8K7M2Q4', tenant_id: 'tenant_311', data: { amount: 99_900, currency: 'eur' } }),
+    );
     expect((await handler(httpEvent('platform', original, signedHeaders(original)))).statusCode).toBe(202);
     const second = await handler(httpEvent('platform', forged, signedHeaders(forged, { msgId: 'msg_forged01' })));
     expect(second.statusCode).toBe(200);
@@ -148,7 +150,9 @@ describe('the same event id with other bytes', () => {
       pk: 'cfl#platform#evt_01J8K7M2Q4',
       action: 'intake.duplicate_conflict',
       count: 1,
-      entries: [{ at: NOW, payloadHmac: payloadHmac(TEST_HASH_KEY, Buffer.from(forged)), payloadBytes: forged.length, secretVersion: 'current' }],
+      entries: [
+        { at: NOW, payloadHmac: payloadHmac(TEST_HASH_KEY, Buffer.from(forged)), payloadBytes: forged.length, secretVersion: 'current' },
+      ],
     });
   });
 });
@@ -160,63 +164,76 @@ describe('any interleaving of two bodies with one event id, storage failing betw
   it('ends with the receipt pointing at a stored payload of exactly its bytes, and at most one receipt', async () => {
     let runs = 0;
     await fc.assert(
-      fc.asyncProperty(fc.scheduler(), fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }), fc.nat(2), fc.nat(2), async (s, failures, retriesA, retriesB) => {
-        runs++;
-        const table = await freshTable();
-        let call = 0;
-        // Every DynamoDB call waits for the scheduler, which interleaves the two requests; the
-        // n-th call fails when failures[n] says so (a throttle: intake answers 503).
-        const scheduled = s.scheduleFunction(async function dynamodb(command: Parameters<DynamoDBDocumentClient['send']>[0]) {
-          const n = call++;
-          if (n < failures.length && failures[n]) return { error: new ProvisionedThroughputExceededException({ message: 'injected', $metadata: {} }) };
-          try {
-            return { value: await dynamo.doc.send(command as never) };
-          } catch (error) {
-            return { error };
-          }
-        });
-        const client = {
-          send: async (command: Parameters<DynamoDBDocumentClient['send']>[0]) => {
-            const out = await scheduled(command);
-            if ('error' in out) throw out.error;
-            return out.value;
-          },
-        } as unknown as DynamoDBDocumentClient;
-        const { handler } = ingest(table, client);
-        const provider = async (body: Buffer, msgId: string, retries: number) => {
-          const statuses: number[] = [];
-          for (let attempt = 0; attempt <= retries; attempt++) {
-            const res = await handler(httpEvent('platform', body, signedHeaders(body.toString('utf8'), { msgId })));
-            statuses.push(res.statusCode ?? 0);
-            if ((res.statusCode ?? 0) < 500) return { statuses, body: JSON.parse(res.body!) as { status?: string } };
-          }
-          return { statuses, body: {} as { status?: string } };
-        };
-        const done = Promise.all([provider(ORIGINAL, 'msg_a', retriesA), provider(OTHER, 'msg_b', retriesB)]);
-        await s.waitFor(done);
-        const [a, b] = await done;
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }),
+        fc.nat(2),
+        fc.nat(2),
+        async (s, failures, retriesA, retriesB) => {
+          runs++;
+          const table = await freshTable();
+          let call = 0;
+          // Every DynamoDB call waits for the scheduler, which interleaves the two requests; the
+          // n-th call fails when failures[n] says so (a throttle: intake answers 503).
+          const scheduled = s.scheduleFunction(async function dynamodb(command: Parameters<DynamoDBDocumentClient['send']>[0]) {
+            const n = call++;
+            if (n < failures.length && failures[n])
+              return { error: new ProvisionedThroughputExceededException({ message: 'injected', $metadata: {} }) };
+            try {
+              return { value: await dynamo.doc.send(command as never) };
+            } catch (error) {
+              return { error };
+            }
+          });
+          const client = {
+            send: async (command: Parameters<DynamoDBDocumentClient['send']>[0]) => {
+              const out = await scheduled(command);
+              if ('error' in out) throw out.error;
+              return out.value;
+            },
+          } as unknown as DynamoDBDocumentClient;
+          const { handler } = ingest(table, client);
+          const provider = async (body: Buffer, msgId: string, retries: number) => {
+            const statuses: number[] = [];
+            for (let attempt = 0; attempt <= retries; attempt++) {
+              const res = await handler(httpEvent('platform', body, signedHeaders(body.toString('utf8'), { msgId })));
+              statuses.push(res.statusCode ?? 0);
+              if ((res.statusCode ?? 0) < 500) return { statuses, body: JSON.parse(res.body!) as { status?: string } };
+            }
+            return { statuses, body: {} as { status?: string } };
+          };
+          const done = Promise.all([provider(ORIGINAL, 'msg_a', retriesA), provider(OTHER, 'msg_b', retriesB)]);
+          await s.waitFor(done);
+          const [a, b] = await done;
 
-        const items = await itemsOf(table);
-        const receipts = items.filter((i) => i.kind === 'event') as unknown as EventItem[];
-        expect(receipts.length).toBeLessThanOrEqual(1);
-        const accepted = [a, b].filter((r) => r.statuses.at(-1) === 202);
-        expect(accepted.length).toBe(receipts.length);
-        if (receipts.length === 1) {
-          const receipt = receipts[0]!;
-          const stored = (
-            await dynamo.doc.send(new GetCommand({ TableName: table, Key: { pk: payloadKey('platform', 'evt_01J8K7RACE', receipt.payloadHmac) }, ConsistentRead: true }))
-          ).Item as PayloadItem | undefined;
-          expect(stored, 'the receipt names a payload that was never stored').toBeDefined();
-          const bytes = stored!.encoding === 'gzip' ? gunzipSync(Buffer.from(stored!.body!)) : Buffer.from(stored!.body!);
-          expect(payloadHmac(TEST_HASH_KEY, bytes)).toBe(receipt.payloadHmac);
-          // The tenant billed is the tenant of the bytes consumers will read.
-          expect(receipt.tenantId).toBe((JSON.parse(bytes.toString('utf8')) as { tenant_id: string }).tenant_id);
-          const winner = a.statuses.at(-1) === 202 ? ORIGINAL : OTHER;
-          expect(bytes.equals(winner)).toBe(true);
-          const loser = winner === ORIGINAL ? b : a;
-          if (loser.statuses.at(-1)! < 500) expect(loser.body.status).toBe('duplicate_conflict');
-        }
-      }),
+          const items = await itemsOf(table);
+          const receipts = items.filter((i) => i.kind === 'event') as unknown as EventItem[];
+          expect(receipts.length).toBeLessThanOrEqual(1);
+          const accepted = [a, b].filter((r) => r.statuses.at(-1) === 202);
+          expect(accepted.length).toBe(receipts.length);
+          if (receipts.length === 1) {
+            const receipt = receipts[0]!;
+            const stored = (
+              await dynamo.doc.send(
+                new GetCommand({
+                  TableName: table,
+                  Key: { pk: payloadKey('platform', 'evt_01J8K7RACE', receipt.payloadHmac) },
+                  ConsistentRead: true,
+                }),
+              )
+            ).Item as PayloadItem | undefined;
+            expect(stored, 'the receipt names a payload that was never stored').toBeDefined();
+            const bytes = stored!.encoding === 'gzip' ? gunzipSync(Buffer.from(stored!.body!)) : Buffer.from(stored!.body!);
+            expect(payloadHmac(TEST_HASH_KEY, bytes)).toBe(receipt.payloadHmac);
+            // The tenant billed is the tenant of the bytes consumers will read.
+            expect(receipt.tenantId).toBe((JSON.parse(bytes.toString('utf8')) as { tenant_id: string }).tenant_id);
+            const winner = a.statuses.at(-1) === 202 ? ORIGINAL : OTHER;
+            expect(bytes.equals(winner)).toBe(true);
+            const loser = winner === ORIGINAL ? b : a;
+            if (loser.statuses.at(-1)! < 500) expect(loser.body.status).toBe('duplicate_conflict');
+          }
+        },
+      ),
       { numRuns: Number(process.env.HOOKLEDGER_RACE_RUNS ?? 60), seed: 20261130 },
     );
     expect(runs).toBeGreaterThanOrEqual(60);
@@ -254,4 +271,3 @@ describe('retention', () => {
     expect(raw.Item).toBeDefined();
   });
 });
-

@@ -95,7 +95,12 @@ const request = fc.record({
       })
       .map((o) => Buffer.from(JSON.stringify(o))),
     fc.json().map((j) => Buffer.from(j)),
-    fc.record({ id: attributionValue, type: attributionValue, tenant_id: attributionValue, key_id: attributionValue, data: fc.jsonValue() }, { requiredKeys: [] }).map((o) => Buffer.from(JSON.stringify(o))),
+    fc
+      .record(
+        { id: attributionValue, type: attributionValue, tenant_id: attributionValue, key_id: attributionValue, data: fc.jsonValue() },
+        { requiredKeys: [] },
+      )
+      .map((o) => Buffer.from(JSON.stringify(o))),
     fc.uint8Array({ maxLength: 64 }).map((a) => Buffer.from(a)),
     fc.constantFrom(
       Buffer.from('{"id":"evt_p","type":"a","tenant_id":"t","key_id":"k","__proto__":{"x":1}}'),
@@ -143,13 +148,17 @@ describe('intake under arbitrary input', () => {
           expect(typeof body.message).toBe('string');
         }
         const logged = lines.slice(logStart).join('\n') + (body.message ?? '');
-        for (const secret of [TEST_SECRET, OLD_SECRET, TEST_SECRET.slice(6), OLD_SECRET.slice(6), headers['webhook-signature']].filter(Boolean)) {
+        for (const secret of [TEST_SECRET, OLD_SECRET, TEST_SECRET.slice(6), OLD_SECRET.slice(6), headers['webhook-signature']].filter(
+          Boolean,
+        )) {
           expect(logged).not.toContain(secret as string);
         }
       }),
       { numRuns: RUNS, seed: SEED, verbose: 1 },
     );
-    console.log(`intake fuzz: ${RUNS} requests, seed ${SEED}: ${stats.accepted} accepted, ${stats.duplicate} duplicates, ${stats.rejected} rejected`);
+    console.log(
+      `intake fuzz: ${RUNS} requests, seed ${SEED}: ${stats.accepted} accepted, ${stats.duplicate} duplicates, ${stats.rejected} rejected`,
+    );
     expect(stats.accepted).toBeGreaterThan(5);
     expect(stats.rejected).toBeGreaterThan(RUNS / 2);
   }, 120_000);
@@ -169,7 +178,11 @@ const HEADER_NAMES = [
 ] as const;
 
 const mutation = fc.oneof(
-  fc.record({ kind: fc.constant('set' as const), header: fc.constantFrom(...HEADER_NAMES), value: fc.oneof(fc.string({ maxLength: 24 }), fc.uuid(), fc.constantFrom('payment.succeeded', 'v1,AAAA', 'sha256=00')) }),
+  fc.record({
+    kind: fc.constant('set' as const),
+    header: fc.constantFrom(...HEADER_NAMES),
+    value: fc.oneof(fc.string({ maxLength: 24 }), fc.uuid(), fc.constantFrom('payment.succeeded', 'v1,AAAA', 'sha256=00')),
+  }),
   fc.record({ kind: fc.constant('remove' as const), header: fc.constantFrom(...HEADER_NAMES) }),
   fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
   fc.record({ kind: fc.constant('append' as const), text: fc.string({ minLength: 1, maxLength: 8 }) }),
@@ -208,12 +221,22 @@ describe('intake under mutated signed requests', () => {
           JSON.stringify(
             r.source === 'platform'
               ? { id: r.id, type: 'payment.succeeded', tenant_id: r.tenant, key_id: 'key_42', data: { amount: r.amount } }
-              : { action: 'opened', issue: { id: 2649812237, title: r.id }, installation: { id: r.tenant === 'tenant_204' ? 48213907 : 48213911 }, amount: r.amount },
+              : {
+                  action: 'opened',
+                  issue: { id: 2649812237, title: r.id },
+                  installation: { id: r.tenant === 'tenant_204' ? 48213907 : 48213911 },
+                  amount: r.amount,
+                },
           ),
         );
         const headers: Record<string, string> =
           r.source === 'platform'
-            ? { 'content-type': 'application/json', 'webhook-id': `msg_${r.delivery}`, 'webhook-timestamp': ts, 'webhook-signature': sign(body, `msg_${r.delivery}`, ts) }
+            ? {
+                'content-type': 'application/json',
+                'webhook-id': `msg_${r.delivery}`,
+                'webhook-timestamp': ts,
+                'webhook-signature': sign(body, `msg_${r.delivery}`, ts),
+              }
             : {
                 'content-type': 'application/json',
                 'x-github-delivery': r.delivery,
@@ -236,7 +259,9 @@ describe('intake under mutated signed requests', () => {
           // Accepted: a signed identity. Platform events are identified by their signed body id,
           // GitHub's (replay protection by body) by their exact bytes.
           const parsed = JSON.parse(body.toString('utf8')) as { id?: unknown };
-          identities.add(r.source === 'platform' ? `platform|${String(parsed.id)}` : `github|${createHash('sha256').update(body).digest('hex')}`);
+          identities.add(
+            r.source === 'platform' ? `platform|${String(parsed.id)}` : `github|${createHash('sha256').update(body).digest('hex')}`,
+          );
           if (res.statusCode === 202) stats.accepted++;
           else stats.duplicate++;
         } else {

@@ -22,7 +22,17 @@ describe('ledger on DynamoDB Local', () => {
   it('first claim leases attempt 1, records the read, and the ack writes one usage row', async () => {
     const message = deliveryMessage({ eventId: 'evt_01J8K7M2Q4' });
     expect(await ledger.claim({ message, now: NOW, leaseMs: LEASE, principal: A })).toEqual({ kind: 'claimed', attempt: 1, replay: false });
-    expect(await ledger.acknowledge({ message, attempt: 1, replay: false, units: 5, principal: A, policyVersion: 'units-2026-11', now: NOW + 10 })).toBe(true);
+    expect(
+      await ledger.acknowledge({
+        message,
+        attempt: 1,
+        replay: false,
+        units: 5,
+        principal: A,
+        policyVersion: 'units-2026-11',
+        now: NOW + 10,
+      }),
+    ).toBe(true);
     const row = await ledger.get('platform', 'evt_01J8K7M2Q4', 'billing-meter');
     expect(row).toMatchObject({
       pk: 'platform:evt_01J8K7M2Q4#billing-meter',
@@ -47,12 +57,22 @@ describe('ledger on DynamoDB Local', () => {
   it('refuses a claim under a live lease and fences the late worker after a takeover', async () => {
     const message = deliveryMessage({ eventId: 'evt_01J8K7M2S6' });
     expect(await ledger.claim({ message, now: NOW, leaseMs: LEASE, principal: A })).toMatchObject({ kind: 'claimed', attempt: 1 });
-    expect(await ledger.claim({ message, now: NOW + 5_000, leaseMs: LEASE, principal: B })).toEqual({ kind: 'busy', leaseUntil: NOW + LEASE });
+    expect(await ledger.claim({ message, now: NOW + 5_000, leaseMs: LEASE, principal: B })).toEqual({
+      kind: 'busy',
+      leaseUntil: NOW + LEASE,
+    });
     // A's lease expires; B takes over with attempt 2.
-    expect(await ledger.claim({ message, now: NOW + LEASE + 1, leaseMs: LEASE, principal: B })).toMatchObject({ kind: 'claimed', attempt: 2 });
+    expect(await ledger.claim({ message, now: NOW + LEASE + 1, leaseMs: LEASE, principal: B })).toMatchObject({
+      kind: 'claimed',
+      attempt: 2,
+    });
     // A finishes late: fenced off, nothing written.
-    expect(await ledger.acknowledge({ message, attempt: 1, replay: false, units: 5, principal: A, policyVersion: 'v1', now: NOW + LEASE + 2 })).toBe(false);
-    expect(await ledger.acknowledge({ message, attempt: 2, replay: false, units: 5, principal: B, policyVersion: 'v1', now: NOW + LEASE + 3 })).toBe(true);
+    expect(
+      await ledger.acknowledge({ message, attempt: 1, replay: false, units: 5, principal: A, policyVersion: 'v1', now: NOW + LEASE + 2 }),
+    ).toBe(false);
+    expect(
+      await ledger.acknowledge({ message, attempt: 2, replay: false, units: 5, principal: B, policyVersion: 'v1', now: NOW + LEASE + 3 }),
+    ).toBe(true);
     const row = await ledger.get('platform', 'evt_01J8K7M2S6', 'billing-meter');
     expect(row).toMatchObject({ state: 'done', units: 5, ackAttempt: 2, principal: B });
     expect(row?.reads.map((r) => r.principal)).toEqual([A, B]);
@@ -63,14 +83,24 @@ describe('ledger on DynamoDB Local', () => {
     for (let attempt = 1; attempt <= 2; attempt++) {
       expect(await ledger.claim({ message, now: NOW + attempt, leaseMs: LEASE, principal: A })).toMatchObject({ attempt });
       expect(
-        await ledger.recordFailure({ message, attempt, replay: false, category: 'TypeError', errorMessage: `boom ${attempt}`, quarantine: attempt === 2, now: NOW + attempt }),
+        await ledger.recordFailure({
+          message,
+          attempt,
+          replay: false,
+          category: 'TypeError',
+          errorMessage: `boom ${attempt}`,
+          quarantine: attempt === 2,
+          now: NOW + attempt,
+        }),
       ).toBe(true);
     }
     let row = await ledger.get('platform', 'evt_01J8K7M2T7', 'risk-evaluator');
     expect(row).toMatchObject({ state: 'quarantined', lastErrorCategory: 'TypeError' });
     expect(row?.errors?.map((e) => e.message)).toEqual(['boom 1', 'boom 2']);
     expect(await ledger.claim({ message, now: NOW + 100, leaseMs: LEASE, principal: A })).toMatchObject({ kind: 'claimed', attempt: 3 });
-    expect(await ledger.acknowledge({ message, attempt: 3, replay: false, units: 1, principal: A, policyVersion: 'v1', now: NOW + 101 })).toBe(true);
+    expect(
+      await ledger.acknowledge({ message, attempt: 3, replay: false, units: 1, principal: A, policyVersion: 'v1', now: NOW + 101 }),
+    ).toBe(true);
     row = await ledger.get('platform', 'evt_01J8K7M2T7', 'risk-evaluator');
     expect(row).toMatchObject({ state: 'done', units: 1 });
     expect(row?.errors).toHaveLength(2);
@@ -80,7 +110,17 @@ describe('ledger on DynamoDB Local', () => {
     const message = deliveryMessage({ eventId: 'evt_01J8K7M2Q4', replayId: 'rpl_01' });
     const claim = await ledger.claim({ message, now: NOW + 2000, leaseMs: LEASE, principal: A });
     expect(claim).toEqual({ kind: 'claimed', attempt: 2, replay: true });
-    expect(await ledger.acknowledge({ message, attempt: 2, replay: true, units: 99, principal: A, policyVersion: 'units-2027-01', now: NOW + 2001 })).toBe(true);
+    expect(
+      await ledger.acknowledge({
+        message,
+        attempt: 2,
+        replay: true,
+        units: 99,
+        principal: A,
+        policyVersion: 'units-2027-01',
+        now: NOW + 2001,
+      }),
+    ).toBe(true);
     // The same replay delivered twice does nothing more.
     expect(await ledger.claim({ message, now: NOW + 3000, leaseMs: LEASE, principal: A })).toEqual({ kind: 'done' });
     const row = await ledger.get('platform', 'evt_01J8K7M2Q4', 'billing-meter');
@@ -102,17 +142,41 @@ describe('ledger on DynamoDB Local', () => {
     for (let attempt = 1; attempt <= 1000; attempt++) {
       const at = NOW + attempt * 10;
       expect(await ledger.claim({ message, now: at, leaseMs: 1, principal: A })).toEqual({ kind: 'claimed', attempt, replay: false });
-      const failed = { message, attempt, replay: false, category: 'RangeError', errorMessage: longMessage, quarantine: attempt === 1000, now: at + 1 };
+      const failed = {
+        message,
+        attempt,
+        replay: false,
+        category: 'RangeError',
+        errorMessage: longMessage,
+        quarantine: attempt === 1000,
+        now: at + 1,
+      };
       expect(await ledger.recordFailure(failed)).toBe(true);
     }
     const row = await ledger.get('platform', 'evt_01J8K7CAP1', 'risk-evaluator');
-    expect(row).toMatchObject({ state: 'quarantined', attempt: 1000, readsDropped: 950, errorsDropped: 950, lastErrorCategory: 'RangeError' });
+    expect(row).toMatchObject({
+      state: 'quarantined',
+      attempt: 1000,
+      readsDropped: 950,
+      errorsDropped: 950,
+      lastErrorCategory: 'RangeError',
+    });
     expect(row?.reads).toHaveLength(50);
     expect(row?.errors).toHaveLength(50);
     expect(row?.errors?.[49]).toMatchObject({ attempt: 50 });
     // Far below DynamoDB's 400 KB item limit.
     expect(Buffer.byteLength(JSON.stringify(row))).toBeLessThan(40_000);
     // A fenced failure is still refused once the log is full (the cap never lets a late worker write).
-    expect(await ledger.recordFailure({ message, attempt: 999, replay: false, category: 'late', errorMessage: 'late', quarantine: false, now: NOW })).toBe(false);
+    expect(
+      await ledger.recordFailure({
+        message,
+        attempt: 999,
+        replay: false,
+        category: 'late',
+        errorMessage: 'late',
+        quarantine: false,
+        now: NOW,
+      }),
+    ).toBe(false);
   }, 120_000);
 });

@@ -83,7 +83,14 @@ describe('EventStore operator paths', () => {
   });
 
   describe('key registry', () => {
-    const key = (keyId: string): KeyItem => ({ pk: keyRegistryKey(keyId), kind: 'key', keyId, tenantId: 'tenant_204', status: 'active', createdAt: NOW });
+    const key = (keyId: string): KeyItem => ({
+      pk: keyRegistryKey(keyId),
+      kind: 'key',
+      keyId,
+      tenantId: 'tenant_204',
+      status: 'active',
+      createdAt: NOW,
+    });
 
     it('creates a key once and reports an existing id without touching it', async () => {
       const { store } = await freshTables();
@@ -95,7 +102,10 @@ describe('EventStore operator paths', () => {
     it('revokes an existing key and returns it; an unknown id returns undefined and writes nothing', async () => {
       const { tables, store } = await freshTables();
       await store.createKey(key('key_b'));
-      expect(await store.revokeKey('key_b', NOW + 5)).toMatchObject({ alreadyRevoked: false, key: { keyId: 'key_b', status: 'revoked', revokedAt: NOW + 5 } });
+      expect(await store.revokeKey('key_b', NOW + 5)).toMatchObject({
+        alreadyRevoked: false,
+        key: { keyId: 'key_b', status: 'revoked', revokedAt: NOW + 5 },
+      });
       expect(await store.revokeKey('key_b', NOW + 7)).toMatchObject({ alreadyRevoked: true, key: { revokedAt: NOW + 5 } });
       expect(await store.revokeKey('key_missing', NOW + 6)).toBeUndefined();
       expect(await rawItem(tables.events, keyRegistryKey('key_missing'))).toBeUndefined();
@@ -146,10 +156,13 @@ describe('EventStore operator paths', () => {
       const { store } = await freshTables();
       await store.recordEvent(receiptFields('evt_c_1'), Buffer.from('{}'));
       expect(await store.getConflict('platform', 'evt_c_1')).toBeUndefined();
-      expect(await store.recordEvent(receiptFields('evt_c_1', { payloadHmac: 'hmac-other', receivedAt: NOW + 1 }), Buffer.from('{"x":1}'))).toBe(
-        'duplicate_conflict',
-      );
-      expect(await store.getConflict('platform', 'evt_c_1')).toMatchObject({ count: 1, entries: [{ at: NOW + 1, payloadHmac: 'hmac-other' }] });
+      expect(
+        await store.recordEvent(receiptFields('evt_c_1', { payloadHmac: 'hmac-other', receivedAt: NOW + 1 }), Buffer.from('{"x":1}')),
+      ).toBe('duplicate_conflict');
+      expect(await store.getConflict('platform', 'evt_c_1')).toMatchObject({
+        count: 1,
+        entries: [{ at: NOW + 1, payloadHmac: 'hmac-other' }],
+      });
     });
   });
 });
@@ -184,21 +197,29 @@ describe('table-scan', () => {
   it('scans receipts by window and attribution, status projections and usage rows by ackAt', async () => {
     const { deps, store, ledger } = await freshTables();
     await store.recordEvent(receiptFields('evt_s_1'), Buffer.from('{}'));
-    await store.recordEvent(receiptFields('evt_s_2', { receivedAt: NOW + 60_000, tenantId: 'tenant_9', eventType: 'invoice.voided' }), Buffer.from('{}'));
+    await store.recordEvent(
+      receiptFields('evt_s_2', { receivedAt: NOW + 60_000, tenantId: 'tenant_9', eventType: 'invoice.voided' }),
+      Buffer.from('{}'),
+    );
     const message = deliveryMessage({ eventId: 'evt_s_1' });
     await ledger.claim({ message, now: NOW, leaseMs: 60_000, principal: 'p' });
     await ledger.acknowledge({ message, attempt: 1, replay: false, units: 7, principal: 'p', policyVersion: 'v1', now: NOW + 10 });
 
     expect((await scanReceipts(deps, { window: { from: NOW, to: NOW + 1 } })).map((r) => r.eventId)).toEqual(['evt_s_1']);
     expect((await scanReceipts(deps, { tenant: 'tenant_9' })).map((r) => r.eventId)).toEqual(['evt_s_2']);
-    expect((await scanReceipts(deps, { type: 'invoice.paid', consumer: 'billing-meter', source: 'platform' })).map((r) => r.eventId)).toEqual([
-      'evt_s_1',
-    ]);
+    expect(
+      (await scanReceipts(deps, { type: 'invoice.paid', consumer: 'billing-meter', source: 'platform' })).map((r) => r.eventId),
+    ).toEqual(['evt_s_1']);
     const summaries = await scanReceiptSummaries(deps);
     expect(summaries).toHaveLength(2);
     expect(Object.keys(summaries[0]!).sort()).toEqual(['consumers', 'eventId', 'eventType', 'pk', 'receivedAt', 'secretVersion', 'source']);
     expect(await scanDeliveryStates(deps)).toEqual([
-      { pk: ledgerKey('platform', 'evt_s_1', message.consumerId), consumerId: message.consumerId, state: 'done', receivedAt: message.receivedAt },
+      {
+        pk: ledgerKey('platform', 'evt_s_1', message.consumerId),
+        consumerId: message.consumerId,
+        state: 'done',
+        receivedAt: message.receivedAt,
+      },
     ]);
     expect(await scanUsageRows(deps, { window: { from: NOW, to: NOW + 11 } })).toEqual([
       { tenantId: message.tenantId, consumerId: message.consumerId, units: 7 },
@@ -222,7 +243,11 @@ describe('table-scan', () => {
 
 describe('parseLedgerKey', () => {
   it('splits a ledger key back into its parts and refuses malformed keys', () => {
-    expect(parseLedgerKey(ledgerKey('platform', 'evt:1#x', 'billing-meter'))).toEqual({ source: 'platform', eventId: 'evt:1#x', consumerId: 'billing-meter' });
+    expect(parseLedgerKey(ledgerKey('platform', 'evt:1#x', 'billing-meter'))).toEqual({
+      source: 'platform',
+      eventId: 'evt:1#x',
+      consumerId: 'billing-meter',
+    });
     for (const bad of ['', 'platform', ':evt#c', 'platform:#c', 'platform:evt#']) expect(parseLedgerKey(bad)).toBeUndefined();
   });
 });

@@ -38,7 +38,11 @@ afterAll(async () => {
 
 /** Hex of a hash chain: gzip keeps about half of it. */
 const incompressible = (bytes: number) =>
-  Buffer.from(Array.from({ length: Math.ceil(bytes / 64) }, (_, i) => createHash('sha256').update(String(i)).digest('hex')).join('').slice(0, bytes));
+  Buffer.from(
+    Array.from({ length: Math.ceil(bytes / 64) }, (_, i) => createHash('sha256').update(String(i)).digest('hex'))
+      .join('')
+      .slice(0, bytes),
+  );
 
 const event = (eventId: string, hmac: string, bytes: number): Omit<EventItem, 'pk' | 'kind'> => ({
   source: 'platform',
@@ -55,7 +59,8 @@ const event = (eventId: string, hmac: string, bytes: number): Omit<EventItem, 'p
 });
 
 const item = async (eventId: string, hmac: string) =>
-  (await dynamo.doc.send(new GetCommand({ TableName: 'events', Key: { pk: payloadKey('platform', eventId, hmac) }, ConsistentRead: true }))).Item as PayloadItem | undefined;
+  (await dynamo.doc.send(new GetCommand({ TableName: 'events', Key: { pk: payloadKey('platform', eventId, hmac) }, ConsistentRead: true })))
+    .Item as PayloadItem | undefined;
 
 describe('EventStore with the payload bucket (DynamoDB Local + fauxqs S3)', () => {
   it('keeps a 1 MB body in the bucket, references it from a small payload item, and reads it back', async () => {
@@ -71,7 +76,10 @@ describe('EventStore with the payload bucket (DynamoDB Local + fauxqs S3)', () =
     expect(object.length).toBe(stored.storedBytes);
     expect(gunzipSync(object).equals(body)).toBe(true);
     // A reference-sized item: one WRU, then the receipt.
-    expect(writes).toEqual([['putPayload', 1], ['putEvent', 1]]);
+    expect(writes).toEqual([
+      ['putPayload', 1],
+      ['putEvent', 1],
+    ]);
     expect((await store.getPayload('platform', 'evt_01J8K7M1MB', 'a1'.repeat(32)))!.equals(body)).toBe(true);
     expect(await store.payloadState('platform', 'evt_01J8K7M1MB', 'a1'.repeat(32))).toEqual({ present: true, s3Key: stored.s3Key });
   });
@@ -96,7 +104,14 @@ describe('EventStore with the payload bucket (DynamoDB Local + fauxqs S3)', () =
     await dynamo.doc.send(
       new PutCommand({
         TableName: 'events',
-        Item: { pk: payloadKey('platform', 'evt_01J8K7GONE', 'c3'), kind: 'payload', encoding: 'gzip', s3Key, storedBytes: 400_000, expiresAt: Math.floor(NOW / 1000) + 86_400 },
+        Item: {
+          pk: payloadKey('platform', 'evt_01J8K7GONE', 'c3'),
+          kind: 'payload',
+          encoding: 'gzip',
+          s3Key,
+          storedBytes: 400_000,
+          expiresAt: Math.floor(NOW / 1000) + 86_400,
+        },
       }),
     );
     expect(await store.getPayload('platform', 'evt_01J8K7GONE', 'c3')).toBeUndefined();

@@ -36,13 +36,33 @@ const restricted = (diagnostics: readonly Diagnostic[]) =>
 describe('import boundaries (biome.jsonc)', () => {
   it.each([
     ['lambdas/ingest', "import { Stack } from 'aws-cdk-lib';\nexport const planted = Stack;\n", 'Handler code never imports the CDK'],
-    ['lambdas/shared', "import { PROJECT_ROOT } from '../../lib/constructs/naming';\nexport const planted = PROJECT_ROOT;\n", 'Handler code never imports the CDK'],
+    [
+      'lambdas/shared',
+      "import { PROJECT_ROOT } from '../../lib/constructs/naming';\nexport const planted = PROJECT_ROOT;\n",
+      'Handler code never imports the CDK',
+    ],
     ['lambdas/shared', "import { z } from 'zod';\nexport const planted = z;\n", 'Lambdas never bundle zod'],
     ['lambdas/fanout', "import { main } from '../../cli/main';\nexport const planted = main;\n", 'Handler code never imports the CLI'],
-    ['lib/constructs', "import { createLogger } from '../../lambdas/shared/logger';\nexport const planted = createLogger;\n", 'Constructs never import handler internals'],
-    ['cli', "import { createIngestHandler } from '../lambdas/ingest/app';\nexport const planted = createIngestHandler;\n", "The CLI never imports the local pipeline's handlers"],
-    ['cli', "import { startLocalStack } from '../local/stack';\nexport const planted = startLocalStack;\n", "The CLI never imports the local pipeline's handlers"],
-    ['core', "import { createLogger } from '../lambdas/shared/logger';\nexport const planted = createLogger;\n", 'core/ is the dependency-free contracts module'],
+    [
+      'lib/constructs',
+      "import { createLogger } from '../../lambdas/shared/logger';\nexport const planted = createLogger;\n",
+      'Constructs never import handler internals',
+    ],
+    [
+      'cli',
+      "import { createIngestHandler } from '../lambdas/ingest/app';\nexport const planted = createIngestHandler;\n",
+      "The CLI never imports the local pipeline's handlers",
+    ],
+    [
+      'cli',
+      "import { startLocalStack } from '../local/stack';\nexport const planted = startLocalStack;\n",
+      "The CLI never imports the local pipeline's handlers",
+    ],
+    [
+      'core',
+      "import { createLogger } from '../lambdas/shared/logger';\nexport const planted = createLogger;\n",
+      'core/ is the dependency-free contracts module',
+    ],
     ['core/config', "import { SQSClient } from '@aws-sdk/client-sqs';\nexport const planted = SQSClient;\n", 'core/ holds contracts only'],
   ])('refuses a planted import in %s (%#)', async (folder, source, message) => {
     const messages = restricted(await lintPlanted(folder, source));

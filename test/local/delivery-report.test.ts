@@ -48,7 +48,9 @@ describe('reportDeliveries', () => {
       },
       print: (l) => printed.push(l),
     })('audit-writer', failing);
-    await expect(wrapped({ Records: [sqsRecord(deliveryMessage({ eventId: 'evt_1', consumerId: 'audit-writer' }))] })).rejects.toThrow('storage down');
+    await expect(wrapped({ Records: [sqsRecord(deliveryMessage({ eventId: 'evt_1', consumerId: 'audit-writer' }))] })).rejects.toThrow(
+      'storage down',
+    );
     expect(printed).toEqual(['  FAIL audit-writer     evt_1  tenant tenant_204  receive #1  retrying']);
   });
 });

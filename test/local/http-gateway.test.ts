@@ -174,10 +174,14 @@ describe('HTTP gateway', () => {
       const small = await startHttpGateway({ port: 0, handler: async () => ({ statusCode: 200 }), maxBodyBytes: 1024 });
       try {
         const response = await new Promise<number>((resolve, reject) => {
-          const req = request(new URL('/hooks/platform', small.url), { method: 'POST', headers: { 'transfer-encoding': 'chunked' } }, (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          });
+          const req = request(
+            new URL('/hooks/platform', small.url),
+            { method: 'POST', headers: { 'transfer-encoding': 'chunked' } },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          );
           req.on('error', reject);
           req.write(Buffer.alloc(800));
           req.write(Buffer.alloc(800));

@@ -39,7 +39,10 @@ describe('StartMessageMoveTask (local-aws-sqs)', () => {
     const name = uniqueName('billing-meter');
     const dlqUrl = (
       await sqs.send(
-        new CreateQueueCommand({ QueueName: `${name}-dlq`, Attributes: { RedriveAllowPolicy: JSON.stringify({ redrivePermission: 'allowAll' }) } }),
+        new CreateQueueCommand({
+          QueueName: `${name}-dlq`,
+          Attributes: { RedriveAllowPolicy: JSON.stringify({ redrivePermission: 'allowAll' }) },
+        }),
       )
     ).QueueUrl as string;
     const dlqArn = await arnOf(dlqUrl);
@@ -52,7 +55,9 @@ describe('StartMessageMoveTask (local-aws-sqs)', () => {
       )
     ).QueueUrl as string;
     const bodies = ['evt_01J8K7M2Q4', 'evt_01J8K7M2Q5'].map((eventId) => JSON.stringify({ v: 1, eventId, tenantId: 'tenant_204' }));
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: bodies.map((MessageBody, i) => ({ Id: String(i), MessageBody })) }));
+    await sqs.send(
+      new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: bodies.map((MessageBody, i) => ({ Id: String(i), MessageBody })) }),
+    );
 
     // Dead-letter them the way a failing consumer does: receive once, let the lease expire.
     expect(await receiveAll(sqs, queueUrl, 2, 8000, null)).toHaveLength(2);
@@ -75,7 +80,9 @@ describe('StartMessageMoveTask (local-aws-sqs)', () => {
     expect(task).toMatchObject({ SourceArn: dlqArn, ApproximateNumberOfMessagesMoved: 2 });
     const moved = await receiveAll(sqs, queueUrl, 2);
     expect(moved.map((m) => m.Body).sort()).toEqual([...bodies].sort());
-    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+    );
     expect(Attributes?.ApproximateNumberOfMessages).toBe('0');
   });
 });

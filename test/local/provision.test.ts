@@ -59,7 +59,10 @@ describe('provisionLocalStack', () => {
       const attrs = await attributes(queue?.url as string);
       expect(attrs.QueueArn).toBe(queue?.arn);
       expect(attrs.VisibilityTimeout).toBe(String(consumer.visibilityTimeoutSeconds));
-      expect(JSON.parse(attrs.RedrivePolicy ?? '{}')).toEqual({ deadLetterTargetArn: queue?.dlqArn, maxReceiveCount: consumer.maxReceiveCount });
+      expect(JSON.parse(attrs.RedrivePolicy ?? '{}')).toEqual({
+        deadLetterTargetArn: queue?.dlqArn,
+        maxReceiveCount: consumer.maxReceiveCount,
+      });
       const dlq = await attributes(queue?.dlqUrl as string);
       expect(dlq.QueueArn).toBe(queue?.dlqArn);
       expect(JSON.parse(dlq.RedriveAllowPolicy ?? '{}')).toEqual({ redrivePermission: 'byQueue', sourceQueueArns: [queue?.arn] });
@@ -79,7 +82,9 @@ describe('provisionLocalStack', () => {
     expect(again).toEqual(first);
 
     const input = structuredClone(config) as HookledgerConfigInput;
-    input.consumers = input.consumers.map((c) => (c.id === 'risk-evaluator' ? { ...c, maxReceiveCount: 7, visibilityTimeoutSeconds: 120 } : c));
+    input.consumers = input.consumers.map((c) =>
+      c.id === 'risk-evaluator' ? { ...c, maxReceiveCount: 7, visibilityTimeoutSeconds: 120 } : c,
+    );
     const changed = await provisionLocalStack({ config: defineConfig(input), dynamo, sqs, tables, queuePrefix: prefix });
 
     expect(changed).toEqual(first);

@@ -20,7 +20,8 @@ afterEach(async () => {
 const WHSEC = /^whsec_[A-Za-z0-9+/]{32}$/; // base64 of 24 bytes: 32 characters, no padding
 const T0 = Date.parse('2026-11-30T08:00:00Z');
 const HOUR = 3_600_000;
-const readJson = async () => JSON.parse(await readFile(path, 'utf8')) as { sources: Record<string, Record<string, unknown>>; payloadHashKey: string };
+const readJson = async () =>
+  JSON.parse(await readFile(path, 'utf8')) as { sources: Record<string, Record<string, unknown>>; payloadHashKey: string };
 
 describe('FileSecrets', () => {
   describe('on first use', () => {
@@ -137,7 +138,11 @@ describe('FileSecrets', () => {
       await oldFormat(CURRENT, PREVIOUS);
       const secrets = new FileSecrets({ path, sourceIds: ['platform'], clock: () => T0 });
 
-      expect(await secrets.rotate('platform', HOUR)).toEqual({ current: expect.stringMatching(WHSEC), previous: CURRENT, previousUntil: T0 + HOUR });
+      expect(await secrets.rotate('platform', HOUR)).toEqual({
+        current: expect.stringMatching(WHSEC),
+        previous: CURRENT,
+        previousUntil: T0 + HOUR,
+      });
       await oldFormat(CURRENT, PREVIOUS);
       expect(await secrets.retire('platform')).toEqual({ retired: true });
       expect((await readJson()).sources.platform).toEqual({ current: CURRENT });

@@ -2,7 +2,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readRunningState, readState, removeState, StateFileError, webhookUrlFor, writeState, type LocalStackState } from '../../local/state';
+import {
+  readRunningState,
+  readState,
+  removeState,
+  StateFileError,
+  webhookUrlFor,
+  writeState,
+  type LocalStackState,
+} from '../../local/state';
 
 let dir: string;
 let path: string;

@@ -1,5 +1,11 @@
 /** Shared fixtures for the local-stack tests: tables, items and waiting. */
-import { CreateTableCommand, PutItemCommand, UpdateTimeToLiveCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  PutItemCommand,
+  UpdateTimeToLiveCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 
 let counter = 0;
@@ -21,7 +27,9 @@ export async function createEventsTable(dynamo: DynamoDBClient, name: string): P
       StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
     }),
   );
-  await dynamo.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { Enabled: true, AttributeName: 'expiresAt' } }));
+  await dynamo.send(
+    new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { Enabled: true, AttributeName: 'expiresAt' } }),
+  );
 }
 
 export async function putItem(dynamo: DynamoDBClient, table: string, item: Record<string, AttributeValue>): Promise<void> {

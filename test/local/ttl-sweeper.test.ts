@@ -50,8 +50,16 @@ describe('TTL sweeper', () => {
     const table = uniqueName('events');
     await createEventsTable(dynamo, table);
     const later = Date.now() + 2 * HOUR;
-    await putItem(dynamo, table, { pk: { S: 'pay#platform#evt_01J8K7M2Q4' }, kind: { S: 'payload' }, expiresAt: { N: seconds(Date.now() + HOUR) } });
-    await putItem(dynamo, table, { pk: { S: 'pay#platform#evt_01J8K7M2Q5' }, kind: { S: 'payload' }, expiresAt: { N: seconds(later + HOUR) } });
+    await putItem(dynamo, table, {
+      pk: { S: 'pay#platform#evt_01J8K7M2Q4' },
+      kind: { S: 'payload' },
+      expiresAt: { N: seconds(Date.now() + HOUR) },
+    });
+    await putItem(dynamo, table, {
+      pk: { S: 'pay#platform#evt_01J8K7M2Q5' },
+      kind: { S: 'payload' },
+      expiresAt: { N: seconds(later + HOUR) },
+    });
     await putItem(dynamo, table, { pk: { S: 'evt#platform#evt_01J8K7M2Q4' }, kind: { S: 'event' }, tenantId: { S: 'tenant_204' } });
     // Not a Number: AWS ignores it, so must we.
     await putItem(dynamo, table, { pk: { S: 'audit#1#a' }, kind: { S: 'audit' }, expiresAt: { S: seconds(Date.now() + HOUR) } });
@@ -80,7 +88,13 @@ describe('TTL sweeper', () => {
     await createEventsTable(dynamo, table);
     await putItem(dynamo, table, { pk: { S: 'pay#platform#evt_01J8K7M2Q4' }, expiresAt: { N: seconds(Date.now() + HOUR) } });
 
-    const sweeper = createTtlSweeper({ dynamo, tableName: table, intervalMs: 100, now: () => Date.now() + 2 * HOUR, logger: recordingLogger() });
+    const sweeper = createTtlSweeper({
+      dynamo,
+      tableName: table,
+      intervalMs: 100,
+      now: () => Date.now() + 2 * HOUR,
+      logger: recordingLogger(),
+    });
     sweeper.start();
     try {
       await waitFor('the expired item to go', async () => ((await exists(table, 'pay#platform#evt_01J8K7M2Q4')) ? undefined : true));
@@ -96,7 +110,11 @@ describe("DynamoDB Local's own TTL", () => {
     await createEventsTable(dynamo, table);
     const { poller, removed } = removals(table);
     await poller.start();
-    await putItem(dynamo, table, { pk: { S: 'pay#platform#evt_01J8K7M2Q4' }, kind: { S: 'payload' }, expiresAt: { N: seconds(Date.now() - 60_000) } });
+    await putItem(dynamo, table, {
+      pk: { S: 'pay#platform#evt_01J8K7M2Q4' },
+      kind: { S: 'payload' },
+      expiresAt: { N: seconds(Date.now() - 60_000) },
+    });
 
     // Its TTL pass runs about every 10 s.
     await waitFor('the TTL delete on the stream', () => removed[0], 15_000);

@@ -56,11 +56,13 @@ describe('keys', () => {
     expect((await listKeys(deps)).map((k) => k.keyId)).toEqual([generated.keyId, 'key_42']);
     expect((await listKeys(deps, { tenant: 'tenant_204' })).map((k) => [k.keyId, k.status])).toEqual([['key_42', 'revoked']]);
     const audit = (await items(env, stack.tables.events)).filter((i) => i.kind === 'audit').map((i) => [i.action, i.keyId]);
-    expect(audit.sort()).toEqual([
-      ['key.issue', 'key_42'],
-      ['key.issue', generated.keyId],
-      ['key.revoke', 'key_42'],
-    ].sort());
+    expect(audit.sort()).toEqual(
+      [
+        ['key.issue', 'key_42'],
+        ['key.issue', generated.keyId],
+        ['key.revoke', 'key_42'],
+      ].sort(),
+    );
   });
 });
 
@@ -72,7 +74,11 @@ describe('rotateSecret', () => {
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   const localRotator = (secrets: FileSecrets) =>
-    ({ kind: 'local', rotate: (s: string, overlapMs: number) => secrets.rotate(s, overlapMs), retire: (s: string) => secrets.retire(s) }) as const;
+    ({
+      kind: 'local',
+      rotate: (s: string, overlapMs: number) => secrets.rotate(s, overlapMs),
+      retire: (s: string) => secrets.retire(s),
+    }) as const;
 
   it('rotates the local secrets file (old value kept as previous until the overlap ends) and audits who, when and the end, never the value', async () => {
     const stack = await freshStack(env);
@@ -85,7 +91,9 @@ describe('rotateSecret', () => {
       { source: 'platform' },
     );
 
-    const after = JSON.parse(await readFile(file, 'utf8')) as { sources: { platform: { current: string; previous: string; previousUntil: number } } };
+    const after = JSON.parse(await readFile(file, 'utf8')) as {
+      sources: { platform: { current: string; previous: string; previousUntil: number } };
+    };
     expect(after.sources.platform.previous).toBe(before.current);
     expect(after.sources.platform.previousUntil).toBe(T0 + 72 * HOUR);
     expect(result.previousUntil).toBe(T0 + 72 * HOUR);
@@ -116,7 +124,14 @@ describe('rotateSecret', () => {
     const stack = await freshStack(env);
     const file = path.join(dir, 'secrets-retire.json');
     const secrets = new FileSecrets({ path: file, sourceIds: ['platform'], clock: () => T0 });
-    const deps = { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, clock: () => T0 + 1000, rotator: localRotator(secrets) };
+    const deps = {
+      ddb: stack.ddb,
+      tables: stack.tables,
+      config,
+      operator: OPERATOR,
+      clock: () => T0 + 1000,
+      rotator: localRotator(secrets),
+    };
 
     const rotated = await rotateSecret(deps, { source: 'platform', overlapMs: 6 * HOUR });
     expect(rotated.previousUntil).toBe(T0 + 6 * HOUR);
@@ -132,7 +147,17 @@ describe('rotateSecret', () => {
     expect(audits).toHaveLength(2); // Scan order is the table's, not time's.
     expect(audits).toEqual(
       expect.arrayContaining([
-        { pk: retired.auditKey, kind: 'audit', action: 'secret.retire', auditId: expect.stringMatching(/^aud_/), at: T0 + 1000, operator: OPERATOR, source: 'platform', where: 'local', retired: true },
+        {
+          pk: retired.auditKey,
+          kind: 'audit',
+          action: 'secret.retire',
+          auditId: expect.stringMatching(/^aud_/),
+          at: T0 + 1000,
+          operator: OPERATOR,
+          source: 'platform',
+          where: 'local',
+          retired: true,
+        },
         expect.objectContaining({ action: 'secret.retire', retired: false }),
       ]),
     );
@@ -155,7 +180,8 @@ describe('rotateSecret', () => {
     const sm = mockClient(SecretsManagerClient);
     afterEach(() => sm.reset());
     const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:hookledger-platform-AbCdEf';
-    const awsRotator = () => ({ kind: 'aws', client: new SecretsManagerClient({ region: 'us-east-1' }), secretIds: { platform: ARN } }) as const;
+    const awsRotator = () =>
+      ({ kind: 'aws', client: new SecretsManagerClient({ region: 'us-east-1' }), secretIds: { platform: ARN } }) as const;
 
     it('retires by removing AWSPREVIOUS from the version DescribeSecret names, and audits the version id only', async () => {
       const stack = await freshStack(env);
@@ -177,7 +203,18 @@ describe('rotateSecret', () => {
       expect(result).toMatchObject({ source: 'platform', where: 'aws', retired: true, versionId: 'v-2' });
       const audits = (await items(env, stack.tables.events)).filter((i) => i.kind === 'audit');
       expect(audits).toEqual([
-        { pk: result.auditKey, kind: 'audit', action: 'secret.retire', auditId: expect.stringMatching(/^aud_/), at: T0, operator: OPERATOR, source: 'platform', where: 'aws', retired: true, versionId: 'v-2' },
+        {
+          pk: result.auditKey,
+          kind: 'audit',
+          action: 'secret.retire',
+          auditId: expect.stringMatching(/^aud_/),
+          at: T0,
+          operator: OPERATOR,
+          source: 'platform',
+          where: 'aws',
+          retired: true,
+          versionId: 'v-2',
+        },
       ]);
     });
 
@@ -198,7 +235,10 @@ describe('rotateSecret', () => {
     it('refuses --overlap on AWS, where intake takes the overlap from the deployed config', async () => {
       const stack = await freshStack(env);
       await expect(
-        rotateSecret({ ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, rotator: awsRotator() }, { source: 'platform', overlapMs: 6 * HOUR }),
+        rotateSecret(
+          { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, rotator: awsRotator() },
+          { source: 'platform', overlapMs: 6 * HOUR },
+        ),
       ).rejects.toThrow(/secretOverlapHours/);
       expect(sm.commandCalls(PutSecretValueCommand)).toHaveLength(0);
     });
@@ -210,7 +250,14 @@ describe('rotateSecret', () => {
       const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:hookledger-platform-AbCdEf';
 
       const result = await rotateSecret(
-        { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, clock: () => T0, rotator: { kind: 'aws', client, secretIds: { platform: arn } } },
+        {
+          ddb: stack.ddb,
+          tables: stack.tables,
+          config,
+          operator: OPERATOR,
+          clock: () => T0,
+          rotator: { kind: 'aws', client, secretIds: { platform: arn } },
+        },
         { source: 'platform' },
       );
 
@@ -232,13 +279,25 @@ describe('rotateSecret', () => {
     const stack = await freshStack(env);
     await expect(
       rotateSecret(
-        { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, rotator: { kind: 'local', rotate: async () => ({}), retire: async () => ({ retired: false }) } },
+        {
+          ddb: stack.ddb,
+          tables: stack.tables,
+          config,
+          operator: OPERATOR,
+          rotator: { kind: 'local', rotate: async () => ({}), retire: async () => ({ retired: false }) },
+        },
         { source: 'stripe' },
       ),
     ).rejects.toThrow(/unknown source "stripe"/);
     await expect(
       retireSecret(
-        { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, rotator: { kind: 'local', rotate: async () => ({}), retire: async () => ({ retired: false }) } },
+        {
+          ddb: stack.ddb,
+          tables: stack.tables,
+          config,
+          operator: OPERATOR,
+          rotator: { kind: 'local', rotate: async () => ({}), retire: async () => ({ retired: false }) },
+        },
         { source: 'stripe' },
       ),
     ).rejects.toThrow(/unknown source "stripe"/);
@@ -267,7 +326,10 @@ describe('redrive', () => {
     return bodies.sort();
   }
   const depthOf = async (sqs: SQSClient, url: string) =>
-    Number((await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages'] }))).Attributes?.ApproximateNumberOfMessages);
+    Number(
+      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages'] }))).Attributes
+        ?.ApproximateNumberOfMessages,
+    );
 
   it('moves DLQ messages back by receive/send/delete where the emulator has no move task (fauxqs)', async () => {
     const stack = await freshStack(env);
@@ -275,12 +337,17 @@ describe('redrive', () => {
     await fillDlq(env.sqs, pair.dlqUrl, 3);
     const progress: [number, number | undefined][] = [];
 
-    const result = await redrive({ config, sqs: env.sqs, queues: stack.queues }, { consumer: 'billing-meter', onProgress: (d, t) => progress.push([d, t]) });
+    const result = await redrive(
+      { config, sqs: env.sqs, queues: stack.queues },
+      { consumer: 'billing-meter', onProgress: (d, t) => progress.push([d, t]) },
+    );
 
     expect(result).toEqual({ consumer: 'billing-meter', method: 'receive-send-delete', moved: 3, toMove: 3 });
     expect(progress.at(-1)).toEqual([3, 3]);
     expect(await depthOf(env.sqs, pair.dlqUrl)).toBe(0);
-    expect(await drain(env.sqs, pair.url)).toEqual([0, 1, 2].map((i) => JSON.stringify({ v: 1, eventId: `evt_01J8K7M2Q${i}`, consumerId: 'billing-meter' })));
+    expect(await drain(env.sqs, pair.url)).toEqual(
+      [0, 1, 2].map((i) => JSON.stringify({ v: 1, eventId: `evt_01J8K7M2Q${i}`, consumerId: 'billing-meter' })),
+    );
   });
 
   it('uses StartMessageMoveTask with the queue as destination where it exists (local-aws-sqs)', async () => {
@@ -288,7 +355,8 @@ describe('redrive', () => {
     const sqs = localSqsClient(server.endpoint);
     try {
       const dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'billing-meter-dlq' }))).QueueUrl!;
-      const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+      const dlqArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }))).Attributes!
+        .QueueArn!;
       const url = (
         await sqs.send(
           new CreateQueueCommand({
@@ -300,7 +368,10 @@ describe('redrive', () => {
       // Sent straight to the DLQ, as the runtime does for a PermanentError: no source queue recorded.
       await fillDlq(sqs, dlqUrl, 3);
 
-      const result = await redrive({ config, sqs, queues: { 'billing-meter': { url, dlqUrl } } }, { consumer: 'billing-meter', pollMs: 100 });
+      const result = await redrive(
+        { config, sqs, queues: { 'billing-meter': { url, dlqUrl } } },
+        { consumer: 'billing-meter', pollMs: 100 },
+      );
 
       expect(result).toEqual({ consumer: 'billing-meter', method: 'move-task', moved: 3, toMove: 3, status: 'COMPLETED' });
       expect(await drain(sqs, url)).toHaveLength(3);

@@ -83,7 +83,9 @@ describe('--stack target', () => {
     await expect(resolveTarget({ config, root: '/nowhere', stack: 'Nope', region: 'eu-west-1' })).rejects.toThrow(
       /stack Nope does not exist in eu-west-1; check --stack and --region/,
     );
-    cfn.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'Old', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(), Outputs: [] }] });
+    cfn
+      .on(DescribeStacksCommand)
+      .resolves({ Stacks: [{ StackName: 'Old', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(), Outputs: [] }] });
     await expect(resolveTarget({ config, root: '/nowhere', stack: 'Old', region: 'eu-west-1' })).rejects.toBeInstanceOf(TargetError);
   });
 });
@@ -125,7 +127,15 @@ describe('secrets on AWS (hookledger ... --stack)', () => {
     expect(puts).toHaveLength(1);
     expect(puts[0]).toMatchObject({
       TableName: OUTPUTS.EventStoreTableName,
-      Item: { kind: 'audit', action: 'secret.retire', operator: 'ops-aws', source: 'platform', where: 'aws', retired: true, versionId: 'c3d4-previous' },
+      Item: {
+        kind: 'audit',
+        action: 'secret.retire',
+        operator: 'ops-aws',
+        source: 'platform',
+        where: 'aws',
+        retired: true,
+        versionId: 'c3d4-previous',
+      },
     });
     expect(sm.commandCalls(GetSecretValueCommand)).toHaveLength(0); // never reads a value
   });
@@ -139,10 +149,17 @@ describe('secrets on AWS (hookledger ... --stack)', () => {
     const rotated = await run(['secrets', 'rotate', 'platform', '--stack', 'Hookledger', '--region', 'eu-west-1']);
 
     expect(rotated.code).toBe(0);
-    const until = Date.parse(/the previous secret verifies until (\S+) \(counted from the new version's creation\)/.exec(rotated.stdout)?.[1] ?? '');
+    const until = Date.parse(
+      /the previous secret verifies until (\S+) \(counted from the new version's creation\)/.exec(rotated.stdout)?.[1] ?? '',
+    );
     expect(until - before).toBeGreaterThanOrEqual(72 * 3_600_000);
     expect(until - Date.now()).toBeLessThanOrEqual(72 * 3_600_000);
-    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).toMatchObject({ action: 'secret.rotate', versionId: 'e5f6-new', previousUntil: until, overlapMs: 72 * 3_600_000 });
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).toMatchObject({
+      action: 'secret.rotate',
+      versionId: 'e5f6-new',
+      previousUntil: until,
+      overlapMs: 72 * 3_600_000,
+    });
 
     const refused = await run(['secrets', 'rotate', 'platform', '--overlap', '6h', '--stack', 'Hookledger', '--region', 'eu-west-1']);
     expect(refused.code).toBe(2);

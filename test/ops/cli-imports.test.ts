@@ -63,7 +63,13 @@ describe('cli static imports', () => {
     const chains = staticImports('cli/main.ts');
 
     expect(pipelineReached(chains)).toEqual([]);
-    for (const file of ['lambdas/ingest/app.ts', 'lambdas/fanout/app.ts', 'lambdas/runtime/runtime.ts', 'local/stack.ts', 'local/wiring.ts']) {
+    for (const file of [
+      'lambdas/ingest/app.ts',
+      'lambdas/fanout/app.ts',
+      'lambdas/runtime/runtime.ts',
+      'local/stack.ts',
+      'local/wiring.ts',
+    ]) {
       expect(chains.has(file), file).toBe(false);
     }
   });

@@ -135,7 +135,13 @@ describe('hookledger CLI', () => {
     const json = await cli(['reconcile', '--json', '--from', FROM, '--to', TO]);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout).violations).toEqual([
-      { kind: 'missing_delivery', source: 'platform', eventId: 'evt_01J8K7M2R5', consumerId: 'audit-writer', ledgerKey: 'platform:evt_01J8K7M2R5#audit-writer' },
+      {
+        kind: 'missing_delivery',
+        source: 'platform',
+        eventId: 'evt_01J8K7M2R5',
+        consumerId: 'audit-writer',
+        ledgerKey: 'platform:evt_01J8K7M2R5#audit-writer',
+      },
     ]);
 
     const human = await cli(['reconcile', '--from', FROM, '--to', TO]);
@@ -185,9 +191,19 @@ describe('hookledger CLI', () => {
 
   it('verify-payload says match (exit 0) for the received bytes and no match (exit 1) for one byte changed', async () => {
     const secret = (await new FileSecrets({ path: path.join(dir, 'secrets.json'), sourceIds: ['platform'] }).get('platform')).current;
-    const body = JSON.stringify({ id: 'evt_01J8K7VP01', type: 'payment.succeeded', tenant_id: 'tenant_204', key_id: 'key_42', data: { amount: 4200, card_last4: '4242' } });
+    const body = JSON.stringify({
+      id: 'evt_01J8K7VP01',
+      type: 'payment.succeeded',
+      tenant_id: 'tenant_204',
+      key_id: 'key_42',
+      data: { amount: 4200, card_last4: '4242' },
+    });
     const at = Date.now();
-    const res = await fetch(`${gateway.url}/hooks/platform`, { method: 'POST', headers: signedHeaders(body, { secret, at, msgId: 'msg_vp01' }), body });
+    const res = await fetch(`${gateway.url}/hooks/platform`, {
+      method: 'POST',
+      headers: signedHeaders(body, { secret, at, msgId: 'msg_vp01' }),
+      body,
+    });
     expect(res.status).toBe(202);
     const received = path.join(dir, 'received.json');
     const forged = path.join(dir, 'forged.json');
@@ -197,10 +213,18 @@ describe('hookledger CLI', () => {
     const match = await cli(['verify-payload', 'evt_01J8K7VP01', received]);
     expect(match.stderr).toBe('');
     expect(match.code).toBe(0);
-    expect(match.stdout).toMatch(new RegExp(`^match: .*received\\.json is the body platform evt_01J8K7VP01 was received with \\(${body.length} bytes, hmac-sha256`));
+    expect(match.stdout).toMatch(
+      new RegExp(`^match: .*received\\.json is the body platform evt_01J8K7VP01 was received with \\(${body.length} bytes, hmac-sha256`),
+    );
     const mismatch = await cli(['verify-payload', 'evt_01J8K7VP01', forged, '--json']);
     expect(mismatch.code).toBe(1);
-    expect(JSON.parse(mismatch.stdout)).toMatchObject({ eventId: 'evt_01J8K7VP01', matches: false, hash: 'hmac-sha256', presentedBytes: body.length, receivedBytes: body.length });
+    expect(JSON.parse(mismatch.stdout)).toMatchObject({
+      eventId: 'evt_01J8K7VP01',
+      matches: false,
+      hash: 'hmac-sha256',
+      presentedBytes: body.length,
+      receivedBytes: body.length,
+    });
     const absent = await cli(['verify-payload', 'evt_01J8K7VP01', path.join(dir, 'nope.json')]);
     expect(absent.code).toBe(2);
     expect(absent.stderr).toMatch(/cannot read .*nope\.json \(ENOENT\); give the path of the body to check/);
@@ -215,7 +239,11 @@ describe('hookledger CLI', () => {
     const post = async (secret: string, eventId: string) => {
       const body = Buffer.from(JSON.stringify({ id: eventId, type: 'invoice.paid', tenant_id: 'tenant_311', key_id: 'key_7' }));
       const headers = signatureHeaders({ type: 'standard-webhooks' }, { body, secret, now: Date.now(), messageId: `msg_${eventId}` });
-      const response = await fetch(`${gateway.url}/hooks/platform`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      const response = await fetch(`${gateway.url}/hooks/platform`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     };
     const old = await secretOf();
@@ -233,14 +261,20 @@ describe('hookledger CLI', () => {
     expect(await post(await secretOf(), 'evt_01J9NEWSECRET0')).toMatchObject({ status: 202 });
     // ...after which the old one verifies as previous, inside the overlap.
     expect(await post(old, 'evt_01J9OLDSECRET1')).toMatchObject({ status: 202 });
-    const traced = JSON.parse((await cli(['trace', 'evt_01J9OLDSECRET1', '--json'])).stdout) as { receipt: { secretVersion: string; receivedAt: number } };
+    const traced = JSON.parse((await cli(['trace', 'evt_01J9OLDSECRET1', '--json'])).stdout) as {
+      receipt: { secretVersion: string; receivedAt: number };
+    };
     expect(traced.receipt.secretVersion).toBe('previous');
     const status = await cli(['status']);
-    expect(status.stdout).toContain(`previous secret last verified a request: platform ${new Date(traced.receipt.receivedAt).toISOString()}`);
+    expect(status.stdout).toContain(
+      `previous secret last verified a request: platform ${new Date(traced.receipt.receivedAt).toISOString()}`,
+    );
 
     const retired = await cli(['secrets', 'retire', 'platform']);
     expect(retired.code).toBe(0);
-    expect(retired.stdout).toMatch(/^retired the previous signing secret of platform on local stack .*: only the current secret verifies\.\n$/);
+    expect(retired.stdout).toMatch(
+      /^retired the previous signing secret of platform on local stack .*: only the current secret verifies\.\n$/,
+    );
     expect(await post(old, 'evt_01J9OLDSECRET2')).toEqual({
       status: 401,
       body: { error: 'signature_mismatch', message: expect.any(String) },

@@ -22,13 +22,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import defaultConfig from '../../hookledger.config';
 import { main } from '../../cli/main';
-import {
-  type BootstrapRequirement,
-  bootstrapRequirement,
-  type DoctorReport,
-  doctor,
-  doctorClients,
-} from '../../cli/ops/doctor';
+import { type BootstrapRequirement, bootstrapRequirement, type DoctorReport, doctor, doctorClients } from '../../cli/ops/doctor';
 import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
 
 const cfn = mockClient(CloudFormationClient);
@@ -59,7 +53,12 @@ const OUTPUTS = {
   LedgerTableName: 'Hookledger-Ledger',
   SecretArnPlatform: SECRET_ARN,
   AlarmTopicArn: TOPIC_ARN,
-  ...Object.fromEntries(CONSUMERS.flatMap((c) => [[`QueueUrl${pascal[c]}`, `${Q}/Hookledger-${c}-queue`], [`DlqUrl${pascal[c]}`, `${Q}/dlq-${c}`]])),
+  ...Object.fromEntries(
+    CONSUMERS.flatMap((c) => [
+      [`QueueUrl${pascal[c]}`, `${Q}/Hookledger-${c}-queue`],
+      [`DlqUrl${pascal[c]}`, `${Q}/dlq-${c}`],
+    ]),
+  ),
 };
 
 function clients() {
@@ -82,7 +81,9 @@ function healthy(): void {
   lambda.on(GetAccountSettingsCommand).resolves({ AccountLimit: { ConcurrentExecutions: 1000, UnreservedConcurrentExecutions: 1000 } });
   lambda.on(GetFunctionConcurrencyCommand).resolves({});
   for (const c of CONSUMERS) {
-    sqs.on(GetQueueAttributesCommand, { QueueUrl: OUTPUTS[`QueueUrl${pascal[c]}` as keyof typeof OUTPUTS] }).resolves({ Attributes: { QueueArn: queueArn(c) } });
+    sqs
+      .on(GetQueueAttributesCommand, { QueueUrl: OUTPUTS[`QueueUrl${pascal[c]}` as keyof typeof OUTPUTS] })
+      .resolves({ Attributes: { QueueArn: queueArn(c) } });
     lambda.on(ListEventSourceMappingsCommand, { EventSourceArn: queueArn(c) }).resolves({
       EventSourceMappings: [{ UUID: `uuid-${c}`, State: 'Enabled', EventSourceArn: queueArn(c), FunctionArn: functionArn(c) }],
     });
@@ -148,7 +149,8 @@ describe('doctor on a healthy deployment', () => {
     expect(check(report, 'consumer:risk-evaluator')).toEqual({
       id: 'consumer:risk-evaluator',
       status: 'info',
-      message: 'risk-evaluator: paused (event source Disabled); its deliveries wait in its queue. Resume with: npx hookledger resume risk-evaluator',
+      message:
+        'risk-evaluator: paused (event source Disabled); its deliveries wait in its queue. Resume with: npx hookledger resume risk-evaluator',
     });
   });
 
@@ -233,7 +235,8 @@ describe('doctor on a deployment with problems', () => {
     expect(check(report, 'secret:platform')).toEqual({
       id: 'secret:platform',
       status: 'problem',
-      message: 'the signing secret of platform is still the placeholder CloudFormation generated: every webhook from the provider will be refused (401)',
+      message:
+        'the signing secret of platform is still the placeholder CloudFormation generated: every webhook from the provider will be refused (401)',
       fix: `aws secretsmanager put-secret-value --region ${REGION} --secret-id ${SECRET_ARN} --secret-string '<the signing secret the provider issued>'`,
     });
     expect(check(report, 'alarms')).toEqual({
@@ -264,12 +267,19 @@ describe('doctor on a deployment with problems', () => {
   });
 
   it('reports a rolled-back first deploy with how to recover, and a denied call naming the permission', async () => {
-    cfn.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 'Hookledger', StackStatus: 'ROLLBACK_COMPLETE', CreationTime: new Date() }] });
+    cfn
+      .on(DescribeStacksCommand)
+      .resolves({ Stacks: [{ StackName: 'Hookledger', StackStatus: 'ROLLBACK_COMPLETE', CreationTime: new Date() }] });
     ssm.on(GetParameterCommand).rejects(Object.assign(new Error('User is not authorized'), { name: 'AccessDeniedException' }));
     lambda.on(GetAccountSettingsCommand).resolves({ AccountLimit: { ConcurrentExecutions: 1000, UnreservedConcurrentExecutions: 1000 } });
     const report = await run();
-    expect(check(report, 'stack')).toMatchObject({ status: 'problem', message: 'stack Hookledger is ROLLBACK_COMPLETE: its last deploy failed' });
-    expect(check(report, 'stack').fix).toContain('aws cloudformation delete-stack --stack-name Hookledger; retained tables, queues and secrets stay');
+    expect(check(report, 'stack')).toMatchObject({
+      status: 'problem',
+      message: 'stack Hookledger is ROLLBACK_COMPLETE: its last deploy failed',
+    });
+    expect(check(report, 'stack').fix).toContain(
+      'aws cloudformation delete-stack --stack-name Hookledger; retained tables, queues and secrets stay',
+    );
     expect(check(report, 'bootstrap')).toEqual({
       id: 'bootstrap',
       status: 'problem',
@@ -333,10 +343,17 @@ describe('bootstrapRequirement', () => {
       path.join(root, 'cdk.out', 'manifest.json'),
       JSON.stringify({
         artifacts: {
-          'Other.assets': { type: 'cdk:asset-manifest', properties: { requiresBootstrapStackVersion: 6, bootstrapStackVersionSsmParameter: '/cdk-bootstrap/custom1/version' } },
+          'Other.assets': {
+            type: 'cdk:asset-manifest',
+            properties: { requiresBootstrapStackVersion: 6, bootstrapStackVersionSsmParameter: '/cdk-bootstrap/custom1/version' },
+          },
           Other: {
             type: 'aws:cloudformation:stack',
-            properties: { stackName: 'Other', requiresBootstrapStackVersion: 8, bootstrapStackVersionSsmParameter: '/cdk-bootstrap/custom1/version' },
+            properties: {
+              stackName: 'Other',
+              requiresBootstrapStackVersion: 8,
+              bootstrapStackVersionSsmParameter: '/cdk-bootstrap/custom1/version',
+            },
             dependencies: ['Other.assets'],
           },
           Hookledger: { type: 'aws:cloudformation:stack', properties: { stackName: 'Hookledger', requiresBootstrapStackVersion: 6 } },

@@ -35,7 +35,9 @@ describe('main', () => {
     const result = await run(['usage', '--from', 'yesterday']);
 
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe('error: --from "yesterday" is not a time; use ISO-8601 (2026-11-29T12:00:00Z) or relative to now (-30m, -1h, -7d, now)\n');
+    expect(result.stderr).toBe(
+      'error: --from "yesterday" is not a time; use ISO-8601 (2026-11-29T12:00:00Z) or relative to now (-30m, -1h, -7d, now)\n',
+    );
   });
 
   it('exits 3 with the message alone when no local stack is running', async () => {

@@ -46,7 +46,15 @@ describe('usage', () => {
     const message = seed.message('evt_01J8K7M2Q4', 'billing-meter', { replayId: 'rpl_01JTEST' });
     const claim = await stack.ledger.claim({ message, now: T0 + 30 * MIN, leaseMs: 60_000, principal: localPrincipal('billing-meter') });
     if (claim.kind !== 'claimed') throw new Error(`replay claim was ${claim.kind}`);
-    await stack.ledger.acknowledge({ message, attempt: claim.attempt, replay: true, units: 5, principal: 'p', policyVersion: 'v', now: T0 + 31 * MIN });
+    await stack.ledger.acknowledge({
+      message,
+      attempt: claim.attempt,
+      replay: true,
+      units: 5,
+      principal: 'p',
+      policyVersion: 'v',
+      now: T0 + 31 * MIN,
+    });
     expect((await usage(deps, { from: T0, to: T0 + HOUR, tenant: 'tenant_204', consumer: 'billing-meter' })).rows[0]?.units).toBe(8);
   });
 });
@@ -139,7 +147,9 @@ describe('status', () => {
 
     const empty = await freshStack(env);
     await empty.seed.receipt({ eventId: 'evt_01J8K7M2Q4', receivedAt: T0, secretVersion: 'current' });
-    expect((await status({ ddb: empty.ddb, tables: empty.tables, config, clock: () => NOW })).intake.previousSecretLastVerified).toEqual({});
+    expect((await status({ ddb: empty.ddb, tables: empty.tables, config, clock: () => NOW })).intake.previousSecretLastVerified).toEqual(
+      {},
+    );
   });
 });
 

@@ -61,14 +61,30 @@ describe('reconcile', () => {
     await seed.deliver('evt_01J8K7M2S6', 'risk-evaluator', 1, T0 + 22 * MIN);
     // done_without_usage: a done row whose units were lost.
     await ddb.send(
-      new UpdateCommand({ TableName: tables.ledger, Key: { pk: 'platform:evt_01J8K7M2R5#risk-evaluator' }, UpdateExpression: 'REMOVE units' }),
+      new UpdateCommand({
+        TableName: tables.ledger,
+        Key: { pk: 'platform:evt_01J8K7M2R5#risk-evaluator' },
+        UpdateExpression: 'REMOVE units',
+      }),
     );
 
     const report = await reconcile(stack.deps, WINDOW);
 
     expect(report.violations).toEqual([
-      { kind: 'done_without_usage', source: 'platform', eventId: 'evt_01J8K7M2R5', consumerId: 'risk-evaluator', ledgerKey: 'platform:evt_01J8K7M2R5#risk-evaluator' },
-      { kind: 'missing_delivery', source: 'platform', eventId: 'evt_01J8K7M2R5', consumerId: 'audit-writer', ledgerKey: 'platform:evt_01J8K7M2R5#audit-writer' },
+      {
+        kind: 'done_without_usage',
+        source: 'platform',
+        eventId: 'evt_01J8K7M2R5',
+        consumerId: 'risk-evaluator',
+        ledgerKey: 'platform:evt_01J8K7M2R5#risk-evaluator',
+      },
+      {
+        kind: 'missing_delivery',
+        source: 'platform',
+        eventId: 'evt_01J8K7M2R5',
+        consumerId: 'audit-writer',
+        ledgerKey: 'platform:evt_01J8K7M2R5#audit-writer',
+      },
       {
         kind: 'tenant_mismatch',
         source: 'platform',
@@ -78,8 +94,20 @@ describe('reconcile', () => {
         receiptTenantId: 'tenant_204',
         ledgerTenantId: 'tenant_999',
       },
-      { kind: 'unexpected_delivery', source: 'platform', eventId: 'evt_01J8K7M2S6', consumerId: 'risk-evaluator', ledgerKey: 'platform:evt_01J8K7M2S6#risk-evaluator' },
-      { kind: 'usage_without_event', source: 'platform', eventId: 'evt_01J8K7M2Z9', consumerId: 'billing-meter', ledgerKey: 'platform:evt_01J8K7M2Z9#billing-meter' },
+      {
+        kind: 'unexpected_delivery',
+        source: 'platform',
+        eventId: 'evt_01J8K7M2S6',
+        consumerId: 'risk-evaluator',
+        ledgerKey: 'platform:evt_01J8K7M2S6#risk-evaluator',
+      },
+      {
+        kind: 'usage_without_event',
+        source: 'platform',
+        eventId: 'evt_01J8K7M2Z9',
+        consumerId: 'billing-meter',
+        ledgerKey: 'platform:evt_01J8K7M2Z9#billing-meter',
+      },
     ]);
     expect(report.counts).toEqual({
       missing_delivery: 1,
@@ -100,8 +128,20 @@ describe('reconcile', () => {
     await stack.seed.claim('evt_01J8K7M2V7', 'audit-writer', T0 + 31 * MIN);
     const report = await reconcile(stack.deps, WINDOW);
     expect(report.violations).toEqual([
-      { kind: 'stalled_delivery', source: 'platform', eventId: 'evt_01J8K7M2V7', consumerId: 'audit-writer', ledgerKey: 'platform:evt_01J8K7M2V7#audit-writer' },
-      { kind: 'stalled_delivery', source: 'platform', eventId: 'evt_01J8K7M2V7', consumerId: 'billing-meter', ledgerKey: 'platform:evt_01J8K7M2V7#billing-meter' },
+      {
+        kind: 'stalled_delivery',
+        source: 'platform',
+        eventId: 'evt_01J8K7M2V7',
+        consumerId: 'audit-writer',
+        ledgerKey: 'platform:evt_01J8K7M2V7#audit-writer',
+      },
+      {
+        kind: 'stalled_delivery',
+        source: 'platform',
+        eventId: 'evt_01J8K7M2V7',
+        consumerId: 'billing-meter',
+        ledgerKey: 'platform:evt_01J8K7M2V7#billing-meter',
+      },
     ]);
     // Within the grace period the same items are still someone's work in progress.
     const early = await reconcile({ ...stack.deps, clock: () => T0 + 40 * MIN }, WINDOW);
@@ -170,7 +210,11 @@ describe('reconcile for a restart (leasesAbandoned)', () => {
 describe('arrivalRange (fan-out on-failure records)', () => {
   it('widens the approximate arrival times of the batch, and refuses a record without them', () => {
     const body = JSON.stringify({
-      DDBStreamBatchInfo: { approximateArrivalOfFirstRecord: '2026-11-29T10:05:00Z', approximateArrivalOfLastRecord: '2026-11-29T10:07:00Z', batchSize: 4 },
+      DDBStreamBatchInfo: {
+        approximateArrivalOfFirstRecord: '2026-11-29T10:05:00Z',
+        approximateArrivalOfLastRecord: '2026-11-29T10:07:00Z',
+        batchSize: 4,
+      },
     });
     expect(arrivalRange(body)).toEqual({ from: T0 + 4 * MIN, to: T0 + 9 * MIN });
     expect(arrivalRange(JSON.stringify({ requestContext: {} }))).toBeUndefined();
@@ -258,12 +302,19 @@ describe('reconcile Lambda', () => {
       ['ReconcileRepairs', 'Count', 2],
     ]);
     const requeues = (await items(env, stack.tables.events)).filter((i) => i.kind === 'requeue');
-    expect(requeues.map((r) => `${r.eventId}#${r.consumerId}`).sort()).toEqual(['evt_01J8K7M2T1#billing-meter', 'evt_01J8K7M2T2#billing-meter']);
+    expect(requeues.map((r) => `${r.eventId}#${r.consumerId}`).sort()).toEqual([
+      'evt_01J8K7M2T1#billing-meter',
+      'evt_01J8K7M2T2#billing-meter',
+    ]);
     expect(requeues.every((r) => r.repairId === result.repair?.repairId && r.replayId === undefined)).toBe(true);
     const audits = (await items(env, stack.tables.events)).filter((i) => i.kind === 'audit');
     expect(audits).toEqual([expect.objectContaining({ action: 'repair', operator: 'reconciler', trigger: 'schedule', count: 2 })]);
     const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(logged.find((l) => l.message === 'not repaired')).toMatchObject({ reason: 'paused', event_id: 'evt_01J8K7M2T1', consumer_id: 'audit-writer' });
+    expect(logged.find((l) => l.message === 'not repaired')).toMatchObject({
+      reason: 'paused',
+      event_id: 'evt_01J8K7M2T1',
+      consumer_id: 'audit-writer',
+    });
     expect(logged.find((l) => l.message === 'repair finished')).toMatchObject({ repaired: 2, unrepaired: 1, paused: 1 });
 
     // Over the limit: the next run takes the rest (here: none left but the paused one).

@@ -43,8 +43,7 @@ async function seeded() {
   return { ...stack, deps };
 }
 
-const requeues = async (table: string) =>
-  (await items(env, table)).filter((i) => i.kind === 'requeue') as unknown as RequeueItem[];
+const requeues = async (table: string) => (await items(env, table)).filter((i) => i.kind === 'requeue') as unknown as RequeueItem[];
 const audits = async (table: string) => (await items(env, table)).filter((i) => i.kind === 'audit');
 
 describe('replay', () => {
@@ -138,10 +137,23 @@ describe('replay', () => {
       ]);
       // The consumer runtime's ledger protocol on that message: a replay claim, then a replay ack.
       const message = messages[0]!;
-      const claim = await stack.ledger.claim({ message, now: NOW, leaseMs: 60_000, principal: 'arn:aws:iam::000000000000:role/hookledger-local-billing-meter' });
+      const claim = await stack.ledger.claim({
+        message,
+        now: NOW,
+        leaseMs: 60_000,
+        principal: 'arn:aws:iam::000000000000:role/hookledger-local-billing-meter',
+      });
       expect(claim).toMatchObject({ kind: 'claimed', replay: true });
       if (claim.kind !== 'claimed') throw new Error('unreachable');
-      await stack.ledger.acknowledge({ message, attempt: claim.attempt, replay: true, units: 99, principal: 'p', policyVersion: 'units-2026-11', now: NOW + 1 });
+      await stack.ledger.acknowledge({
+        message,
+        attempt: claim.attempt,
+        replay: true,
+        units: 99,
+        principal: 'p',
+        policyVersion: 'units-2026-11',
+        now: NOW + 1,
+      });
       const row = await stack.ledger.get('platform', 'evt_01J8K7M2Q4', 'billing-meter');
       expect(row).toMatchObject({ state: 'done', units: 5 });
       expect(row?.replays).toEqual([expect.objectContaining({ replayId: result.replayId })]);
@@ -155,7 +167,15 @@ describe('replay', () => {
 
     const result = await replay(stack.deps, { consumer: 'billing-meter', window: WINDOW, dryRun: true });
 
-    expect(result).toEqual({ consumer: 'billing-meter', matched: 3, expired: 0, byState: { done: 2, ready: 1 }, dryRun: true, requeued: 0, annotated: 0 });
+    expect(result).toEqual({
+      consumer: 'billing-meter',
+      matched: 3,
+      expired: 0,
+      byState: { done: 2, ready: 1 },
+      dryRun: true,
+      requeued: 0,
+      annotated: 0,
+    });
     expect(await rawItems(env, stack.tables.events)).toEqual(events);
     expect(await rawItems(env, stack.tables.ledger)).toEqual(ledger);
   });
@@ -163,14 +183,16 @@ describe('replay', () => {
   it('narrows by tenant and type, and replays one event with --event', async () => {
     const stack = await seeded();
     expect((await replay(stack.deps, { consumer: 'audit-writer', window: WINDOW, tenant: 'tenant_311', dryRun: true })).matched).toBe(1);
-    expect((await replay(stack.deps, { consumer: 'audit-writer', window: WINDOW, type: 'payment.succeeded', dryRun: true })).matched).toBe(2);
+    expect((await replay(stack.deps, { consumer: 'audit-writer', window: WINDOW, type: 'payment.succeeded', dryRun: true })).matched).toBe(
+      2,
+    );
 
     const one = await replay(stack.deps, { consumer: 'risk-evaluator', event: { eventId: 'evt_01J8K7M2R5' } });
     expect(one).toMatchObject({ matched: 1, requeued: 1, annotated: 1, byState: { leased: 1 } });
     expect((await requeues(stack.tables.events)).map((r) => r.pk)).toEqual([`rq#${one.replayId}#platform:evt_01J8K7M2R5#risk-evaluator`]);
   });
 
-  it('refuses an event outside the consumer\'s delivery set, pointing at backfill', async () => {
+  it("refuses an event outside the consumer's delivery set, pointing at backfill", async () => {
     const stack = await seeded();
     await expect(replay(stack.deps, { consumer: 'risk-evaluator', event: { eventId: 'evt_01J8K7M2S6' } })).rejects.toThrow(
       /never meant for risk-evaluator.*backfill/,

@@ -36,8 +36,8 @@ describe('send signer for standard-webhooks', () => {
   });
 
   it('refuses a secret the library refuses instead of signing with its UTF-8 bytes', () => {
-    expect(() => signatureHeaders({ type: 'standard-webhooks' }, { body, secret: 'not-base64-secret', now: NOW, messageId: 'msg_1' })).toThrow(
-      /not base64/,
-    );
+    expect(() =>
+      signatureHeaders({ type: 'standard-webhooks' }, { body, secret: 'not-base64-secret', now: NOW, messageId: 'msg_1' }),
+    ).toThrow(/not base64/);
   });
 });

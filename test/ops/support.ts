@@ -104,7 +104,13 @@ function seeder(store: EventStore, ledger: Ledger, cfg: HookledgerConfig) {
     /** Intake's write: payload + receipt, through EventStore.recordEvent. */
     async receipt(seed: ReceiptSeed): Promise<EventItem> {
       const type = seed.type ?? 'payment.succeeded';
-      const body = JSON.stringify({ id: seed.eventId, type, tenant_id: seed.tenant ?? 'tenant_204', key_id: seed.key ?? 'key_42', data: { amount: 4200, currency: 'eur' } });
+      const body = JSON.stringify({
+        id: seed.eventId,
+        type,
+        tenant_id: seed.tenant ?? 'tenant_204',
+        key_id: seed.key ?? 'key_42',
+        data: { amount: 4200, currency: 'eur' },
+      });
       const raw = Buffer.from(body);
       const event: Omit<EventItem, 'pk' | 'kind'> = {
         source: SOURCE,
@@ -126,7 +132,12 @@ function seeder(store: EventStore, ledger: Ledger, cfg: HookledgerConfig) {
     },
     /** A worker's claim (attempt n, read logged under the consumer's principal). */
     async claim(eventId: string, consumerId: string, at: number, leaseMs = 60_000, overrides: Partial<DeliveryMessage> = {}) {
-      const result = await ledger.claim({ message: message(eventId, consumerId, overrides), now: at, leaseMs, principal: localPrincipal(consumerId) });
+      const result = await ledger.claim({
+        message: message(eventId, consumerId, overrides),
+        now: at,
+        leaseMs,
+        principal: localPrincipal(consumerId),
+      });
       if (result.kind !== 'claimed') throw new Error(`seed claim of ${eventId}#${consumerId} was ${result.kind}`);
       return result.attempt;
     },

@@ -80,15 +80,17 @@ let dataDir: string;
 const messagesByDelivery = new Map<string, Set<string>>();
 let redeliveries = 0;
 
-const countingWrapper = (consumerId: string, inner: ConsumerLambdaHandler): ConsumerLambdaHandler => async (event, context) => {
-  for (const record of event.Records) {
-    const { eventId } = JSON.parse(record.body) as { eventId: string };
-    const key = `${eventId}#${consumerId}`;
-    messagesByDelivery.set(key, (messagesByDelivery.get(key) ?? new Set()).add(record.messageId));
-    if (Number(record.attributes.ApproximateReceiveCount) > 1) redeliveries++;
-  }
-  return inner(event, context);
-};
+const countingWrapper =
+  (consumerId: string, inner: ConsumerLambdaHandler): ConsumerLambdaHandler =>
+  async (event, context) => {
+    for (const record of event.Records) {
+      const { eventId } = JSON.parse(record.body) as { eventId: string };
+      const key = `${eventId}#${consumerId}`;
+      messagesByDelivery.set(key, (messagesByDelivery.get(key) ?? new Set()).add(record.messageId));
+      if (Number(record.attributes.ApproximateReceiveCount) > 1) redeliveries++;
+    }
+    return inner(event, context);
+  };
 
 /** What the pollers logged, by message (ids stripped). */
 function pollerKinds(): Record<string, number> {
@@ -150,7 +152,11 @@ describe('crash and restart under load (file-backed)', () => {
         let status: number;
         try {
           // A provider signs every attempt afresh (same message id, new timestamp).
-          const res = await fetch(url, { method: 'POST', headers: signedHeaders(job.body, { secret, msgId: job.msgId, at: Date.now() }), body: job.body });
+          const res = await fetch(url, {
+            method: 'POST',
+            headers: signedHeaders(job.body, { secret, msgId: job.msgId, at: Date.now() }),
+            body: job.body,
+          });
           status = res.status;
           await res.arrayBuffer();
         } catch {
@@ -226,7 +232,8 @@ describe('crash and restart under load (file-backed)', () => {
     const receiptById = new Map((await receipts(stack)).map((r) => [r.eventId, r]));
     const rows = await ledgerItems(stack);
     const rowsByDelivery = new Map<string, typeof rows>();
-    for (const r of rows) rowsByDelivery.set(`${r.eventId}#${r.consumerId}`, [...(rowsByDelivery.get(`${r.eventId}#${r.consumerId}`) ?? []), r]);
+    for (const r of rows)
+      rowsByDelivery.set(`${r.eventId}#${r.consumerId}`, [...(rowsByDelivery.get(`${r.eventId}#${r.consumerId}`) ?? []), r]);
     const lost: string[] = [];
     for (const eventId of acknowledged) {
       const receipt = receiptById.get(eventId);
@@ -236,7 +243,8 @@ describe('crash and restart under load (file-backed)', () => {
       }
       for (const consumerId of receipt.consumers) {
         const found = rowsByDelivery.get(`${eventId}#${consumerId}`) ?? [];
-        if (!found.some((r) => r.state === 'done')) lost.push(`${eventId}#${consumerId}: ${found.map((r) => r.state).join(',') || 'no ledger item'}`);
+        if (!found.some((r) => r.state === 'done'))
+          lost.push(`${eventId}#${consumerId}: ${found.map((r) => r.state).join(',') || 'no ledger item'}`);
       }
     }
     const duplicateRows = [...rowsByDelivery.values()].filter((list) => list.length > 1).length;
@@ -299,7 +307,8 @@ describe('a consumer restart of the local stack (local/stack.ts)', () => {
   it('resumes the fan-out after its checkpoint: nothing already delivered is delivered again', async () => {
     const seen: string[] = [];
     local = await startTestStack({ onDelivery: (d) => seen.push(`${d.eventId}#${d.consumerId}`) });
-    for (const id of ['evt_restart_1', 'evt_restart_2']) expect((await send(local, platformEvent({ id, type: 'invoice.paid' }))).status).toBe(202);
+    for (const id of ['evt_restart_1', 'evt_restart_2'])
+      expect((await send(local, platformEvent({ id, type: 'invoice.paid' }))).status).toBe(202);
     await local.drain();
     expect(seen).toHaveLength(4);
     await local.stopPipeline();
@@ -371,7 +380,13 @@ describe('npm start restarted: nothing acknowledged is left undelivered', () => 
     const secret = await signingSecret(home);
     const ids = ['evt_01J8K7PC01', 'evt_01J8K7PC02', 'evt_01J8K7PC03', 'evt_01J8K7PC04', 'evt_01J8K7PC05'];
     for (const [n, id] of ids.entries()) {
-      const body = JSON.stringify({ id, type: 'payment.succeeded', tenant_id: 'tenant_204', key_id: 'key_42', data: { amount: 1200 + n, currency: 'eur' } });
+      const body = JSON.stringify({
+        id,
+        type: 'payment.succeeded',
+        tenant_id: 'tenant_204',
+        key_id: 'key_42',
+        data: { amount: 1200 + n, currency: 'eur' },
+      });
       expect(await post(port, secret, { id, body }, `msg_${id}`)).toBe(202);
     }
     const first = current;
@@ -391,7 +406,11 @@ describe('npm start restarted: nothing acknowledged is left undelivered', () => 
     const resumed = resumedCount(current.output());
     expect((await hookledger(home, ['resume', 'risk-evaluator'])).code).toBe(0);
     const second = current;
-    await waitUntil('all 15 deliveries done', 120_000, async () => (await ledgerOf(second)).filter((r) => r.state === 'done').length === 15);
+    await waitUntil(
+      'all 15 deliveries done',
+      120_000,
+      async () => (await ledgerOf(second)).filter((r) => r.state === 'done').length === 15,
+    );
     const drainMs = Date.now() - t - second.startMs;
     const rows = await ledgerOf(second);
     const check = await hookledger(home, ['reconcile', '--grace', '0s', '--from', '-1h']);
@@ -424,7 +443,12 @@ describe('npm start restarted: nothing acknowledged is left undelivered', () => 
       const [tenant, key] = TENANTS[n % 2]!;
       const type = TYPES[Math.floor(rand() * TYPES.length)]!;
       const id = `evt_01J8K7K${String(n).padStart(3, '0')}`;
-      return { id, type, tenant, body: JSON.stringify({ id, type, tenant_id: tenant, key_id: key, data: { amount: 500 + n, currency: 'eur' } }) };
+      return {
+        id,
+        type,
+        tenant,
+        body: JSON.stringify({ id, type, tenant_id: tenant, key_id: key, data: { amount: 500 + n, currency: 'eur' } }),
+      };
     });
     const figures = { requests: 0, s202: 0, s200: 0, s4xx: 0, s5xx: 0, network: 0, gaveUp: 0 };
     const acknowledged = new Set<string>();
@@ -482,8 +506,10 @@ describe('npm start restarted: nothing acknowledged is left undelivered', () => 
     const expectedDeliveries = Object.values(expectedPerConsumer).reduce((a, b) => a + b, 0);
     // Bounded by the consumers' leases: a delivery leased when the group died waits out its lease.
     const maxLeaseMs = Math.max(...baseConfig.consumers.map((c) => c.visibilityTimeoutSeconds)) * 1000;
-    await waitUntil(`${expectedDeliveries} deliveries done`, maxLeaseMs + 120_000, async () =>
-      (await ledgerOf(run)).filter((r) => r.state === 'done').length >= expectedDeliveries,
+    await waitUntil(
+      `${expectedDeliveries} deliveries done`,
+      maxLeaseMs + 120_000,
+      async () => (await ledgerOf(run)).filter((r) => r.state === 'done').length >= expectedDeliveries,
     );
     const drainMs = Date.now() - restartReadyAt;
     await sleep(1000);

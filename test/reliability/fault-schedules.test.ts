@@ -217,7 +217,8 @@ function faultyHandle(consumerId: ConsumerId): ConsumerHandle {
       throw new Error(`harness bug: step ${String(step)} reached the handler`);
     }
     const terminal = delivery?.plan.terminal;
-    if (terminal === 'quarantineRedrive' && !delivery?.fixed) throw new DownstreamOutage(`downstream unavailable while handling ${eventId}`);
+    if (terminal === 'quarantineRedrive' && !delivery?.fixed)
+      throw new DownstreamOutage(`downstream unavailable while handling ${eventId}`);
     if (terminal === 'permanentLeft' || (terminal === 'permanentRedrive' && !delivery?.fixed)) {
       throw new PermanentError(`payload of ${eventId} cannot be processed`, 'poison');
     }
@@ -292,7 +293,11 @@ async function sendEvent(event: EventPlan & { id: string }, msgId: string): Prom
   };
   const body = JSON.stringify(payload);
   const secret = (await stack.secrets.get(SOURCE)).current;
-  const res = await fetch(stack.webhookUrl(SOURCE), { method: 'POST', headers: signedHeaders(body, { secret, msgId, at: Date.now() }), body });
+  const res = await fetch(stack.webhookUrl(SOURCE), {
+    method: 'POST',
+    headers: signedHeaders(body, { secret, msgId, at: Date.now() }),
+    body,
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -323,7 +328,14 @@ async function runSchedule(schedule: Schedule): Promise<void> {
     for (const consumerId of deliverySet(e.type)) {
       const plan = e.faults[consumerId];
       if (!plan) continue;
-      live.set(`${e.id}#${consumerId}`, { plan, steps: [...plan.steps], fixed: false, slowStarted: false, deleteFailed: false, crashedAfterAck: false });
+      live.set(`${e.id}#${consumerId}`, {
+        plan,
+        steps: [...plan.steps],
+        fixed: false,
+        slowStarted: false,
+        deleteFailed: false,
+        crashedAfterAck: false,
+      });
       if (['quarantineRedrive', 'permanentRedrive', 'permanentLeft'].includes(plan.terminal)) count(plan.terminal);
     }
   }
@@ -354,7 +366,10 @@ async function runSchedule(schedule: Schedule): Promise<void> {
 
   // Quarantine: exactly the planned deliveries sit in their consumer's DLQ; the fix ships; redrive.
   const planned = (consumerId: ConsumerId, test: (p: DeliveryPlan | null) => boolean) =>
-    events.filter((e) => deliverySet(e.type).includes(consumerId) && test(e.faults[consumerId])).map((e) => e.id).sort();
+    events
+      .filter((e) => deliverySet(e.type).includes(consumerId) && test(e.faults[consumerId]))
+      .map((e) => e.id)
+      .sort();
   let dlqTotal = 0;
   for (const consumerId of CONSUMERS) {
     const expected = planned(consumerId, goesToDlq).length;
@@ -372,7 +387,9 @@ async function runSchedule(schedule: Schedule): Promise<void> {
   }
   for (const consumerId of CONSUMERS) {
     const left = await takeAll(stack.handlers.sqs, stack.resources.queues[consumerId]!.dlqUrl);
-    expect(left.map((m) => m.eventId).sort(), `${consumerId} DLQ after redrive`).toEqual(planned(consumerId, (p) => p?.terminal === 'permanentLeft'));
+    expect(left.map((m) => m.eventId).sort(), `${consumerId} DLQ after redrive`).toEqual(
+      planned(consumerId, (p) => p?.terminal === 'permanentLeft'),
+    );
   }
 
   // Targeted replay of one consumer's done delivery: re-runs the handler, never re-bills.
@@ -396,8 +413,14 @@ async function runSchedule(schedule: Schedule): Promise<void> {
   for (const e of events) {
     // Every 2xx-acknowledged event exists once, with its exact delivery set; one 202, the rest duplicates.
     const statuses = responses.get(e.id)!.map((r) => r.status);
-    expect(statuses.filter((s) => s === 202), `${e.id} answers ${statuses}`).toHaveLength(1);
-    expect(statuses.filter((s) => s !== 202).every((s) => s === 200), `${e.id} answers ${statuses}`).toBe(true);
+    expect(
+      statuses.filter((s) => s === 202),
+      `${e.id} answers ${statuses}`,
+    ).toHaveLength(1);
+    expect(
+      statuses.filter((s) => s !== 202).every((s) => s === 200),
+      `${e.id} answers ${statuses}`,
+    ).toBe(true);
     const receipt = receiptById.get(e.id);
     expect(receipt, `receipt of ${e.id}`).toMatchObject({ tenantId: e.tenant, keyId: TENANT_KEYS[e.tenant], eventType: e.type });
     expect(receipt!.consumers).toEqual(deliverySet(e.type));
@@ -426,7 +449,11 @@ async function runSchedule(schedule: Schedule): Promise<void> {
         expect(row.units, where).toBeUndefined();
       }
       const replayId = replayIds.get(key);
-      if (replayId) expect(row.replays?.map((r) => r.replayId), `${where} replays`).toEqual([replayId]);
+      if (replayId)
+        expect(
+          row.replays?.map((r) => r.replayId),
+          `${where} replays`,
+        ).toEqual([replayId]);
 
       // Every side effect of this delivery carried the same idempotency key, on every attempt and replay.
       const done = effects.filter((x) => x.eventId === e.id && x.consumerId === consumerId);
@@ -434,7 +461,9 @@ async function runSchedule(schedule: Schedule): Promise<void> {
         settlesDone(plan) || done.length > 0 ? new Set([ledgerKey(SOURCE, e.id, consumerId)]) : new Set(),
       );
       const repeated =
-        (plan?.steps.filter((step) => step === 'throwAfterEffect').length ?? 0) + (plan?.terminal === 'slowTakeover' ? 1 : 0) + (replayId ? 1 : 0);
+        (plan?.steps.filter((step) => step === 'throwAfterEffect').length ?? 0) +
+        (plan?.terminal === 'slowTakeover' ? 1 : 0) +
+        (replayId ? 1 : 0);
       if (settlesDone(plan)) expect(done.length, `${where} side effects`).toBe(1 + repeated);
     }
   }
@@ -446,7 +475,9 @@ async function runSchedule(schedule: Schedule): Promise<void> {
   expect(report.violations, 'reconcile violations').toEqual([]);
   expect(report.receipts).toBe(events.length);
   expect(report.expectedDeliveries).toBe(deliveries);
-  expect(report.quarantined).toBe(events.reduce((n, e) => n + deliverySet(e.type).filter((c) => e.faults[c]?.terminal === 'permanentLeft').length, 0));
+  expect(report.quarantined).toBe(
+    events.reduce((n, e) => n + deliverySet(e.type).filter((c) => e.faults[c]?.terminal === 'permanentLeft').length, 0),
+  );
   for (const consumerId of CONSUMERS) expect(await queueDepth(stack.handlers.sqs, stack.resources.queues[consumerId]!.url)).toBe(0);
   expect(await queueDepth(stack.handlers.sqs, stack.resources.fanoutFailureQueue.url), 'fan-out on-failure queue').toBe(0);
 
@@ -469,7 +500,12 @@ function describeSchedule(schedule: Schedule): string {
     const faults = deliverySet(e.type)
       .filter((c) => e.faults[c])
       .map((c) => `${c}:${[...e.faults[c]!.steps, e.faults[c]!.terminal].join('>')}`);
-    return [`${e.tenant}/${e.type}${e.large ? '/large' : ''}`, ...e.duplicates.map((d) => `dup:${d}`), ...faults, ...e.replay.map((c) => `replay:${c}`)].join(' ');
+    return [
+      `${e.tenant}/${e.type}${e.large ? '/large' : ''}`,
+      ...e.duplicates.map((d) => `dup:${d}`),
+      ...faults,
+      ...e.replay.map((c) => `replay:${c}`),
+    ].join(' ');
   });
   return `revoke=[${schedule.revoke.join(',')}] | ${events.join(' | ')}`;
 }
@@ -516,15 +552,35 @@ describe('fault schedules on the local pipeline', () => {
       await resetPipeline();
       const started = Date.now();
       const plan: DeliveryPlan = { steps: ['throwAfterClaim', 'throwAfterClaim', 'throwAfterClaim', 'crashBeforeClaim'], terminal: 'ok' };
-      live.set(`${id}#audit-writer`, { plan, steps: [...plan.steps], fixed: false, slowStarted: false, deleteFailed: false, crashedAfterAck: false });
-      const res = await sendEvent({ id, tenant: 'tenant_204', type: 'invoice.paid', large: false, duplicates: [], faults: { 'billing-meter': null, 'audit-writer': plan, 'risk-evaluator': null }, replay: [] }, `msg_${id}`);
+      live.set(`${id}#audit-writer`, {
+        plan,
+        steps: [...plan.steps],
+        fixed: false,
+        slowStarted: false,
+        deleteFailed: false,
+        crashedAfterAck: false,
+      });
+      const res = await sendEvent(
+        {
+          id,
+          tenant: 'tenant_204',
+          type: 'invoice.paid',
+          large: false,
+          duplicates: [],
+          faults: { 'billing-meter': null, 'audit-writer': plan, 'risk-evaluator': null },
+          replay: [],
+        },
+        `msg_${id}`,
+      );
       expect(res.status).toBe(202);
       await stack.drain();
       const row = (await ledgerItems(stack)).find((r) => r.eventId === id && r.consumerId === 'audit-writer');
       expect(row).toMatchObject({ state: 'retrying', attempt: 3 });
       expect((await takeAll(stack.handlers.sqs, stack.resources.queues['audit-writer']!.dlqUrl)).map((m) => m.eventId)).toEqual([id]);
       report = await reconcileWindow(stack, { from: started, to: Date.now() + 1 });
-      console.log(`[fault-schedules] dead-lettered without quarantine: reconcile violations=${report.violations.length} quarantined=${report.quarantined}`);
+      console.log(
+        `[fault-schedules] dead-lettered without quarantine: reconcile violations=${report.violations.length} quarantined=${report.quarantined}`,
+      );
     }, 60_000);
 
     // A worker that dies on its last allowed receive never marks the delivery quarantined; SQS

@@ -57,7 +57,8 @@ export async function npmStart(home: string, port: number, timeoutMs = 90_000): 
     await new Promise((r) => setTimeout(r, 100));
   }
   const state = await readState(statePathOf(home));
-  if (!state || state.pid !== child.pid) throw new Error(`state file of npm start (pid ${child.pid}) not written: ${JSON.stringify(state)}`);
+  if (!state || state.pid !== child.pid)
+    throw new Error(`state file of npm start (pid ${child.pid}) not written: ${JSON.stringify(state)}`);
   return { child, state, ddb: localDocumentClient(state.dynamo.endpoint), output: () => output, startMs: Date.now() - t0, exited, signal };
 }
 

@@ -134,7 +134,11 @@ describe('secrets hygiene', () => {
         tables: stack.resources.tables,
         config,
         operator: 'hygiene-test',
-        rotator: { kind: 'local', rotate: (source, overlapMs) => stack.secrets.rotate(source, overlapMs), retire: (source) => stack.secrets.retire(source) },
+        rotator: {
+          kind: 'local',
+          rotate: (source, overlapMs) => stack.secrets.rotate(source, overlapMs),
+          retire: (source) => stack.secrets.retire(source),
+        },
       },
       { source: 'platform' },
     );
@@ -160,11 +164,16 @@ describe('secrets hygiene', () => {
 
     // Everything that could carry a leak.
     const rows = await ledgerRows(stack);
-    const audits = (
-      await stack.handlers.ddb.send(
-        new ScanCommand({ TableName: stack.resources.tables.events, FilterExpression: 'kind = :audit', ExpressionAttributeValues: { ':audit': 'audit' } }),
-      )
-    ).Items ?? [];
+    const audits =
+      (
+        await stack.handlers.ddb.send(
+          new ScanCommand({
+            TableName: stack.resources.tables.events,
+            FilterExpression: 'kind = :audit',
+            ExpressionAttributeValues: { ':audit': 'audit' },
+          }),
+        )
+      ).Items ?? [];
     const texts: { where: string; text: string }[] = [
       ...captured,
       ...loggerLines.flat().map((text) => ({ where: 'logger', text })),
@@ -178,10 +187,12 @@ describe('secrets hygiene', () => {
         ['secret', s] as [string, string],
         ['secret without whsec_', s.replace(/^whsec_/, '')] as [string, string],
       ]),
-      ...sent.filter((s) => s.signature).flatMap((s) => [
-        [`webhook-signature of ${s.eventId}`, s.signature] as [string, string],
-        [`signature bytes of ${s.eventId}`, s.signature.replace(/^v1,/, '')] as [string, string],
-      ]),
+      ...sent
+        .filter((s) => s.signature)
+        .flatMap((s) => [
+          [`webhook-signature of ${s.eventId}`, s.signature] as [string, string],
+          [`signature bytes of ${s.eventId}`, s.signature.replace(/^v1,/, '')] as [string, string],
+        ]),
       ['payload-hash key', (await stack.secrets.payloadHashKey()).toString('utf8')],
       ['card number', CARD_NUMBER],
       ['payload memo', MEMO],

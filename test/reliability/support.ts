@@ -139,7 +139,9 @@ export { queueDepth } from '../../local/stack';
 export async function takeAll(sqs: SQSClient, url: string): Promise<DeliveryMessage[]> {
   const taken: DeliveryMessage[] = [];
   for (let empty = 0; empty < 2; ) {
-    const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 30 }));
+    const out = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 30 }),
+    );
     const messages = out.Messages ?? [];
     if (messages.length === 0) {
       empty++;
@@ -147,7 +149,10 @@ export async function takeAll(sqs: SQSClient, url: string): Promise<DeliveryMess
     }
     for (const m of messages) taken.push(JSON.parse(m.Body ?? '{}') as DeliveryMessage);
     await sqs.send(
-      new DeleteMessageBatchCommand({ QueueUrl: url, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })) }),
+      new DeleteMessageBatchCommand({
+        QueueUrl: url,
+        Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+      }),
     );
   }
   return taken;

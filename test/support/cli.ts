@@ -12,6 +12,10 @@ export async function runCli(argv: string[], config: HookledgerConfig, env: Node
         return true;
       },
     }) as unknown as NodeJS.WritableStream;
-  const code = await main(argv, { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), stdin: process.stdin, env }, config);
+  const code = await main(
+    argv,
+    { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), stdin: process.stdin, env },
+    config,
+  );
   return { code, stdout, stderr };
 }

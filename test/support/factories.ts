@@ -76,7 +76,11 @@ export function httpEvent(
   };
 }
 
-export function streamRecord(item: Record<string, unknown>, sequence: string, eventName: 'INSERT' | 'MODIFY' | 'REMOVE' = 'INSERT'): DynamoDBRecord {
+export function streamRecord(
+  item: Record<string, unknown>,
+  sequence: string,
+  eventName: 'INSERT' | 'MODIFY' | 'REMOVE' = 'INSERT',
+): DynamoDBRecord {
   return {
     eventID: `id-${sequence}`,
     eventName,

@@ -43,7 +43,9 @@ describe('config', () => {
     it('names the consumer and the value when the lease is shorter than 6x the timeout', () => {
       const input = base();
       input.consumers[0] = { ...input.consumers[0]!, visibilityTimeoutSeconds: 30, timeoutSeconds: 10 };
-      expect(() => defineConfig(input)).toThrow(/consumers\[id=billing-meter\]\.visibilityTimeoutSeconds \(value 30\): must be at least 6x timeoutSeconds \(60\), got 30/);
+      expect(() => defineConfig(input)).toThrow(
+        /consumers\[id=billing-meter\]\.visibilityTimeoutSeconds \(value 30\): must be at least 6x timeoutSeconds \(60\), got 30/,
+      );
     });
     it('rejects a duplicate consumer id', () => {
       const input = base();

@@ -67,7 +67,10 @@ describe('consumer runtime', () => {
 
     it('leaves the message for later, for the rest of the live lease, when another worker holds it', async () => {
       const handle = vi.fn();
-      const res = await run(fakeLedger({ kind: 'busy', leaseUntil: NOW + 42_000 }), handle)({
+      const res = await run(
+        fakeLedger({ kind: 'busy', leaseUntil: NOW + 42_000 }),
+        handle,
+      )({
         Records: [sqsRecord(deliveryMessage(), { messageId: 'm-busy' })],
       });
       expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm-busy' }]);
@@ -84,11 +87,24 @@ describe('consumer runtime', () => {
         seen = ctx;
         return { units: 5 };
       })({ Records: [sqsRecord(deliveryMessage())] });
-      expect(seen?.attribution).toEqual({ source: 'platform', eventId: 'evt_01J8K7M2Q4', eventType: 'payment.succeeded', tenantId: 'tenant_204', keyId: 'key_42' });
+      expect(seen?.attribution).toEqual({
+        source: 'platform',
+        eventId: 'evt_01J8K7M2Q4',
+        eventType: 'payment.succeeded',
+        tenantId: 'tenant_204',
+        keyId: 'key_42',
+      });
       expect(seen?.attempt).toBe(2);
       expect(seen?.idempotencyKey).toBe('platform:evt_01J8K7M2Q4#billing-meter');
-      expect(seen?.payload).toEqual({ id: 'evt_01J8K7M2Q4', type: 'payment.succeeded', tenant_id: 'tenant_204', data: { amount: 4200, currency: 'eur' } });
-      expect(ledger.acks).toMatchObject([{ attempt: 2, units: 5, principal: 'arn:aws:iam::1:role/billing-meter', policyVersion: 'units-2026-11' }]);
+      expect(seen?.payload).toEqual({
+        id: 'evt_01J8K7M2Q4',
+        type: 'payment.succeeded',
+        tenant_id: 'tenant_204',
+        data: { amount: 4200, currency: 'eur' },
+      });
+      expect(ledger.acks).toMatchObject([
+        { attempt: 2, units: 5, principal: 'arn:aws:iam::1:role/billing-meter', policyVersion: 'units-2026-11' },
+      ]);
     });
 
     it('reports the message failed without touching visibility when the acknowledgement is fenced', async () => {
@@ -154,7 +170,9 @@ describe('consumer runtime', () => {
 
     it('quarantines a view too large for a message and a message without payload, each with its reason', async () => {
       const tooLarge = fakeLedger({ kind: 'claimed', attempt: 1, replay: false });
-      await run(tooLarge, async () => ({ units: 1 }))({ Records: [sqsRecord(deliveryMessage({ payload: undefined, payloadUnavailable: 'too_large' }))] });
+      await run(tooLarge, async () => ({ units: 1 }))({
+        Records: [sqsRecord(deliveryMessage({ payload: undefined, payloadUnavailable: 'too_large' }))],
+      });
       expect(tooLarge.failures).toMatchObject([{ category: 'payload_too_large', quarantine: true }]);
       const legacy = fakeLedger({ kind: 'claimed', attempt: 1, replay: false });
       await run(legacy, async () => ({ units: 1 }))({ Records: [sqsRecord(deliveryMessage({ payload: undefined }))] });
@@ -182,7 +200,10 @@ describe('consumer runtime', () => {
 
     it('fails a message addressed to another consumer without running the handler', async () => {
       const handle = vi.fn();
-      const res = await run(fakeLedger({ kind: 'claimed', attempt: 1, replay: false }), handle)({
+      const res = await run(
+        fakeLedger({ kind: 'claimed', attempt: 1, replay: false }),
+        handle,
+      )({
         Records: [sqsRecord(deliveryMessage({ consumerId: 'audit-writer' }), { messageId: 'm-x' })],
       });
       expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm-x' }]);

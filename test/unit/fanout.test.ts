@@ -43,7 +43,15 @@ function payloadStore(bodies: Record<string, unknown> = {}, failing: readonly st
     async getPayload(_source: string, eventId: string) {
       reads.push(eventId);
       if (failing.includes(eventId)) throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
-      const body = eventId in bodies ? bodies[eventId] : { id: eventId, type: 'payment.succeeded', tenant_id: 'tenant_204', data: { amount: 4200, card: { country: 'NL', last4: '4242' } } };
+      const body =
+        eventId in bodies
+          ? bodies[eventId]
+          : {
+              id: eventId,
+              type: 'payment.succeeded',
+              tenant_id: 'tenant_204',
+              data: { amount: 4200, card: { country: 'NL', last4: '4242' } },
+            };
       return body === null ? undefined : Buffer.from(JSON.stringify(body));
     },
   };
@@ -72,7 +80,9 @@ afterEach(() => sqsMock.reset());
 describe('fan-out', () => {
   it('sends one message per subscribed consumer, carrying the captured attribution', async () => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
-    const res = await handler()({ Records: [streamRecord(receipt('evt_01J8K7M2Q4', ['billing-meter', 'audit-writer', 'risk-evaluator']), '100')] });
+    const res = await handler()({
+      Records: [streamRecord(receipt('evt_01J8K7M2Q4', ['billing-meter', 'audit-writer', 'risk-evaluator']), '100')],
+    });
     expect(res.batchItemFailures).toEqual([]);
     expect(sqsMock.commandCalls(SendMessageBatchCommand)).toHaveLength(3);
     expect(sentTo(queueUrls['risk-evaluator'])).toEqual([
@@ -96,7 +106,9 @@ describe('fan-out', () => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
     const payloads = payloadStore();
     const all = ['billing-meter', 'audit-writer', 'risk-evaluator'];
-    await handler(payloads)({ Records: [streamRecord(receipt('evt_01J8K7M2Q4', all), '100'), streamRecord(receipt('evt_01J8K7M2Q5', all), '101')] });
+    await handler(payloads)({
+      Records: [streamRecord(receipt('evt_01J8K7M2Q4', all), '100'), streamRecord(receipt('evt_01J8K7M2Q5', all), '101')],
+    });
     expect(payloads.reads).toEqual(['evt_01J8K7M2Q4', 'evt_01J8K7M2Q5']);
     expect(sentTo(queueUrls['billing-meter']).map((m) => m.payload)).toEqual([
       { id: 'evt_01J8K7M2Q4', type: 'payment.succeeded', tenant_id: 'tenant_204', data: { amount: 4200 } },
@@ -114,7 +126,9 @@ describe('fan-out', () => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
     const payloads = payloadStore({ evt_gone: null });
     const expired = { ...receipt('evt_old', ['billing-meter']), payloadExpiresAt: NOW - 1 };
-    const res = await handler(payloads)({ Records: [streamRecord(expired, '1'), streamRecord(receipt('evt_gone', ['billing-meter']), '2')] });
+    const res = await handler(payloads)({
+      Records: [streamRecord(expired, '1'), streamRecord(receipt('evt_gone', ['billing-meter']), '2')],
+    });
     expect(res.batchItemFailures).toEqual([]);
     expect(payloads.reads).toEqual(['evt_gone']);
     const sent = sentTo(queueUrls['billing-meter']);
@@ -143,7 +157,9 @@ describe('fan-out', () => {
       evt_3: { id: 'evt_3', type: 'payment.succeeded', tenant_id: big },
     };
     const ids = ['evt_huge', 'evt_1', 'evt_2', 'evt_3'];
-    const res = await handler(payloadStore(bodies))({ Records: ids.map((id, i) => streamRecord(receipt(id, ['billing-meter']), String(60 + i))) });
+    const res = await handler(payloadStore(bodies))({
+      Records: ids.map((id, i) => streamRecord(receipt(id, ['billing-meter']), String(60 + i))),
+    });
     expect(res.batchItemFailures).toEqual([]);
     const sent = sentTo(queueUrls['billing-meter']);
     expect(sent.map((m) => [m.eventId, m.payloadUnavailable ?? 'payload'])).toEqual([
@@ -159,7 +175,9 @@ describe('fan-out', () => {
 
   it('batches 12 events into 2 requests per queue (10 + 2)', async () => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
-    const records = Array.from({ length: 12 }, (_, i) => streamRecord(receipt(`evt_${i}`, ['billing-meter', 'audit-writer']), String(100 + i)));
+    const records = Array.from({ length: 12 }, (_, i) =>
+      streamRecord(receipt(`evt_${i}`, ['billing-meter', 'audit-writer']), String(100 + i)),
+    );
     await handler()({ Records: records });
     expect(sqsMock.commandCalls(SendMessageBatchCommand)).toHaveLength(4);
     expect(sentTo(queueUrls['billing-meter']).map((m) => m.eventId)).toHaveLength(12);
@@ -208,7 +226,12 @@ describe('fan-out', () => {
     const res = await handler()({ Records: [streamRecord(requeue, '3')] });
     expect(res.batchItemFailures).toEqual([]);
     const [message] = sentTo(queueUrls['billing-meter']);
-    expect(message).toMatchObject({ eventId: 'evt_01J8K7M2Q4', consumerId: 'billing-meter', tenantId: 'tenant_204', repairId: 'rep_01J8K7RP01' });
+    expect(message).toMatchObject({
+      eventId: 'evt_01J8K7M2Q4',
+      consumerId: 'billing-meter',
+      tenantId: 'tenant_204',
+      repairId: 'rep_01J8K7RP01',
+    });
     expect(message).not.toHaveProperty('replayId');
     expect(sentTo(queueUrls['audit-writer'])).toEqual([]);
   });
@@ -263,7 +286,9 @@ describe('fan-out', () => {
     expect(counted).toEqual([['fraud-graph', 2]]);
     // evt_y goes only to the removed consumer: its payload is not even read.
     expect(payloads.reads).toEqual(['evt_z', 'evt_x']);
-    const warning = lines.map((l) => JSON.parse(l)).find((l) => l.message === 'skipped deliveries to a consumer that is no longer configured');
+    const warning = lines
+      .map((l) => JSON.parse(l))
+      .find((l) => l.message === 'skipped deliveries to a consumer that is no longer configured');
     expect(warning).toMatchObject({ level: 'WARN', consumer_id: 'fraud-graph', skipped: 2, event_ids: ['evt_z', 'evt_y'] });
   });
 

@@ -27,7 +27,8 @@ beforeAll(() => {
   };
   vi.spyOn(process.stdout, 'write').mockImplementation(capture);
   vi.spyOn(process.stderr, 'write').mockImplementation(capture);
-  for (const method of ['log', 'info', 'warn', 'error'] as const) vi.spyOn(console, method).mockImplementation((...args) => void capture(args.join(' ')));
+  for (const method of ['log', 'info', 'warn', 'error'] as const)
+    vi.spyOn(console, method).mockImplementation((...args) => void capture(args.join(' ')));
 });
 afterAll(() => {
   vi.unstubAllEnvs();
@@ -43,11 +44,20 @@ function request(): APIGatewayProxyEventV2 {
     routeKey: 'POST /hooks/{source}',
     rawPath: '/hooks/platform',
     rawQueryString: '',
-    headers: { 'content-type': 'application/json', 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,c2lnbmF0dXJl' },
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+      'webhook-signature': 'v1,c2lnbmF0dXJl',
+    },
     pathParameters: { source: 'platform' },
     isBase64Encoded: false,
     body,
-    requestContext: { http: { method: 'POST', path: '/hooks/platform', sourceIp: '203.0.113.7' }, requestId: 'req-1', timeEpoch: Date.now() },
+    requestContext: {
+      http: { method: 'POST', path: '/hooks/platform', sourceIp: '203.0.113.7' },
+      requestId: 'req-1',
+      timeEpoch: Date.now(),
+    },
   } as unknown as APIGatewayProxyEventV2;
 }
 
@@ -59,11 +69,26 @@ describe('ingest handler wiring', () => {
     const response = (await handler(request())) as APIGatewayProxyStructuredResultV2;
 
     expect(response.statusCode).toBe(503);
-    const lines = written.join('\n').split('\n').filter((l) => l.trim().startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = written
+      .join('\n')
+      .split('\n')
+      .filter((l) => l.trim().startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toContainEqual(
-      expect.objectContaining({ level: 'WARN', message: 'signing secret could not be read', source: 'platform', error: 'ThrottlingException', served: 'nothing (503)' }),
+      expect.objectContaining({
+        level: 'WARN',
+        message: 'signing secret could not be read',
+        source: 'platform',
+        error: 'ThrottlingException',
+        served: 'nothing (503)',
+      }),
     );
     const emf = lines.find((l) => 'SecretRefreshFailures' in l);
-    expect(emf).toMatchObject({ SecretRefreshFailures: 1, Served: 'none', Stack: 'Hookledger', _aws: { CloudWatchMetrics: [{ Namespace: 'Hookledger' }] } });
+    expect(emf).toMatchObject({
+      SecretRefreshFailures: 1,
+      Served: 'none',
+      Stack: 'Hookledger',
+      _aws: { CloudWatchMetrics: [{ Namespace: 'Hookledger' }] },
+    });
   });
 });

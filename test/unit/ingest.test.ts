@@ -23,7 +23,10 @@ function setup(secrets: SecretsPort = staticSecrets({ current: TEST_SECRET }), c
   return { handler, lines, outcomes };
 }
 
-function staticSecrets(value: { current: string; previous?: string; previousUntil?: number }, refreshed = value): SecretsPort & { refreshes: number } {
+function staticSecrets(
+  value: { current: string; previous?: string; previousUntil?: number },
+  refreshed = value,
+): SecretsPort & { refreshes: number } {
   const port = {
     refreshes: 0,
     payloadHashKey: async () => TEST_HASH_KEY,
@@ -97,9 +100,7 @@ describe('intake', () => {
   describe('a duplicate delivery', () => {
     it('answers 200 duplicate when the receipt already exists with the same keyed hash', async () => {
       const body = JSON.stringify(platformEvent());
-      ddbMock
-        .on(PutCommand)
-        .rejects(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
+      ddbMock.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
       ddbMock.on(GetCommand).resolves({ Item: { payloadHmac: payloadHmac(TEST_HASH_KEY, Buffer.from(body)) } });
       const { handler } = setup();
       const res = await handler(httpEvent('platform', body, signedHeaders(body)));
@@ -215,7 +216,10 @@ describe('intake', () => {
       const body = JSON.stringify(rest);
       const res = await handler(httpEvent('platform', body, signedHeaders(body)));
       expect(res.statusCode).toBe(400);
-      expect(JSON.parse(res.body!)).toEqual({ error: 'missing_attribution', message: 'tenant_id is missing: expected it at body.tenant_id' });
+      expect(JSON.parse(res.body!)).toEqual({
+        error: 'missing_attribution',
+        message: 'tenant_id is missing: expected it at body.tenant_id',
+      });
       expect(ddbMock.commandCalls(PutCommand)).toHaveLength(0);
     });
 
@@ -258,7 +262,10 @@ describe('intake', () => {
       const { handler } = setup();
       const bytes = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
       // Sign the exact bytes: the reference library signs strings, so use send's signer (proved against the verifier).
-      const headers = signatureHeaders({ type: 'standard-webhooks' }, { body: bytes, secret: TEST_SECRET, now: NOW, messageId: 'msg_2Kp7QeWd9' });
+      const headers = signatureHeaders(
+        { type: 'standard-webhooks' },
+        { body: bytes, secret: TEST_SECRET, now: NOW, messageId: 'msg_2Kp7QeWd9' },
+      );
       const res = await handler(httpEvent('platform', bytes, headers));
       expect(res.statusCode).toBe(400);
       expect(JSON.parse(res.body!).error).toBe('invalid_encoding');

@@ -16,7 +16,10 @@ function emitted(fn: () => void): Record<string, unknown>[] {
   });
   fn();
   vi.restoreAllMocks();
-  return lines.flatMap((l) => l.split('\n')).filter((l) => l.includes('"_aws"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return lines
+    .flatMap((l) => l.split('\n'))
+    .filter((l) => l.includes('"_aws"'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('createIntakeMetrics', () => {
@@ -27,7 +30,11 @@ describe('createIntakeMetrics', () => {
       onOutcome('signature_mismatch');
     });
     expect(first).toMatchObject({
-      _aws: { CloudWatchMetrics: [{ Namespace: 'Hookledger', Dimensions: [['Stack', 'Outcome']], Metrics: [{ Name: 'IntakeRequests', Unit: 'Count' }] }] },
+      _aws: {
+        CloudWatchMetrics: [
+          { Namespace: 'Hookledger', Dimensions: [['Stack', 'Outcome']], Metrics: [{ Name: 'IntakeRequests', Unit: 'Count' }] },
+        ],
+      },
       Stack: 'Hookledger-staging',
       Outcome: 'recorded',
       IntakeRequests: 1,
@@ -51,7 +58,11 @@ describe('createSkippedDeliveriesMetric', () => {
     const onSkipped = createSkippedDeliveriesMetric('Other');
     const [line] = emitted(() => onSkipped('fraud-graph', 3));
     expect(line).toMatchObject({
-      _aws: { CloudWatchMetrics: [{ Namespace: 'Hookledger', Dimensions: [['Stack', 'Consumer']], Metrics: [{ Name: 'FanOutSkippedDeliveries', Unit: 'Count' }] }] },
+      _aws: {
+        CloudWatchMetrics: [
+          { Namespace: 'Hookledger', Dimensions: [['Stack', 'Consumer']], Metrics: [{ Name: 'FanOutSkippedDeliveries', Unit: 'Count' }] },
+        ],
+      },
       Stack: 'Other',
       Consumer: 'fraud-graph',
       FanOutSkippedDeliveries: 3,

@@ -42,7 +42,9 @@ const withMax = (maxBodyBytes: number) => ({ ...baseConfig, sources: baseConfig.
 describe('body size limits', () => {
   it('defaults maxBodyBytes to 1 MiB', () => {
     expect(DEFAULT_MAX_BODY_BYTES).toBe(1_048_576);
-    expect(defineConfig({ ...baseConfig, sources: baseConfig.sources.map(({ maxBodyBytes: _m, ...s }) => s) }).sources[0]!.maxBodyBytes).toBe(1_048_576);
+    expect(
+      defineConfig({ ...baseConfig, sources: baseConfig.sources.map(({ maxBodyBytes: _m, ...s }) => s) }).sources[0]!.maxBodyBytes,
+    ).toBe(1_048_576);
   });
 
   it('accepts the 4 MiB ceiling and refuses one byte more, naming the field and the limit', () => {
@@ -52,7 +54,7 @@ describe('body size limits', () => {
     );
   });
 
-  it('keeps the ceiling under Lambda\'s 6 MB request with a base64 body and a 16 KiB envelope, and the local gateway above it', () => {
+  it("keeps the ceiling under Lambda's 6 MB request with a base64 body and a 16 KiB envelope, and the local gateway above it", () => {
     expect(Math.ceil(MAX_BODY_BYTES_CEILING / 3) * 4 + 16_384).toBe(5_608_792);
     expect(Math.ceil(MAX_BODY_BYTES_CEILING / 3) * 4 + 16_384).toBeLessThan(6_291_456);
     expect(DEFAULT_MAX_BODY).toBeGreaterThan(MAX_BODY_BYTES_CEILING);
@@ -90,7 +92,15 @@ describe('fan-out claim check', () => {
       .filter((c) => c.args[0].input.QueueUrl === url)
       .flatMap((c) => c.args[0].input.Entries!.map((e) => JSON.parse(e.MessageBody!)));
   const fanout = (viewObjects?: PayloadBlobs) =>
-    createFanoutHandler({ sqs: new SQSClient({ region: 'us-east-1' }), queueUrls, payloads, views, clock: () => NOW, logger: capturingLogger().logger, ...(viewObjects ? { viewObjects } : {}) });
+    createFanoutHandler({
+      sqs: new SQSClient({ region: 'us-east-1' }),
+      queueUrls,
+      payloads,
+      views,
+      clock: () => NOW,
+      logger: capturingLogger().logger,
+      ...(viewObjects ? { viewObjects } : {}),
+    });
 
   it("puts a view over a queue message under views/<consumer>/ and sends its key; the other consumer's view stays inline", async () => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
@@ -118,7 +128,9 @@ describe('fan-out claim check', () => {
 
   it('fails the record (retried by Lambda) when the view object cannot be written, sending nothing for it', async () => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
-    const res = await fanout(memoryBlobs({}, true))({ Records: [streamRecord(receipt('evt_01J8K7M2Q4', ['billing-meter', 'risk-evaluator']), '72')] });
+    const res = await fanout(memoryBlobs({}, true))({
+      Records: [streamRecord(receipt('evt_01J8K7M2Q4', ['billing-meter', 'risk-evaluator']), '72')],
+    });
     expect(res.batchItemFailures).toEqual([{ itemIdentifier: '72' }]);
     expect(sqsMock.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
   });
@@ -170,14 +182,18 @@ describe('runtime reading a claim-checked view', () => {
   const key = `views/risk-evaluator/evt_01J8K7M2Q4/${'c'.repeat(64)}`;
   const message = deliveryMessage({ consumerId: 'risk-evaluator', payload: undefined, payloadObject: key });
 
-  it("hands the handler the view from its object and acknowledges", async () => {
+  it('hands the handler the view from its object and acknowledges', async () => {
     const seen: unknown[] = [];
     const l = ledger();
     const blobs = memoryBlobs({ [key]: JSON.stringify({ id: 'evt_01J8K7M2Q4', data: { amount: 4200 } }) });
-    const res = await run(l, async (ctx) => {
-      seen.push(ctx.payload);
-      return { units: 2 };
-    }, blobs)({ Records: [sqsRecord(message)] });
+    const res = await run(
+      l,
+      async (ctx) => {
+        seen.push(ctx.payload);
+        return { units: 2 };
+      },
+      blobs,
+    )({ Records: [sqsRecord(message)] });
     expect(res.batchItemFailures).toEqual([]);
     expect(seen).toEqual([{ id: 'evt_01J8K7M2Q4', data: { amount: 4200 } }]);
     expect(l.acks.map((a) => a.units)).toEqual([2]);

@@ -29,7 +29,9 @@ describe('pausedConsumers', () => {
   });
 
   it('fails the run when the mappings cannot be read (an unknown pause state is not guessed)', async () => {
-    lambda.on(ListEventSourceMappingsCommand).rejects(Object.assign(new Error('User is not authorized'), { name: 'AccessDeniedException' }));
+    lambda
+      .on(ListEventSourceMappingsCommand)
+      .rejects(Object.assign(new Error('User is not authorized'), { name: 'AccessDeniedException' }));
     await expect(pausedConsumers(new LambdaClient({ region: 'us-east-1' }), ARNS)).rejects.toThrow('User is not authorized');
   });
 });

@@ -26,7 +26,11 @@ const SEC = 1000;
 const MIN = 60 * SEC;
 const HOUR = 60 * MIN;
 
-const notFound = () => new ResourceNotFoundException({ message: "Secrets Manager can't find the specified secret value for staging label: AWSPREVIOUS", $metadata: {} });
+const notFound = () =>
+  new ResourceNotFoundException({
+    message: "Secrets Manager can't find the specified secret value for staging label: AWSPREVIOUS",
+    $metadata: {},
+  });
 const outage = () => new InternalServiceError({ message: 'An error occurred on the server side.', $metadata: {} });
 
 function stages(secretId: string, current: string, createdAt: number, previous?: string) {
@@ -60,7 +64,11 @@ describe('SecretsManagerPort', () => {
       const secrets = port(() => T0);
 
       expect(await secrets.get('platform')).toEqual({ current: CURRENT, previous: PREVIOUS, previousUntil: T0 - 30 * MIN + 2 * HOUR });
-      expect(await secrets.get('github')).toEqual({ current: 'gh-current', previous: 'gh-previous', previousUntil: T0 - 30 * MIN + 72 * HOUR });
+      expect(await secrets.get('github')).toEqual({
+        current: 'gh-current',
+        previous: 'gh-previous',
+        previousUntil: T0 - 30 * MIN + 72 * HOUR,
+      });
     });
 
     it('returns current alone for a secret never rotated (no AWSPREVIOUS stage)', async () => {
@@ -170,7 +178,11 @@ describe('SecretsManagerPort', () => {
       let now = T0;
       stages(ARN, CURRENT, T0 - 90 * MIN, PREVIOUS); // overlap 2 h: ends at T0 + 30 min
       const secrets = port(() => now);
-      expect(activeSecrets(await secrets.get('platform'), now)).toEqual({ current: CURRENT, previous: PREVIOUS, previousUntil: T0 + 30 * MIN });
+      expect(activeSecrets(await secrets.get('platform'), now)).toEqual({
+        current: CURRENT,
+        previous: PREVIOUS,
+        previousUntil: T0 + 30 * MIN,
+      });
       sm.reset();
       sm.on(GetSecretValueCommand).rejects(outage());
 
@@ -189,7 +201,12 @@ describe('SecretsManagerPort', () => {
   });
 
   it('maps each source to its overlap in ms', () => {
-    expect(overlapMsBySource([{ id: 'platform', secretOverlapHours: 72 }, { id: 'github', secretOverlapHours: 1 }])).toEqual({
+    expect(
+      overlapMsBySource([
+        { id: 'platform', secretOverlapHours: 72 },
+        { id: 'github', secretOverlapHours: 1 },
+      ]),
+    ).toEqual({
       platform: 72 * HOUR,
       github: HOUR,
     });

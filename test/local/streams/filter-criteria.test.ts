@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { compileFilters, FilterCriteriaError } from '../../../local/streams/filter-criteria';
 
 function streamRecord(eventName: string, newImage?: Record<string, unknown>) {
-  return { eventName, eventSource: 'aws:dynamodb', dynamodb: { Keys: { pk: { S: 'evt#platform#evt_01J8K7M2Q4' } }, ...(newImage ? { NewImage: newImage } : {}) } };
+  return {
+    eventName,
+    eventSource: 'aws:dynamodb',
+    dynamodb: { Keys: { pk: { S: 'evt#platform#evt_01J8K7M2Q4' } }, ...(newImage ? { NewImage: newImage } : {}) },
+  };
 }
 
 const fanout = { eventName: ['INSERT'], dynamodb: { NewImage: { kind: { S: ['event', 'requeue'] } } } };

@@ -63,8 +63,16 @@ describe('stream poller', () => {
     it('delivers only INSERTs whose kind is event or requeue, in the shape Lambda sends', async () => {
       const table = uniqueName('events');
       await createEventsTable(dynamo, table);
-      await putItem(dynamo, table, eventItem('evt_01J8K7M2Q4', { digest: { B: new Uint8Array([0xff, 0x00]) }, payloadBytes: { N: '512' } }));
-      await putItem(dynamo, table, { pk: { S: 'pay#platform#evt_01J8K7M2Q4' }, kind: { S: 'payload' }, body: { B: new Uint8Array([0xff, 0x00]) } });
+      await putItem(
+        dynamo,
+        table,
+        eventItem('evt_01J8K7M2Q4', { digest: { B: new Uint8Array([0xff, 0x00]) }, payloadBytes: { N: '512' } }),
+      );
+      await putItem(dynamo, table, {
+        pk: { S: 'pay#platform#evt_01J8K7M2Q4' },
+        kind: { S: 'payload' },
+        body: { B: new Uint8Array([0xff, 0x00]) },
+      });
       await putItem(dynamo, table, {
         pk: { S: 'rq#rpl_01#platform:evt_01J8K7M2Q4#billing-meter' },
         kind: { S: 'requeue' },
@@ -302,18 +310,25 @@ describe('stream poller over shards that roll over', () => {
   }
 
   /** An in-memory DynamoStreamsApi: shards appear after `from` DescribeStream calls. */
-  function fakeStreams(shards: { id: string; parent?: string; closed: boolean; from: number; records: WireStreamRecord[] }[]): DynamoStreamsApi {
+  function fakeStreams(
+    shards: { id: string; parent?: string; closed: boolean; from: number; records: WireStreamRecord[] }[],
+  ): DynamoStreamsApi {
     let describes = 0;
     return {
       listStreams: async () => ({ Streams: [{ StreamArn: STREAM, TableName: 'fake', StreamLabel: '2026-11-29T22:00:00.000' }] }),
       describeStream: async () => {
         describes += 1;
-        const visible = shards.filter((s) => s.from <= describes).map((s) => ({ ShardId: s.id, ...(s.parent ? { ParentShardId: s.parent } : {}) }));
+        const visible = shards
+          .filter((s) => s.from <= describes)
+          .map((s) => ({ ShardId: s.id, ...(s.parent ? { ParentShardId: s.parent } : {}) }));
         return { StreamDescription: { StreamArn: STREAM, StreamStatus: 'ENABLED', Shards: visible } };
       },
       getShardIterator: async ({ ShardId, ShardIteratorType, SequenceNumber }) => {
         const shard = shards.find((s) => s.id === ShardId);
-        const after = ShardIteratorType === 'AFTER_SEQUENCE_NUMBER' ? (shard?.records.findIndex((r) => r.dynamodb.SequenceNumber === SequenceNumber) ?? -1) + 1 : 0;
+        const after =
+          ShardIteratorType === 'AFTER_SEQUENCE_NUMBER'
+            ? (shard?.records.findIndex((r) => r.dynamodb.SequenceNumber === SequenceNumber) ?? -1) + 1
+            : 0;
         return { ShardIterator: `${ShardId}|${after}` };
       },
       getRecords: async ({ ShardIterator }) => {

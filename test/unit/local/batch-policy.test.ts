@@ -1,13 +1,6 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import {
-  type BatchPolicy,
-  type Outcome,
-  onFailureRecord,
-  outcomeOf,
-  type SkipStep,
-  startBatch,
-} from '../../../local/streams/batch-policy';
+import { type BatchPolicy, type Outcome, onFailureRecord, outcomeOf, type SkipStep, startBatch } from '../../../local/streams/batch-policy';
 import { StreamPollerError } from '../../../local/streams/errors';
 
 /** 2026-11-30T10:00:00Z, in epoch seconds: when the test records were written. */
@@ -80,7 +73,13 @@ const poisonedBy =
 /** The fan-out's event source: bisect, 5 retries, 6 h maximum age. */
 const FANOUT_POLICY: BatchPolicy = { maxRetryAttempts: 5, maxRecordAgeSeconds: 6 * 3600, bisectBatchOnFunctionError: true };
 
-const failureContext = { requestId: 'req-1', functionArn: 'arn:aws:lambda:us-east-1:000000000000:function:hookledger-fanout', shardId: 'shardId-00001', streamArn: 'arn:aws:dynamodb:us-east-1:000000000000:table/events/stream/2026-11-30T10:00:00.000', nowMs: NOW_MS };
+const failureContext = {
+  requestId: 'req-1',
+  functionArn: 'arn:aws:lambda:us-east-1:000000000000:function:hookledger-fanout',
+  shardId: 'shardId-00001',
+  streamArn: 'arn:aws:dynamodb:us-east-1:000000000000:table/events/stream/2026-11-30T10:00:00.000',
+  nowMs: NOW_MS,
+};
 
 describe('batch policy', () => {
   describe('when record 37 of a batch of 100 poisons it, with bisect on', () => {
@@ -250,7 +249,9 @@ describe('batch policy', () => {
       // Records 1-4 were written 10 minutes before NOW_MS, records 5-10 30 s before.
       const batch = batchOf(10, (n) => (n <= 4 ? WRITTEN_AT - 570 : WRITTEN_AT));
       const trace = drive(batch, policy, () => ({ kind: 'ok' }));
-      expect(trace.skips).toEqual([{ kind: 'skip', condition: 'RecordAgeExceeded', start: 0, end: 4, invocations: 0, functionError: undefined }]);
+      expect(trace.skips).toEqual([
+        { kind: 'skip', condition: 'RecordAgeExceeded', start: 0, end: 4, invocations: 0, functionError: undefined },
+      ]);
       expect(trace.invocations).toEqual([[5, 10]]);
       expect(trace.done).toBe(10);
       const sent = onFailureRecord(batch, trace.skips[0]!, failureContext);
@@ -277,7 +278,9 @@ describe('batch policy', () => {
       );
       // Written 30 s before the first attempt: 50 s old at the second, 70 s old when a third would start.
       expect(trace.invocations).toHaveLength(2);
-      expect(trace.skips).toEqual([{ kind: 'skip', condition: 'RecordAgeExceeded', start: 0, end: 5, invocations: 2, functionError: 'Unhandled' }]);
+      expect(trace.skips).toEqual([
+        { kind: 'skip', condition: 'RecordAgeExceeded', start: 0, end: 5, invocations: 2, functionError: 'Unhandled' },
+      ]);
     });
 
     it('only skips from the head: an old record behind a recent one is delivered', () => {
@@ -288,9 +291,14 @@ describe('batch policy', () => {
     });
 
     it('never reads the clock when no maximum age is set', () => {
-      const trace = drive(batchOf(3), { ...policy, maxRecordAgeSeconds: -1 }, () => ({ kind: 'ok' }), () => {
-        throw new Error('clock read');
-      });
+      const trace = drive(
+        batchOf(3),
+        { ...policy, maxRecordAgeSeconds: -1 },
+        () => ({ kind: 'ok' }),
+        () => {
+          throw new Error('clock read');
+        },
+      );
       expect(trace.done).toBe(3);
     });
   });

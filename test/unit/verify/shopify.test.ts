@@ -9,8 +9,7 @@ const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
 const BODY = '{"id":820982911946154508,"email":"jon@example.com","note":"Crème brûlée ×2","shop":"hookledger-demo.myshopify.com"}';
 
 /** Shopify's documented scheme: base64 of HMAC-SHA256 over the raw body, keyed with the app's client secret. */
-const shopifyHmac = (secret: string, body: Buffer | string = BODY): string =>
-  createHmac('sha256', secret).update(body).digest('base64');
+const shopifyHmac = (secret: string, body: Buffer | string = BODY): string => createHmac('sha256', secret).update(body).digest('base64');
 
 function request(signature: string | undefined, rawBody = Buffer.from(BODY, 'utf8')): VerifyInput {
   const headers: Record<string, string> = signature === undefined ? {} : { 'x-shopify-hmac-sha256': signature };

@@ -17,7 +17,9 @@ const URL_SIGNED = `https://hooks.example.com/hooks/acme?bodySHA256=${createHash
 const ed = generateKeyPairSync('ed25519');
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const edRaw = (key: 'private' | 'public') =>
-  (key === 'private' ? ed.privateKey.export({ format: 'der', type: 'pkcs8' }) : ed.publicKey.export({ format: 'der', type: 'spki' })).subarray(-32).toString('hex');
+  (key === 'private' ? ed.privateKey.export({ format: 'der', type: 'pkcs8' }) : ed.publicKey.export({ format: 'der', type: 'spki' }))
+    .subarray(-32)
+    .toString('hex');
 
 const edBase64 = (key: 'private' | 'public') => Buffer.from(edRaw(key), 'hex').toString('base64');
 
@@ -31,7 +33,12 @@ const CASES: Record<VerificationScheme['type'], { options?: Record<string, strin
   slack: { sign: '8f742231b10e8888abcd99yyyzzz85a5' },
   hmac: { options: { header: 'x-acme-signature', prefix: 'sha256=' }, sign: 'acme-key-N4m7' },
   'hmac-template': {
-    options: { header: 'x-zm-signature', prefix: 'v0=', content: 'v0:{header:x-zm-request-timestamp}:{body}', timestampHeader: 'x-zm-request-timestamp' },
+    options: {
+      header: 'x-zm-signature',
+      prefix: 'v0=',
+      content: 'v0:{header:x-zm-request-timestamp}:{body}',
+      timestampHeader: 'x-zm-request-timestamp',
+    },
     sign: 'zoom-secret-Q7',
   },
   'timestamped-hmac': { options: { header: 'mux-signature' }, sign: 'mux-secret-3Lq' },
@@ -47,7 +54,14 @@ const SCHEMES = SCHEME_TYPES.map((type) => schemeSchema.parse({ type, ...CASES[t
 const signingSecret = (scheme: VerificationScheme) => CASES[scheme.type].sign;
 const verifyingSecret = (scheme: VerificationScheme) => CASES[scheme.type].verify ?? CASES[scheme.type].sign;
 /** Headers providers send next to the signature and that tempt a mapping: none is signed by any scheme. */
-const UNSIGNED_EXTRAS = ['x-github-delivery', 'x-github-event', 'x-github-hook-id', 'x-shopify-event-id', 'x-shopify-topic', 'x-request-id'];
+const UNSIGNED_EXTRAS = [
+  'x-github-delivery',
+  'x-github-event',
+  'x-github-hook-id',
+  'x-shopify-event-id',
+  'x-shopify-topic',
+  'x-request-id',
+];
 
 function request(scheme: VerificationScheme) {
   const headers: Record<string, string> = {
@@ -58,14 +72,19 @@ function request(scheme: VerificationScheme) {
 }
 
 const verify = (scheme: VerificationScheme, headers: Record<string, string>, body = BODY) =>
-  verifierFor(scheme).verify({ rawBody: body, headers, now: NOW, toleranceSeconds: 300, url: URL_SIGNED }, { current: verifyingSecret(scheme) });
+  verifierFor(scheme).verify(
+    { rawBody: body, headers, now: NOW, toleranceSeconds: 300, url: URL_SIGNED },
+    { current: verifyingSecret(scheme) },
+  );
 
 /** Another value of the same shape: timestamps move by one second, anything else gains a character. */
 const changed = (value: string) => (/^\d+$/.test(value) ? String(Number(value) + 1) : `${value}x`);
 
 describe.each(SCHEMES)('signed parts of $type', (scheme) => {
   const parts = signedParts(scheme);
-  const signatureHeadersOnly = Object.keys(signatureHeaders(scheme, { body: BODY, secret: signingSecret(scheme), now: NOW, messageId: 'm', url: URL_SIGNED }));
+  const signatureHeadersOnly = Object.keys(
+    signatureHeaders(scheme, { body: BODY, secret: signingSecret(scheme), now: NOW, messageId: 'm', url: URL_SIGNED }),
+  );
 
   it('verifies the request as signed', () => {
     expect(verify(scheme, request(scheme))).toEqual({ ok: true, secretVersion: 'current' });

@@ -114,7 +114,14 @@ describe('slack verifier', () => {
     ];
     for (const result of failures) {
       expect(result.ok).toBe(false);
-      for (const leak of [DOC_SECRET, PREVIOUS, DOC_SIGNATURE.slice(3), slackSignature(PREVIOUS).slice(3), DOC_BODY, 'xyzz0WbapA4vBCDEFasx0q6G']) {
+      for (const leak of [
+        DOC_SECRET,
+        PREVIOUS,
+        DOC_SIGNATURE.slice(3),
+        slackSignature(PREVIOUS).slice(3),
+        DOC_BODY,
+        'xyzz0WbapA4vBCDEFasx0q6G',
+      ]) {
         expect(messageOf(result)).not.toContain(leak);
       }
     }

@@ -112,10 +112,12 @@ describe('standard-webhooks verifier', () => {
 
     it('verifies a library-signed request exactly when the library accepts the secret (property)', () => {
       const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ !';
-      const secrets = fc.tuple(
-        fc.constantFrom('', 'whsec_', 'whsec', 'WHSEC_'),
-        fc.string({ unit: fc.constantFrom(...alphabet), minLength: 0, maxLength: 40 }),
-      ).map(([prefix, rest]) => prefix + rest);
+      const secrets = fc
+        .tuple(
+          fc.constantFrom('', 'whsec_', 'whsec', 'WHSEC_'),
+          fc.string({ unit: fc.constantFrom(...alphabet), minLength: 0, maxLength: 40 }),
+        )
+        .map(([prefix, rest]) => prefix + rest);
       fc.assert(
         fc.property(secrets, (secret) => {
           let library: Webhook | undefined;

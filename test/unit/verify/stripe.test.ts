@@ -8,7 +8,8 @@ const PREVIOUS = 'whsec_7Yb2NcX1pQ8rTs3VuW5zLm4Kd6Hj';
 const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
 const NOW_S = NOW / 1000;
 const TOLERANCE = 300;
-const BODY = '{"id":"evt_1Qb7XcLkdIwHu7ix","object":"event","type":"invoice.paid","data":{"object":{"id":"in_8Rt2Lm","description":"café €"}}}';
+const BODY =
+  '{"id":"evt_1Qb7XcLkdIwHu7ix","object":"event","type":"invoice.paid","data":{"object":{"id":"in_8Rt2Lm","description":"café €"}}}';
 
 /** The stripe-signature header Stripe's own library generates. */
 const signed = (secret: string, timestamp = NOW_S, scheme?: string): string =>

@@ -37,7 +37,11 @@ describe('verifierFor', () => {
     ]);
     for (const type of SCHEME_TYPES) {
       const options = { header: 'x-acme-signature' };
-      expect(signedParts(schemeSchema.parse({ type, ...(SCHEMES[type].options as object && 'header' in SCHEMES[type].options ? options : {}) })).body).toBe(true);
+      expect(
+        signedParts(
+          schemeSchema.parse({ type, ...((SCHEMES[type].options as object) && 'header' in SCHEMES[type].options ? options : {}) }),
+        ).body,
+      ).toBe(true);
       expect(typeof SCHEMES[type].sign).toBe('function');
     }
   });
