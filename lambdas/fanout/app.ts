@@ -53,7 +53,20 @@ export interface FanoutDeps {
   readonly viewObjects?: Pick<PayloadBlobs, 'put'>;
   /** @default Date.now */
   readonly clock?: () => number;
+  /**
+   * How long one invocation keeps retrying a failed payload read (exponential backoff from 100 ms)
+   * before it reports the record failed. The fan-out is the only reader of payloads, so a short
+   * storage outage or throttling must not use up the stream's retry budget and push acknowledged
+   * events to the on-failure queue; beyond this, the record fails and is retried by the event source.
+   * @default 0 (no in-process retry); the deployed and local handlers use FANOUT_READ_RETRY_MS
+   */
+  readonly readRetryMs?: number;
+  /** @default setTimeout */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
+
+/** The deployed fan-out's payload-read retry window: well inside its 60 s timeout. */
+export const FANOUT_READ_RETRY_MS = 25_000;
 
 /** consumer id -> the body path of its ordering version, for ordered consumers that drop stale versions. */
 export function consumerVersionPaths(config: Pick<HookledgerConfig, 'consumers'>): Record<string, string> {
@@ -189,7 +202,7 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
         let payload: Record<string, unknown> | undefined;
         if (first.payloadExpiresAt === undefined || first.payloadExpiresAt > now) {
           try {
-            const raw = await deps.payloads.getPayload(first.source, first.eventId, first.payloadHmac);
+            const raw = await readWithRetry(() => deps.payloads.getPayload(first.source, first.eventId, first.payloadHmac), first.eventId);
             payload = raw ? (JSON.parse(raw.toString('utf8')) as Record<string, unknown>) : undefined;
           } catch (error) {
             for (const out of group) failed.add(out.recordIndex);
@@ -234,6 +247,28 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
     await deps.viewObjects.put(key, view, 'application/json');
     logger.info('narrowed view sent by claim check', { event_id: message.eventId, consumer_id: message.consumerId, bytes });
     return { ...stripPayload(message), payloadObject: key };
+  }
+
+  async function readWithRetry<T>(read: () => Promise<T>, eventId: string): Promise<T> {
+    const budget = deps.readRetryMs ?? 0;
+    const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    // Time waited, not the injected event clock (tests fix that one).
+    let waited = 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await read();
+      } catch (error) {
+        const waitMs = Math.min(100 * 2 ** attempt, 5_000);
+        if (waited + waitMs > budget) throw error;
+        waited += waitMs;
+        logger.warn('payload read failed; retrying', {
+          event_id: eventId,
+          attempt: attempt + 1,
+          error: error instanceof Error ? error.name : 'unknown',
+        });
+        await sleep(waitMs);
+      }
+    }
   }
 
   /** Returns the record indexes whose message in this chunk was not accepted. */

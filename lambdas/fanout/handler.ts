@@ -7,7 +7,7 @@ import { createDocumentClient } from '../shared/clients';
 import { EventStore } from '../shared/event-store';
 import { S3PayloadBlobs } from '../shared/payload-blobs';
 import { createLogger } from '../shared/logger';
-import { consumerVersionPaths, consumerViews, createFanoutHandler } from './app';
+import { consumerVersionPaths, consumerViews, createFanoutHandler, FANOUT_READ_RETRY_MS } from './app';
 import { createSkippedDeliveriesMetric } from './metrics';
 
 /** GetObject on payloads/* (large bodies), PutObject on views/* (claim-checked views). */
@@ -20,6 +20,7 @@ export const handler = createFanoutHandler({
   viewObjects: bucket,
   views: consumerViews(bundledConfig()),
   versionPaths: consumerVersionPaths(bundledConfig()),
+  readRetryMs: FANOUT_READ_RETRY_MS,
   logger: createLogger('hookledger-fanout'),
   onSkipped: createSkippedDeliveriesMetric(requireEnv(ENV.stackName)),
 });

@@ -147,6 +147,37 @@ describe('fan-out', () => {
     expect(sentTo(queueUrls['billing-meter']).map((m) => m.eventId)).toEqual(['evt_a']);
   });
 
+  it('rides out a short storage outage inside the invocation instead of failing the record', async () => {
+    sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    let failures = 3;
+    const waits: number[] = [];
+    const flaky = {
+      async getPayload(_source: string, eventId: string) {
+        if (failures-- > 0) throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'StorageUnavailableError' });
+        return Buffer.from(JSON.stringify({ id: eventId, type: 'payment.succeeded', tenant_id: 'tenant_204' }));
+      },
+    };
+    const res = await handler(payloadStore(), { payloads: flaky, readRetryMs: 25_000, sleep: async (ms) => void waits.push(ms) })({
+      Records: [streamRecord(receipt('evt_01J8K7OUT1', ['billing-meter']), '71')],
+    });
+    expect(res.batchItemFailures).toEqual([]);
+    expect(waits).toEqual([100, 200, 400]);
+    expect(sentTo(queueUrls['billing-meter']).map((m) => m.payload)).toEqual([
+      { id: 'evt_01J8K7OUT1', type: 'payment.succeeded', tenant_id: 'tenant_204' },
+    ]);
+  });
+
+  it('fails the record once the retry window is spent, so the event source retries it', async () => {
+    const waits: number[] = [];
+    const down = { getPayload: async () => Promise.reject(Object.assign(new Error('down'), { name: 'StorageUnavailableError' })) };
+    const res = await handler(payloadStore(), { payloads: down, readRetryMs: 1_000, sleep: async (ms) => void waits.push(ms) })({
+      Records: [streamRecord(receipt('evt_01J8K7OUT2', ['billing-meter']), '72')],
+    });
+    expect(res.batchItemFailures).toEqual([{ itemIdentifier: '72' }]);
+    expect(waits).toEqual([100, 200, 400]);
+    expect(sqsMock.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
+  });
+
   it('refuses one view larger than a queue message with its reason, and splits batches by bytes', async () => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
     const big = 'x'.repeat(400 * 1024);
