@@ -12,7 +12,7 @@ import {
   utf8Key,
   verifyHmac,
 } from './crypto';
-import type { OptionsOf, Scheme, Verifier } from './types';
+import type { OptionsOf, Scheme, Verifier, VerifyInput, VerifyResult } from './types';
 
 const SECRET_PREFIX = 'whsec_';
 
@@ -25,36 +25,60 @@ const OPTIONS = {
 
 export type StandardWebhooksOptions = OptionsOf<typeof OPTIONS>;
 
+export interface StandardWebhooksHeaders {
+  readonly ID: string;
+  readonly TIMESTAMP: string;
+  readonly SIGNATURE: string;
+}
+
 // Finch names its id header `finch-event-id`; everyone else `<prefix>-id`.
-const namesOf = (prefix: string) => ({
+export const namesOf = (prefix: string): StandardWebhooksHeaders => ({
   ID: prefix === 'finch' ? 'finch-event-id' : `${prefix}-id`,
   TIMESTAMP: `${prefix}-timestamp`,
   SIGNATURE: `${prefix}-signature`,
 });
 
 function createVerifier(options: StandardWebhooksOptions): Verifier {
-  const { ID, TIMESTAMP, SIGNATURE } = namesOf(options.headerPrefix);
+  const names = namesOf(options.headerPrefix);
   const keyOf = options.secretFormat === 'utf8' ? utf8Key : standardWebhooksKey;
   return {
     verify(input, secrets) {
-      const id = headerValue(input, ID);
-      const timestamp = headerValue(input, TIMESTAMP);
-      const signature = headerValue(input, SIGNATURE);
-      if (id === undefined) return missingHeader(ID);
-      if (timestamp === undefined) return missingHeader(TIMESTAMP);
-      if (signature === undefined) return missingHeader(SIGNATURE);
-
-      const seconds = parseUnixSeconds(timestamp);
-      if (seconds === undefined) return malformedHeader(TIMESTAMP, 'is not unix seconds');
-      const candidates = v1Signatures(signature);
-      if (typeof candidates === 'string') return malformedHeader(SIGNATURE, candidates);
-
-      const content = signedContent(`${id}.${timestamp}.`, input.rawBody);
-      const result = verifyHmac({ algorithm: 'sha256', content, candidates, header: SIGNATURE, keyOf }, secrets);
+      const request = readSignedRequest(input, names, 'v1');
+      if (!('content' in request)) return request;
+      const { content, candidates, seconds } = request;
+      const result = verifyHmac({ algorithm: 'sha256', content, candidates, header: names.SIGNATURE, keyOf }, secrets);
       if (!result.ok) return result;
-      return outOfTolerance(TIMESTAMP, seconds, input) ?? result;
+      return outOfTolerance(names.TIMESTAMP, seconds, input) ?? result;
     },
   };
+}
+
+/** What a Standard Webhooks request signs, and the signatures of one version it carries. */
+export interface SignedRequest {
+  readonly content: Buffer;
+  readonly candidates: Buffer[];
+  readonly seconds: number;
+}
+
+/**
+ * Reads the id, timestamp and signature headers (`names`) and the `version` entries of the
+ * signature header; the refusal to answer with when one is missing or malformed. Shared by `v1`
+ * (HMAC) and `v1a` (ed25519).
+ */
+export function readSignedRequest(input: VerifyInput, names: StandardWebhooksHeaders, version: 'v1' | 'v1a'): SignedRequest | VerifyResult {
+  const { ID, TIMESTAMP, SIGNATURE } = names;
+  const id = headerValue(input, ID);
+  const timestamp = headerValue(input, TIMESTAMP);
+  const signature = headerValue(input, SIGNATURE);
+  if (id === undefined) return missingHeader(ID);
+  if (timestamp === undefined) return missingHeader(TIMESTAMP);
+  if (signature === undefined) return missingHeader(SIGNATURE);
+
+  const seconds = parseUnixSeconds(timestamp);
+  if (seconds === undefined) return malformedHeader(TIMESTAMP, 'is not unix seconds');
+  const candidates = versionedSignatures(signature, version);
+  if (typeof candidates === 'string') return malformedHeader(SIGNATURE, candidates);
+  return { content: signedContent(`${id}.${timestamp}.`, input.rawBody), candidates, seconds };
 }
 
 export const standardWebhooksVerifier: Verifier = createVerifier({ headerPrefix: 'webhook', secretFormat: 'whsec-base64' });
@@ -78,18 +102,18 @@ export const standardWebhooks: Scheme<typeof OPTIONS> = {
   },
 };
 
-/** Space-separated `<version>,<signature>` entries; versions other than v1 (v1a, ...) are skipped. */
-function v1Signatures(header: string): Buffer[] | string {
+/** Space-separated `<version>,<signature>` entries; entries of other versions (v1a beside v1, ...) are skipped. */
+function versionedSignatures(header: string, version: 'v1' | 'v1a'): Buffer[] | string {
   const signatures: Buffer[] = [];
   for (const entry of header.split(/\s+/)) {
     const comma = entry.indexOf(',');
     if (comma <= 0) return 'has an entry that is not <version>,<signature>';
-    if (entry.slice(0, comma) !== 'v1') continue;
+    if (entry.slice(0, comma) !== version) continue;
     const bytes = decodeSignature(entry.slice(comma + 1), 'base64');
-    if (!bytes) return 'has a v1 entry that is not base64';
+    if (!bytes) return `has a ${version} entry that is not base64`;
     signatures.push(bytes);
   }
-  return signatures.length > 0 ? signatures : 'has no v1 entry';
+  return signatures.length > 0 ? signatures : `has no ${version} entry`;
 }
 
 /**
