@@ -4,9 +4,9 @@
  * base64, over `{timestamp}|{body}`). The source's secret is the provider's public key.
  */
 import { sign as signBytes } from 'node:crypto';
-import { decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance, rejected } from './crypto';
+import { decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance } from './crypto';
 import { ed25519PrivateKey, ed25519PublicKey, ed25519Verifies, verifyWithKeys } from './keys';
-import { compileTemplate, formatTimestamp, parseTimestamp, renderTemplate, templateHeaders } from './template';
+import { readTemplatedRequest, compileTemplate, formatTimestamp, renderTemplate, templateHeaders } from './template';
 import type { OptionsOf, Scheme, Verifier } from './types';
 
 const OPTIONS = {
@@ -31,19 +31,9 @@ export function ed25519Verifier(options: Ed25519Options): Verifier {
       if (value === undefined) return missingHeader(header);
       const signature = decodeSignature(value, options.encoding);
       if (!signature) return malformedHeader(header, `is not ${options.encoding}`);
-      let seconds: number | undefined;
-      if (timestampHeader) {
-        const timestamp = headerValue(input, timestampHeader);
-        if (timestamp === undefined) return missingHeader(timestampHeader);
-        seconds = parseTimestamp(timestamp, options.timestampFormat);
-        if (seconds === undefined) return malformedHeader(timestampHeader, `is not a ${options.timestampFormat} timestamp`);
-      }
-      const content = renderTemplate(parts, { body: input.rawBody, headers: input.headers, url: input.url });
-      if (!Buffer.isBuffer(content)) {
-        return content.missing.startsWith('header ')
-          ? missingHeader(content.missing.slice('header '.length))
-          : rejected('malformed_signature', `${content.missing} is not available to the verifier`);
-      }
+      const request = readTemplatedRequest(input, parts, timestampHeader, options.timestampFormat);
+      if (!('content' in request)) return request;
+      const { content, seconds } = request;
       const keyOf = (secret: string) => ed25519PublicKey(secret, options.keyEncoding);
       const result = verifyWithKeys(secrets, keyOf, (key) => ed25519Verifies(key, content, signature), header);
       if (!result.ok || seconds === undefined) return result;

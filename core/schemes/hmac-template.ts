@@ -6,8 +6,16 @@
  * `v0:{ts}:{body}`, Zoom, Twitch, Square's `{url}{body}`, and every plain HMAC over the body.
  */
 import { createHmac } from 'node:crypto';
-import { decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance, rejected, verifyHmac } from './crypto';
-import { compileTemplate, formatTimestamp, parseTimestamp, renderTemplate, secretKey, templateHeaders, templateSignsUrl } from './template';
+import { decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance, verifyHmac } from './crypto';
+import {
+  readTemplatedRequest,
+  compileTemplate,
+  formatTimestamp,
+  renderTemplate,
+  secretKey,
+  templateHeaders,
+  templateSignsUrl,
+} from './template';
 import type { OptionsOf, Scheme, SignedParts, Verifier } from './types';
 
 const OPTIONS = {
@@ -60,19 +68,9 @@ export function hmacTemplateVerifier(options: HmacTemplateOptions): Verifier {
       if (candidates.length === 0) {
         return malformedHeader(header, `has no ${options.encoding} signature${options.prefix ? ` after "${options.prefix}"` : ''}`);
       }
-      let seconds: number | undefined;
-      if (timestampHeader) {
-        const timestamp = headerValue(input, timestampHeader);
-        if (timestamp === undefined) return missingHeader(timestampHeader);
-        seconds = parseTimestamp(timestamp, options.timestampFormat);
-        if (seconds === undefined) return malformedHeader(timestampHeader, `is not a ${options.timestampFormat} timestamp`);
-      }
-      const content = renderTemplate(parts, { body: input.rawBody, headers: input.headers, url: input.url });
-      if (!Buffer.isBuffer(content)) {
-        return content.missing.startsWith('header ')
-          ? missingHeader(content.missing.slice('header '.length))
-          : rejected('malformed_signature', `${content.missing} is not available to the verifier`);
-      }
+      const request = readTemplatedRequest(input, parts, timestampHeader, options.timestampFormat);
+      if (!('content' in request)) return request;
+      const { content, seconds } = request;
       const keyOf = (secret: string) => secretKey(secret, options.secretEncoding);
       const result = verifyHmac({ algorithm: options.algorithm, content, candidates, header, keyOf }, secrets);
       if (!result.ok || seconds === undefined) return result;

@@ -4,7 +4,8 @@
  * received, `{url}` the full request URL, `{t}` the timestamp of a `t=...,v1=...` header,
  * `{header:name}` a request header's value; everything else is literal text.
  */
-import { SigningSecretError } from './crypto';
+import { SigningSecretError, headerValue, malformedHeader, missingHeader, rejected } from './crypto';
+import type { VerifyInput, VerifyResult } from './types';
 
 export type TemplatePart =
   | { readonly kind: 'text'; readonly text: string }
@@ -108,4 +109,31 @@ export function secretKey(secret: string, encoding: SecretEncoding): Buffer {
     throw new SigningSecretError(`signing secret is not ${encoding}`);
   }
   return key;
+}
+
+/**
+ * The bytes a template-signing scheme signs for this request, and its signed timestamp when it has
+ * one (`timestampHeader` non-empty); or the refusal when a header is missing or malformed or a part
+ * is not available. Shared by `hmac-template` and `ed25519`.
+ */
+export function readTemplatedRequest(
+  input: VerifyInput,
+  parts: readonly TemplatePart[],
+  timestampHeader: string,
+  timestampFormat: TimestampFormat,
+): { readonly content: Buffer; readonly seconds?: number } | VerifyResult {
+  let seconds: number | undefined;
+  if (timestampHeader) {
+    const timestamp = headerValue(input, timestampHeader);
+    if (timestamp === undefined) return missingHeader(timestampHeader);
+    seconds = parseTimestamp(timestamp, timestampFormat);
+    if (seconds === undefined) return malformedHeader(timestampHeader, `is not a ${timestampFormat} timestamp`);
+  }
+  const content = renderTemplate(parts, { body: input.rawBody, headers: input.headers, url: input.url });
+  if (!Buffer.isBuffer(content)) {
+    return content.missing.startsWith('header ')
+      ? missingHeader(content.missing.slice('header '.length))
+      : rejected('malformed_signature', `${content.missing} is not available to the verifier`);
+  }
+  return seconds === undefined ? { content } : { content, seconds };
 }
