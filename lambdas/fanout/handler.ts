@@ -13,13 +13,16 @@ import { createSkippedDeliveriesMetric } from './metrics';
 /** GetObject on payloads/* (large bodies), PutObject on views/* (claim-checked views). */
 const bucket = new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) });
 
+/** Parsed once at cold start. */
+const config = bundledConfig();
+
 export const handler = createFanoutHandler({
   sqs: new SQSClient({}),
   queueUrls: requireJsonEnv(ENV.queueUrls),
   payloads: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable), blobs: bucket }),
   viewObjects: bucket,
-  views: consumerViews(bundledConfig()),
-  versionPaths: consumerVersionPaths(bundledConfig()),
+  views: consumerViews(config),
+  versionPaths: consumerVersionPaths(config),
   readRetryMs: FANOUT_READ_RETRY_MS,
   logger: createLogger('hookledger-fanout'),
   onSkipped: createSkippedDeliveriesMetric(requireEnv(ENV.stackName)),
