@@ -19,7 +19,7 @@ import type { EventStore } from '../shared/event-store';
 import type { PayloadBlobs } from '../shared/payload-blobs';
 import { viewObjectKey } from '../../core/blobs';
 import type { HookledgerConfig } from '../../core/config/schema';
-import { narrowPayload, readPath } from '../shared/dotted-path';
+import { narrowPayload, readPath, storedBodyFields } from '../shared/dotted-path';
 import { type DeliveryMessage, type EventItem, MAX_QUEUE_MESSAGE_BYTES, type RequeueItem } from '../../core/model';
 import { HookledgerError } from '../../core/errors';
 import { fifoSendParameters } from '../../core/config/consumers';
@@ -203,7 +203,8 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
         if (first.payloadExpiresAt === undefined || first.payloadExpiresAt > now) {
           try {
             const raw = await readWithRetry(() => deps.payloads.getPayload(first.source, first.eventId, first.payloadHmac), first.eventId);
-            payload = raw ? (JSON.parse(raw.toString('utf8')) as Record<string, unknown>) : undefined;
+            // Parsing is not retried: a form-urlencoded body (Twilio, Slack commands) is read as its fields.
+            payload = raw ? storedBodyFields(raw) : undefined;
           } catch (error) {
             for (const out of group) failed.add(out.recordIndex);
             logger.warn('payload read failed', { event_id: first.eventId, error: error instanceof Error ? error.name : 'unknown' });

@@ -147,6 +147,26 @@ describe('fan-out', () => {
     expect(sentTo(queueUrls['billing-meter']).map((m) => m.eventId)).toEqual(['evt_a']);
   });
 
+  it('narrows a form-urlencoded body (a Twilio-style source) by its fields, reading it once', async () => {
+    sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    const reads: string[] = [];
+    const form = {
+      async getPayload(_source: string, eventId: string) {
+        reads.push(eventId);
+        return Buffer.from('id=SM01J8K7FRM1&type=message.received&tenant_id=tenant_204&data.amount=12&Body=hello');
+      },
+    };
+    const res = await handler(payloadStore(), { payloads: form })({
+      Records: [streamRecord(receipt('SM01J8K7FRM1', ['billing-meter', 'audit-writer']), '73')],
+    });
+    expect(res.batchItemFailures).toEqual([]);
+    expect(reads).toEqual(['SM01J8K7FRM1']);
+    expect(sentTo(queueUrls['audit-writer']).map((m) => m.payload)).toEqual([{ id: 'SM01J8K7FRM1', type: 'message.received' }]);
+    expect(sentTo(queueUrls['billing-meter']).map((m) => m.payload)).toEqual([
+      { id: 'SM01J8K7FRM1', type: 'message.received', tenant_id: 'tenant_204' },
+    ]);
+  });
+
   it('rides out a short storage outage inside the invocation instead of failing the record', async () => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
     let failures = 3;
