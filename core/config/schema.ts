@@ -358,6 +358,26 @@ export const configSchema = z
       .strict()
       .default({ payloadDays: 30 }),
     alarms: z.object({ email: z.string().email().optional() }).strict().default({}),
+    /** What every function sends to CloudWatch Logs (priced per GB ingested). */
+    logs: z
+      .object({
+        /**
+         * Lambda's own lines (START, END, REPORT and the init lines). `WARN`, the default, keeps only
+         * platform warnings and errors: the per-invocation REPORT line is about half of all log bytes
+         * at low traffic, and duration, errors and throttles stay in the Lambda metrics and alarms.
+         * `INFO` brings the REPORT lines back (per-invocation duration and memory in the log).
+         */
+        platformLevel: z.enum(['WARN', 'INFO', 'DEBUG']).default('WARN'),
+        /**
+         * The handlers' own lines. At `INFO`, the default, they log what went wrong (rejections,
+         * failures, fencing, quarantines), duplicates and the teams' own lines; each success is on
+         * record in the tables (receipt, ledger row: `hookledger trace`). `DEBUG` adds one line per
+         * accepted webhook and per acknowledged delivery, and per queued message.
+         */
+        applicationLevel: z.enum(['INFO', 'DEBUG']).default('INFO'),
+      })
+      .strict()
+      .default({ platformLevel: 'WARN', applicationLevel: 'INFO' }),
     /** The scheduled reconciler (lambdas/reconcile). */
     reconcile: z
       .object({

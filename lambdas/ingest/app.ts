@@ -50,7 +50,9 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     try {
       const result = await ingest(event, sourceId, started);
       deps.onOutcome?.(result.outcome);
-      logger.info('webhook accepted', {
+      // A recorded webhook's durable record is its receipt (`hookledger trace`): its line is DEBUG
+      // (logs.applicationLevel), so at INFO logs carry what went wrong, and the duplicates.
+      logger[result.outcome === 'recorded' ? 'debug' : 'info']('webhook accepted', {
         outcome: result.outcome,
         source: sourceId,
         event_id: result.eventId,
