@@ -9,11 +9,27 @@
  */
 import type { SchemeConfigInput } from '../schemes';
 
-/** Where an attribution field is read: a dotted path in the (JSON or form) body, or a request header. */
-export type FieldLocation = { readonly body: string } | { readonly header: string };
+/**
+ * Where an attribution field is read: a dotted path in the (JSON or form) body, a request header, or
+ * a fixed value (what no signed part carries, such as Mailgun's event type).
+ */
+export type FieldLocation = { readonly body: string } | { readonly header: string } | { readonly value: string };
 
-/** Requests answered without storing anything (see lambdas/ingest/handshake.ts). */
-export type Handshake = 'slack-url-verification' | 'zoom-url-validation' | 'discord-ping';
+/**
+ * Requests answered without storing anything (see lambdas/ingest/handshake.ts): signed POSTs
+ * (Slack, Zoom, Discord), unsigned GETs (Meta's hub.challenge, Dropbox's challenge, Okta's one-time
+ * verification) and Microsoft Graph's `validationToken` POST.
+ */
+export const HANDSHAKES = [
+  'slack-url-verification',
+  'zoom-url-validation',
+  'discord-ping',
+  'meta-hub-challenge',
+  'dropbox-challenge',
+  'okta-verification',
+  'graph-validation-token',
+] as const;
+export type Handshake = (typeof HANDSHAKES)[number];
 
 export type Proof = 'sdk' | 'vector' | 'unproved';
 

@@ -5,7 +5,8 @@
 import { signedParts } from '../schemes';
 import { type FieldLocation, PROVIDERS, type ProviderPreset, type ProviderSummary } from './catalog';
 
-const where = (from: FieldLocation): string => ('body' in from ? `body.${from.body}` : `header ${from.header}`);
+const where = (from: FieldLocation): string =>
+  'body' in from ? `body.${from.body}` : 'header' in from ? `header ${from.header}` : `fixed "${from.value}"`;
 
 export function providerSummary(preset: ProviderPreset): ProviderSummary {
   return {
