@@ -12,6 +12,8 @@ export class InputError extends HookledgerError {
     readonly code: string,
     message: string,
     readonly status = 400,
+    /** Response headers the refusal needs (`allow` on a 405). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
