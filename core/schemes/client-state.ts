@@ -21,7 +21,8 @@ function itemsOf(raw: Buffer): Array<Record<string, unknown>> | string {
   const value = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>).value : undefined;
   if (!Array.isArray(value) || value.length === 0) return 'the body has no value[] of notifications';
   if (value.length > MAX_ITEMS) return `the body has more than ${MAX_ITEMS} notifications`;
-  if (!value.every((item) => item && typeof item === 'object' && !Array.isArray(item))) return 'value[] holds something other than notifications';
+  if (!value.every((item) => item && typeof item === 'object' && !Array.isArray(item)))
+    return 'value[] holds something other than notifications';
   return value as Array<Record<string, unknown>>;
 }
 

@@ -104,4 +104,15 @@ export function schemeOptions(type: SchemeType): OptionSpecs {
 }
 
 export { SigningSecretError } from './crypto';
-export type { JsonWebKey, KeyRequest, SignedParts, SigningSecrets, VerificationKeysPort, SignInput, Verifier, VerifyFailureCode, VerifyInput, VerifyResult } from './types';
+export type {
+  JsonWebKey,
+  KeyRequest,
+  SignedParts,
+  SigningSecrets,
+  VerificationKeysPort,
+  SignInput,
+  Verifier,
+  VerifyFailureCode,
+  VerifyInput,
+  VerifyResult,
+} from './types';

@@ -12,7 +12,17 @@
  * thumbprint. https://plaid.com/docs/api/webhooks/webhook-verification/
  */
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, sign as signBytes, verify as verifySignature } from 'node:crypto';
-import { SigningSecretError, accepted, constantTimeEqual, decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance, rejected } from './crypto';
+import {
+  SigningSecretError,
+  accepted,
+  constantTimeEqual,
+  decodeSignature,
+  headerValue,
+  malformedHeader,
+  missingHeader,
+  outOfTolerance,
+  rejected,
+} from './crypto';
 import type { JsonWebKey, KeyRequest, OptionsOf, Scheme, VerifyInput, Verifier } from './types';
 
 const OPTIONS = {
@@ -102,7 +112,10 @@ export function jwksVerifier(options: JwksOptions): Verifier {
       const claimed = token.claims[options.bodyHashClaim];
       const actual = Buffer.from(createHash('sha256').update(input.rawBody).digest('hex'), 'utf8');
       if (typeof claimed !== 'string' || !constantTimeEqual(Buffer.from(claimed.toLowerCase(), 'utf8'), actual)) {
-        return rejected('signature_mismatch', `the body does not match the ${options.bodyHashClaim} claim of the token in header ${header}`);
+        return rejected(
+          'signature_mismatch',
+          `the body does not match the ${options.bodyHashClaim} claim of the token in header ${header}`,
+        );
       }
       const iat = token.claims.iat;
       if (typeof iat !== 'number' || !Number.isSafeInteger(iat)) return malformedHeader(header, 'has a token without iat');
@@ -113,7 +126,12 @@ export function jwksVerifier(options: JwksOptions): Verifier {
 
 /** The public JWK of a base64 PKCS#8 P-256 private key, with its RFC 7638 thumbprint as kid. */
 export function publicJwkOf(privateKeyBase64: string): JsonWebKey & { readonly kid: string } {
-  const jwk = createPublicKey(privateKeyOf(privateKeyBase64)).export({ format: 'jwk' }) as { kty: string; crv: string; x: string; y: string };
+  const jwk = createPublicKey(privateKeyOf(privateKeyBase64)).export({ format: 'jwk' }) as {
+    kty: string;
+    crv: string;
+    x: string;
+    y: string;
+  };
   return { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, alg: 'ES256', use: 'sig', kid: jwkThumbprint(jwk), expired_at: null };
 }
 

@@ -62,12 +62,10 @@ export class HttpVerificationKeys implements VerificationKeysPort {
     if (cached && cached.until > this.clock()) return cached.key;
     const running = this.inflight.get(id);
     if (running) return running;
-    const fetched = this.fetchKey(request).then(
-      (key) => {
-        this.cache.set(id, { key, until: this.clock() + (key ? this.ttlMs : this.missTtlMs) });
-        return key;
-      },
-    );
+    const fetched = this.fetchKey(request).then((key) => {
+      this.cache.set(id, { key, until: this.clock() + (key ? this.ttlMs : this.missTtlMs) });
+      return key;
+    });
     this.inflight.set(id, fetched);
     try {
       return await fetched;

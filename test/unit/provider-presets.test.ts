@@ -90,7 +90,7 @@ describe('a source that names a provider', () => {
     );
   });
 
-  it("refuses Mailgun attribution from the unsigned event data and accepts the signed token and fixed values", () => {
+  it('refuses Mailgun attribution from the unsigned event data and accepts the signed token and fixed values', () => {
     expect(() =>
       withSource({
         id: 'mg',
@@ -98,8 +98,11 @@ describe('a source that names a provider', () => {
         attribution: { eventType: { body: 'event-data.event' }, tenantId: { value: 'tenant_204' }, keyId: { value: 'key_42' } },
       }),
     ).toThrow(/body\.event-data\.event is not signed: the mailgun signature covers ONLY signature\.timestamp and signature\.token/);
-    const source = withSource({ id: 'mg', provider: 'mailgun', attribution: { tenantId: { value: 'tenant_204' }, keyId: { value: 'key_42' } } })
-      .sources[0]!;
+    const source = withSource({
+      id: 'mg',
+      provider: 'mailgun',
+      attribution: { tenantId: { value: 'tenant_204' }, keyId: { value: 'key_42' } },
+    }).sources[0]!;
     expect(source.attribution).toEqual({
       eventId: { body: 'signature.token' },
       eventType: { value: 'mailgun.event' },

@@ -32,10 +32,7 @@ const GRAPH_BODY = Buffer.from(
 );
 
 /** Per scheme: the options beside `type`, the secret it signs with and the one it verifies with. */
-const CASES: Record<
-  VerificationScheme['type'],
-  { options?: Record<string, string>; sign: string; verify?: string; body?: Buffer }
-> = {
+const CASES: Record<VerificationScheme['type'], { options?: Record<string, string>; sign: string; verify?: string; body?: Buffer }> = {
   'standard-webhooks': { sign: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
   'standard-webhooks-v1a': { sign: `whsk_${edBase64('private')}`, verify: `whpk_${edBase64('public')}` },
   stripe: { sign: 'whsec_test_4eC39HqLyjWDarjtT1zdp7dc' },
