@@ -260,6 +260,19 @@ describe('mailgun: timestamp + token signed in the body', () => {
     const request = signed('mailgun', event, { messageId: TOKEN });
     const item = await accepted('mailgun', () => post('mailgun', request.body, request.headers), TOKEN, 'tenant_204');
     expect(item).toMatchObject({ eventType: 'mailgun.event', keyId: 'key_mailgun' });
+
+    // The same request again: a duplicate. Its unsigned event-data rewritten under the same signed
+    // token still verifies (Mailgun does not sign it), but cannot become a second event: the token is
+    // the event id, so it is a duplicate_conflict, audited, nothing else stored.
+    const before = await itemCount();
+    const again = await post('mailgun', request.body, request.headers);
+    expect([again.status, JSON.parse(again.text)]).toEqual([200, { status: 'duplicate', event_id: TOKEN }]);
+    expect(await itemCount()).toBe(before);
+    const rewritten = request.body.toString('utf8').replace('"event":"delivered"', '"event":"complained"');
+    const conflict = await post('mailgun', rewritten, request.headers);
+    expect([conflict.status, JSON.parse(conflict.text)]).toEqual([200, { status: 'duplicate_conflict', event_id: TOKEN }]);
+    expect(await itemCount()).toBe(before + 1);
+    expect(await receipt('mailgun', TOKEN)).toEqual(item);
   });
 
   it('refuses a request whose signed token was changed: 401, nothing stored', async () => {
