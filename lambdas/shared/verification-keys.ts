@@ -9,7 +9,8 @@
  * - An unknown kid is fetched once; a miss is remembered for `missTtlMs`, so a stream of requests
  *   naming invented kids costs one outbound call per kid per interval, and at most
  *   `maxFetchesPerMinute` calls overall: beyond that the port throws and intake answers 503.
- * - Concurrent requests for one kid share one fetch. Credentials never appear in errors or logs.
+ * - Concurrent requests for one kid share one fetch. A key whose TTL ran out keeps serving while the
+ *   endpoint cannot be reached. Credentials never appear in errors or logs.
  */
 import { HookledgerError } from '../../core/errors';
 import type { JsonWebKey, KeyRequest, VerificationKeysPort } from '../../core/schemes/types';
@@ -62,10 +63,18 @@ export class HttpVerificationKeys implements VerificationKeysPort {
     if (cached && cached.until > this.clock()) return cached.key;
     const running = this.inflight.get(id);
     if (running) return running;
-    const fetched = this.fetchKey(request).then((key) => {
-      this.cache.set(id, { key, until: this.clock() + (key ? this.ttlMs : this.missTtlMs) });
-      return key;
-    });
+    const fetched = this.fetchKey(request).then(
+      (key) => {
+        this.cache.set(id, { key, until: this.clock() + (key ? this.ttlMs : this.missTtlMs) });
+        return key;
+      },
+      (error: unknown) => {
+        // The endpoint is down or the budget spent: a key fetched before still verifies (its own
+        // expired_at is checked by the verifier); an unknown kid waits for the endpoint (503).
+        if (cached?.key) return cached.key;
+        throw error;
+      },
+    );
     this.inflight.set(id, fetched);
     try {
       return await fetched;

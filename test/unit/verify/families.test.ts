@@ -229,6 +229,22 @@ describe('the key port: fetched by kid, cached, misses remembered, rate-limited'
     expect(calls).toHaveLength(3);
   });
 
+  it('keeps serving a key past its TTL while the endpoint cannot be reached; an unknown kid then fails (503)', async () => {
+    let now = NOW;
+    let down = false;
+    const fetchKey: typeof fetch = async (input, init) => {
+      if (down) throw new TypeError('fetch failed');
+      return fetch(input, init);
+    };
+    const keys = new HttpVerificationKeys({ clock: () => now, fetch: fetchKey, ttlMs: 1000 });
+    const ask = (kid: string) => keys.get({ sourceId: 'plaid', url, kid, credentials: 'client_5f2a:secret_9c1d' });
+    expect(await ask(KEY.kid)).toEqual(KEY);
+    down = true;
+    now += 5000;
+    expect(await ask(KEY.kid)).toEqual(KEY);
+    await expect(ask('kid_new')).rejects.toThrow(/did not answer \(TypeError\)/);
+  });
+
   it('makes at most maxFetchesPerMinute calls: invented kids beyond that are refused (503 at intake)', async () => {
     calls.length = 0;
     const keys = new HttpVerificationKeys({ clock: () => NOW, maxFetchesPerMinute: 3 });
