@@ -48,7 +48,20 @@ import ModernTreasury from 'modern-treasury';
 import Orb from 'orb-billing';
 import Finch from '@tryfinch/finch-api';
 import twilio from 'twilio';
-import { describe, expect, it } from 'vitest';
+import { hmacValidator as AdyenHmacValidator } from '@adyen/api-library';
+import { isValidWebhookSignature as isValidFingerprintSignature } from '@fingerprintjs/fingerprintjs-pro-server-api';
+import { verifyWebhookSignature as hookdeckVerify } from '@hookdeck/sdk/webhooks/helpers';
+import { signWebhookPayload as notionSign, verifyWebhookSignature as notionVerify } from '@notionhq/client';
+import { WebhookEventVerifier as OnfidoWebhookEventVerifier } from '@onfido/api';
+import { PrivyClient } from '@privy-io/server-auth';
+import { ConversationCallbackWebhooks as SinchConversationWebhooks } from '@sinch/sdk-core';
+import { Unit } from '@unit-finance/unit-node-sdk';
+import { AwsLambdaReceiver as ZoomLambdaReceiver } from '@zoom/rivet/accounts';
+import { verifyWebhookSignature as creemVerifyWebhookSignature } from 'creem/webhooks';
+import Pusher from 'pusher';
+import { sign as retellSign, verify as retellVerify } from 'retell-sdk';
+import { StreamChat } from 'stream-chat';
+import { describe, expect, it, vi } from 'vitest';
 import { PROVIDERS } from '../../core/providers/catalog';
 import { accepts, attributionOf, ed25519Pair, hasTimestamp, NOW, p256Pair, type Request, signWith, TOLERANCE, verifyWith } from './support';
 
@@ -542,6 +555,144 @@ const PROOFS: readonly SdkProof[] = [
     }),
     sdkVerify: async ({ body, headers, url }, secret) =>
       twilio.validateRequest(secret, headers['x-twilio-signature']!, url!, Object.fromEntries(new URLSearchParams(body))),
+  },
+  {
+    provider: 'zoom',
+    body: '{"event":"meeting.started","event_ts":1764489600000,"payload":{"account_id":"AAAAAABBBB","object":{"id":"85712345678","uuid":"4444AAAiAAAAAiAiAiiAii==","topic":"Standup"}}}',
+    expected: { eventId: 'rbSlg1xbQxKXUaeQ04P7Ig', eventType: 'meeting.started' },
+    secret: 'zoom-secret-token-8f2c1a7e5b3d',
+    otherSecret: 'zoom-secret-token-0f9e8d7c6b5a',
+    headers: { 'x-zm-trackingid': 'rbSlg1xbQxKXUaeQ04P7Ig' },
+    sdkVerify: async ({ body, headers }, secret) => {
+      // The receiver logs every event it handles at debug level: keep the test output quiet.
+      const quiet = vi.spyOn(console, 'debug').mockImplementation(() => undefined);
+      try {
+        const handler = new ZoomLambdaReceiver({ webhooksSecretToken: secret }).start();
+        const response = await handler({ body, headers, isBase64Encoded: false } as never, {} as never, () => undefined);
+        return (response as { statusCode: number }).statusCode === 200;
+      } finally {
+        quiet.mockRestore();
+      }
+    },
+  },
+  {
+    provider: 'notion',
+    body: '{"id":"367cba44-b6f3-4c92-81e7-6a2e9659efd4","timestamp":"2026-11-30T08:00:00.000Z","workspace_id":"13950b26-c203-4f3b-b97d-93ec06319565","subscription_id":"29d75c0d-5546-4414-8459-7b7a92f1fc4b","type":"page.created","entity":{"id":"153104cd-477e-809d-8dc4-ff2d96ae3090","type":"page"},"api_version":"2022-06-28","attempt_number":1}',
+    expected: { eventId: '367cba44-b6f3-4c92-81e7-6a2e9659efd4', eventType: 'page.created' },
+    secret: 'secret_8f2c1a7e5b3d9c4e6f0a8b7c6d5e4f3a',
+    otherSecret: 'secret_0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c',
+    sdkSign: async (body, secret) => ({ 'x-notion-signature': await notionSign({ body, verificationToken: secret }) }),
+    sdkVerify: async ({ body, headers }, secret) =>
+      notionVerify({ body, signature: headers['x-notion-signature']!, verificationToken: secret }),
+  },
+  {
+    provider: 'adyen',
+    body: '{"data":{"id":"48TYZO5ZVURJ2FCW","sequenceNumber":1,"status":"received","type":"bankTransfer","balancePlatform":"YOUR_BALANCE_PLATFORM","amount":{"currency":"EUR","value":4200}},"environment":"test","timestamp":"2026-11-30T08:00:00+01:00","type":"balancePlatform.transfer.created"}',
+    expected: { eventId: '48TYZO5ZVURJ2FCW', eventType: 'balancePlatform.transfer.created' },
+    secret: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
+    otherSecret: '0F9E8D7C6B5A4F3E2D1C0B9A8F7E6D5C4B3A29181706F5E4D3C2B1A09F8E7D6C',
+    sdkSign: (body, secret) => ({ hmacsignature: new AdyenHmacValidator().calculateHmac(body, secret) }),
+    sdkVerify: async ({ body, headers }, secret) => new AdyenHmacValidator().validateHMACSignature(secret, headers.hmacsignature!, body),
+  },
+  {
+    provider: 'pusher',
+    body: '{"time_ms":1764489600000,"events":[{"name":"channel_occupied","channel":"presence-room-204"}]}',
+    expected: { eventId: '1764489600000', eventType: 'channel_occupied' },
+    secret: 'pusher-app-secret-8f2c1a7e5b3d',
+    otherSecret: 'pusher-app-secret-0f9e8d7c6b5a',
+    headers: { 'content-type': 'application/json', 'x-pusher-key': 'pusher-app-key-278d' },
+    sdkVerify: async ({ body, headers }, secret) =>
+      new Pusher({ appId: '1204', key: 'pusher-app-key-278d', secret, cluster: 'eu' }).webhook({ headers, rawBody: body }).isValid(),
+  },
+  {
+    provider: 'stream',
+    body: '{"type":"message.new","cid":"messaging:room-204","message":{"id":"msg-8f2c1a7e","text":"hi","user":{"id":"ada"}},"user":{"id":"ada"},"created_at":"2026-11-30T08:00:00.000Z"}',
+    expected: { eventId: '0f6c7a1e-2d3b-4c5a-8e9f-1a2b3c4d5e6f', eventType: 'message.new' },
+    secret: 'stream-api-secret-8f2c1a7e5b3d',
+    otherSecret: 'stream-api-secret-0f9e8d7c6b5a',
+    headers: { 'x-webhook-id': '0f6c7a1e-2d3b-4c5a-8e9f-1a2b3c4d5e6f', 'x-api-key': 'stream-key-278d' },
+    sdkVerify: async ({ body, headers }, secret) => new StreamChat('stream-key-278d', secret).verifyWebhook(body, headers['x-signature']!),
+  },
+  {
+    provider: 'onfido',
+    body: '{"payload":{"resource_type":"check","action":"check.completed","object":{"id":"3a4f5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d","status":"complete","completed_at_iso8601":"2026-11-30T08:00:00Z","href":"https://api.eu.onfido.com/v3.6/checks/3a4f5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d"}}}',
+    expected: { eventId: '3a4f5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d', eventType: 'check.completed' },
+    secret: 'onfido-webhook-token-8f2c1a7e',
+    otherSecret: 'onfido-webhook-token-0f9e8d7c',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new OnfidoWebhookEventVerifier(secret).readPayload(body, headers['x-sha2-signature']!)),
+  },
+  {
+    provider: 'fingerprint',
+    body: '{"requestId":"1708102555327.NLOjmg","visitorId":"Ibk1527CUFmcnjLwIs4A","visitorFound":true,"timestamp":1708102555327,"url":"https://shop.example.com/checkout","ip":"203.0.113.7","bot":{"result":"notDetected"}}',
+    expected: { eventId: '1708102555327.NLOjmg', eventType: 'notDetected' },
+    secret: 'fpjs-webhook-secret-8f2c1a7e',
+    otherSecret: 'fpjs-webhook-secret-0f9e8d7c',
+    sdkVerify: async ({ body, headers }, secret) =>
+      isValidFingerprintSignature({ header: headers['fpjs-event-signature']!, data: Buffer.from(body), secret }),
+  },
+  {
+    provider: 'privy',
+    body: '{"type":"user.created","user":{"id":"did:privy:cm3np4u9j001rc8b73seqmqqk","created_at":1764489600}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'user.created' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) => {
+      // verifyWebhook logs its refusals: keep the test output quiet.
+      const quiet = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+      try {
+        const privy = new PrivyClient('cm3np4u9j001rc8b73seqmqqk', 'privy-app-secret-unused');
+        return await accepts(() => privy.verifyWebhook(JSON.parse(body), svixHeaders('svix', headers), secret));
+      } finally {
+        quiet.mockRestore();
+      }
+    },
+  },
+  {
+    provider: 'retell',
+    body: '{"event":"call_ended","call":{"call_id":"Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6","agent_id":"oBeDLoLOeuAbiuaMFXRtDOLriTJ5tSxD","call_status":"ended","start_timestamp":1764489600000}}',
+    expected: { eventId: 'Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6', eventType: 'call_ended' },
+    secret: 'key_8f2c1a7e5b3d9c4e6f0a',
+    otherSecret: 'key_0f9e8d7c6b5a4f3e2d1c',
+    sdkSign: async (body, secret) => ({ 'x-retell-signature': await retellSign(body, secret) }),
+    sdkVerify: async ({ body, headers }, secret) => retellVerify(body, secret, headers['x-retell-signature']!),
+  },
+  {
+    provider: 'hookdeck',
+    body: '{"type":"order.created","id":"ord_01J8K7M2Q4","amount":4200}',
+    expected: { eventId: 'evt_7Rt2Lm9KqHx', eventType: 'order.created' },
+    secret: 'hookdeck-signing-secret-8f2c',
+    otherSecret: 'hookdeck-signing-secret-0f9e',
+    headers: { 'x-hookdeck-eventid': 'evt_7Rt2Lm9KqHx' },
+    sdkVerify: async ({ body, headers }, secret) =>
+      (await hookdeckVerify({ headers, rawBody: body, signingSecret: secret })).isValidSignature,
+  },
+  {
+    provider: 'sinch',
+    body: '{"app_id":"01EB37HMH1M6SV18ASNS3G135H","accepted_time":"2026-11-30T08:00:00.000Z","event_time":"2026-11-30T08:00:00.000Z","project_id":"c36f3d3d-1513-4edd-ae42-11995557ff61","message":{"id":"01EQ8235TD19N21XQTH12B145D","direction":"TO_APP","contact_message":{"text_message":{"text":"hi"}},"channel_identity":{"channel":"WHATSAPP","identity":"46732001122","app_id":"01EB37HMH1M6SV18ASNS3G135H"}}}',
+    expected: { eventId: '01EQ8235TD19N21XQTH12B145D', eventType: 'WHATSAPP' },
+    secret: 'sinch-callback-secret-8f2c1a7e',
+    otherSecret: 'sinch-callback-secret-0f9e8d7c',
+    headers: { 'x-sinch-webhook-signature-algorithm': 'HmacSHA256' },
+    sdkVerify: async ({ body, headers }, secret) =>
+      new SinchConversationWebhooks(secret).validateAuthenticationHeader(headers, body, '/hooks/acme', 'POST'),
+  },
+  {
+    provider: 'unit',
+    body: '{"data":[{"id":"3717","type":"customer.created","attributes":{"createdAt":"2026-11-30T08:00:00.000Z","tags":{}},"relationships":{"customer":{"data":{"type":"customer","id":"120201"}}}}]}',
+    expected: { eventId: '3717', eventType: 'customer.created' },
+    secret: 'unit-webhook-secret-8f2c1a7e',
+    otherSecret: 'unit-webhook-secret-0f9e8d7c',
+    sdkVerify: async ({ body, headers }, secret) =>
+      new Unit('unit-token-unused', 'https://api.s.unit.sh').webhooks.verify(headers['x-unit-signature']!, secret, JSON.parse(body)),
+  },
+  {
+    provider: 'creem',
+    body: '{"id":"evt_5WHHcZPv7VS0YUsberIuOz","eventType":"checkout.completed","created_at":1764489600000,"object":{"id":"ch_4l0N34kxo16AhRKUHFUuXr","object":"checkout","status":"completed"}}',
+    expected: { eventId: 'evt_5WHHcZPv7VS0YUsberIuOz', eventType: 'checkout.completed' },
+    secret: 'whsec_creem_8f2c1a7e5b3d9c4e',
+    otherSecret: 'whsec_creem_0f9e8d7c6b5a4f3e',
+    sdkVerify: async ({ body, headers }, secret) => accepts(() => creemVerifyWebhookSignature(body, headers, secret)),
   },
 ];
 
