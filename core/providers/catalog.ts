@@ -720,6 +720,33 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     provedBy: 'creem verifyWebhookSignature',
     docs: 'https://docs.creem.io/learn/webhooks/verify-webhook-requests',
   },
+  {
+    name: 'messagebird',
+    title: 'MessageBird (Bird) signed webhooks',
+    scheme: {
+      type: 'jwt',
+      header: 'messagebird-signature-jwt',
+      bodyHashClaim: 'payload_hash',
+      issuer: 'MessageBird',
+      urlHashClaim: 'url_hash',
+    },
+    eventId: body('message.id'),
+    eventType: body('type'),
+    proof: 'sdk',
+    provedBy: 'messagebird webhook-signature-jwt verify (and the reference tokens the package ships)',
+    docs: 'https://developers.messagebird.com/api/#verifying-http-requests',
+  },
+  {
+    name: 'cloudinary',
+    title: 'Cloudinary notifications',
+    scheme: { type: 'secret-digest', header: 'x-cld-signature', timestampHeader: 'x-cld-timestamp' },
+    // The upload (or other operation) request's id: one request's notifications share it; override with care.
+    eventId: body('request_id'),
+    eventType: body('notification_type'),
+    proof: 'sdk',
+    provedBy: 'cloudinary utils.webhook_signature / utils.verifyNotificationSignature',
+    docs: 'https://cloudinary.com/documentation/notifications#verifying_notification_signatures',
+  },
   // --- Listed, not yet proved: documented signature, no official npm verifier or published vector found yet
   ...(
     [

@@ -8,6 +8,7 @@ import { github } from './github';
 import { hmac } from './hmac';
 import { hmacTemplate } from './hmac-template';
 import { jwt } from './jwt';
+import { secretDigest } from './secret-digest';
 import { sendgrid } from './sendgrid';
 import { shopify } from './shopify';
 import { slack } from './slack';
@@ -32,6 +33,7 @@ export const SCHEMES = {
   twilio,
   sendgrid,
   jwt,
+  'secret-digest': secretDigest,
 } as const;
 
 export type SchemeType = keyof typeof SCHEMES;

@@ -9,7 +9,9 @@
  *   - the preset's attribution reads the provider's event id and type from the sample.
  */
 import '@shopify/shopify-api/adapters/node';
-import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createHash, createSecretKey } from 'node:crypto';
 import { ApiVersion, shopifyApi } from '@shopify/shopify-api';
 import EasyPostClient from '@easypost/api';
 import { verifyWebhook as clerkVerifyWebhook } from '@clerk/backend/webhooks';
@@ -27,6 +29,7 @@ import { Receiver as QStashReceiver } from '@upstash/qstash';
 import { verifySignature as vonageVerifySignature } from '@vonage/jwt';
 import { WorkOS } from '@workos-inc/node';
 import { validateSignature as lineValidateSignature } from '@line/bot-sdk';
+import { v2 as cloudinary } from 'cloudinary';
 import coinbase from 'coinbase-commerce-node';
 import { verifyKey as discordVerifyKey } from 'discord-interactions';
 import * as gocardlessWebhooks from 'gocardless-nodejs/webhooks';
@@ -58,6 +61,7 @@ import { ConversationCallbackWebhooks as SinchConversationWebhooks } from '@sinc
 import { Unit } from '@unit-finance/unit-node-sdk';
 import { AwsLambdaReceiver as ZoomLambdaReceiver } from '@zoom/rivet/accounts';
 import { verifyWebhookSignature as creemVerifyWebhookSignature } from 'creem/webhooks';
+import { verify as messagebirdVerify } from 'messagebird/lib/webhook-signature-jwt';
 import Pusher from 'pusher';
 import { sign as retellSign, verify as retellVerify } from 'retell-sdk';
 import { StreamChat } from 'stream-chat';
@@ -694,6 +698,33 @@ const PROOFS: readonly SdkProof[] = [
     otherSecret: 'whsec_creem_0f9e8d7c6b5a4f3e',
     sdkVerify: async ({ body, headers }, secret) => accepts(() => creemVerifyWebhookSignature(body, headers, secret)),
   },
+  {
+    provider: 'messagebird',
+    body: '{"type":"message.created","contact":{"id":"9354647c5c144a2b4c99f2n42497249","msisdn":31612345678},"conversation":{"id":"2e15efafec384e1c82e9842075e87beb","status":"active"},"message":{"id":"5f3437fdb8444583aea093a047ac014b","direction":"received","status":"received","type":"text","content":{"text":"hi"}}}',
+    expected: { eventId: '5f3437fdb8444583aea093a047ac014b', eventType: 'message.created' },
+    secret: 'messagebird-signing-key-8f2c1a7e5b3d',
+    otherSecret: 'messagebird-signing-key-0f9e8d7c6b5a',
+    url: 'https://hooks.example.com/hooks/acme?channel=whatsapp',
+    sdkVerify: async ({ body, headers, url }, secret) =>
+      accepts(() =>
+        messagebirdVerify(url!, Buffer.from(body), headers['messagebird-signature-jwt']!, createSecretKey(Buffer.from(secret, 'utf8'))),
+      ),
+  },
+  {
+    provider: 'cloudinary',
+    body: '{"notification_type":"upload","timestamp":"2026-11-30T08:00:00+00:00","request_id":"799c8bd1d7cc1f0c20e6d4a8c9a0a5c3","asset_id":"ba8c1e7d31ab7c5c4c3e6b8b6a3c4d2e","public_id":"sample","version":1764489600,"resource_type":"image","type":"upload","secure_url":"https://res.cloudinary.com/demo/image/upload/v1764489600/sample.jpg"}',
+    expected: { eventId: '799c8bd1d7cc1f0c20e6d4a8c9a0a5c3', eventType: 'upload' },
+    secret: 'cloudinary-api-secret-8f2c1a7e5b3d',
+    otherSecret: 'cloudinary-api-secret-0f9e8d7c6b5a',
+    sdkSign: (body, secret) => ({
+      'x-cld-timestamp': String(NOW_S),
+      'x-cld-signature': cloudinary.utils.webhook_signature(body, NOW_S, { api_secret: secret }),
+    }),
+    sdkVerify: async ({ body, headers }, secret) => {
+      cloudinary.config({ api_secret: secret, signature_algorithm: 'sha1' });
+      return cloudinary.utils.verifyNotificationSignature(body, Number(headers['x-cld-timestamp']), headers['x-cld-signature']!, TOLERANCE);
+    },
+  },
 ];
 
 const TWILIO_JSON =
@@ -797,5 +828,62 @@ describe('twilio JSON bodies (bodySHA256)', () => {
       ok: false,
       code: 'malformed_signature',
     });
+  });
+});
+
+describe('messagebird: the reference tokens shipped in the messagebird package (lib/testdata/webhook-signature-jwt-reference.json)', () => {
+  // Signed by MessageBird for its own test suite; read from the installed package, not copied here.
+  interface Reference {
+    readonly name: string;
+    readonly method: string;
+    readonly secret?: string;
+    readonly url: string;
+    readonly payload?: string;
+    readonly timestamp: string;
+    readonly token: string;
+    readonly valid: boolean;
+  }
+  const references = JSON.parse(
+    readFileSync(createRequire(import.meta.url).resolve('messagebird/lib/testdata/webhook-signature-jwt-reference.json'), 'utf8'),
+  ) as Reference[];
+  const signedPosts = references.filter((r) => r.method === 'POST' && r.payload && r.secret);
+  const verifyReference = (r: Reference, body = r.payload!) =>
+    verifyWith('messagebird', { body, headers: { 'messagebird-signature-jwt': r.token }, url: r.url }, r.secret!, Date.parse(r.timestamp));
+
+  it('has the signed POST tokens this proof reads (HS256, with a payload)', () => {
+    expect(signedPosts.map((r) => r.name)).toEqual([
+      'Valid JWT with URL parameters and payload - POST',
+      'Payload does not match - POST',
+      'payload was added in transit - POST',
+      'Special characters in the payload - POST',
+    ]);
+  });
+
+  it('accepts each valid one at the instant it was made', () => {
+    for (const r of signedPosts.filter((r) => r.valid)) expect(verifyReference(r), r.name).toEqual({ ok: true, secretVersion: 'current' });
+  });
+
+  it('refuses the invalid ones (payload does not match, payload added in transit): signature_mismatch', () => {
+    const invalid = signedPosts.filter((r) => !r.valid);
+    expect(invalid).toHaveLength(2);
+    for (const r of invalid) expect(verifyReference(r), r.name).toMatchObject({ ok: false, code: 'signature_mismatch' });
+  });
+
+  it('refuses a valid one on another URL, and an hour later', () => {
+    const [valid] = signedPosts.filter((r) => r.valid);
+    const otherUrl = verifyWith(
+      'messagebird',
+      { body: valid!.payload!, headers: { 'messagebird-signature-jwt': valid!.token }, url: `${valid!.url}&baz=3` },
+      valid!.secret!,
+      Date.parse(valid!.timestamp),
+    );
+    expect(otherUrl).toMatchObject({ ok: false, code: 'signature_mismatch' });
+    const late = verifyWith(
+      'messagebird',
+      { body: valid!.payload!, headers: { 'messagebird-signature-jwt': valid!.token }, url: valid!.url },
+      valid!.secret!,
+      Date.parse(valid!.timestamp) + 3600_000,
+    );
+    expect(late).toMatchObject({ ok: false, code: 'timestamp_out_of_tolerance' });
   });
 });
