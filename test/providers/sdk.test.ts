@@ -67,7 +67,20 @@ import { sign as retellSign, verify as retellVerify } from 'retell-sdk';
 import { StreamChat } from 'stream-chat';
 import { describe, expect, it, vi } from 'vitest';
 import { PROVIDERS } from '../../core/providers/catalog';
-import { accepts, attributionOf, ed25519Pair, hasTimestamp, NOW, p256Pair, type Request, signWith, TOLERANCE, verifyWith } from './support';
+import { providerRequest } from '../../cli/ops/send';
+import {
+  accepts,
+  attributionOf,
+  ed25519Pair,
+  hasTimestamp,
+  NOW,
+  p256Pair,
+  type Request,
+  signWith,
+  sourceFor,
+  TOLERANCE,
+  verifyWith,
+} from './support';
 
 const NOW_S = NOW / 1000;
 
@@ -730,6 +743,20 @@ const PROOFS: readonly SdkProof[] = [
 const TWILIO_JSON =
   '{"AccountSid":"AC3f9a2b7c1d8e4f6a0b5c2d9e7f1a3b4c","MessageSid":"SM9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d","MessageStatus":"sent"}';
 
+/** What `hookledger send --provider` posts for the source a team writes as `{ provider }` (cli/ops/send.ts providerRequest). */
+function sentByCli(provider: string, secret: string, url = 'https://hooks.example.com/hooks/acme'): Request {
+  const sent = providerRequest({
+    source: sourceFor(provider),
+    provider,
+    secret,
+    now: NOW,
+    eventId: 'evt_01JDQ8Z4R7M2K9T3W5X6Y7Z8A9',
+    messageId: 'msg_01JDQ8Z4R7M2K9T3W5X6Y7Z8B0',
+    url,
+  });
+  return { body: sent.body.toString('utf8'), headers: sent.headers, url };
+}
+
 function tamper(body: string): string {
   // One character of the payload changes; for form bodies, one character of a value.
   const at = body.search(/[0-9]/);
@@ -768,6 +795,13 @@ describe.each(PROOFS)('$provider (proved by its own npm code)', (proof) => {
 
     it("signs under another secret and the provider's code refuses it", async () => {
       expect(await proof.sdkVerify!(ours(proof.body, { secret: otherSigningSecret }), proof.secret)).toBe(false);
+    });
+  }
+
+  if (proof.sdkVerify) {
+    it("accepts what `hookledger send --provider` posts: its sample, signed by send's own path", async () => {
+      const sent = sentByCli(proof.provider, signingSecret, proof.url);
+      expect(await proof.sdkVerify!(sent, proof.secret)).toBe(true);
     });
   }
 
