@@ -1,7 +1,7 @@
 /** `hookledger send`: POST a signed sample webhook to the stack's intake. */
 import type { Command } from 'commander';
-import { EXIT } from '../errors';
-import { providerSource, type SendResult, send } from '../ops/send';
+import { EXIT, UsageError } from '../errors';
+import { PROVIDER_WITH_FILE, providerSource, type SendResult, send } from '../ops/send';
 import { requireSource } from './args';
 import type { CommandContext } from './context';
 
@@ -23,6 +23,7 @@ export function register(program: Command, ctx: CommandContext): void {
           options: { source?: string; provider?: string; file?: string; type: string; tenant: string; key: string },
         ) => {
           // Unknown or unconfigured providers are refused before any stack is reached.
+          if (options.provider !== undefined && options.file !== undefined) throw new UsageError(PROVIDER_WITH_FILE);
           if (options.provider !== undefined) providerSource({ config: ctx.config }, options.provider, options.source);
           else if (options.source !== undefined) requireSource(ctx.config, options.source);
           const target = await connect();

@@ -37,6 +37,8 @@ export interface SendRequest {
   readonly eventId?: string;
 }
 
+export const PROVIDER_WITH_FILE = '--provider sends its own sample: leave out --file';
+
 export interface SendDeps extends ConfigDeps {
   /** Intake's URL for one source (`<WebhookUrl output><source>` on AWS). */
   readonly webhookUrl: (sourceId: string) => string;
