@@ -356,8 +356,8 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     eventType: body('event.type'),
     tenantId: body('team_id'),
     handshake: 'slack-url-verification',
-    proof: 'vector',
-    provedBy: 'the signing example of https://api.slack.com/authentication/verifying-requests-from-slack',
+    proof: 'sdk',
+    provedBy: '@slack/bolt isValidSlackRequest',
     docs: 'https://api.slack.com/authentication/verifying-requests-from-slack',
   },
   {

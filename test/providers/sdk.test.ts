@@ -58,6 +58,7 @@ import { signWebhookPayload as notionSign, verifyWebhookSignature as notionVerif
 import { WebhookEventVerifier as OnfidoWebhookEventVerifier } from '@onfido/api';
 import { PrivyClient } from '@privy-io/server-auth';
 import { ConversationCallbackWebhooks as SinchConversationWebhooks } from '@sinch/sdk-core';
+import { isValidSlackRequest } from '@slack/bolt';
 import { Unit } from '@unit-finance/unit-node-sdk';
 import { AwsLambdaReceiver as ZoomLambdaReceiver } from '@zoom/rivet/accounts';
 import { verifyWebhookSignature as creemVerifyWebhookSignature } from 'creem/webhooks';
@@ -737,6 +738,23 @@ const PROOFS: readonly SdkProof[] = [
       cloudinary.config({ api_secret: secret, signature_algorithm: 'sha1' });
       return cloudinary.utils.verifyNotificationSignature(body, Number(headers['x-cld-timestamp']), headers['x-cld-signature']!, TOLERANCE);
     },
+  },
+  {
+    provider: 'slack',
+    body: '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","team_id":"T1DC2JH3J","api_app_id":"A0KRD7HC3","type":"event_callback","event_id":"Ev08MFMKH6","event_time":1764489600,"event":{"type":"app_mention","user":"U2CERLKJA","text":"<@U0LAN0Z89> hi","channel":"C0LAN2Q65"}}',
+    expected: { eventId: 'Ev08MFMKH6', eventType: 'app_mention' },
+    secret: '8f742231b10e8888abcd99yyyzzz85a5',
+    otherSecret: '0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c',
+    sdkVerify: async ({ body, headers }, secret) =>
+      isValidSlackRequest({
+        signingSecret: secret,
+        body,
+        headers: {
+          'x-slack-signature': headers['x-slack-signature']!,
+          'x-slack-request-timestamp': Number(headers['x-slack-request-timestamp']),
+        },
+        logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } as never,
+      }),
   },
 ];
 
