@@ -747,6 +747,17 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     provedBy: 'cloudinary utils.webhook_signature / utils.verifyNotificationSignature',
     docs: 'https://cloudinary.com/documentation/notifications#verifying_notification_signatures',
   },
+  {
+    name: 'hygraph',
+    title: 'Hygraph',
+    scheme: { type: 'hygraph' },
+    // The entry's id: one entry's operations (create, update, publish) share it; override with care.
+    eventId: body('data.id'),
+    eventType: body('operation'),
+    proof: 'sdk',
+    provedBy: '@hygraph/utils generateWebhookSignature / verifyWebhookSignature',
+    docs: 'https://hygraph.com/docs/api-reference/basics/webhooks',
+  },
   // --- Listed, not yet proved: documented signature, no official npm verifier or published vector found yet
   ...(
     [

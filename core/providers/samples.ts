@@ -252,6 +252,10 @@ export const PROVIDER_SAMPLES: Readonly<Record<string, ProviderSample>> = {
     contentType: 'application/json',
     body: '{"notification_type":"upload","timestamp":"2026-11-30T08:00:00+00:00","request_id":"{{event_id}}","asset_id":"ba8c1e7d31ab7c5c4c3e6b8b6a3c4d2e","public_id":"sample","version":1764489600,"resource_type":"image","type":"upload","secure_url":"https://res.cloudinary.com/demo/image/upload/v1764489600/sample.jpg"}',
   },
+  hygraph: {
+    contentType: 'application/json',
+    body: '{"operation":"publish","data":{"__typename":"Post","id":"{{event_id}}","stage":"PUBLISHED","title":"Hello","updatedAt":"2026-11-30T08:00:00.000000+00:00"}}',
+  },
   slack: {
     contentType: 'application/json',
     body: '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","team_id":"T1DC2JH3J","api_app_id":"A0KRD7HC3","type":"event_callback","event_id":"{{event_id}}","event_time":{{now_s}},"event":{"type":"app_mention","user":"U2CERLKJA","text":"<@U0LAN0Z89> hi","ts":"1515449522.000016","channel":"C0LAN2Q65"}}',

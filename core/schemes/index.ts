@@ -7,6 +7,7 @@ import { ed25519 } from './ed25519';
 import { github } from './github';
 import { hmac } from './hmac';
 import { hmacTemplate } from './hmac-template';
+import { hygraph } from './hygraph';
 import { jwt } from './jwt';
 import { secretDigest } from './secret-digest';
 import { sendgrid } from './sendgrid';
@@ -34,6 +35,7 @@ export const SCHEMES = {
   sendgrid,
   jwt,
   'secret-digest': secretDigest,
+  hygraph,
 } as const;
 
 export type SchemeType = keyof typeof SCHEMES;

@@ -47,7 +47,7 @@ describe('provider samples', () => {
     );
     expect(missing.map((p) => p.name)).toEqual([]);
     expect(Object.keys(PROVIDER_SAMPLES).filter((name) => !names.has(name))).toEqual([]);
-    expect(Object.keys(PROVIDER_SAMPLES)).toHaveLength(54);
+    expect(Object.keys(PROVIDER_SAMPLES)).toHaveLength(55);
   });
 
   it('fill {{event_id}}, {{now_ms}} and {{now_s}}, leaving no placeholder behind', () => {

@@ -54,6 +54,7 @@ import twilio from 'twilio';
 import { hmacValidator as AdyenHmacValidator } from '@adyen/api-library';
 import { isValidWebhookSignature as isValidFingerprintSignature } from '@fingerprintjs/fingerprintjs-pro-server-api';
 import { verifyWebhookSignature as hookdeckVerify } from '@hookdeck/sdk/webhooks/helpers';
+import { generateWebhookSignature as hygraphSign, verifyWebhookSignature as hygraphVerify } from '@hygraph/utils';
 import { signWebhookPayload as notionSign, verifyWebhookSignature as notionVerify } from '@notionhq/client';
 import { WebhookEventVerifier as OnfidoWebhookEventVerifier } from '@onfido/api';
 import { PrivyClient } from '@privy-io/server-auth';
@@ -755,6 +756,16 @@ const PROOFS: readonly SdkProof[] = [
         },
         logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } as never,
       }),
+  },
+  {
+    provider: 'hygraph',
+    body: '{"operation":"publish","data":{"__typename":"Post","id":"ckwf4tz3c00x40b50v7m9vq3y","stage":"PUBLISHED","title":"Hello","updatedAt":"2026-11-30T08:00:00.000000+00:00"}}',
+    expected: { eventId: 'ckwf4tz3c00x40b50v7m9vq3y', eventType: 'publish' },
+    secret: 'rCNwyiloY3oJYYkxgpBXaleIiUv5MYlx',
+    otherSecret: 'Q0m8vK2xL5pR7tY1uW3zA6cE9gH4jN0b',
+    sdkSign: (body, secret) => ({ 'gcms-signature': hygraphSign({ rawPayload: body, secret }) }),
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => hygraphVerify({ rawPayload: body, signature: headers['gcms-signature']!, secret })),
   },
 ];
 

@@ -19,7 +19,7 @@ describe('verifierFor', () => {
     expect(verifierFor(schemeSchema.parse({ type }))).toBe(verifier);
   });
 
-  it('lists exactly the fourteen schemes, each with a signer, a verifier and its signed parts', () => {
+  it('lists exactly the fifteen schemes, each with a signer, a verifier and its signed parts', () => {
     expect(SCHEME_TYPES).toEqual([
       'standard-webhooks',
       'standard-webhooks-v1a',
@@ -35,6 +35,7 @@ describe('verifierFor', () => {
       'sendgrid',
       'jwt',
       'secret-digest',
+      'hygraph',
     ]);
     for (const type of SCHEME_TYPES) {
       const options = { header: 'x-acme-signature' };
