@@ -1,23 +1,33 @@
 /**
- * Send: a signed test webhook to the stack's intake, as the provider would send it. The sample body
- * puts each attribution field where the source's config reads it from (a body path or a header), so
- * it is accepted by any source; or the body comes from a file, sent byte for byte.
+ * Send: a signed test webhook to the stack's intake, as the provider would send it.
  *
- * Signing: every configured scheme (cli/ops/sign.ts).
+ *   --source    a sample body that puts each attribution field where the source's config reads it
+ *               from (a body path or a header), so any source accepts it; or a file, byte for byte.
+ *   --provider  the provider's own sample event (core/providers/samples.ts: its body format,
+ *               content type and unsigned headers), signed with the preset's scheme for the source
+ *               configured with that provider; attribution fields the source reads from elsewhere
+ *               (a tenant path of its own) are added to the sample before it is signed.
+ *
+ * Signing: every configured scheme (core/schemes), over the URL the request is sent to where the
+ * scheme signs the URL (Twilio, Square, HubSpot, QStash, MessageBird).
  */
 import { readFile } from 'node:fs/promises';
-import type { FieldSource } from '../../core/config/schema';
+import type { AttributionSource, SourceConfig } from '../../core/config/schema';
 import { findSource } from '../../core/config/routing';
+import { closeProviderNames, findProvider } from '../../core/providers/catalog';
+import { renderSample } from '../../core/providers/samples';
+import { SigningSecretError, type SignInput, signatureHeaders, signedBody } from '../../core/schemes';
 import type { ConfigDeps } from './deps';
-import { UsageError } from '../errors';
+import { TargetError, UsageError } from '../errors';
 import { newEventId, ulid } from './ids';
-import { signatureHeaders } from '../../core/schemes';
 
 export interface SendRequest {
   readonly source?: string;
+  /** A catalog provider: send its sample event, signed as it signs. */
+  readonly provider?: string;
   /** A file whose bytes are the body; attribution then comes from the file. */
   readonly file?: string;
-  /** @default 'payment.succeeded' */
+  /** @default 'payment.succeeded' (the provider's own type with --provider) */
   readonly type?: string;
   /** @default 'tenant_204' */
   readonly tenant?: string;
@@ -26,6 +36,8 @@ export interface SendRequest {
   /** @default a new `evt_` id */
   readonly eventId?: string;
 }
+
+export const PROVIDER_WITH_FILE = '--provider sends its own sample: leave out --file';
 
 export interface SendDeps extends ConfigDeps {
   /** Intake's URL for one source (`<WebhookUrl output><source>` on AWS). */
@@ -39,44 +51,197 @@ export interface SendDeps extends ConfigDeps {
 export interface SendResult {
   readonly url: string;
   readonly source: string;
-  /** The sample's event id (absent when the body came from a file). */
+  readonly provider?: string;
+  /** The event id intake records for the request (absent when the body came from a file). */
   readonly eventId?: string;
   readonly status: number;
   readonly body: unknown;
 }
 
-export async function send(deps: SendDeps, request: SendRequest): Promise<SendResult> {
-  const sourceId = request.source ?? onlySource(deps);
-  const source = findSource(deps.config, sourceId);
-  if (!source) throw new UsageError(`unknown source "${sourceId}"; configured: ${deps.config.sources.map((s) => s.id).join(', ')}`);
-  const now = (deps.clock ?? Date.now)();
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  let payload: Buffer;
-  let eventId: string | undefined;
-  if (request.file !== undefined) {
-    payload = await readFile(request.file).catch((error: NodeJS.ErrnoException) => {
-      throw new UsageError(`cannot read --file ${request.file}: ${error.code ?? error.message}`);
-    });
-  } else {
-    eventId = request.eventId ?? newEventId(now);
-    const body: Record<string, unknown> = { created: Math.floor(now / 1000), data: { amount: 4200, currency: 'eur' } };
-    const values: Record<keyof typeof source.attribution, string> = {
-      eventId,
-      eventType: request.type ?? 'payment.succeeded',
-      tenantId: request.tenant ?? 'tenant_204',
-      keyId: request.key ?? 'key_42',
-    };
-    for (const [field, where] of Object.entries(source.attribution) as [keyof typeof values, FieldSource][]) {
-      if ('header' in where) headers[where.header] = values[field];
-      else setPath(body, where.body, values[field]);
-    }
-    payload = Buffer.from(JSON.stringify(body), 'utf8');
+/**
+ * The source `send --provider <name>` sends to, checked before any stack is reached: the provider
+ * must be in the catalog and configured on exactly one source (or the one `--source` names).
+ */
+export function providerSource(deps: ConfigDeps, provider: string, sourceId?: string): SourceConfig {
+  const preset = findProvider(provider);
+  if (!preset) {
+    const close = closeProviderNames(provider);
+    throw new UsageError(
+      `unknown provider "${provider}"` +
+        (close.length > 0 ? `; did you mean ${close.map((n) => `"${n}"`).join(', ')}?` : '; `npx hookledger providers` lists the catalog'),
+    );
   }
+  const sources = deps.config.sources.filter((s) => s.provider === preset.name);
+  if (sources.length === 0) {
+    const needs = [preset.tenantId ? '' : 'tenantId', preset.keyId ? '' : 'keyId'].filter(Boolean);
+    throw new UsageError(
+      `no source in hookledger.config.ts uses provider "${preset.name}"; add one to sources, e.g. ` +
+        `{ id: '${preset.name}', provider: '${preset.name}'` +
+        (needs.length > 0 ? `, attribution: { ${needs.map((f) => `${f}: { body: '<path>' }`).join(', ')} }` : '') +
+        ' }, then restart `npm start` (or deploy) so intake has it',
+    );
+  }
+  if (preset.publicKey) {
+    throw new UsageError(
+      `${preset.name} signs with its own private key (${preset.scheme.type}); hookledger keeps only the public key its source ` +
+        `verifies with (${sources.map((s) => s.id).join(', ')}), so it cannot sign as ${preset.name}: send a real delivery from ${preset.title} instead`,
+    );
+  }
+  if (sourceId !== undefined) {
+    const named = sources.find((s) => s.id === sourceId);
+    if (!named) {
+      throw new UsageError(
+        `source "${sourceId}" does not use provider "${preset.name}"; sources that do: ${sources.map((s) => s.id).join(', ')}`,
+      );
+    }
+    return named;
+  }
+  const [only, ...more] = sources;
+  if (!only || more.length > 0) {
+    throw new UsageError(`several sources use provider "${preset.name}" (${sources.map((s) => s.id).join(', ')}); pass --source`);
+  }
+  return only;
+}
+
+export interface ProviderRequestInput {
+  readonly source: SourceConfig;
+  readonly provider: string;
+  readonly secret: string;
+  /** Epoch ms. */
+  readonly now: number;
+  /** Fills the sample's `{{event_id}}`. */
+  readonly eventId: string;
+  /** The delivery id schemes sign (Standard Webhooks' `webhook-id`). */
+  readonly messageId: string;
+  /** The URL the request goes to (signed by URL-signing schemes). */
+  readonly url: string;
+  readonly tenant?: string;
+  readonly key?: string;
+}
+
+export interface SignedRequest {
+  readonly body: Buffer;
+  readonly headers: Record<string, string>;
+  /** What intake records as the event id, read where the source's attribution reads it. */
+  readonly eventId: string | undefined;
+}
+
+/** The provider's sample, completed for the source's attribution and signed as the provider signs: what `send --provider` posts. */
+export function providerRequest(input: ProviderRequestInput): SignedRequest {
+  const sample = renderSample(input.provider, { eventId: input.eventId, now: input.now });
+  const contentType = sample?.contentType ?? 'application/json';
+  const headers: Record<string, string> = { 'content-type': contentType, ...sample?.headers };
+  const values = { eventId: input.eventId, eventType: 'test.event', tenantId: input.tenant ?? 'tenant_204', keyId: input.key ?? 'key_42' };
+  const form = contentType.startsWith('application/x-www-form-urlencoded');
+  let text = sample?.body ?? '{}';
+  const json = form ? undefined : (JSON.parse(text) as unknown);
+  const fields = form ? new URLSearchParams(text) : undefined;
+  let added = false;
+  for (const [field, where] of Object.entries(input.source.attribution) as [keyof typeof values, AttributionSource][]) {
+    if ('value' in where) continue; // a fixed value: nothing to put in the request
+    if ('header' in where) {
+      headers[where.header] ??= values[field];
+    } else if (fields) {
+      if (!fields.has(where.body)) {
+        fields.append(where.body, values[field]);
+        added = true;
+      }
+    } else if (readPath(json, where.body) === undefined && json && typeof json === 'object' && !Array.isArray(json)) {
+      setPath(json as Record<string, unknown>, where.body, values[field]);
+      added = true;
+    }
+  }
+  if (added) text = fields ? fields.toString() : JSON.stringify(json);
+  const signed = sign(input.source, {
+    body: Buffer.from(text, 'utf8'),
+    secret: input.secret,
+    now: input.now,
+    messageId: input.messageId,
+    url: input.url,
+  });
+  Object.assign(headers, signed.headers);
+  const body = signed.body;
+  // Read from what is sent: schemes that sign inside the body (Mailgun's token) put the id there.
+  const at = input.source.attribution.eventId;
+  const sent = body.toString('utf8');
+  const eventId =
+    'value' in at
+      ? at.value
+      : 'header' in at
+        ? headers[at.header]
+        : textOf(form ? new URLSearchParams(sent).get(at.body) : readPath(JSON.parse(sent) as unknown, at.body));
+  return { body, headers, eventId };
+}
+
+/** The body as sent (schemes that sign inside it put their signature there) and the signature headers over it. */
+function sign(source: SourceConfig, input: SignInput): { body: Buffer; headers: Record<string, string> } {
+  try {
+    const body = signedBody(source.scheme, input);
+    return { body, headers: signatureHeaders(source.scheme, { ...input, body }) };
+  } catch (error) {
+    if (!(error instanceof SigningSecretError)) throw error;
+    throw new TargetError(
+      `the signing secret of source "${source.id}" is not a ${source.provider ?? source.scheme.type} secret (${error.message}); ` +
+        'set it to the one the provider gave you (local stack: sources.' +
+        `${source.id}.current in the secrets file, .hookledger/secrets.json by default; AWS: the source's secret in Secrets Manager)`,
+    );
+  }
+}
+
+export async function send(deps: SendDeps, request: SendRequest): Promise<SendResult> {
+  if (request.provider !== undefined && request.file !== undefined)
+    throw new UsageError('--provider sends its own sample: leave out --file');
+  const source =
+    request.provider !== undefined
+      ? providerSource(deps, request.provider, request.source)
+      : findSource(deps.config, request.source ?? onlySource(deps));
+  if (!source) throw new UsageError(`unknown source "${request.source}"; configured: ${deps.config.sources.map((s) => s.id).join(', ')}`);
+  const now = (deps.clock ?? Date.now)();
+  const url = deps.webhookUrl(source.id);
   const messageId = `msg_${ulid(now)}`;
   const secret = await deps.signingSecret(source.id);
-  Object.assign(headers, signatureHeaders(source.scheme, { body: payload, secret, now, messageId }));
+  let headers: Record<string, string> = { 'content-type': 'application/json' };
+  let payload: Buffer;
+  let eventId: string | undefined;
+  if (request.provider !== undefined) {
+    const signed = providerRequest({
+      source,
+      provider: request.provider,
+      secret,
+      now,
+      eventId: request.eventId ?? newEventId(now),
+      messageId,
+      url,
+      tenant: request.tenant,
+      key: request.key,
+    });
+    ({ headers, body: payload, eventId } = signed);
+  } else {
+    if (request.file !== undefined) {
+      payload = await readFile(request.file).catch((error: NodeJS.ErrnoException) => {
+        throw new UsageError(`cannot read --file ${request.file}: ${error.code ?? error.message}`);
+      });
+    } else {
+      eventId = request.eventId ?? newEventId(now);
+      const body: Record<string, unknown> = { created: Math.floor(now / 1000), data: { amount: 4200, currency: 'eur' } };
+      const values: Record<keyof typeof source.attribution, string> = {
+        eventId,
+        eventType: request.type ?? 'payment.succeeded',
+        tenantId: request.tenant ?? 'tenant_204',
+        keyId: request.key ?? 'key_42',
+      };
+      for (const [field, where] of Object.entries(source.attribution) as [keyof typeof values, AttributionSource][]) {
+        if ('value' in where) continue;
+        if ('header' in where) headers[where.header] = values[field];
+        else setPath(body, where.body, values[field]);
+      }
+      payload = Buffer.from(JSON.stringify(body), 'utf8');
+    }
+    const signed = sign(source, { body: payload, secret, now, messageId, url });
+    payload = signed.body;
+    Object.assign(headers, signed.headers);
+  }
 
-  const url = deps.webhookUrl(source.id);
   const response = await (deps.fetch ?? fetch)(url, { method: 'POST', headers, body: payload });
   const text = await response.text();
   let parsed: unknown = text;
@@ -85,7 +250,14 @@ export async function send(deps: SendDeps, request: SendRequest): Promise<SendRe
   } catch {
     // not JSON: keep the text
   }
-  return { url, source: source.id, ...(eventId ? { eventId } : {}), status: response.status, body: parsed };
+  return {
+    url,
+    source: source.id,
+    ...(request.provider !== undefined ? { provider: source.provider } : {}),
+    ...(eventId ? { eventId } : {}),
+    status: response.status,
+    body: parsed,
+  };
 }
 
 function onlySource(deps: ConfigDeps): string {
@@ -95,6 +267,19 @@ function onlySource(deps: ConfigDeps): string {
   }
   return first.id;
 }
+
+/** A dotted path into parsed JSON (array indexes are path segments, as intake reads them). */
+function readPath(value: unknown, dotted: string): unknown {
+  let node = value;
+  for (const part of dotted.split('.')) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
+}
+
+const textOf = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : undefined;
 
 function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
   const parts = dotted.split('.');

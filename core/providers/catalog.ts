@@ -60,7 +60,13 @@ const header = (name: string): FieldLocation => ({ header: name });
 /** Plain HMAC over the body in one header. */
 const bodyHmac = (
   name: string,
-  options: { encoding?: 'hex' | 'base64'; prefix?: string; algorithm?: 'sha1' | 'sha256' | 'sha512'; secretEncoding?: 'utf8' | 'hex' },
+  options: {
+    encoding?: 'hex' | 'base64';
+    prefix?: string;
+    separator?: string;
+    algorithm?: 'sha1' | 'sha256' | 'sha512';
+    secretEncoding?: 'utf8' | 'hex';
+  },
 ): SchemeConfigInput => ({ type: 'hmac-template', header: name, ...options });
 
 export const PROVIDERS: readonly ProviderPreset[] = [
@@ -366,8 +372,8 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     eventType: body('event.type'),
     tenantId: body('team_id'),
     handshake: 'slack-url-verification',
-    proof: 'vector',
-    provedBy: 'the signing example of https://api.slack.com/authentication/verifying-requests-from-slack',
+    proof: 'sdk',
+    provedBy: '@slack/bolt isValidSlackRequest',
     docs: 'https://api.slack.com/authentication/verifying-requests-from-slack',
   },
   {
@@ -385,7 +391,8 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     tenantId: body('payload.account_id'),
     replayProtection: 'body',
     handshake: 'zoom-url-validation',
-    proof: 'unproved',
+    proof: 'sdk',
+    provedBy: '@zoom/rivet AwsLambdaReceiver (its request check)',
     docs: 'https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events',
   },
   {
@@ -654,6 +661,192 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     proof: 'unproved',
     docs: 'https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks',
   },
+  // --- Proved by the providers' SDKs in issue 15's second round -------------------------------------
+  {
+    name: 'notion',
+    title: 'Notion',
+    scheme: bodyHmac('x-notion-signature', { prefix: 'sha256=' }),
+    eventId: body('id'),
+    eventType: body('type'),
+    tenantId: body('workspace_id'),
+    proof: 'sdk',
+    provedBy: '@notionhq/client signWebhookPayload / verifyWebhookSignature',
+    docs: 'https://developers.notion.com/reference/webhooks',
+  },
+  {
+    name: 'adyen',
+    title: 'Adyen (Balance Platform and Management webhooks)',
+    scheme: bodyHmac('hmacsignature', { encoding: 'base64', secretEncoding: 'hex' }),
+    // No event id in these webhooks: a transfer's updates share data.id (sequenceNumber tells them apart); override with care.
+    eventId: body('data.id'),
+    eventType: body('type'),
+    proof: 'sdk',
+    provedBy: '@adyen/api-library hmacValidator.calculateHmac / validateHMACSignature',
+    docs: 'https://docs.adyen.com/development-resources/webhooks/verify-hmac-signatures/',
+  },
+  {
+    name: 'pusher',
+    title: 'Pusher Channels',
+    scheme: bodyHmac('x-pusher-signature', {}),
+    // Pusher sends no event id: time_ms (signed) is when the batch of events was sent.
+    eventId: body('time_ms'),
+    eventType: body('events.0.name'),
+    tenantId: header('x-pusher-key'),
+    replayProtection: 'body',
+    proof: 'sdk',
+    provedBy: 'pusher Pusher#webhook(...).isValid',
+    docs: 'https://pusher.com/docs/channels/server_api/webhooks/#authentication',
+  },
+  {
+    name: 'stream',
+    title: 'Stream (Chat)',
+    scheme: bodyHmac('x-signature', {}),
+    eventId: header('x-webhook-id'),
+    eventType: body('type'),
+    tenantId: header('x-api-key'),
+    replayProtection: 'body',
+    proof: 'sdk',
+    provedBy: 'stream-chat StreamChat#verifyWebhook',
+    docs: 'https://getstream.io/chat/docs/node/webhooks_overview/',
+  },
+  {
+    name: 'onfido',
+    title: 'Onfido',
+    scheme: bodyHmac('x-sha2-signature', {}),
+    // The resource's id: one check's events (started, completed) share it; override with care.
+    eventId: body('payload.object.id'),
+    eventType: body('payload.action'),
+    proof: 'sdk',
+    provedBy: '@onfido/api WebhookEventVerifier#readPayload',
+    docs: 'https://documentation.onfido.com/api/latest/#webhooks',
+  },
+  {
+    name: 'fingerprint',
+    title: 'Fingerprint',
+    scheme: bodyHmac('fpjs-event-signature', { prefix: 'v1=', separator: ',' }),
+    eventId: body('requestId'),
+    // One kind of event (an identification): the bot verdict is what consumers route on.
+    eventType: body('bot.result'),
+    proof: 'sdk',
+    provedBy: '@fingerprintjs/fingerprintjs-pro-server-api isValidWebhookSignature',
+    docs: 'https://dev.fingerprint.com/docs/webhooks-security',
+  },
+  {
+    name: 'privy',
+    title: 'Privy',
+    scheme: { type: 'standard-webhooks', headerPrefix: 'svix' },
+    eventId: header('svix-id'),
+    eventType: body('type'),
+    proof: 'sdk',
+    provedBy: '@privy-io/server-auth PrivyClient#verifyWebhook',
+    docs: 'https://docs.privy.io/guide/server/webhooks',
+  },
+  {
+    name: 'retell',
+    title: 'Retell AI',
+    scheme: {
+      type: 'timestamped-hmac',
+      header: 'x-retell-signature',
+      timestampKey: 'v',
+      signatureKey: 'd',
+      content: '{body}{t}',
+      timestampFormat: 'unix-ms',
+    },
+    // No event id: one call's events (call_started, call_ended, call_analyzed) share its id; override with care.
+    eventId: body('call.call_id'),
+    eventType: body('event'),
+    proof: 'sdk',
+    provedBy: 'retell-sdk Retell.sign / Retell.verify',
+    docs: 'https://docs.retellai.com/features/secure-webhook',
+  },
+  {
+    name: 'hookdeck',
+    title: 'Hookdeck (forwarded events)',
+    scheme: bodyHmac('x-hookdeck-signature', { encoding: 'base64' }),
+    eventId: header('x-hookdeck-eventid'),
+    eventType: body('type'),
+    replayProtection: 'body',
+    proof: 'sdk',
+    provedBy: '@hookdeck/sdk verifyWebhookSignature',
+    docs: 'https://hookdeck.com/docs/authentication#hookdeck-webhook-signature-verification',
+  },
+  {
+    name: 'sinch',
+    title: 'Sinch Conversation API',
+    scheme: {
+      type: 'hmac-template',
+      header: 'x-sinch-webhook-signature',
+      encoding: 'base64',
+      content: '{body}.{header:x-sinch-webhook-signature-nonce}.{header:x-sinch-webhook-signature-timestamp}',
+      timestampHeader: 'x-sinch-webhook-signature-timestamp',
+    },
+    // Sinch names the trigger by the body's top-level key (message, message_delivery_report, ...), not a field:
+    // the preset reads inbound messages (their id, and their channel as the type); other triggers override both.
+    eventId: body('message.id'),
+    eventType: body('message.channel_identity.channel'),
+    tenantId: body('app_id'),
+    proof: 'sdk',
+    provedBy: '@sinch/sdk-client validateWebhookSignature',
+    docs: 'https://developers.sinch.com/docs/conversation/callbacks/#validating-callback-requests',
+  },
+  {
+    name: 'unit',
+    title: 'Unit',
+    scheme: bodyHmac('x-unit-signature', { algorithm: 'sha1', encoding: 'base64' }),
+    eventId: body('data.0.id'),
+    eventType: body('data.0.type'),
+    proof: 'sdk',
+    provedBy: '@unit-finance/unit-node-sdk Unit#webhooks.verify',
+    docs: 'https://www.unit.co/docs/api/webhooks/#securing-your-webhooks',
+  },
+  {
+    name: 'creem',
+    title: 'Creem',
+    scheme: bodyHmac('creem-signature', {}),
+    eventId: body('id'),
+    eventType: body('eventType'),
+    proof: 'sdk',
+    provedBy: 'creem verifyWebhookSignature',
+    docs: 'https://docs.creem.io/learn/webhooks/verify-webhook-requests',
+  },
+  {
+    name: 'messagebird',
+    title: 'MessageBird (Bird) signed webhooks',
+    scheme: {
+      type: 'jwt',
+      header: 'messagebird-signature-jwt',
+      bodyHashClaim: 'payload_hash',
+      issuer: 'MessageBird',
+      urlHashClaim: 'url_hash',
+    },
+    eventId: body('message.id'),
+    eventType: body('type'),
+    proof: 'sdk',
+    provedBy: 'messagebird webhook-signature-jwt verify (and the reference tokens the package ships)',
+    docs: 'https://developers.messagebird.com/api/#verifying-http-requests',
+  },
+  {
+    name: 'cloudinary',
+    title: 'Cloudinary notifications',
+    scheme: { type: 'secret-digest', header: 'x-cld-signature', timestampHeader: 'x-cld-timestamp' },
+    // The upload (or other operation) request's id: one request's notifications share it; override with care.
+    eventId: body('request_id'),
+    eventType: body('notification_type'),
+    proof: 'sdk',
+    provedBy: 'cloudinary utils.webhook_signature / utils.verifyNotificationSignature',
+    docs: 'https://cloudinary.com/documentation/notifications#verifying_notification_signatures',
+  },
+  {
+    name: 'hygraph',
+    title: 'Hygraph',
+    scheme: { type: 'hygraph' },
+    // The entry's id: one entry's operations (create, update, publish) share it; override with care.
+    eventId: body('data.id'),
+    eventType: body('operation'),
+    proof: 'sdk',
+    provedBy: '@hygraph/utils generateWebhookSignature / verifyWebhookSignature',
+    docs: 'https://hygraph.com/docs/api-reference/basics/webhooks',
+  },
   // --- Listed, not yet proved: documented signature, no official npm verifier or published vector found yet
   ...(
     [
@@ -719,7 +912,6 @@ export const PROVIDERS: readonly ProviderPreset[] = [
         bodyHmac('cko-signature', {}),
         'https://www.checkout.com/docs/developer-resources/webhooks/manage-webhooks/verify-webhooks',
       ],
-      ['notion', 'Notion', bodyHmac('x-notion-signature', { prefix: 'sha256=' }), 'https://developers.notion.com/reference/webhooks'],
       ['calcom', 'Cal.com', bodyHmac('x-cal-signature-256', {}), 'https://cal.com/docs/developing/guides/automation/webhooks'],
       [
         'onfleet',

@@ -11,6 +11,8 @@ import { hmacTemplate } from './hmac-template';
 import { jwks } from './jwks';
 import { jwt } from './jwt';
 import { mailgun } from './mailgun';
+import { hygraph } from './hygraph';
+import { secretDigest } from './secret-digest';
 import { sendgrid } from './sendgrid';
 import { sharedSecret } from './shared-secret';
 import { shopify } from './shopify';
@@ -40,6 +42,8 @@ export const SCHEMES = {
   mailgun,
   'shared-secret': sharedSecret,
   'client-state': clientState,
+  'secret-digest': secretDigest,
+  hygraph,
 } as const;
 
 export type SchemeType = keyof typeof SCHEMES;

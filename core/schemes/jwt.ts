@@ -2,7 +2,8 @@
  * JWT-signed webhooks (HS256): the signature is a JSON Web Token in one header whose claims hold a
  * hash of the body, so the body is signed through the token. Vonage (`Authorization: Bearer`,
  * `payload_hash` = SHA-256 hex) and Upstash QStash (`upstash-signature`, `body` = SHA-256
- * base64url, `iss: Upstash`, `sub` = the URL called). The token's `iat` (or, without it, `nbf`) is
+ * base64url, `iss: Upstash`, `sub` = the URL called) and MessageBird (`messagebird-signature-jwt`,
+ * `iss: MessageBird`, `url_hash` = SHA-256 hex of the URL called). The token's `iat` (or, without it, `nbf`) is
  * the signed send time; an expired token (`exp`) is out of tolerance too.
  */
 import { createHash, createHmac } from 'node:crypto';
@@ -29,6 +30,8 @@ const OPTIONS = {
   issuer: { kind: 'text', default: '' },
   /** `yes`: the `sub` claim must be the URL called (QStash). */
   subjectIsUrl: { kind: 'enum', values: ['no', 'yes'], default: 'no' },
+  /** When set, this claim must hold the SHA-256 hex of the URL called (MessageBird's `url_hash`). */
+  urlHashClaim: { kind: 'text', default: '' },
 } as const;
 
 export type JwtOptions = OptionsOf<typeof OPTIONS>;
@@ -47,6 +50,8 @@ function decodeJson(part: string): Claims | undefined {
     return undefined;
   }
 }
+
+const urlHash = (url: string): string => createHash('sha256').update(url, 'utf8').digest('hex');
 
 const bodyHash = (body: Buffer, encoding: 'hex' | 'base64url'): string => createHash('sha256').update(body).digest(encoding);
 
@@ -85,6 +90,17 @@ export function jwtVerifier(options: JwtOptions): Verifier {
       if (options.subjectIsUrl === 'yes' && claims.sub !== input.url) {
         return rejected('signature_mismatch', `the token in header ${header} was issued for another URL`);
       }
+      if (options.urlHashClaim) {
+        const claimedUrl = claims[options.urlHashClaim];
+        const expectedUrl = input.url === undefined ? undefined : Buffer.from(urlHash(input.url), 'utf8');
+        if (
+          typeof claimedUrl !== 'string' ||
+          !expectedUrl ||
+          !constantTimeEqual(Buffer.from(claimedUrl.toLowerCase(), 'utf8'), expectedUrl)
+        ) {
+          return rejected('signature_mismatch', `the token in header ${header} was issued for another URL`);
+        }
+      }
       const now = Math.floor(input.now / 1000);
       if (typeof claims.exp === 'number' && now > claims.exp + input.toleranceSeconds) {
         return rejected('timestamp_out_of_tolerance', `the token in header ${header} expired ${now - claims.exp} s ago`);
@@ -100,7 +116,9 @@ export const jwt: Scheme<typeof OPTIONS> = {
   signedParts: (options) => ({
     body: true,
     headers: [],
-    summary: `the body (its SHA-256 in the ${options.bodyHashClaim} claim of the token in ${options.header})`,
+    summary:
+      `the body (its SHA-256 in the ${options.bodyHashClaim} claim of the token in ${options.header})` +
+      (options.subjectIsUrl === 'yes' || options.urlHashClaim ? ', the request URL' : ''),
     timestamp: `iat of the token in ${options.header}`,
   }),
   options: OPTIONS,
@@ -115,6 +133,7 @@ export const jwt: Scheme<typeof OPTIONS> = {
       [options.bodyHashClaim]: bodyHash(input.body, options.bodyHashEncoding),
       ...(options.issuer ? { iss: options.issuer } : {}),
       ...(options.subjectIsUrl === 'yes' && input.url ? { sub: input.url } : {}),
+      ...(options.urlHashClaim && input.url ? { [options.urlHashClaim]: urlHash(input.url) } : {}),
     };
     const encode = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
     const unsigned = `${encode({ alg: 'HS256', typ: 'JWT' })}.${encode(claims)}`;

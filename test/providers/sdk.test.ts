@@ -9,7 +9,9 @@
  *   - the preset's attribution reads the provider's event id and type from the sample.
  */
 import '@shopify/shopify-api/adapters/node';
-import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createHash, createSecretKey } from 'node:crypto';
 import { ApiVersion, shopifyApi } from '@shopify/shopify-api';
 import EasyPostClient from '@easypost/api';
 import { verifyWebhook as clerkVerifyWebhook } from '@clerk/backend/webhooks';
@@ -27,6 +29,7 @@ import { Receiver as QStashReceiver } from '@upstash/qstash';
 import { verifySignature as vonageVerifySignature } from '@vonage/jwt';
 import { WorkOS } from '@workos-inc/node';
 import { validateSignature as lineValidateSignature } from '@line/bot-sdk';
+import { v2 as cloudinary } from 'cloudinary';
 import coinbase from 'coinbase-commerce-node';
 import { verifyKey as discordVerifyKey } from 'discord-interactions';
 import * as gocardlessWebhooks from 'gocardless-nodejs/webhooks';
@@ -48,9 +51,38 @@ import ModernTreasury from 'modern-treasury';
 import Orb from 'orb-billing';
 import Finch from '@tryfinch/finch-api';
 import twilio from 'twilio';
-import { describe, expect, it } from 'vitest';
+import { hmacValidator as AdyenHmacValidator } from '@adyen/api-library';
+import { isValidWebhookSignature as isValidFingerprintSignature } from '@fingerprintjs/fingerprintjs-pro-server-api';
+import { verifyWebhookSignature as hookdeckVerify } from '@hookdeck/sdk/webhooks/helpers';
+import { generateWebhookSignature as hygraphSign, verifyWebhookSignature as hygraphVerify } from '@hygraph/utils';
+import { signWebhookPayload as notionSign, verifyWebhookSignature as notionVerify } from '@notionhq/client';
+import { WebhookEventVerifier as OnfidoWebhookEventVerifier } from '@onfido/api';
+import { PrivyClient } from '@privy-io/server-auth';
+import { ConversationCallbackWebhooks as SinchConversationWebhooks } from '@sinch/sdk-core';
+import { isValidSlackRequest } from '@slack/bolt';
+import { Unit } from '@unit-finance/unit-node-sdk';
+import { AwsLambdaReceiver as ZoomLambdaReceiver } from '@zoom/rivet/accounts';
+import { verifyWebhookSignature as creemVerifyWebhookSignature } from 'creem/webhooks';
+import { verify as messagebirdVerify } from 'messagebird/lib/webhook-signature-jwt';
+import Pusher from 'pusher';
+import { sign as retellSign, verify as retellVerify } from 'retell-sdk';
+import { StreamChat } from 'stream-chat';
+import { describe, expect, it, vi } from 'vitest';
 import { PROVIDERS } from '../../core/providers/catalog';
-import { accepts, attributionOf, ed25519Pair, hasTimestamp, NOW, p256Pair, type Request, signWith, TOLERANCE, verifyWith } from './support';
+import { providerRequest } from '../../cli/ops/send';
+import {
+  accepts,
+  attributionOf,
+  ed25519Pair,
+  hasTimestamp,
+  NOW,
+  p256Pair,
+  type Request,
+  signWith,
+  sourceFor,
+  TOLERANCE,
+  verifyWith,
+} from './support';
 
 const NOW_S = NOW / 1000;
 
@@ -543,10 +575,216 @@ const PROOFS: readonly SdkProof[] = [
     sdkVerify: async ({ body, headers, url }, secret) =>
       twilio.validateRequest(secret, headers['x-twilio-signature']!, url!, Object.fromEntries(new URLSearchParams(body))),
   },
+  {
+    provider: 'zoom',
+    body: '{"event":"meeting.started","event_ts":1764489600000,"payload":{"account_id":"AAAAAABBBB","object":{"id":"85712345678","uuid":"4444AAAiAAAAAiAiAiiAii==","topic":"Standup"}}}',
+    expected: { eventId: 'rbSlg1xbQxKXUaeQ04P7Ig', eventType: 'meeting.started' },
+    secret: 'zoom-secret-token-8f2c1a7e5b3d',
+    otherSecret: 'zoom-secret-token-0f9e8d7c6b5a',
+    headers: { 'x-zm-trackingid': 'rbSlg1xbQxKXUaeQ04P7Ig' },
+    sdkVerify: async ({ body, headers }, secret) => {
+      // The receiver logs every event it handles at debug level: keep the test output quiet.
+      const quiet = vi.spyOn(console, 'debug').mockImplementation(() => undefined);
+      try {
+        const handler = new ZoomLambdaReceiver({ webhooksSecretToken: secret }).start();
+        const response = await handler({ body, headers, isBase64Encoded: false } as never, {} as never, () => undefined);
+        return (response as { statusCode: number }).statusCode === 200;
+      } finally {
+        quiet.mockRestore();
+      }
+    },
+  },
+  {
+    provider: 'notion',
+    body: '{"id":"367cba44-b6f3-4c92-81e7-6a2e9659efd4","timestamp":"2026-11-30T08:00:00.000Z","workspace_id":"13950b26-c203-4f3b-b97d-93ec06319565","subscription_id":"29d75c0d-5546-4414-8459-7b7a92f1fc4b","type":"page.created","entity":{"id":"153104cd-477e-809d-8dc4-ff2d96ae3090","type":"page"},"api_version":"2022-06-28","attempt_number":1}',
+    expected: { eventId: '367cba44-b6f3-4c92-81e7-6a2e9659efd4', eventType: 'page.created' },
+    secret: 'secret_8f2c1a7e5b3d9c4e6f0a8b7c6d5e4f3a',
+    otherSecret: 'secret_0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c',
+    sdkSign: async (body, secret) => ({ 'x-notion-signature': await notionSign({ body, verificationToken: secret }) }),
+    sdkVerify: async ({ body, headers }, secret) =>
+      notionVerify({ body, signature: headers['x-notion-signature']!, verificationToken: secret }),
+  },
+  {
+    provider: 'adyen',
+    body: '{"data":{"id":"48TYZO5ZVURJ2FCW","sequenceNumber":1,"status":"received","type":"bankTransfer","balancePlatform":"YOUR_BALANCE_PLATFORM","amount":{"currency":"EUR","value":4200}},"environment":"test","timestamp":"2026-11-30T08:00:00+01:00","type":"balancePlatform.transfer.created"}',
+    expected: { eventId: '48TYZO5ZVURJ2FCW', eventType: 'balancePlatform.transfer.created' },
+    secret: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
+    otherSecret: '0F9E8D7C6B5A4F3E2D1C0B9A8F7E6D5C4B3A29181706F5E4D3C2B1A09F8E7D6C',
+    sdkSign: (body, secret) => ({ hmacsignature: new AdyenHmacValidator().calculateHmac(body, secret) }),
+    sdkVerify: async ({ body, headers }, secret) => new AdyenHmacValidator().validateHMACSignature(secret, headers.hmacsignature!, body),
+  },
+  {
+    provider: 'pusher',
+    body: '{"time_ms":1764489600000,"events":[{"name":"channel_occupied","channel":"presence-room-204"}]}',
+    expected: { eventId: '1764489600000', eventType: 'channel_occupied' },
+    secret: 'pusher-app-secret-8f2c1a7e5b3d',
+    otherSecret: 'pusher-app-secret-0f9e8d7c6b5a',
+    headers: { 'content-type': 'application/json', 'x-pusher-key': 'pusher-app-key-278d' },
+    sdkVerify: async ({ body, headers }, secret) =>
+      new Pusher({ appId: '1204', key: 'pusher-app-key-278d', secret, cluster: 'eu' }).webhook({ headers, rawBody: body }).isValid(),
+  },
+  {
+    provider: 'stream',
+    body: '{"type":"message.new","cid":"messaging:room-204","message":{"id":"msg-8f2c1a7e","text":"hi","user":{"id":"ada"}},"user":{"id":"ada"},"created_at":"2026-11-30T08:00:00.000Z"}',
+    expected: { eventId: '0f6c7a1e-2d3b-4c5a-8e9f-1a2b3c4d5e6f', eventType: 'message.new' },
+    secret: 'stream-api-secret-8f2c1a7e5b3d',
+    otherSecret: 'stream-api-secret-0f9e8d7c6b5a',
+    headers: { 'x-webhook-id': '0f6c7a1e-2d3b-4c5a-8e9f-1a2b3c4d5e6f', 'x-api-key': 'stream-key-278d' },
+    sdkVerify: async ({ body, headers }, secret) => new StreamChat('stream-key-278d', secret).verifyWebhook(body, headers['x-signature']!),
+  },
+  {
+    provider: 'onfido',
+    body: '{"payload":{"resource_type":"check","action":"check.completed","object":{"id":"3a4f5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d","status":"complete","completed_at_iso8601":"2026-11-30T08:00:00Z","href":"https://api.eu.onfido.com/v3.6/checks/3a4f5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d"}}}',
+    expected: { eventId: '3a4f5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d', eventType: 'check.completed' },
+    secret: 'onfido-webhook-token-8f2c1a7e',
+    otherSecret: 'onfido-webhook-token-0f9e8d7c',
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => new OnfidoWebhookEventVerifier(secret).readPayload(body, headers['x-sha2-signature']!)),
+  },
+  {
+    provider: 'fingerprint',
+    body: '{"requestId":"1708102555327.NLOjmg","visitorId":"Ibk1527CUFmcnjLwIs4A","visitorFound":true,"timestamp":1708102555327,"url":"https://shop.example.com/checkout","ip":"203.0.113.7","bot":{"result":"notDetected"}}',
+    expected: { eventId: '1708102555327.NLOjmg', eventType: 'notDetected' },
+    secret: 'fpjs-webhook-secret-8f2c1a7e',
+    otherSecret: 'fpjs-webhook-secret-0f9e8d7c',
+    sdkVerify: async ({ body, headers }, secret) =>
+      isValidFingerprintSignature({ header: headers['fpjs-event-signature']!, data: Buffer.from(body), secret }),
+  },
+  {
+    provider: 'privy',
+    body: '{"type":"user.created","user":{"id":"did:privy:cm3np4u9j001rc8b73seqmqqk","created_at":1764489600}}',
+    expected: { eventId: 'msg_2Kp7QeWd9Lm', eventType: 'user.created' },
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    otherSecret: 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD',
+    sdkVerify: async ({ body, headers }, secret) => {
+      // verifyWebhook logs its refusals: keep the test output quiet.
+      const quiet = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+      try {
+        const privy = new PrivyClient('cm3np4u9j001rc8b73seqmqqk', 'privy-app-secret-unused');
+        return await accepts(() => privy.verifyWebhook(JSON.parse(body), svixHeaders('svix', headers), secret));
+      } finally {
+        quiet.mockRestore();
+      }
+    },
+  },
+  {
+    provider: 'retell',
+    body: '{"event":"call_ended","call":{"call_id":"Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6","agent_id":"oBeDLoLOeuAbiuaMFXRtDOLriTJ5tSxD","call_status":"ended","start_timestamp":1764489600000}}',
+    expected: { eventId: 'Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6', eventType: 'call_ended' },
+    secret: 'key_8f2c1a7e5b3d9c4e6f0a',
+    otherSecret: 'key_0f9e8d7c6b5a4f3e2d1c',
+    sdkSign: async (body, secret) => ({ 'x-retell-signature': await retellSign(body, secret) }),
+    sdkVerify: async ({ body, headers }, secret) => retellVerify(body, secret, headers['x-retell-signature']!),
+  },
+  {
+    provider: 'hookdeck',
+    body: '{"type":"order.created","id":"ord_01J8K7M2Q4","amount":4200}',
+    expected: { eventId: 'evt_7Rt2Lm9KqHx', eventType: 'order.created' },
+    secret: 'hookdeck-signing-secret-8f2c',
+    otherSecret: 'hookdeck-signing-secret-0f9e',
+    headers: { 'x-hookdeck-eventid': 'evt_7Rt2Lm9KqHx' },
+    sdkVerify: async ({ body, headers }, secret) =>
+      (await hookdeckVerify({ headers, rawBody: body, signingSecret: secret })).isValidSignature,
+  },
+  {
+    provider: 'sinch',
+    body: '{"app_id":"01EB37HMH1M6SV18ASNS3G135H","accepted_time":"2026-11-30T08:00:00.000Z","event_time":"2026-11-30T08:00:00.000Z","project_id":"c36f3d3d-1513-4edd-ae42-11995557ff61","message":{"id":"01EQ8235TD19N21XQTH12B145D","direction":"TO_APP","contact_message":{"text_message":{"text":"hi"}},"channel_identity":{"channel":"WHATSAPP","identity":"46732001122","app_id":"01EB37HMH1M6SV18ASNS3G135H"}}}',
+    expected: { eventId: '01EQ8235TD19N21XQTH12B145D', eventType: 'WHATSAPP' },
+    secret: 'sinch-callback-secret-8f2c1a7e',
+    otherSecret: 'sinch-callback-secret-0f9e8d7c',
+    headers: { 'x-sinch-webhook-signature-algorithm': 'HmacSHA256' },
+    sdkVerify: async ({ body, headers }, secret) =>
+      new SinchConversationWebhooks(secret).validateAuthenticationHeader(headers, body, '/hooks/acme', 'POST'),
+  },
+  {
+    provider: 'unit',
+    body: '{"data":[{"id":"3717","type":"customer.created","attributes":{"createdAt":"2026-11-30T08:00:00.000Z","tags":{}},"relationships":{"customer":{"data":{"type":"customer","id":"120201"}}}}]}',
+    expected: { eventId: '3717', eventType: 'customer.created' },
+    secret: 'unit-webhook-secret-8f2c1a7e',
+    otherSecret: 'unit-webhook-secret-0f9e8d7c',
+    sdkVerify: async ({ body, headers }, secret) =>
+      new Unit('unit-token-unused', 'https://api.s.unit.sh').webhooks.verify(headers['x-unit-signature']!, secret, JSON.parse(body)),
+  },
+  {
+    provider: 'creem',
+    body: '{"id":"evt_5WHHcZPv7VS0YUsberIuOz","eventType":"checkout.completed","created_at":1764489600000,"object":{"id":"ch_4l0N34kxo16AhRKUHFUuXr","object":"checkout","status":"completed"}}',
+    expected: { eventId: 'evt_5WHHcZPv7VS0YUsberIuOz', eventType: 'checkout.completed' },
+    secret: 'whsec_creem_8f2c1a7e5b3d9c4e',
+    otherSecret: 'whsec_creem_0f9e8d7c6b5a4f3e',
+    sdkVerify: async ({ body, headers }, secret) => accepts(() => creemVerifyWebhookSignature(body, headers, secret)),
+  },
+  {
+    provider: 'messagebird',
+    body: '{"type":"message.created","contact":{"id":"9354647c5c144a2b4c99f2n42497249","msisdn":31612345678},"conversation":{"id":"2e15efafec384e1c82e9842075e87beb","status":"active"},"message":{"id":"5f3437fdb8444583aea093a047ac014b","direction":"received","status":"received","type":"text","content":{"text":"hi"}}}',
+    expected: { eventId: '5f3437fdb8444583aea093a047ac014b', eventType: 'message.created' },
+    secret: 'messagebird-signing-key-8f2c1a7e5b3d',
+    otherSecret: 'messagebird-signing-key-0f9e8d7c6b5a',
+    url: 'https://hooks.example.com/hooks/acme?channel=whatsapp',
+    sdkVerify: async ({ body, headers, url }, secret) =>
+      accepts(() =>
+        messagebirdVerify(url!, Buffer.from(body), headers['messagebird-signature-jwt']!, createSecretKey(Buffer.from(secret, 'utf8'))),
+      ),
+  },
+  {
+    provider: 'cloudinary',
+    body: '{"notification_type":"upload","timestamp":"2026-11-30T08:00:00+00:00","request_id":"799c8bd1d7cc1f0c20e6d4a8c9a0a5c3","asset_id":"ba8c1e7d31ab7c5c4c3e6b8b6a3c4d2e","public_id":"sample","version":1764489600,"resource_type":"image","type":"upload","secure_url":"https://res.cloudinary.com/demo/image/upload/v1764489600/sample.jpg"}',
+    expected: { eventId: '799c8bd1d7cc1f0c20e6d4a8c9a0a5c3', eventType: 'upload' },
+    secret: 'cloudinary-api-secret-8f2c1a7e5b3d',
+    otherSecret: 'cloudinary-api-secret-0f9e8d7c6b5a',
+    sdkSign: (body, secret) => ({
+      'x-cld-timestamp': String(NOW_S),
+      'x-cld-signature': cloudinary.utils.webhook_signature(body, NOW_S, { api_secret: secret }),
+    }),
+    sdkVerify: async ({ body, headers }, secret) => {
+      cloudinary.config({ api_secret: secret, signature_algorithm: 'sha1' });
+      return cloudinary.utils.verifyNotificationSignature(body, Number(headers['x-cld-timestamp']), headers['x-cld-signature']!, TOLERANCE);
+    },
+  },
+  {
+    provider: 'slack',
+    body: '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","team_id":"T1DC2JH3J","api_app_id":"A0KRD7HC3","type":"event_callback","event_id":"Ev08MFMKH6","event_time":1764489600,"event":{"type":"app_mention","user":"U2CERLKJA","text":"<@U0LAN0Z89> hi","channel":"C0LAN2Q65"}}',
+    expected: { eventId: 'Ev08MFMKH6', eventType: 'app_mention' },
+    secret: '8f742231b10e8888abcd99yyyzzz85a5',
+    otherSecret: '0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c',
+    sdkVerify: async ({ body, headers }, secret) =>
+      isValidSlackRequest({
+        signingSecret: secret,
+        body,
+        headers: {
+          'x-slack-signature': headers['x-slack-signature']!,
+          'x-slack-request-timestamp': Number(headers['x-slack-request-timestamp']),
+        },
+        logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } as never,
+      }),
+  },
+  {
+    provider: 'hygraph',
+    body: '{"operation":"publish","data":{"__typename":"Post","id":"ckwf4tz3c00x40b50v7m9vq3y","stage":"PUBLISHED","title":"Hello","updatedAt":"2026-11-30T08:00:00.000000+00:00"}}',
+    expected: { eventId: 'ckwf4tz3c00x40b50v7m9vq3y', eventType: 'publish' },
+    secret: 'rCNwyiloY3oJYYkxgpBXaleIiUv5MYlx',
+    otherSecret: 'Q0m8vK2xL5pR7tY1uW3zA6cE9gH4jN0b',
+    sdkSign: (body, secret) => ({ 'gcms-signature': hygraphSign({ rawPayload: body, secret }) }),
+    sdkVerify: async ({ body, headers }, secret) =>
+      accepts(() => hygraphVerify({ rawPayload: body, signature: headers['gcms-signature']!, secret })),
+  },
 ];
 
 const TWILIO_JSON =
   '{"AccountSid":"AC3f9a2b7c1d8e4f6a0b5c2d9e7f1a3b4c","MessageSid":"SM9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d","MessageStatus":"sent"}';
+
+/** What `hookledger send --provider` posts for the source a team writes as `{ provider }` (cli/ops/send.ts providerRequest). */
+function sentByCli(provider: string, secret: string, url = 'https://hooks.example.com/hooks/acme'): Request {
+  const sent = providerRequest({
+    source: sourceFor(provider),
+    provider,
+    secret,
+    now: NOW,
+    eventId: 'evt_01JDQ8Z4R7M2K9T3W5X6Y7Z8A9',
+    messageId: 'msg_01JDQ8Z4R7M2K9T3W5X6Y7Z8B0',
+    url,
+  });
+  return { body: sent.body.toString('utf8'), headers: sent.headers, url };
+}
 
 function tamper(body: string): string {
   // One character of the payload changes; for form bodies, one character of a value.
@@ -586,6 +824,13 @@ describe.each(PROOFS)('$provider (proved by its own npm code)', (proof) => {
 
     it("signs under another secret and the provider's code refuses it", async () => {
       expect(await proof.sdkVerify!(ours(proof.body, { secret: otherSigningSecret }), proof.secret)).toBe(false);
+    });
+  }
+
+  if (proof.sdkVerify) {
+    it("accepts what `hookledger send --provider` posts: its sample, signed by send's own path", async () => {
+      const sent = sentByCli(proof.provider, signingSecret, proof.url);
+      expect(await proof.sdkVerify!(sent, proof.secret)).toBe(true);
     });
   }
 
@@ -646,5 +891,62 @@ describe('twilio JSON bodies (bodySHA256)', () => {
       ok: false,
       code: 'malformed_signature',
     });
+  });
+});
+
+describe('messagebird: the reference tokens shipped in the messagebird package (lib/testdata/webhook-signature-jwt-reference.json)', () => {
+  // Signed by MessageBird for its own test suite; read from the installed package, not copied here.
+  interface Reference {
+    readonly name: string;
+    readonly method: string;
+    readonly secret?: string;
+    readonly url: string;
+    readonly payload?: string;
+    readonly timestamp: string;
+    readonly token: string;
+    readonly valid: boolean;
+  }
+  const references = JSON.parse(
+    readFileSync(createRequire(import.meta.url).resolve('messagebird/lib/testdata/webhook-signature-jwt-reference.json'), 'utf8'),
+  ) as Reference[];
+  const signedPosts = references.filter((r) => r.method === 'POST' && r.payload && r.secret);
+  const verifyReference = (r: Reference, body = r.payload!) =>
+    verifyWith('messagebird', { body, headers: { 'messagebird-signature-jwt': r.token }, url: r.url }, r.secret!, Date.parse(r.timestamp));
+
+  it('has the signed POST tokens this proof reads (HS256, with a payload)', () => {
+    expect(signedPosts.map((r) => r.name)).toEqual([
+      'Valid JWT with URL parameters and payload - POST',
+      'Payload does not match - POST',
+      'payload was added in transit - POST',
+      'Special characters in the payload - POST',
+    ]);
+  });
+
+  it('accepts each valid one at the instant it was made', () => {
+    for (const r of signedPosts.filter((r) => r.valid)) expect(verifyReference(r), r.name).toEqual({ ok: true, secretVersion: 'current' });
+  });
+
+  it('refuses the invalid ones (payload does not match, payload added in transit): signature_mismatch', () => {
+    const invalid = signedPosts.filter((r) => !r.valid);
+    expect(invalid).toHaveLength(2);
+    for (const r of invalid) expect(verifyReference(r), r.name).toMatchObject({ ok: false, code: 'signature_mismatch' });
+  });
+
+  it('refuses a valid one on another URL, and an hour later', () => {
+    const [valid] = signedPosts.filter((r) => r.valid);
+    const otherUrl = verifyWith(
+      'messagebird',
+      { body: valid!.payload!, headers: { 'messagebird-signature-jwt': valid!.token }, url: `${valid!.url}&baz=3` },
+      valid!.secret!,
+      Date.parse(valid!.timestamp),
+    );
+    expect(otherUrl).toMatchObject({ ok: false, code: 'signature_mismatch' });
+    const late = verifyWith(
+      'messagebird',
+      { body: valid!.payload!, headers: { 'messagebird-signature-jwt': valid!.token }, url: valid!.url },
+      valid!.secret!,
+      Date.parse(valid!.timestamp) + 3600_000,
+    );
+    expect(late).toMatchObject({ ok: false, code: 'timestamp_out_of_tolerance' });
   });
 });

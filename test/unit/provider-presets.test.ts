@@ -53,7 +53,7 @@ describe('a source that names a provider', () => {
 
   it('refuses an unknown provider and names the close ones', () => {
     expect(() => withSource({ id: 'pay', provider: 'strpe', attribution: {} })).toThrow(
-      /sources\[id=pay\]\.provider \(value "strpe"\): unknown provider "strpe"; did you mean "stripe"\?/,
+      /sources\[id=pay\]\.provider \(value "strpe"\): unknown provider "strpe"; did you mean "stripe", "stream"\?/,
     );
     expect(closeProviderNames('shopfy')).toEqual(['shopify']);
     expect(closeProviderNames('stand')).toContain('standard-webhooks');

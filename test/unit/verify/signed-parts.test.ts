@@ -53,6 +53,8 @@ const CASES: Record<VerificationScheme['type'], { options?: Record<string, strin
   ed25519: { options: { header: 'x-signature-ed25519' }, sign: edRaw('private'), verify: edRaw('public') },
   twilio: { sign: 'twilio-auth-token-12345' },
   jwt: { options: { header: 'authorization', prefix: 'Bearer ' }, sign: 'vonage-signature-secret-8f2c' },
+  'secret-digest': { options: { header: 'x-cld-signature', timestampHeader: 'x-cld-timestamp' }, sign: 'cloudinary-api-secret-8f2c' },
+  hygraph: { sign: 'rCNwyiloY3oJYYkxgpBXaleIiUv5MYlx' },
   sendgrid: {
     sign: ec.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
     verify: ec.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),

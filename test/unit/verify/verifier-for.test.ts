@@ -19,7 +19,7 @@ describe('verifierFor', () => {
     expect(verifierFor(schemeSchema.parse({ type }))).toBe(verifier);
   });
 
-  it('lists exactly the seventeen schemes, each with a signer, a verifier and its signed parts', () => {
+  it('lists exactly the nineteen schemes, each with a signer, a verifier and its signed parts', () => {
     expect(SCHEME_TYPES).toEqual([
       'standard-webhooks',
       'standard-webhooks-v1a',
@@ -38,6 +38,8 @@ describe('verifierFor', () => {
       'mailgun',
       'shared-secret',
       'client-state',
+      'secret-digest',
+      'hygraph',
     ]);
     for (const type of SCHEME_TYPES) {
       const options = { header: 'x-acme-signature' };

@@ -1,0 +1,127 @@
+/**
+ * `hookledger send --provider <name>`: what it refuses before reaching any stack (unknown,
+ * unconfigured, ambiguous and public-key providers), what it refuses once it has the source's
+ * secret (one the provider's scheme cannot use), and what it posts (the sample, signed over the URL
+ * it posts to, with the source's own attribution added). The HTTP round trip to a running stack is
+ * test/e2e/send-provider.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { send } from '../../../cli/ops/send';
+import { defineConfig } from '../../../core/config/schema';
+import { verifierFor } from '../../../core/schemes';
+import { runCli } from '../../support/cli';
+
+const env = { USER: 'send-provider-test', HOOKLEDGER_STATE: '/nonexistent/state.json' };
+const consumers = [{ id: 'billing', subscribes: ['*'], fields: ['id'], entry: 'lambdas/consumers/billing.ts' }];
+const config = defineConfig({
+  sources: [
+    { id: 'stripe-live', provider: 'stripe', attribution: { tenantId: { body: 'account' }, keyId: { body: 'data.object.id' } } },
+    { id: 'adyen', provider: 'adyen', attribution: { tenantId: { body: 'environment' }, keyId: { body: 'data.id' } } },
+    { id: 'discord', provider: 'discord', attribution: { keyId: { body: 'application_id' } } },
+    { id: 'gh-a', provider: 'github', attribution: { tenantId: { body: 'installation.id' }, keyId: { body: 'repository.id' } } },
+    { id: 'gh-b', provider: 'github', attribution: { tenantId: { body: 'installation.id' }, keyId: { body: 'repository.id' } } },
+    { id: 'twilio', provider: 'twilio', attribution: { keyId: { body: 'MessagingServiceSid' } } },
+  ],
+  consumers,
+});
+
+describe('send --provider refuses before reaching a stack (exit 2)', () => {
+  it('an unknown provider, naming the close ones', async () => {
+    const run = await runCli(['send', '--provider', 'strpe'], config, env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('unknown provider "strpe"; did you mean "stripe", "stream"?');
+  });
+
+  it('a provider no source is configured with, saying what to add to hookledger.config.ts', async () => {
+    const run = await runCli(['send', '--provider', 'paddle'], config, env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      `no source in hookledger.config.ts uses provider "paddle"; add one to sources, e.g. { id: 'paddle', provider: 'paddle', attribution: { tenantId: { body: '<path>' }, keyId: { body: '<path>' } } }`,
+    );
+  });
+
+  it('a provider on two sources without --source, and a --source of another provider', async () => {
+    const both = await runCli(['send', '--provider', 'github'], config, env);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('several sources use provider "github" (gh-a, gh-b); pass --source');
+    const other = await runCli(['send', '--provider', 'github', '--source', 'stripe-live'], config, env);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('source "stripe-live" does not use provider "github"; sources that do: gh-a, gh-b');
+  });
+
+  it('a provider that signs with its own private key (the stack keeps only the public key)', async () => {
+    const run = await runCli(['send', '--provider', 'discord'], config, env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('discord signs with its own private key (ed25519)');
+  });
+
+  it('--provider with --file', async () => {
+    const run = await runCli(['send', '--provider', 'stripe', '--file', 'package.json'], config, env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--provider sends its own sample: leave out --file');
+  });
+
+  it('gets past the checks to the stack when the provider is configured: no stack here (exit 3)', async () => {
+    const run = await runCli(['send', '--provider', 'stripe'], config, env);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain('/nonexistent/state.json');
+  });
+});
+
+describe('send --provider with a stand-in intake', () => {
+  const posted: { url: string; headers: Record<string, string>; body: string }[] = [];
+  const deps = (secret: string) => ({
+    config,
+    webhookUrl: (id: string) => `http://127.0.0.1:3000/hooks/${id}`,
+    signingSecret: async () => secret,
+    clock: () => Date.parse('2026-11-30T08:00:00Z'),
+    fetch: (async (url: string, init: RequestInit) => {
+      posted.push({ url, headers: init.headers as Record<string, string>, body: Buffer.from(init.body as Buffer).toString('utf8') });
+      return new Response('{"event_id":"x","deliveries":1}', { status: 202 });
+    }) as typeof fetch,
+  });
+
+  it('refuses a secret the scheme cannot use (adyen keys are hex; the local file made a whsec_ one): exit 3, no value printed', async () => {
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const error = (await send(deps(secret), { provider: 'adyen' }).then(
+      () => new Error('sent'),
+      (e: unknown) => e as Error,
+    )) as Error & { exitCode?: number };
+    expect(error).toMatchObject({ name: 'TargetError', exitCode: 3 });
+    expect(error.message).toContain('the signing secret of source "adyen" is not a adyen secret');
+    expect(error.message).toContain('sources.adyen.current in the secrets file');
+    expect(error.message).not.toContain(secret);
+    expect(posted).toHaveLength(0);
+  });
+
+  it("posts the stripe sample with a fresh event id, the source's own tenant and key added, signed as stripe signs", async () => {
+    const secret = 'whsec_4eC39HqLyjWDarjtT1zdp7dc9Kq2';
+    const result = await send(deps(secret), { provider: 'stripe', tenant: 'acct_204' });
+    expect(result).toMatchObject({ source: 'stripe-live', provider: 'stripe', status: 202 });
+    expect(result.eventId).toMatch(/^evt_[0-9A-Z]{26}$/);
+    const request = posted.at(-1)!;
+    expect(request.url).toBe('http://127.0.0.1:3000/hooks/stripe-live');
+    const body = JSON.parse(request.body) as { id: string; type: string; account: string; data: { object: { id: string } } };
+    expect(body).toMatchObject({ id: result.eventId, type: 'invoice.paid', account: 'acct_204', data: { object: { id: 'in_8Rt2Lm' } } });
+    const verdict = verifierFor(config.sources[0]!.scheme).verify(
+      { rawBody: Buffer.from(request.body), headers: request.headers, now: Date.parse('2026-11-30T08:00:00Z'), toleranceSeconds: 300 },
+      { current: secret },
+    );
+    expect(verdict).toEqual({ ok: true, secretVersion: 'current' });
+  });
+
+  it('posts twilio as a form, signed over the URL it posts to, the key field appended', async () => {
+    const secret = '9f2c1a7e5b3d9c4e6f0a8b7c6d5e4f3a';
+    const result = await send(deps(secret), { provider: 'twilio', key: 'MG204' });
+    const request = posted.at(-1)!;
+    expect(request.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    const fields = new URLSearchParams(request.body);
+    expect(fields.get('MessageSid')).toBe(result.eventId);
+    expect(fields.get('MessagingServiceSid')).toBe('MG204');
+    const verdict = verifierFor(config.sources[5]!.scheme).verify(
+      { rawBody: Buffer.from(request.body), headers: request.headers, now: Date.now(), toleranceSeconds: 300, url: request.url },
+      { current: secret },
+    );
+    expect(verdict).toEqual({ ok: true, secretVersion: 'current' });
+  });
+});
