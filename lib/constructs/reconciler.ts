@@ -6,6 +6,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
+import { keyPattern } from '../../core/model';
+import { grantItemsByKeyPattern } from './event-store';
 import { QUEUE_RETENTION } from '../../core/queues';
 import { HookledgerFunction } from './hookledger-function';
 
@@ -103,6 +105,8 @@ export class Reconciler extends Construct {
     const readOnly = ['dynamodb:Query', 'dynamodb:Scan', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'];
     props.events.grant(this.handler, ...readOnly);
     props.ledger.grant(this.handler, ...readOnly);
+    // The checkpoint of a run that stopped before the end of its window (lambdas/reconcile/app.ts).
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [keyPattern('checkpoint')]);
     if (props.repair) {
       // Repairs write requeue items and one audit item per run: new items only, never an update.
       props.events.grant(this.handler, 'dynamodb:PutItem');
