@@ -179,7 +179,12 @@ export class EventStore {
       if (!(error instanceof ConditionalCheckFailedException)) throw translate(error);
     }
     // The window index's attributes (sparse GSI, core/model.ts WINDOW_INDEX): receipts only.
-    const item: EventItem = { ...event, pk: eventKey(event.source, event.eventId), kind: 'event', ...receiptIndexAttributes(event, shards) };
+    const item: EventItem = {
+      ...event,
+      pk: eventKey(event.source, event.eventId),
+      kind: 'event',
+      ...receiptIndexAttributes(event, shards),
+    };
     let existing: Record<string, unknown> | undefined;
     try {
       await this.put('putEvent', item, 'attribute_not_exists(pk)', true);

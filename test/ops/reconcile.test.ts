@@ -4,7 +4,7 @@ import { createReconcileHandler, createViolationsMetrics } from '../../lambdas/r
 import { lastClosedWindow, reconcile } from '../../lambdas/reconcile/reconcile';
 import { arrivalRange } from '../../lambdas/reconcile/repair';
 import { capturingLogger } from '../support/logs';
-import { freshStack, HOUR, items, MIN, type OpsEnv, startOpsEnv, T0 } from './support';
+import { config, freshStack, HOUR, items, MIN, type OpsEnv, startOpsEnv, T0 } from './support';
 
 let env: OpsEnv;
 beforeAll(async () => {
@@ -68,9 +68,10 @@ describe('reconcile', () => {
       }),
     );
 
-    const report = await reconcile(stack.deps, WINDOW);
+    // Scan mode (both tables, all history): the only one that can name a row no receipt names.
+    const report = await reconcile(stack.deps, { ...WINDOW, scan: true });
 
-    expect(report.violations).toEqual([
+    const planted = [
       {
         kind: 'done_without_usage',
         source: 'platform',
@@ -108,7 +109,8 @@ describe('reconcile', () => {
         consumerId: 'billing-meter',
         ledgerKey: 'platform:evt_01J8K7M2Z9#billing-meter',
       },
-    ]);
+    ];
+    expect(report.violations).toEqual(planted);
     expect(report.counts).toEqual({
       missing_delivery: 1,
       unexpected_delivery: 1,
@@ -117,6 +119,15 @@ describe('reconcile', () => {
       usage_without_event: 1,
       stalled_delivery: 0,
     });
+
+    // Window mode (the index; every configured consumer's row looked up): all but usage_without_event.
+    const consumers = config.consumers.map((c) => c.id);
+    const indexed = await reconcile(stack.deps, { ...WINDOW, consumers });
+    expect(indexed.violations).toEqual(planted.filter((v) => v.kind !== 'usage_without_event'));
+    expect(indexed.counts).toMatchObject({ unexpected_delivery: 1, usage_without_event: 0 });
+    // Without the consumer list, only the delivery sets' rows are read: the unexpected row is not seen.
+    const deliverySetsOnly = await reconcile(stack.deps, WINDOW);
+    expect(deliverySetsOnly.violations.map((v) => v.kind)).toEqual(['done_without_usage', 'missing_delivery', 'tenant_mismatch']);
   });
 
   it('names a delivery left retrying or under an expired lease past the grace period as stalled', async () => {
