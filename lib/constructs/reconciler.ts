@@ -106,7 +106,7 @@ export class Reconciler extends Construct {
     props.events.grant(this.handler, ...readOnly);
     props.ledger.grant(this.handler, ...readOnly);
     // The checkpoint of a run that stopped before the end of its window (lambdas/reconcile/app.ts).
-    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [keyPattern('checkpoint')]);
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], [keyPattern('checkpoint')]);
     if (props.repair) {
       // Repairs write requeue items and one audit item per run: new items only, never an update.
       props.events.grant(this.handler, 'dynamodb:PutItem');
