@@ -44,6 +44,7 @@ import {
   type RequeueItem,
   tenantDayItem,
   utcDay,
+  WINDOW_INDEX,
 } from '../../core/model';
 
 /**
@@ -243,6 +244,36 @@ export class EventStore {
       else throw translate(error);
     }
     this.registered.remember(day, tenantId);
+  }
+
+  /**
+   * `hookledger index backfill`: gives a receipt written before the window index its index
+   * attributes (its tenant-day registered first, as intake does). Idempotent: a receipt that has
+   * them already is left as it is (false).
+   */
+  async indexReceipt(receipt: Pick<EventItem, 'source' | 'eventId' | 'tenantId' | 'receivedAt'>): Promise<boolean> {
+    const shards = this.shardsOf(receipt.tenantId);
+    await this.registerTenantDay(utcDay(receipt.receivedAt), receipt.tenantId, shards);
+    const attributes = receiptIndexAttributes(receipt, shards);
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: eventKey(receipt.source, receipt.eventId) },
+          UpdateExpression: 'SET #wpk = :wpk, #wsk = :wsk',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#wpk)',
+          ExpressionAttributeNames: { '#wpk': WINDOW_INDEX.partitionKey, '#wsk': WINDOW_INDEX.sortKey },
+          ExpressionAttributeValues: {
+            ':wpk': attributes[WINDOW_INDEX.partitionKey],
+            ':wsk': attributes[WINDOW_INDEX.sortKey],
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
   }
 
   /**

@@ -25,7 +25,7 @@ import {
   WINDOW_INDEX,
 } from '../../core/model';
 import { forEachLimited } from './pool';
-import { batchGet, type BatchGetOptions, type Progress, type ScanDeps, type Window } from './table-scan';
+import { batchGet, type BatchGetOptions, eventStoreItemsByKey, type Progress, type ScanDeps, type Window } from './table-scan';
 
 /** A receipt as the window index holds it (INCLUDE projection: no payload hash, no ordering keys). */
 export type IndexedReceipt = Pick<
@@ -254,4 +254,24 @@ export function daysOf(window: Window): string[] {
     if (day >= last) break;
   }
   return days;
+}
+
+/**
+ * The window's receipts in full (payload hash, retention, ordering keys: what a re-queue copies),
+ * for replay and backfill: the index says which receipts, `select` narrows them on what it projects,
+ * and only those are read by key.
+ */
+export async function windowReceiptsInFull(
+  reader: WindowReader,
+  deps: ScanDeps,
+  query: ReceiptQuery,
+  select: (receipt: IndexedReceipt) => boolean = () => true,
+  onProgress?: Progress,
+): Promise<EventItem[]> {
+  const chosen = (await reader.receipts(query, onProgress)).filter(select);
+  const full = await eventStoreItemsByKey<EventItem>(
+    deps,
+    chosen.map((r) => r.pk),
+  );
+  return chosen.map((r) => full.get(r.pk)).filter((r): r is EventItem => r?.kind === 'event');
 }
