@@ -20,6 +20,7 @@ import {
   type LedgerItem,
   ledgerKey,
   type TenantDayItem,
+  tenantDayKey,
   tenantDayPartition,
   utcDay,
   WINDOW_INDEX,
@@ -56,7 +57,7 @@ export interface ReceiptQuery {
 
 /** What a reader read: items returned by DynamoDB (what it is billed for) and the read units it reports. */
 export interface WindowReadCounters {
-  /** Queries of `tenants#<day>`. */
+  /** Queries of `tenants#<day>` (a one-tenant read gets its items by key instead). */
   registryQueries: number;
   /** Tenant-day items read from the registry. */
   registryItems: number;
@@ -111,8 +112,10 @@ export class WindowReader {
   async partitions(window: Window, tenant?: string): Promise<WindowPartition[]> {
     const days = daysOf(window);
     const perDay: WindowPartition[][] = days.map(() => []);
+    // One tenant: its registry items by key (one per day it had receipts), never the other tenants'.
+    const ofTenant = tenant === undefined ? undefined : await this.tenantDays(tenant, days);
     await forEachLimited(days, this.deps.concurrency ?? DEFAULT_CONCURRENCY, async (day, i) => {
-      const tenants = await this.tenantsOf(day, tenant);
+      const tenants = ofTenant ? ofTenant.filter((t) => t.day === day) : await this.tenantsOf(day);
       const dayStart = Date.parse(`${day}T00:00:00Z`);
       const from = Math.max(window.from, dayStart);
       const to = Math.min(window.to, dayStart + DAY_MS);
@@ -127,16 +130,31 @@ export class WindowReader {
     return perDay.flat();
   }
 
-  /** The tenants registered for one UTC day (one tenant: its item only, when registered). */
-  async tenantsOf(day: string, tenant?: string): Promise<Pick<TenantDayItem, 'tenantId' | 'shards'>[]> {
+  /** One tenant's registry items of these days, read by key (BatchGetItem). */
+  async tenantDays(tenant: string, days: readonly string[]): Promise<Pick<TenantDayItem, 'day' | 'tenantId' | 'shards'>[]> {
+    const found = await batchGet<TenantDayItem>(
+      this.ddb,
+      this.deps.tables.events,
+      days.map((day) => tenantDayKey(day, tenant)),
+      {},
+      (units) => {
+        this.counters.readUnits += units;
+      },
+      this.capacity,
+    );
+    this.counters.registryItems += found.size;
+    return [...found.values()].map((t) => ({ day: t.day, tenantId: t.tenantId, shards: Number(t.shards ?? 1) }));
+  }
+
+  /** The tenants registered for one UTC day. */
+  async tenantsOf(day: string): Promise<Pick<TenantDayItem, 'tenantId' | 'shards'>[]> {
     const out: Pick<TenantDayItem, 'tenantId' | 'shards'>[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const page = await this.query({
         KeyConditionExpression: '#wpk = :wpk',
-        ExpressionAttributeNames: { '#wpk': WINDOW_INDEX.partitionKey, ...(tenant !== undefined ? { '#tenant': 'tenantId' } : {}) },
-        ExpressionAttributeValues: { ':wpk': dayTenantsPartition(day), ...(tenant !== undefined ? { ':tenant': tenant } : {}) },
-        ...(tenant !== undefined ? { FilterExpression: '#tenant = :tenant' } : {}),
+        ExpressionAttributeNames: { '#wpk': WINDOW_INDEX.partitionKey },
+        ExpressionAttributeValues: { ':wpk': dayTenantsPartition(day) },
         ExclusiveStartKey: start,
       });
       this.counters.registryQueries++;
