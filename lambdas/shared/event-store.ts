@@ -238,7 +238,7 @@ export class EventStore {
           ReturnConsumedCapacity: this.returnCapacity,
         }),
       );
-      this.onCapacity?.('registerTenantDay', out.ConsumedCapacity?.CapacityUnits ?? 0, 0);
+      this.onCapacity?.('registerTenantDay', out?.ConsumedCapacity?.CapacityUnits ?? 0, 0);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) this.onCapacity?.('registerTenantDay', 1, 0);
       else throw translate(error);
