@@ -65,8 +65,8 @@ export interface ReconcileHandlerDeps extends ReconcileDeps {
   };
   /** Every configured consumer (their rows are looked up too: unexpected_delivery). */
   readonly consumers?: readonly string[];
-  /** @default `ckpt#reconcile` in the EventStore */
-  readonly checkpoints?: CheckpointStore<ReconcileCheckpointState>;
+  /** The checkpoint of a job. @default `ckpt#<job>` in the EventStore (`ckpt#reconcile` for the schedule) */
+  readonly checkpoints?: (job: string) => CheckpointStore<ReconcileCheckpointState>;
   /** Stop taking pages when the invocation has less than this left. @default DEFAULT_MARGIN_MS */
   readonly marginMs?: number;
   /** Receipts per page. @default DEFAULT_PAGE_SIZE (reconcile.ts) */
@@ -108,7 +108,7 @@ export interface ReconcileCheckpointState {
   readonly from: number;
   readonly to: number;
   readonly graceMs: number;
-  /** A window the schedule chose (catch-up starts only from those). */
+  /** A window the schedule chose (a manual window's checkpoint is its own item). */
   readonly scheduled: boolean;
   readonly complete: boolean;
   /** Where the next run resumes; absent once complete. */
@@ -131,39 +131,46 @@ export interface InvocationContext {
 
 export function createReconcileHandler(deps: ReconcileHandlerDeps) {
   const clock = deps.clock ?? Date.now;
-  const checkpoints =
+  const checkpointOf =
     deps.checkpoints ??
-    new CheckpointStore<ReconcileCheckpointState>({ ddb: deps.ddb, tableName: deps.tables.events }, RECONCILE_CHECKPOINT_JOB);
+    ((job: string) => new CheckpointStore<ReconcileCheckpointState>({ ddb: deps.ddb, tableName: deps.tables.events }, job));
   const marginMs = deps.marginMs ?? DEFAULT_MARGIN_MS;
   return async (input?: unknown, context?: InvocationContext): Promise<ReconcileRunResult> => {
     const now = clock();
     const request = manualInput(input);
-    const explicit = request.from !== undefined && request.to !== undefined;
+    const explicit =
+      request.from !== undefined && request.to !== undefined
+        ? { from: parseTime(request.from, 'from'), to: parseTime(request.to, 'to') }
+        : undefined;
+    // The schedule's windows share one checkpoint; a manual window has its own (invoke it again with
+    // the same payload to go on), so neither can overwrite the other's unfinished work.
+    const checkpoints = checkpointOf(
+      explicit ? `${RECONCILE_CHECKPOINT_JOB}#${iso(explicit.from)}#${iso(explicit.to)}` : RECONCILE_CHECKPOINT_JOB,
+    );
     let graceMs = request.graceMinutes !== undefined ? request.graceMinutes * MINUTE_MS : (deps.graceMs ?? DEFAULT_GRACE_MS);
     const saved = (await checkpoints.load())?.state;
     let window: { from: number; to: number };
     let tally = emptyTally();
     let start: ReconcileCursor | undefined;
     let runs = 0;
-    let scheduled = !explicit;
-    if (!explicit && saved && !saved.complete) {
+    const scheduled = !explicit;
+    if (saved && !saved.complete) {
       // An unfinished window first: resume where the last run stopped, with its tally.
       window = { from: saved.from, to: saved.to };
       graceMs = saved.graceMs;
       tally = saved.tally;
       start = saved.cursor;
       runs = saved.runs;
-      scheduled = saved.scheduled;
       deps.logger.info('reconcile resumed', { from: iso(saved.from), to: iso(saved.to), runs, receipts_checked: tally.receipts });
     } else if (explicit) {
-      window = { from: parseTime(request.from!, 'from'), to: parseTime(request.to!, 'to') };
+      window = explicit;
     } else {
       window = lastClosedWindow(now, {
         windowMs: request.windowMinutes !== undefined ? request.windowMinutes * MINUTE_MS : (deps.windowMs ?? HOUR_MS),
         graceMs,
       });
       // Windows missed since the last complete scheduled one (a run that took several invocations).
-      if (saved?.complete && saved.scheduled && saved.to < window.from && saved.to >= window.from - MAX_CATCH_UP_MS) {
+      if (saved?.complete && saved.to < window.from && saved.to >= window.from - MAX_CATCH_UP_MS) {
         window = { from: saved.to, to: window.to };
       }
     }

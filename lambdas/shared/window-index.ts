@@ -25,6 +25,7 @@ import {
   utcDay,
   WINDOW_INDEX,
 } from '../../core/model';
+import { HookledgerError } from '../../core/errors';
 import { forEachLimited } from './pool';
 import { batchGet, type BatchGetOptions, eventStoreItemsByKey, type Progress, type ScanDeps, type Window } from './table-scan';
 
@@ -261,10 +262,24 @@ export class WindowReader {
   }
 }
 
+/** At most this many UTC days per window: one registry read each, so a window from 1970 is refused. */
+export const MAX_WINDOW_DAYS = 3660;
+
+/** A window longer than MAX_WINDOW_DAYS: the scan (`--scan`) is the way to read all of history. */
+export class WindowTooLongError extends HookledgerError {
+  override readonly name = 'WindowTooLongError';
+}
+
 /** The UTC days [from, to) touches, in order. */
 export function daysOf(window: Window): string[] {
   const days: string[] = [];
   if (!(window.from < window.to)) return days;
+  if (window.to - window.from > MAX_WINDOW_DAYS * DAY_MS) {
+    throw new WindowTooLongError(
+      `a window of ${Math.ceil((window.to - window.from) / DAY_MS)} days is more than the index reads (${MAX_WINDOW_DAYS}); ` +
+        'narrow --from/--to, or read all of history with --scan',
+    );
+  }
   const last = utcDay(window.to - 1);
   for (let at = Date.parse(`${utcDay(window.from)}T00:00:00Z`); ; at += DAY_MS) {
     const day = utcDay(at);

@@ -405,6 +405,11 @@ describe('reconcile Lambda', () => {
     expect(metrics.added.filter(([name]) => name === 'ReconcileIncomplete').map(([, , v]) => v)).toEqual([1, 1, 0]);
     const checkpoint = (await items(env, stack.tables.events)).find((i) => i.pk === 'ckpt#reconcile');
     expect(checkpoint).toMatchObject({ kind: 'checkpoint', state: { from: T0, to: T0 + HOUR, complete: true, runs: 3 } });
+    // The manual window kept its own checkpoint: the schedule's never overwrote it, nor it the schedule's.
+    const manual = (await items(env, stack.tables.events)).find(
+      (i) => i.pk === 'ckpt#reconcile#2026-11-29T10:00:00.000Z#2026-11-29T11:00:00.000Z',
+    );
+    expect(manual).toMatchObject({ state: { complete: true, runs: 1, scheduled: false } });
   });
 
   it('emits Hookledger/ReconcileViolations with the Stack dimension alone, as the alarm names it', () => {
