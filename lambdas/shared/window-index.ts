@@ -234,16 +234,24 @@ export class WindowReader {
       for (const c of options.alsoConsumers ?? []) keys.add(ledgerKey(r.source, r.eventId, c));
     }
     this.counters.ledgerKeysRequested += keys.size;
-    const rows = await batchGet<T>(
-      this.ddb,
-      this.deps.tables.ledger,
-      [...keys],
-      options,
-      (units) => {
-        this.counters.readUnits += units;
-      },
-      this.capacity,
-    );
+    // BatchGets of 100 keys, several in flight: a tenant's month is thousands of them.
+    const all = [...keys];
+    const chunks: string[][] = [];
+    for (let i = 0; i < all.length; i += 100) chunks.push(all.slice(i, i + 100));
+    const rows = new Map<string, T>();
+    await forEachLimited(chunks, this.deps.concurrency ?? DEFAULT_CONCURRENCY, async (chunk) => {
+      const found = await batchGet<T>(
+        this.ddb,
+        this.deps.tables.ledger,
+        chunk,
+        options,
+        (units) => {
+          this.counters.readUnits += units;
+        },
+        this.capacity,
+      );
+      for (const [k, v] of found) rows.set(k, v);
+    });
     this.counters.ledgerRowsRead += rows.size;
     return rows;
   }
