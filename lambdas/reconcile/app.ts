@@ -14,6 +14,7 @@ import {
   emptyTally,
   HOUR_MS,
   lastClosedWindow,
+  MAX_TALLY_VIOLATIONS,
   MINUTE_MS,
   type ReconcileCursor,
   type ReconcileDeps,
@@ -150,7 +151,8 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
     let graceMs = request.graceMinutes !== undefined ? request.graceMinutes * MINUTE_MS : (deps.graceMs ?? DEFAULT_GRACE_MS);
     const saved = (await checkpoints.load())?.state;
     let window: { from: number; to: number };
-    let tally = emptyTally();
+    // Saved in a checkpoint item (400 KB at most): it lists the first MAX_TALLY_VIOLATIONS, counts all.
+    let tally = emptyTally(MAX_TALLY_VIOLATIONS);
     let start: ReconcileCursor | undefined;
     let runs = 0;
     const scheduled = !explicit;

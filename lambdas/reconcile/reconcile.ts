@@ -119,8 +119,10 @@ export interface ReconcileTally {
   quarantined: number;
   violations: Violation[];
   counts: Record<ViolationKind, number>;
-  /** Violations counted but not kept in `violations` (a checkpoint keeps at most MAX_TALLY_VIOLATIONS). */
+  /** Violations counted but not kept in `violations` (beyond `maxListed`). */
   violationsNotListed: number;
+  /** How many violations `violations` keeps: a tally saved in a checkpoint keeps MAX_TALLY_VIOLATIONS. */
+  maxListed: number;
 }
 
 /** Where the next page starts: the index partition (`<tenant>#<day>[#<shard>]`) and the key after the last item read. */
@@ -134,8 +136,10 @@ export const MAX_TALLY_VIOLATIONS = 1000;
 /** Receipts per page: one Query page, then its ledger rows in BatchGets of 100 keys. */
 export const DEFAULT_PAGE_SIZE = 200;
 
-export function emptyTally(): ReconcileTally {
+/** JSON has no Infinity: a tally that lists every violation says so with -1. */
+export function emptyTally(maxListed = -1): ReconcileTally {
   return {
+    maxListed,
     receipts: 0,
     ledgerItems: 0,
     expectedDeliveries: 0,
@@ -195,7 +199,7 @@ export async function reconcilePages(
   const keep = (v: Violation) => {
     found.push(v);
     tally.counts[v.kind]++;
-    if (tally.violations.length < MAX_TALLY_VIOLATIONS) tally.violations.push(v);
+    if (tally.maxListed < 0 || tally.violations.length < tally.maxListed) tally.violations.push(v);
     else tally.violationsNotListed++;
   };
   while (index < partitions.length) {

@@ -54,7 +54,7 @@ describe('reconciler with repair on (default config)', () => {
     expect(fnId).toBeTruthy();
   });
 
-  it('may write only new EventStore items (PutItem: requeue and audit), never the Ledger', () => {
+  it('may write only new EventStore items (PutItem: checkpoint, requeue and audit), never the Ledger', () => {
     const tables = resourcesOfType(json, 'AWS::DynamoDB::Table').map(([id]) => id);
     const eventStoreId = refTarget(json.Outputs.EventStoreTableName.Value);
     const ledgerId = refTarget(json.Outputs.LedgerTableName.Value);
@@ -64,7 +64,10 @@ describe('reconciler with repair on (default config)', () => {
     expect(writes.flatMap(actionsOf)).toEqual(['dynamodb:PutItem', 'dynamodb:PutItem']);
     expect(writes.flatMap(resourceTargets).filter((r) => r === eventStoreId)).toHaveLength(2);
     expect(JSON.stringify(writes)).not.toContain(ledgerId);
-    expect(writes.map((st) => st.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'])).toEqual([['ckpt#*'], undefined]);
+    expect(writes.map((st) => st.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'])).toEqual([
+      ['ckpt#*'],
+      ['rq#*', 'audit#*'],
+    ]);
   });
 
   it('may Query the window index of the EventStore and read both tables, nothing else', () => {
