@@ -33,7 +33,10 @@ function environment() {
     const body = JSON.stringify(platformEvent({ id, tenant_id: tenant }));
     return handler(httpEvent('platform', body, signedHeaders(body, { at: now, msgId: `msg_${id}` })));
   };
-  return { store, send, setNow: (at: number) => void (now = at) };
+  const setNow = (at: number) => {
+    now = at;
+  };
+  return { store, send, setNow };
 }
 
 const registryWrites = () =>
