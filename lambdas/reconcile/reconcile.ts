@@ -154,7 +154,7 @@ export function emptyTally(maxListed = -1): ReconcileTally {
 export interface PageControl {
   /** Resume here (from a checkpoint). Default: the window's first partition. */
   readonly start?: ReconcileCursor;
-  /** Asked before every page: true stops the run there (the time budget). Default: never. */
+  /** Asked before every page but the first: true stops the run there (the time budget). Default: never. */
   readonly shouldStop?: () => boolean;
   /** @default DEFAULT_PAGE_SIZE */
   readonly pageSize?: number;
@@ -204,7 +204,8 @@ export async function reconcilePages(
   };
   while (index < partitions.length) {
     const partition = partitions[index]!;
-    if (control.shouldStop?.()) return { cursor: { partition: partition.id, ...(lastKey ? { lastKey } : {}) }, pages, found };
+    // At least one page per call: a run always moves the window on, whatever its budget says.
+    if (pages > 0 && control.shouldStop?.()) return { cursor: { partition: partition.id, ...(lastKey ? { lastKey } : {}) }, pages, found };
     const page = await reader.receiptPage(partition, {}, lastKey, control.pageSize ?? DEFAULT_PAGE_SIZE);
     await checkReceipts(reader, page.receipts, options, { now, graceMs, tally, keep });
     pages++;
