@@ -27,5 +27,7 @@ export const SECRET_REFRESH_FAILURE_METRIC = 'SecretRefreshFailures';
 export const RECONCILE_VIOLATIONS_METRIC = 'ReconcileViolations';
 /** Deliveries one reconcile run re-queued; dimension `Stack` only. */
 export const RECONCILE_REPAIRS_METRIC = 'ReconcileRepairs';
+/** 1 when a reconcile run stopped before the end of its window (its checkpoint resumes it), else 0; dimension `Stack` only. */
+export const RECONCILE_INCOMPLETE_METRIC = 'ReconcileIncomplete';
 /** An HTTP consumer's circuit breaker opened (the consumer was paused); dimensions `Consumer` and `Stack`. */
 export const HTTP_CIRCUIT_OPEN_METRIC = 'HttpCircuitOpened';

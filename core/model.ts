@@ -13,6 +13,12 @@
  *   rq#<repairId>#<ledgerKey>     kind=requeue  a repair: re-sends a delivery whose message was lost
  *   key#<keyId>                   kind=key      tenant key registry
  *   audit#<at>#<id>               kind=audit    operator actions (rotation, replay), never secret values
+ *   tday#<yyyy-mm-dd>#<tenantId>  kind=tenantDay the tenant-day registry: this tenant had receipts that UTC day
+ *   ckpt#<job>                    kind=checkpoint where a paged job (the scheduled reconcile) stopped
+ *
+ * The window index (GSI WINDOW_INDEX, sparse): receipts carry `wpk` = `<tenantId>#<yyyy-mm-dd>[#<shard>]`
+ * and `wsk` = receivedAt; tenant-day items carry `wpk` = `tenants#<yyyy-mm-dd>` and `wsk` = 0. No
+ * other item has `wpk`, so no other item is in the index.
  *
  * Ledger (partition key `pk` = ledgerKey `<source>:<eventId>#<consumerId>`):
  *   one item per (event, consumer): the delivery's lease/attempt/state, its access log (every read,
@@ -187,6 +193,8 @@ export const KEY_PREFIX = {
   requeue: 'rq#',
   key: 'key#',
   audit: 'audit#',
+  tenantDay: 'tday#',
+  checkpoint: 'ckpt#',
 } as const;
 export type ItemKind = keyof typeof KEY_PREFIX;
 
@@ -303,4 +311,70 @@ export interface KeyItem {
   readonly status: 'active' | 'revoked';
   readonly createdAt: number;
   readonly revokedAt?: number;
+}
+
+/**
+ * The window index: a sparse GSI on the EventStore. One Query of `tenants#<day>` lists the tenants
+ * that had receipts that UTC day; one Query of `<tenant>#<day>[#<shard>]` with `wsk BETWEEN` returns
+ * exactly that tenant's receipts of a time range. Declared here so the CDK construct and the local
+ * provisioning create the same index, and the readers and writers agree on its attributes.
+ */
+export const WINDOW_INDEX = {
+  name: 'byTenantDay',
+  partitionKey: 'wpk',
+  sortKey: 'wsk',
+  /**
+   * What a window reader needs from a receipt (besides the keys, the table key and the index keys
+   * that every GSI projects). Kept small so the index entry of a receipt stays within 1 KB: one
+   * write unit.
+   */
+  projected: ['kind', 'source', 'eventId', 'eventType', 'tenantId', 'keyId', 'consumers', 'receivedAt', 'secretVersion', 'shards'],
+} as const;
+
+export const DAY_MS = 86_400_000;
+/** The UTC day of an epoch-ms instant, `yyyy-mm-dd`. */
+export const utcDay = (at: number) => new Date(at).toISOString().slice(0, 10);
+/** The GSI partition of a tenant's receipts of one UTC day (and one shard, when the tenant is sharded). */
+export const tenantDayPartition = (tenantId: string, day: string, shard?: number) =>
+  shard === undefined || shard === 0 ? `${tenantId}#${day}` : `${tenantId}#${day}#${shard}`;
+/** The GSI partition listing the tenants of one UTC day. */
+export const dayTenantsPartition = (day: string) => `tenants#${day}`;
+export const tenantDayKey = (day: string, tenantId: string) => `${KEY_PREFIX.tenantDay}${day}#${tenantId}`;
+export const checkpointKey = (job: string) => `${KEY_PREFIX.checkpoint}${job}`;
+
+/**
+ * A receipt's shard within its tenant-day partition: FNV-1a of the event id, modulo `shards`. Shard 0
+ * has no suffix, so a tenant that was never sharded keeps one partition per day.
+ */
+export function windowShard(eventId: string, shards: number): number {
+  if (shards <= 1) return 0;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < eventId.length; i++) {
+    hash ^= eventId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+}
+
+/** The index attributes of a receipt (spread into the item). */
+export function receiptIndexAttributes(receipt: Pick<EventItem, 'tenantId' | 'eventId' | 'receivedAt'>, shards = 1) {
+  return {
+    [WINDOW_INDEX.partitionKey]: tenantDayPartition(receipt.tenantId, utcDay(receipt.receivedAt), windowShard(receipt.eventId, shards)),
+    [WINDOW_INDEX.sortKey]: receipt.receivedAt,
+  };
+}
+
+/** One tenant had receipts on one UTC day, spread over `shards` index partitions. */
+export interface TenantDayItem {
+  readonly pk: string;
+  readonly kind: 'tenantDay';
+  readonly day: string;
+  readonly tenantId: string;
+  readonly shards: number;
+  readonly wpk: string;
+  readonly wsk: number;
+}
+
+export function tenantDayItem(day: string, tenantId: string, shards = 1): TenantDayItem {
+  return { pk: tenantDayKey(day, tenantId), kind: 'tenantDay', day, tenantId, shards, wpk: dayTenantsPartition(day), wsk: 0 };
 }

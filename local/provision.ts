@@ -5,6 +5,7 @@
  */
 import {
   CreateTableCommand,
+  type GlobalSecondaryIndex,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
   ResourceInUseException,
@@ -24,7 +25,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { HookledgerConfig } from '../core/config/schema';
-import { TABLE_KEY, TTL_ATTRIBUTE } from '../core/model';
+import { TABLE_KEY, TTL_ATTRIBUTE, WINDOW_INDEX } from '../core/model';
 import { QUEUE_RETENTION } from '../core/queues';
 import { FIFO_SUFFIX, isOrdered } from '../core/config/consumers';
 
@@ -64,7 +65,7 @@ export async function provisionLocalStack(options: ProvisionOptions): Promise<Pr
   const { config, dynamo, sqs, tables } = options;
   const prefix = options.queuePrefix ?? 'hookledger-';
 
-  await ensureTable(dynamo, tables.events, { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' });
+  await ensureTable(dynamo, tables.events, { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' }, windowIndex);
   await ensureTtl(dynamo, tables.events, TTL_ATTRIBUTE);
   await ensureTable(dynamo, tables.ledger, undefined);
 
@@ -112,15 +113,35 @@ export async function provisionLocalStack(options: ProvisionOptions): Promise<Pr
   };
 }
 
-async function ensureTable(dynamo: DynamoDBClient, name: string, stream: StreamSpecification | undefined): Promise<void> {
+/** The EventStore's window index, as lib/constructs/event-store.ts declares it (core/model.ts WINDOW_INDEX). */
+const windowIndex: GlobalSecondaryIndex = {
+  IndexName: WINDOW_INDEX.name,
+  KeySchema: [
+    { AttributeName: WINDOW_INDEX.partitionKey, KeyType: 'HASH' },
+    { AttributeName: WINDOW_INDEX.sortKey, KeyType: 'RANGE' },
+  ],
+  Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: [...WINDOW_INDEX.projected] },
+};
+const windowIndexAttributes = [
+  { AttributeName: WINDOW_INDEX.partitionKey, AttributeType: 'S' as const },
+  { AttributeName: WINDOW_INDEX.sortKey, AttributeType: 'N' as const },
+];
+
+async function ensureTable(
+  dynamo: DynamoDBClient,
+  name: string,
+  stream: StreamSpecification | undefined,
+  index?: GlobalSecondaryIndex,
+): Promise<void> {
   try {
     await dynamo.send(
       new CreateTableCommand({
         TableName: name,
-        AttributeDefinitions: [{ AttributeName: TABLE_KEY, AttributeType: 'S' }],
+        AttributeDefinitions: [{ AttributeName: TABLE_KEY, AttributeType: 'S' }, ...(index ? windowIndexAttributes : [])],
         KeySchema: [{ AttributeName: TABLE_KEY, KeyType: 'HASH' }],
         BillingMode: 'PAY_PER_REQUEST',
         ...(stream ? { StreamSpecification: stream } : {}),
+        ...(index ? { GlobalSecondaryIndexes: [index] } : {}),
       }),
     );
   } catch (error) {
@@ -138,6 +159,17 @@ async function ensureTable(dynamo: DynamoDBClient, name: string, stream: StreamS
         await dynamo.send(new UpdateTableCommand({ TableName: name, StreamSpecification: { StreamEnabled: false } }));
       }
       await dynamo.send(new UpdateTableCommand({ TableName: name, StreamSpecification: stream }));
+    }
+    // A table made before the window index: add it. Its existing receipts are not in it until
+    // `hookledger index backfill` gives them the index attributes (README, upgrade notes).
+    if (index && !(Table?.GlobalSecondaryIndexes ?? []).some((i) => i.IndexName === index.IndexName)) {
+      await dynamo.send(
+        new UpdateTableCommand({
+          TableName: name,
+          AttributeDefinitions: windowIndexAttributes,
+          GlobalSecondaryIndexUpdates: [{ Create: index }],
+        }),
+      );
     }
   }
   await waitUntilTableExists({ client: dynamo, maxWaitTime: 30, minDelay: 1 }, { TableName: name });

@@ -304,7 +304,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       try {
         startupRepair = await repair(
           { ddb, tables: resources.tables, operator: 'npm start', clock: options.clock },
-          { from: 0, to: (options.clock ?? Date.now)() + 1, graceMs: 0, leasesAbandoned: true, paused: pausedSet, trigger: 'start' },
+          // All of history, so a scan (the window index would list every UTC day since 1970).
+          {
+            from: 0,
+            to: (options.clock ?? Date.now)() + 1,
+            graceMs: 0,
+            leasesAbandoned: true,
+            paused: pausedSet,
+            trigger: 'start',
+            scan: true,
+          },
         );
       } finally {
         ddb.destroy();

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { register as backfill } from './backfill';
 import type { CommandContext } from './context';
 import { register as doctor } from './doctor';
+import { register as indexBackfill } from './index-backfill';
 import { register as keys } from './keys';
 import { register as pause } from './pause';
 import { register as providers } from './providers';
@@ -31,6 +32,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   pause, // and resume
   redrive,
   reconcile,
+  indexBackfill,
   send,
   doctor,
   keys,

@@ -7,7 +7,8 @@
 import { iso } from '../time';
 import { findConsumer, matchesEventType } from '../../core/config/routing';
 import { requeueItem } from '../../lambdas/shared/requeue';
-import { scanReceipts, type Window } from '../../lambdas/shared/table-scan';
+import type { Window } from '../../lambdas/shared/table-scan';
+import { WindowReader, windowReceiptsInFull } from '../../lambdas/shared/window-index';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoreOf, type OperatorDeps, type Progress } from './deps';
 import { UsageError } from '../errors';
@@ -47,9 +48,13 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
     );
   }
   const window = { from: request.from, to: request.to };
-  const receipts = await scanReceipts(deps, { window }, request.onProgress);
-  const selected = receipts.filter(
+  // Only the receipts the consumer is missing are read in full; the index has type and delivery set.
+  const selected = await windowReceiptsInFull(
+    new WindowReader(deps),
+    deps,
+    { window },
     (r) => consumer.subscribes.some((p) => matchesEventType(p, r.eventType)) && !(r.consumers ?? []).includes(consumer.id),
+    request.onProgress,
   );
   // Events whose payload passed retention cannot be given to a new consumer: it would read nothing.
   const { kept: matching, expired } = splitByRetention(selected, clockNow(deps));

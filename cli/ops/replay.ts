@@ -10,7 +10,8 @@
 import { iso } from '../time';
 import { findConsumer } from '../../core/config/routing';
 import { requeueItem } from '../../lambdas/shared/requeue';
-import { ledgerItemsByKey, scanReceipts, type Window } from '../../lambdas/shared/table-scan';
+import { ledgerItemsByKey, type Window } from '../../lambdas/shared/table-scan';
+import { WindowReader, windowReceiptsInFull } from '../../lambdas/shared/window-index';
 import { type DeliveryState, type LedgerItem, ledgerKey } from '../../core/model';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoreOf, ledgerOf, type OperatorDeps, type Progress } from './deps';
@@ -69,7 +70,13 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
 
   const receipts = request.event
     ? [await findReceipt(deps, request.event.eventId, request.event.source, consumer)]
-    : await scanReceipts(deps, { window: request.window, consumer, tenant: request.tenant, type: request.type }, request.onProgress);
+    : await windowReceiptsInFull(
+        new WindowReader(deps),
+        deps,
+        { window: request.window!, consumer, tenant: request.tenant, type: request.type },
+        undefined,
+        request.onProgress,
+      );
   const selected = receipts.filter(
     (r) =>
       (r.consumers ?? []).includes(consumer) &&

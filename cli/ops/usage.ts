@@ -1,12 +1,18 @@
 /**
- * Usage: billable units summed by tenant and consumer over done ledger items acknowledged in
- * [from, to). The tenant is the one captured at intake and copied onto the ledger item, never
- * looked up again. Replays never add units, so a replayed delivery counts once.
+ * Usage: billable units summed by tenant and consumer over done ledger items. The tenant is the one
+ * captured at intake and copied onto the ledger item, never looked up again. Replays never add
+ * units, so a replayed delivery counts once.
  *
- * Scale: a filtered Scan of the Ledger (see lambdas/shared/table-scan.ts).
+ * Attribution: usage belongs to the window the event was *received* in (its receipt's receivedAt),
+ * read through the window index: the window's receipts (one tenant's day partitions with `tenant`,
+ * every registered tenant's without), then their ledger rows by key. A tenant's month reads that
+ * tenant's rows of that month and nothing else. `scan: true` scans the whole Ledger instead and
+ * windows on the acknowledgement time (`ackAt`), as before the index; its cost grows with history.
  */
 import { iso } from '../time';
-import { scanUsageRows, type Window } from '../../lambdas/shared/table-scan';
+import { scanUsageRows, type UsageRowItem, type Window } from '../../lambdas/shared/table-scan';
+import { WindowReader, type WindowReadCounters } from '../../lambdas/shared/window-index';
+import type { LedgerItem } from '../../core/model';
 import type { Progress, StoreDeps } from './deps';
 import { UsageError } from '../errors';
 
@@ -14,6 +20,10 @@ export interface UsageRequest extends Window {
   readonly tenant?: string;
   readonly consumer?: string;
   readonly onProgress?: Progress;
+  /** Scan the whole Ledger, windowed on ackAt (the full-history audit). Default false. */
+  readonly scan?: boolean;
+  /** What the window index read (the caller's reader keeps the counters). */
+  readonly reader?: WindowReader;
 }
 
 export interface UsageRow {
@@ -29,17 +39,30 @@ export interface UsageReport {
   readonly to: number;
   readonly rows: readonly UsageRow[];
   readonly totalUnits: number;
+  /** What the window is on: receipt time (the index) or acknowledgement time (`--scan`). */
+  readonly attributedBy: 'receivedAt' | 'ackAt';
+  /** Items read through the window index (absent for a scan). */
+  readonly read?: Readonly<WindowReadCounters>;
 }
 
 export async function usage(deps: StoreDeps, request: UsageRequest): Promise<UsageReport> {
   if (!(request.from < request.to)) {
     throw new UsageError(`--from must be before --to (got ${iso(request.from)} .. ${iso(request.to)})`);
   }
-  const items = await scanUsageRows(
-    deps,
-    { window: { from: request.from, to: request.to }, tenant: request.tenant, consumer: request.consumer },
-    request.onProgress,
-  );
+  const window = { from: request.from, to: request.to };
+  let items: UsageRowItem[];
+  let reader: WindowReader | undefined;
+  if (request.scan) {
+    items = await scanUsageRows(deps, { window, tenant: request.tenant, consumer: request.consumer }, request.onProgress);
+  } else {
+    reader = request.reader ?? new WindowReader(deps);
+    const receipts = await reader.receipts({ window, tenant: request.tenant, consumer: request.consumer }, request.onProgress);
+    const rows = await reader.ledgerRows<Pick<LedgerItem, 'pk' | 'tenantId' | 'consumerId' | 'units' | 'state'>>(
+      request.consumer === undefined ? receipts : receipts.map((r) => ({ ...r, consumers: [request.consumer as string] })),
+      { projection: 'pk, tenantId, consumerId, units, #state', names: { '#state': 'state' } },
+    );
+    items = [...rows.values()].filter((row) => row.state === 'done' && (request.tenant === undefined || row.tenantId === request.tenant));
+  }
   const sums = new Map<string, { tenantId: string; consumerId: string; units: number; deliveries: number }>();
   for (const item of items) {
     const key = `${item.tenantId}\u0000${item.consumerId}`;
@@ -49,5 +72,12 @@ export async function usage(deps: StoreDeps, request: UsageRequest): Promise<Usa
     sums.set(key, row);
   }
   const rows = [...sums.values()].sort((a, b) => a.tenantId.localeCompare(b.tenantId) || a.consumerId.localeCompare(b.consumerId));
-  return { from: request.from, to: request.to, rows, totalUnits: rows.reduce((n, r) => n + r.units, 0) };
+  return {
+    from: request.from,
+    to: request.to,
+    rows,
+    totalUnits: rows.reduce((n, r) => n + r.units, 0),
+    attributedBy: request.scan ? 'ackAt' : 'receivedAt',
+    ...(reader ? { read: { ...reader.counters } } : {}),
+  };
 }

@@ -436,6 +436,18 @@ export const configSchema = z
       })
       .strict()
       .default({ repair: true, maxRepairsPerRun: 500 }),
+    /** The window index (core/model.ts WINDOW_INDEX): what window queries read instead of scanning. */
+    windowIndex: z
+      .object({
+        /**
+         * Tenants sending more than about 1,000 webhooks a second (one index partition's write limit):
+         * tenant id -> how many index partitions a day of its receipts is spread over (hash of the
+         * event id). Every other tenant has one partition per day.
+         */
+        hotTenants: z.record(z.string().min(1), z.number().int().min(2).max(64)).default({}),
+      })
+      .strict()
+      .default({ hotTenants: {} }),
   })
   .strict()
   .superRefine((c, ctx) => {

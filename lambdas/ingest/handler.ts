@@ -25,6 +25,7 @@ export const handler = createIngestHandler({
   store: new EventStore({
     client: createDocumentClient(),
     tableName: requireEnv(ENV.eventsTable),
+    shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
     // Bodies too large for a payload item (core/blobs.ts); PutObject on payloads/* only.
     blobs: new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) }),
   }),

@@ -1,15 +1,39 @@
 /**
- * The scheduled reconcile, independent of how it is wired: checks one window, logs each violation
- * (ids only), publishes the violation count as `Hookledger/ReconcileViolations{Stack}`, and returns
- * the report. A failed scan throws, so the invocation fails and the errors alarm sees it.
+ * The scheduled reconcile, independent of how it is wired: checks one window through the window
+ * index in pages, within the invocation's time budget (remaining time minus a margin). A run that
+ * runs out of time saves a checkpoint (`ckpt#reconcile`: window, cursor, tally so far) and the next
+ * run resumes it before starting a new window, so no window size can make it time out. Logs each
+ * violation (ids only), publishes `ReconcileViolations` (found by this run), `ReconcileIncomplete`
+ * (1 when it stopped early) and `ReconcileRepairs`, and returns the report (the whole window's so
+ * far) with how far it got. A failed read throws, so the invocation fails and the errors alarm sees it.
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Logger } from '../shared/logger';
-import { DEFAULT_GRACE_MS, HOUR_MS, lastClosedWindow, MINUTE_MS, type ReconcileDeps, type ReconcileReport, reconcile } from './reconcile';
+import {
+  DEFAULT_GRACE_MS,
+  emptyTally,
+  HOUR_MS,
+  lastClosedWindow,
+  MAX_TALLY_VIOLATIONS,
+  MINUTE_MS,
+  type ReconcileCursor,
+  type ReconcileDeps,
+  type ReconcileReport,
+  type ReconcileTally,
+  reconcilePages,
+  reportOf,
+} from './reconcile';
+import { CheckpointStore } from '../shared/checkpoint';
 import { type RepairDeps, type RepairResult, repair } from './repair';
 
 export { METRICS_NAMESPACE } from '../../core/metrics';
-import { DIMENSION, METRICS_NAMESPACE, RECONCILE_REPAIRS_METRIC, RECONCILE_VIOLATIONS_METRIC } from '../../core/metrics';
+import {
+  DIMENSION,
+  METRICS_NAMESPACE,
+  RECONCILE_INCOMPLETE_METRIC,
+  RECONCILE_REPAIRS_METRIC,
+  RECONCILE_VIOLATIONS_METRIC,
+} from '../../core/metrics';
 import { HookledgerError } from '../../core/errors';
 /** Violations logged one line each; the rest are counted in the summary line. */
 const MAX_LOGGED_VIOLATIONS = 200;
@@ -40,9 +64,27 @@ export interface ReconcileHandlerDeps extends ReconcileDeps {
     pausedConsumers(): Promise<ReadonlySet<string>>;
     readonly fanoutFailures?: RepairDeps['fanoutFailures'];
   };
+  /** Every configured consumer (their rows are looked up too: unexpected_delivery). */
+  readonly consumers?: readonly string[];
+  /** The checkpoint of a job. @default `ckpt#<job>` in the EventStore (`ckpt#reconcile` for the schedule) */
+  readonly checkpoints?: (job: string) => CheckpointStore<ReconcileCheckpointState>;
+  /** Stop taking pages when the invocation has less than this left. @default DEFAULT_MARGIN_MS */
+  readonly marginMs?: number;
+  /** Receipts per page. @default DEFAULT_PAGE_SIZE (reconcile.ts) */
+  readonly pageSize?: number;
 }
 
 export interface ReconcileRunResult extends ReconcileReport {
+  /** False when the run stopped at its time budget; the next run resumes at `resumeAt`. */
+  readonly complete: boolean;
+  /** Runs spent on this window, this one included. */
+  readonly runs: number;
+  /** Pages this run read. */
+  readonly pages: number;
+  /** Receipts of the window checked so far (all runs). */
+  readonly receiptsChecked: number;
+  /** The index partition the next run starts in. */
+  readonly resumeAt?: string;
   /** Present when the run repaired. */
   readonly repair?: Pick<
     RepairResult,
@@ -62,31 +104,110 @@ export function createViolationsMetrics(stackName: string): Metrics {
   return metrics;
 }
 
+/** The checkpoint of the scheduled reconcile (`ckpt#reconcile`). */
+export interface ReconcileCheckpointState {
+  readonly from: number;
+  readonly to: number;
+  readonly graceMs: number;
+  /** A window the schedule chose (a manual window's checkpoint is its own item). */
+  readonly scheduled: boolean;
+  readonly complete: boolean;
+  /** Where the next run resumes; absent once complete. */
+  readonly cursor?: ReconcileCursor;
+  readonly tally: ReconcileTally;
+  /** Runs spent on this window so far. */
+  readonly runs: number;
+}
+
+export const RECONCILE_CHECKPOINT_JOB = 'reconcile';
+/** Kept back from the remaining invocation time: repair, the checkpoint write, logs and metrics. */
+export const DEFAULT_MARGIN_MS = 60_000;
+/** A run catches up windows the schedule missed since the last complete one, at most this far back. */
+export const MAX_CATCH_UP_MS = 24 * HOUR_MS;
+
+/** The part of the Lambda context a run reads: its time budget. */
+export interface InvocationContext {
+  getRemainingTimeInMillis(): number;
+}
+
 export function createReconcileHandler(deps: ReconcileHandlerDeps) {
   const clock = deps.clock ?? Date.now;
-  return async (input?: unknown): Promise<ReconcileRunResult> => {
+  const checkpointOf =
+    deps.checkpoints ??
+    ((job: string) => new CheckpointStore<ReconcileCheckpointState>({ ddb: deps.ddb, tableName: deps.tables.events }, job));
+  const marginMs = deps.marginMs ?? DEFAULT_MARGIN_MS;
+  return async (input?: unknown, context?: InvocationContext): Promise<ReconcileRunResult> => {
     const now = clock();
     const request = manualInput(input);
-    const graceMs = request.graceMinutes !== undefined ? request.graceMinutes * MINUTE_MS : (deps.graceMs ?? DEFAULT_GRACE_MS);
-    const window =
+    const explicit =
       request.from !== undefined && request.to !== undefined
         ? { from: parseTime(request.from, 'from'), to: parseTime(request.to, 'to') }
-        : lastClosedWindow(now, {
-            windowMs: request.windowMinutes !== undefined ? request.windowMinutes * MINUTE_MS : (deps.windowMs ?? HOUR_MS),
-            graceMs,
-          });
-    let report: ReconcileReport;
+        : undefined;
+    // The schedule's windows share one checkpoint; a manual window has its own (invoke it again with
+    // the same payload to go on), so neither can overwrite the other's unfinished work.
+    const checkpoints = checkpointOf(
+      explicit ? `${RECONCILE_CHECKPOINT_JOB}#${iso(explicit.from)}#${iso(explicit.to)}` : RECONCILE_CHECKPOINT_JOB,
+    );
+    let graceMs = request.graceMinutes !== undefined ? request.graceMinutes * MINUTE_MS : (deps.graceMs ?? DEFAULT_GRACE_MS);
+    const saved = (await checkpoints.load())?.state;
+    let window: { from: number; to: number };
+    // Saved in a checkpoint item (400 KB at most): it lists the first MAX_TALLY_VIOLATIONS, counts all.
+    let tally = emptyTally(MAX_TALLY_VIOLATIONS);
+    let start: ReconcileCursor | undefined;
+    let runs = 0;
+    const scheduled = !explicit;
+    if (saved && !saved.complete) {
+      // An unfinished window first: resume where the last run stopped, with its tally.
+      window = { from: saved.from, to: saved.to };
+      graceMs = saved.graceMs;
+      tally = saved.tally;
+      start = saved.cursor;
+      runs = saved.runs;
+      deps.logger.info('reconcile resumed', { from: iso(saved.from), to: iso(saved.to), runs, receipts_checked: tally.receipts });
+    } else if (explicit) {
+      window = explicit;
+    } else {
+      window = lastClosedWindow(now, {
+        windowMs: request.windowMinutes !== undefined ? request.windowMinutes * MINUTE_MS : (deps.windowMs ?? HOUR_MS),
+        graceMs,
+      });
+      // Windows missed since the last complete scheduled one (a run that took several invocations).
+      if (saved?.complete && saved.to < window.from && saved.to >= window.from - MAX_CATCH_UP_MS) {
+        window = { from: saved.to, to: window.to };
+      }
+    }
+    const options = { ...window, graceMs, ...(deps.consumers ? { consumers: deps.consumers } : {}) };
+    const pages = await reconcilePages(deps, options, tally, {
+      ...(start ? { start } : {}),
+      ...(context ? { shouldStop: () => context.getRemainingTimeInMillis() < marginMs } : {}),
+      ...(deps.pageSize ? { pageSize: deps.pageSize } : {}),
+    });
+    const complete = pages.cursor === undefined;
+    runs++;
+    const report = reportOf(tally, options, now);
+    const found = pages.found;
+
     let repaired: RepairResult | undefined;
     if (deps.repair) {
+      // This run's findings only: earlier runs of the window repaired theirs.
       repaired = await repair(
         { ddb: deps.ddb, tables: deps.tables, clock: deps.clock, operator: 'reconciler', fanoutFailures: deps.repair.fanoutFailures },
-        { ...window, graceMs, paused: await deps.repair.pausedConsumers(), maxRepairs: deps.repair.maxPerRun, trigger: 'schedule' },
+        {
+          ...options,
+          paused: await deps.repair.pausedConsumers(),
+          maxRepairs: deps.repair.maxPerRun,
+          trigger: 'schedule',
+        },
+        { ...report, violations: found },
       );
-      report = repaired.report;
-    } else {
-      report = await reconcile(deps, { ...window, graceMs });
     }
-    for (const v of report.violations.slice(0, MAX_LOGGED_VIOLATIONS)) {
+    // Saved whether complete or not: the next run resumes an unfinished window, or catches up from a finished one.
+    await checkpoints.save(
+      { from: window.from, to: window.to, graceMs, scheduled, complete, ...(pages.cursor ? { cursor: pages.cursor } : {}), tally, runs },
+      clock(),
+    );
+
+    for (const v of found.slice(0, MAX_LOGGED_VIOLATIONS)) {
       deps.logger.warn('reconcile violation', {
         kind: v.kind,
         source: v.source,
@@ -95,19 +216,25 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
         ...(v.kind === 'tenant_mismatch' ? { receipt_tenant_id: v.receiptTenantId, ledger_tenant_id: v.ledgerTenantId } : {}),
       });
     }
-    deps.logger.info('reconcile finished', {
-      from: new Date(report.from).toISOString(),
-      to: new Date(report.to).toISOString(),
+    deps.logger.info(complete ? 'reconcile finished' : 'reconcile stopped', {
+      from: iso(report.from),
+      to: iso(report.to),
+      complete,
+      runs,
+      pages: pages.pages,
+      ...(pages.cursor ? { resume_at: pages.cursor.partition } : {}),
       receipts: report.receipts,
       ledger_items: report.ledgerItems,
       expected_deliveries: report.expectedDeliveries,
       in_grace: report.inGrace,
       quarantined: report.quarantined,
-      violations: report.violations.length,
-      not_logged: Math.max(0, report.violations.length - MAX_LOGGED_VIOLATIONS),
+      violations: report.violations.length + (report.violationsNotListed ?? 0),
+      violations_this_run: found.length,
+      not_logged: Math.max(0, found.length - MAX_LOGGED_VIOLATIONS),
       ...report.counts,
     });
-    deps.metrics.addMetric(RECONCILE_VIOLATIONS_METRIC, MetricUnit.Count, report.violations.length);
+    deps.metrics.addMetric(RECONCILE_VIOLATIONS_METRIC, MetricUnit.Count, found.length);
+    deps.metrics.addMetric(RECONCILE_INCOMPLETE_METRIC, MetricUnit.Count, complete ? 0 : 1);
     if (repaired) {
       for (const d of repaired.unrepairedDeliveries.slice(0, MAX_LOGGED_VIOLATIONS)) {
         deps.logger.warn('not repaired', { reason: d.reason, source: d.source, event_id: d.eventId, consumer_id: d.consumerId });
@@ -123,10 +250,18 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
       deps.metrics.addMetric(RECONCILE_REPAIRS_METRIC, MetricUnit.Count, repaired.repaired);
     }
     deps.metrics.publishStoredMetrics();
-    if (!repaired) return report;
+    const progress = {
+      complete,
+      runs,
+      pages: pages.pages,
+      receiptsChecked: report.receipts,
+      ...(pages.cursor ? { resumeAt: pages.cursor.partition } : {}),
+    };
+    if (!repaired) return { ...report, ...progress };
     const { repairId, candidates, unrepaired, unrepairedByReason, fanoutFailureRecords } = repaired;
     return {
       ...report,
+      ...progress,
       repair: {
         ...(repairId ? { repairId } : {}),
         candidates,
@@ -138,6 +273,8 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
     };
   };
 }
+
+const iso = (at: number) => new Date(at).toISOString();
 
 export class ReconcileInputError extends HookledgerError {
   override readonly name = 'ReconcileInputError';

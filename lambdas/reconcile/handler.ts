@@ -1,6 +1,7 @@
 /** Lambda entry for the scheduled reconcile (EventBridge rule; see lib/constructs/reconciler.ts). */
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../shared/clients';
 import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../../core/env';
 import { createLogger } from '../shared/logger';
@@ -30,4 +31,6 @@ export const handler = createReconcileHandler({
   metrics: createViolationsMetrics(requireEnv(ENV.stackName)),
   logger: createLogger('hookledger-reconcile'),
   repair: repairFromEnv(),
+  // Every configured consumer's row of each receipt is looked up, so a row outside its delivery set is found.
+  consumers: bundledConfig().consumers.map((c) => c.id),
 });

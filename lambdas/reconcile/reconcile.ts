@@ -7,11 +7,19 @@
  *   unexpected_delivery  a ledger item for a consumer that is not in the receipt's delivery set
  *   done_without_usage   a done ledger item without units (a usage row that was never written)
  *   tenant_mismatch      the ledger item's tenant differs from the tenant captured at intake
- *   usage_without_event  a ledger item whose receipt does not exist
+ *   usage_without_event  a ledger item whose receipt does not exist (scan mode only: an index of
+ *                        receipts cannot name a row that no receipt names; `--scan` reads both tables)
+ *
+ * Two ways to read the window. The default reads the window index (lambdas/shared/window-index.ts):
+ * the window's receipts, then their ledger rows by key (the delivery set plus every configured
+ * consumer, so unexpected_delivery is found), in pages that can stop and resume (`reconcilePages`).
+ * Its cost follows the window, not the history kept. `scan: true` scans both tables (the audit of all
+ * history that also finds usage_without_event).
  *
  * Quarantined deliveries are not violations (they are parked in the DLQ on purpose); they are counted.
  */
 import { eventKey, type EventItem, type LedgerItem, ledgerKey, parseLedgerKey } from '../../core/model';
+import { type IndexedReceipt, WindowReader } from '../shared/window-index';
 import {
   eventStoreItemsByKey,
   ledgerItemsByKey,
@@ -71,6 +79,8 @@ export interface ReconcileReport {
   readonly quarantined: number;
   readonly violations: readonly Violation[];
   readonly counts: Readonly<Record<ViolationKind, number>>;
+  /** Violations counted in `counts` but not listed (a paged run keeps at most MAX_TALLY_VIOLATIONS). */
+  readonly violationsNotListed?: number;
 }
 
 export interface ReconcileOptions extends Window {
@@ -81,26 +91,216 @@ export interface ReconcileOptions extends Window {
    */
   readonly leasesAbandoned?: boolean;
   readonly onProgress?: Progress;
+  /**
+   * Scan both tables instead of reading the window index: reads all history (cost grows with it),
+   * and is the only way to find usage_without_event. Default false.
+   */
+  readonly scan?: boolean;
+  /**
+   * Every configured consumer id: the window mode also looks up these consumers' rows of each
+   * receipt, so a row outside its delivery set is found (unexpected_delivery). Default: none (only
+   * the delivery set's rows are read).
+   */
+  readonly consumers?: readonly string[];
 }
 
 export interface ReconcileDeps extends ScanDeps {
   readonly clock?: () => number;
+  /** The window reader (its counters say what a run read). Default: a new one per call. */
+  readonly reader?: WindowReader;
+}
+
+/** What a window's pages found so far; a checkpoint carries it from one run to the next. */
+export interface ReconcileTally {
+  receipts: number;
+  ledgerItems: number;
+  expectedDeliveries: number;
+  inGrace: number;
+  quarantined: number;
+  violations: Violation[];
+  counts: Record<ViolationKind, number>;
+  /** Violations counted but not kept in `violations` (beyond `maxListed`). */
+  violationsNotListed: number;
+  /** How many violations `violations` keeps: a tally saved in a checkpoint keeps MAX_TALLY_VIOLATIONS. */
+  maxListed: number;
+}
+
+/** Where the next page starts: the index partition (`<tenant>#<day>[#<shard>]`) and the key after the last item read. */
+export interface ReconcileCursor {
+  readonly partition: string;
+  readonly lastKey?: Record<string, unknown>;
+}
+
+/** Violations a tally lists (a checkpoint item must stay far below 400 KB); the rest are counted. */
+export const MAX_TALLY_VIOLATIONS = 1000;
+/** Receipts per page: one Query page, then its ledger rows in BatchGets of 100 keys. */
+export const DEFAULT_PAGE_SIZE = 200;
+
+/** JSON has no Infinity: a tally that lists every violation says so with -1. */
+export function emptyTally(maxListed = -1): ReconcileTally {
+  return {
+    maxListed,
+    receipts: 0,
+    ledgerItems: 0,
+    expectedDeliveries: 0,
+    inGrace: 0,
+    quarantined: 0,
+    violations: [],
+    counts: Object.fromEntries(VIOLATION_KINDS.map((k) => [k, 0])) as Record<ViolationKind, number>,
+    violationsNotListed: 0,
+  };
+}
+
+export interface PageControl {
+  /** Resume here (from a checkpoint). Default: the window's first partition. */
+  readonly start?: ReconcileCursor;
+  /** Asked before every page but the first: true stops the run there (the time budget). Default: never. */
+  readonly shouldStop?: () => boolean;
+  /** @default DEFAULT_PAGE_SIZE */
+  readonly pageSize?: number;
+}
+
+export interface PagesResult {
+  /** Absent when the window is complete. */
+  readonly cursor?: ReconcileCursor;
+  readonly pages: number;
+  /** The violations these pages found (not the earlier runs'), in the order found. */
+  readonly found: Violation[];
+}
+
+/**
+ * Reconciles the window's receipts page by page from `control.start`, adding to `tally`, until the
+ * window ends or `control.shouldStop()` says so; returns where to resume. A page is one Query page of
+ * one tenant-day partition and the BatchGets of its receipts' ledger rows.
+ */
+export async function reconcilePages(
+  deps: ReconcileDeps,
+  options: ReconcileOptions,
+  tally: ReconcileTally,
+  control: PageControl = {},
+): Promise<PagesResult> {
+  const now = (deps.clock ?? Date.now)();
+  const graceMs = checkOptions(options);
+  const reader = deps.reader ?? new WindowReader(deps);
+  const partitions = await reader.partitions({ from: options.from, to: options.to });
+  let index = 0;
+  let lastKey = control.start?.lastKey;
+  if (control.start) {
+    index = partitions.findIndex((p) => p.id === control.start?.partition);
+    // The partition a checkpoint names is always listed again (the registry only grows); should it
+    // not be, nothing of the window is skipped: start over.
+    if (index < 0) {
+      index = 0;
+      lastKey = undefined;
+    }
+  }
+  const found: Violation[] = [];
+  let pages = 0;
+  const keep = (v: Violation) => {
+    found.push(v);
+    tally.counts[v.kind]++;
+    if (tally.maxListed < 0 || tally.violations.length < tally.maxListed) tally.violations.push(v);
+    else tally.violationsNotListed++;
+  };
+  while (index < partitions.length) {
+    const partition = partitions[index]!;
+    // At least one page per call: a run always moves the window on, whatever its budget says.
+    if (pages > 0 && control.shouldStop?.()) return { cursor: { partition: partition.id, ...(lastKey ? { lastKey } : {}) }, pages, found };
+    const page = await reader.receiptPage(partition, {}, lastKey, control.pageSize ?? DEFAULT_PAGE_SIZE);
+    await checkReceipts(reader, page.receipts, options, { now, graceMs, tally, keep });
+    pages++;
+    options.onProgress?.(tally.receipts, undefined);
+    lastKey = page.lastKey;
+    if (!lastKey) index++;
+  }
+  return { pages, found };
+}
+
+/** One page's receipts against their ledger rows (read by key). */
+async function checkReceipts(
+  reader: WindowReader,
+  receipts: readonly IndexedReceipt[],
+  options: ReconcileOptions,
+  ctx: { now: number; graceMs: number; tally: ReconcileTally; keep: (v: Violation) => void },
+): Promise<void> {
+  const { tally, keep } = ctx;
+  const rows = await reader.ledgerRows<LedgerItem>(receipts, { alsoConsumers: options.consumers });
+  for (const receipt of receipts) {
+    tally.receipts++;
+    const expected = new Set(receipt.consumers ?? []);
+    const consumers = new Set([...expected, ...(options.consumers ?? [])]);
+    for (const consumerId of [...consumers].sort()) {
+      const pk = ledgerKey(receipt.source, receipt.eventId, consumerId);
+      const ids = { source: receipt.source, eventId: receipt.eventId, consumerId, ledgerKey: pk };
+      const item = rows.get(pk);
+      if (expected.has(consumerId)) tally.expectedDeliveries++;
+      if (!item) {
+        if (!expected.has(consumerId)) continue;
+        if (receipt.receivedAt > ctx.now - ctx.graceMs) tally.inGrace++;
+        else keep({ kind: 'missing_delivery', ...ids });
+        continue;
+      }
+      tally.ledgerItems++;
+      if (item.state === 'quarantined') tally.quarantined++;
+      if (!expected.has(consumerId)) keep({ kind: 'unexpected_delivery', ...ids });
+      if (item.tenantId !== receipt.tenantId) {
+        keep({ kind: 'tenant_mismatch', ...ids, receiptTenantId: receipt.tenantId, ledgerTenantId: item.tenantId });
+      }
+      if (item.state === 'done' && typeof item.units !== 'number') keep({ kind: 'done_without_usage', ...ids });
+      if (isStalled(item, ctx.now - ctx.graceMs, options.leasesAbandoned === true)) keep({ kind: 'stalled_delivery', ...ids });
+    }
+  }
+}
+
+/** The report of a tally (complete or not): violations in a stable order. */
+export function reportOf(tally: ReconcileTally, options: ReconcileOptions, checkedAt: number): ReconcileReport {
+  const violations = [...tally.violations].sort((a, b) => a.kind.localeCompare(b.kind) || a.ledgerKey.localeCompare(b.ledgerKey));
+  return {
+    from: options.from,
+    to: options.to,
+    graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
+    checkedAt,
+    receipts: tally.receipts,
+    ledgerItems: tally.ledgerItems,
+    expectedDeliveries: tally.expectedDeliveries,
+    inGrace: tally.inGrace,
+    quarantined: tally.quarantined,
+    violations,
+    counts: { ...tally.counts },
+    ...(tally.violationsNotListed > 0 ? { violationsNotListed: tally.violationsNotListed } : {}),
+  };
+}
+
+function checkOptions(options: ReconcileOptions): number {
+  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+  if (!(Number.isFinite(options.from) && Number.isFinite(options.to) && options.from < options.to)) {
+    throw new ReconcileWindowError(
+      `the window must have from < to, got from=${new Date(options.from).toISOString()} to=${new Date(options.to).toISOString()}`,
+    );
+  }
+  if (!(graceMs >= 0)) throw new ReconcileWindowError(`grace must be >= 0 ms, got ${graceMs}`);
+  return graceMs;
 }
 
 export class ReconcileWindowError extends HookledgerError {
   override readonly name = 'ReconcileWindowError';
 }
 
+/** The whole window in one call: the window index by default, both tables with `scan: true`. */
 export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions): Promise<ReconcileReport> {
+  if (options.scan) return reconcileByScan(deps, options);
   const now = (deps.clock ?? Date.now)();
-  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+  checkOptions(options);
+  const tally = emptyTally();
+  await reconcilePages(deps, options, tally);
+  return reportOf(tally, options, now);
+}
+
+/** Scan mode: both tables read whole, filtered to the window (what every run did before the index). */
+async function reconcileByScan(deps: ReconcileDeps, options: ReconcileOptions): Promise<ReconcileReport> {
+  const now = (deps.clock ?? Date.now)();
+  const graceMs = checkOptions(options);
   const window = { from: options.from, to: options.to };
-  if (!(Number.isFinite(window.from) && Number.isFinite(window.to) && window.from < window.to)) {
-    throw new ReconcileWindowError(
-      `the window must have from < to, got from=${new Date(window.from).toISOString()} to=${new Date(window.to).toISOString()}`,
-    );
-  }
-  if (!(graceMs >= 0)) throw new ReconcileWindowError(`grace must be >= 0 ms, got ${graceMs}`);
 
   let receiptsRead = 0;
   let ledgerRead = 0;

@@ -97,9 +97,13 @@ interface FailureRecord {
   readonly to: number;
 }
 
-export async function repair(deps: RepairDeps, options: RepairOptions): Promise<RepairResult> {
+/**
+ * `found`: a report already made (the scheduled run's pages of this invocation); without it the
+ * whole window is reconciled first.
+ */
+export async function repair(deps: RepairDeps, options: RepairOptions, found?: ReconcileReport): Promise<RepairResult> {
   const now = (deps.clock ?? Date.now)();
-  const report = await reconcile(deps, options);
+  const report = found ?? (await reconcile(deps, options));
   const paused = options.paused ?? new Set<string>();
 
   const candidates = new Map<string, RepairDelivery>();
@@ -113,7 +117,13 @@ export async function repair(deps: RepairDeps, options: RepairOptions): Promise<
   const failures = deps.fanoutFailures ? await readFailureRecords(deps.fanoutFailures, options.dryRun === true) : undefined;
   const keysOfRecord = new Map<FailureRecord, string[]>();
   for (const record of failures?.records ?? []) {
-    const ranged = await reconcile(deps, { from: record.from, to: record.to, graceMs: 0, leasesAbandoned: options.leasesAbandoned });
+    const ranged = await reconcile(deps, {
+      from: record.from,
+      to: record.to,
+      graceMs: 0,
+      leasesAbandoned: options.leasesAbandoned,
+      consumers: options.consumers,
+    });
     const keys: string[] = [];
     for (const v of ranged.violations) {
       if (v.kind !== 'missing_delivery') continue;

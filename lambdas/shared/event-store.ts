@@ -40,7 +40,11 @@ import {
   MAX_CONFLICT_ENTRIES,
   type PayloadItem,
   payloadKey,
+  receiptIndexAttributes,
   type RequeueItem,
+  tenantDayItem,
+  utcDay,
+  WINDOW_INDEX,
 } from '../../core/model';
 
 /**
@@ -65,6 +69,41 @@ export interface EventStoreOptions {
    * @default - none: such a body cannot be recorded (PayloadBucketMissingError)
    */
   readonly blobs?: PayloadBlobs;
+  /**
+   * How many window-index partitions a day of this tenant's receipts is spread over (config
+   * `windowIndex.hotTenants`). @default 1 for every tenant
+   */
+  readonly shardsOf?: (tenantId: string) => number;
+}
+
+/**
+ * The (day, tenant) pairs this execution environment has registered: the registry write is made
+ * about once per tenant per UTC day per environment, not per webhook. Bounded; forgotten when the day
+ * changes (a new day needs new registry items anyway).
+ */
+export class TenantDayCache {
+  private day: string | undefined;
+  private readonly tenants = new Set<string>();
+  constructor(private readonly maxTenants = 10_000) {}
+
+  /** True when (day, tenant) is known to be registered by this environment. */
+  has(day: string, tenantId: string): boolean {
+    return this.day === day && this.tenants.has(tenantId);
+  }
+
+  remember(day: string, tenantId: string): void {
+    if (this.day !== day) {
+      this.day = day;
+      this.tenants.clear();
+    }
+    // Past the bound the oldest pair is forgotten: at worst one more idempotent write for it.
+    if (this.tenants.size >= this.maxTenants) this.tenants.delete(this.tenants.values().next().value as string);
+    this.tenants.add(tenantId);
+  }
+
+  get size(): number {
+    return this.tenants.size;
+  }
 }
 
 /** A body too large for its payload item, and no payload bucket to put it in: a wiring bug. */
@@ -79,8 +118,12 @@ export class EventStore {
   private readonly returnCapacity: ReturnConsumedCapacity | undefined;
   private readonly clock: () => number;
   private readonly blobs?: PayloadBlobs;
+  private readonly shardsOf: (tenantId: string) => number;
+  /** Per instance: intake builds its EventStore once per execution environment. */
+  readonly registered = new TenantDayCache();
 
   constructor(options: EventStoreOptions) {
+    this.shardsOf = options.shardsOf ?? (() => 1);
     this.clock = options.clock ?? Date.now;
     this.blobs = options.blobs;
     this.client = options.client;
@@ -102,6 +145,10 @@ export class EventStore {
    * nothing and the bucket's lifecycle deletes it after the retention days.
    */
   async recordEvent(event: Omit<EventItem, 'pk' | 'kind'>, rawBody: Buffer): Promise<RecordOutcome> {
+    const shards = this.shardsOf(event.tenantId);
+    // The tenant-day registry before anything else: no receipt can exist that a window reader, which
+    // finds tenants through the registry, would miss. A failure here stores nothing.
+    await this.registerTenantDay(utcDay(event.receivedAt), event.tenantId, shards);
     const zipped = gzipSync(rawBody);
     const useGzip = zipped.length < rawBody.length;
     const stored = useGzip ? zipped : rawBody;
@@ -132,7 +179,13 @@ export class EventStore {
       // condition decides what this request is.
       if (!(error instanceof ConditionalCheckFailedException)) throw translate(error);
     }
-    const item: EventItem = { ...event, pk: eventKey(event.source, event.eventId), kind: 'event' };
+    // The window index's attributes (sparse GSI, core/model.ts WINDOW_INDEX): receipts only.
+    const item: EventItem = {
+      ...event,
+      pk: eventKey(event.source, event.eventId),
+      kind: 'event',
+      ...receiptIndexAttributes(event, shards),
+    };
     let existing: Record<string, unknown> | undefined;
     try {
       await this.put('putEvent', item, 'attribute_not_exists(pk)', true);
@@ -156,6 +209,71 @@ export class EventStore {
       throw translate(error);
     }
     return 'duplicate_conflict';
+  }
+
+  /**
+   * Makes sure `tday#<day>#<tenant>` exists (and names at least `shards` index partitions); skipped
+   * when this environment already did it today. Idempotent: an UpdateItem whose condition fails when
+   * the item already names as many shards (a failed condition is success here).
+   */
+  async registerTenantDay(day: string, tenantId: string, shards = 1): Promise<void> {
+    if (this.registered.has(day, tenantId)) return;
+    const item = tenantDayItem(day, tenantId, shards);
+    try {
+      const out = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: item.pk },
+          UpdateExpression: 'SET #kind = :kind, #day = :day, tenantId = :tenant, shards = :shards, wpk = :wpk, wsk = :wsk',
+          ConditionExpression: 'attribute_not_exists(shards) OR shards < :shards',
+          ExpressionAttributeNames: { '#kind': 'kind', '#day': 'day' },
+          ExpressionAttributeValues: {
+            ':kind': item.kind,
+            ':day': item.day,
+            ':tenant': item.tenantId,
+            ':shards': item.shards,
+            ':wpk': item.wpk,
+            ':wsk': item.wsk,
+          },
+          ReturnConsumedCapacity: this.returnCapacity,
+        }),
+      );
+      this.onCapacity?.('registerTenantDay', out?.ConsumedCapacity?.CapacityUnits ?? 0, 0);
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) this.onCapacity?.('registerTenantDay', 1, 0);
+      else throw translate(error);
+    }
+    this.registered.remember(day, tenantId);
+  }
+
+  /**
+   * `hookledger index backfill`: gives a receipt written before the window index its index
+   * attributes (its tenant-day registered first, as intake does). Idempotent: a receipt that has
+   * them already is left as it is (false).
+   */
+  async indexReceipt(receipt: Pick<EventItem, 'source' | 'eventId' | 'tenantId' | 'receivedAt'>): Promise<boolean> {
+    const shards = this.shardsOf(receipt.tenantId);
+    await this.registerTenantDay(utcDay(receipt.receivedAt), receipt.tenantId, shards);
+    const attributes = receiptIndexAttributes(receipt, shards);
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: eventKey(receipt.source, receipt.eventId) },
+          UpdateExpression: 'SET #wpk = :wpk, #wsk = :wsk',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#wpk)',
+          ExpressionAttributeNames: { '#wpk': WINDOW_INDEX.partitionKey, '#wsk': WINDOW_INDEX.sortKey },
+          ExpressionAttributeValues: {
+            ':wpk': attributes[WINDOW_INDEX.partitionKey],
+            ':wsk': attributes[WINDOW_INDEX.sortKey],
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
   }
 
   /**

@@ -4,10 +4,10 @@
  * trace) and the tests. Single-item reads and every write stay with the adapters (event-store.ts,
  * ledger.ts).
  *
- * Scale: neither table has an index on time, so every window query is a paginated Scan with a
- * filter: it reads (and is billed for) the whole table, whatever the window. Fine up to a few
- * million items (minutes, a few dollars per run at on-demand read prices); beyond that add a GSI on
- * (kind, receivedAt) to the EventStore and on ackAt to the Ledger, and query those instead.
+ * Scale: a Scan reads (and is billed for) the whole table, whatever its filter. Window operations
+ * read the window index instead (window-index.ts); scans are kept for what has no window: full-
+ * history audits (`--scan`: the only way to find a ledger row whose receipt does not exist), the
+ * key registry, `hookledger index backfill`.
  */
 import {
   BatchGetCommand,
@@ -17,6 +17,7 @@ import {
   ScanCommand,
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import type { ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import type { EventItem, KeyItem, LedgerItem } from '../../core/model';
 
 /** Called after every page: items read so far; `total` when known. */
@@ -206,6 +207,8 @@ export async function batchGet<T extends { pk: string }>(
   tableName: string,
   pks: readonly string[],
   options: BatchGetOptions = {},
+  onReadUnits?: (units: number) => void,
+  returnCapacity?: ReturnConsumedCapacity,
 ): Promise<Map<string, T>> {
   const found = new Map<string, T>();
   const unique = [...new Set(pks)];
@@ -219,7 +222,10 @@ export async function batchGet<T extends { pk: string }>(
     };
     for (let round = 0; request && Object.keys(request).length > 0; round++) {
       if (round > 0) await sleep(Math.min(1000, 50 * 2 ** round));
-      const out: BatchGetCommandOutput = await ddb.send(new BatchGetCommand({ RequestItems: request }));
+      const out: BatchGetCommandOutput = await ddb.send(
+        new BatchGetCommand({ RequestItems: request, ...(returnCapacity ? { ReturnConsumedCapacity: returnCapacity } : {}) }),
+      );
+      for (const c of out.ConsumedCapacity ?? []) onReadUnits?.(c.CapacityUnits ?? 0);
       for (const item of out.Responses?.[tableName] ?? []) found.set(String(item.pk), item as T);
       request = out.UnprocessedKeys;
     }

@@ -2,7 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { TABLE_KEY, TTL_ATTRIBUTE } from '../../core/model';
+import { TABLE_KEY, TTL_ATTRIBUTE, WINDOW_INDEX } from '../../core/model';
 
 export interface EventStoreProps {
   /**
@@ -24,7 +24,7 @@ export interface EventStoreProps {
  * lambdas/shared/model.ts.
  */
 export class EventStore extends Construct {
-  /** Partition key `pk`; stream NEW_IMAGE; TTL attribute `expiresAt`. */
+  /** Partition key `pk`; stream NEW_IMAGE; TTL attribute `expiresAt`; the window index (GSI). */
   readonly events: dynamodb.ITable;
   /** Partition key `pk` = `<source>:<eventId>#<consumerId>`. */
   readonly ledger: dynamodb.ITable;
@@ -41,11 +41,22 @@ export class EventStore extends Construct {
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
       deletionProtection: props.deletionProtection ?? true,
     };
-    this.events = new dynamodb.Table(this, 'Events', {
+    const events = new dynamodb.Table(this, 'Events', {
       ...common,
       stream: dynamodb.StreamViewType.NEW_IMAGE,
       timeToLiveAttribute: TTL_ATTRIBUTE,
     });
+    // The window index (sparse: only receipts and tenant-day items carry its keys). INCLUDE keeps a
+    // receipt's index entry within 1 KB, so it costs one write unit per webhook; see README "Window
+    // queries".
+    events.addGlobalSecondaryIndex({
+      indexName: WINDOW_INDEX.name,
+      partitionKey: { name: WINDOW_INDEX.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: WINDOW_INDEX.sortKey, type: dynamodb.AttributeType.NUMBER },
+      projectionType: dynamodb.ProjectionType.INCLUDE,
+      nonKeyAttributes: [...WINDOW_INDEX.projected],
+    });
+    this.events = events;
     this.ledger = new dynamodb.Table(this, 'Ledger', common);
   }
 }

@@ -119,7 +119,9 @@ export class IngestApi extends Construct {
       ['dynamodb:GetItem'],
       [keyPattern('key'), keyPattern('event'), keyPattern('bodyClaim')],
     );
-    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:UpdateItem'], [keyPattern('conflict')]);
+    // UpdateItem on tday#: the tenant-day registry of the window index (idempotent, about once per
+    // tenant per day per execution environment).
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:UpdateItem'], [keyPattern('conflict'), keyPattern('tenantDay')]);
     grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:DeleteItem'], [keyPattern('payload')]);
     hashKey.grantRead(this.handler);
     for (const secret of secrets.values()) secret.grantRead(this.handler);

@@ -6,6 +6,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
+import { keyPattern } from '../../core/model';
+import { grantItemsByKeyPattern } from './event-store';
 import { QUEUE_RETENTION } from '../../core/queues';
 import { HookledgerFunction } from './hookledger-function';
 
@@ -103,9 +105,20 @@ export class Reconciler extends Construct {
     const readOnly = ['dynamodb:Query', 'dynamodb:Scan', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'];
     props.events.grant(this.handler, ...readOnly);
     props.ledger.grant(this.handler, ...readOnly);
+    // The EventStore's grant names its indexes too (`<arn>/index/*`): the window index is queried.
+    const eventsTable = props.events.node.defaultChild as dynamodb.CfnTable | undefined;
+    if (eventsTable) {
+      Validations.of(this.handler).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(eventsTable)}.Arn>/index/*]`,
+        reason:
+          'Read-only (Query) on the EventStore indexes: the window index byTenantDay (core/model.ts WINDOW_INDEX), which every window the reconciler checks is read through; an index ARN has no narrower form.',
+      });
+    }
+    // The checkpoint of a run that stopped before the end of its window (lambdas/reconcile/app.ts).
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], [keyPattern('checkpoint')]);
     if (props.repair) {
       // Repairs write requeue items and one audit item per run: new items only, never an update.
-      props.events.grant(this.handler, 'dynamodb:PutItem');
+      grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], [keyPattern('requeue'), keyPattern('audit')]);
       props.repair.fanOutFailureQueue.grantConsumeMessages(this.handler);
       iam.Grant.addToPrincipal({
         grantee: this.handler,

@@ -115,7 +115,7 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
     expect(env.EVENTS_TABLE).toEqual({ Ref: eventsTable });
   });
 
-  it('lets the ingest role write only receipts, payloads (and large ones to the bucket), body claims and the conflict audit, read the secrets, and nothing more', () => {
+  it('lets the ingest role write only receipts, payloads (and large ones to the bucket), body claims the conflict audit and the tenant-day registry, read the secrets, and nothing more', () => {
     const statements = statementsOfRole(s.json, ingestRoleId);
     const dynamo = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')));
     expect(dynamo.flatMap(actionsOf).sort()).toEqual([
@@ -129,7 +129,8 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
       dynamo.find((st) => actionsOf(st).includes(action))?.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
     expect(leadingKeys('dynamodb:PutItem')).toEqual(['evt#*', 'pay#*', 'bdy#*']);
     expect(leadingKeys('dynamodb:GetItem')).toEqual(['key#*', 'evt#*', 'bdy#*']);
-    expect(leadingKeys('dynamodb:UpdateItem')).toEqual(['cfl#*']);
+    // The conflict audit, and the window index's tenant-day registry.
+    expect(leadingKeys('dynamodb:UpdateItem')).toEqual(['cfl#*', 'tday#*']);
     expect(leadingKeys('dynamodb:DeleteItem')).toEqual(['pay#*']);
     const secretRead = statements.filter((st) => actionsOf(st).includes('secretsmanager:GetSecretValue'));
     expect(secretRead.flatMap(resourceTargets).sort()).toEqual(

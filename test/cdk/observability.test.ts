@@ -245,18 +245,25 @@ describe('reconciler with repair off (reconcile.repair: false)', () => {
     expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
   });
 
-  it('reads both tables without write access and has no cloudwatch:PutMetricData (its metric goes out as EMF)', () => {
+  it('reads both tables (and the window index), writes only its checkpoint, and has no cloudwatch:PutMetricData (its metric goes out as EMF)', () => {
     const fn = json.Resources[reconcileId];
     const statements = statementsOfRole(json, refTarget(fn.Properties.Role)!);
     const dynamo = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')));
-    expect([...new Set(dynamo.flatMap(actionsOf))].sort()).toEqual(
+    const reads = dynamo.filter((st) => !actionsOf(st).includes('dynamodb:PutItem'));
+    expect([...new Set(reads.flatMap(actionsOf))].sort()).toEqual(
       ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan'].sort(),
     );
-    expect(dynamo.flatMap(resourceTargets).sort()).toEqual(
-      resourcesOfType(json, 'AWS::DynamoDB::Table')
-        .map(([id]) => id)
+    const tables = resourcesOfType(json, 'AWS::DynamoDB::Table').map(([id]) => id);
+    expect(
+      reads
+        .flatMap(resourceTargets)
+        .filter((r) => tables.includes(r))
         .sort(),
-    );
+    ).toEqual([...tables].sort());
+    const writes = dynamo.filter((st) => actionsOf(st).includes('dynamodb:PutItem'));
+    expect(writes.map((st) => [actionsOf(st), st.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']])).toEqual([
+      [['dynamodb:PutItem'], ['ckpt#*']],
+    ]);
     expect(statements.flatMap(actionsOf).filter((a) => a.startsWith('cloudwatch:'))).toEqual([]);
     // Only the dead-letter queue besides its tables and logs.
     expect(statements.flatMap(actionsOf).filter((a) => a.startsWith('sqs:'))).toEqual(['sqs:SendMessage']);

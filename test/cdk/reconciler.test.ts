@@ -54,16 +54,35 @@ describe('reconciler with repair on (default config)', () => {
     expect(fnId).toBeTruthy();
   });
 
-  it('may write only new EventStore items (PutItem: requeue and audit), never the Ledger', () => {
+  it('may write only new EventStore items (PutItem: checkpoint, requeue and audit), never the Ledger', () => {
     const tables = resourcesOfType(json, 'AWS::DynamoDB::Table').map(([id]) => id);
     const eventStoreId = refTarget(json.Outputs.EventStoreTableName.Value);
     const ledgerId = refTarget(json.Outputs.LedgerTableName.Value);
     expect(tables.sort()).toEqual([eventStoreId, ledgerId].sort());
     const writes = statements.filter((st) => actionsOf(st).some((a) => /^dynamodb:(Put|Update|Delete|BatchWrite|TransactWrite)/.test(a)));
-    expect(writes.flatMap(actionsOf)).toEqual(['dynamodb:PutItem']);
-    expect(writes.flatMap(resourceTargets)).toEqual([eventStoreId]);
+    // The checkpoint (ckpt#* only) and the repair's requeue and audit items.
+    expect(writes.flatMap(actionsOf)).toEqual(['dynamodb:PutItem', 'dynamodb:PutItem']);
+    expect(writes.flatMap(resourceTargets).filter((r) => r === eventStoreId)).toHaveLength(2);
+    expect(JSON.stringify(writes)).not.toContain(ledgerId);
+    expect(writes.map((st) => st.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'])).toEqual([
+      ['ckpt#*'],
+      ['rq#*', 'audit#*'],
+    ]);
+  });
+
+  it('may Query the window index of the EventStore and read both tables, nothing else', () => {
+    const eventStoreId = refTarget(json.Outputs.EventStoreTableName.Value);
+    const ledgerId = refTarget(json.Outputs.LedgerTableName.Value);
     const reads = statements.filter((st) => actionsOf(st).some((a) => /^dynamodb:(Query|Scan|GetItem|BatchGetItem)$/.test(a)));
-    expect(reads.flatMap(resourceTargets).sort()).toEqual([eventStoreId, ledgerId].sort());
+    expect(reads.map((st) => actionsOf(st).sort())).toEqual([
+      ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan'],
+    ]);
+    // Both tables, and the EventStore's indexes (`<events arn>/index/*`): the window index's Query.
+    expect(reads[0]?.Resource).toEqual([
+      { 'Fn::GetAtt': [eventStoreId, 'Arn'] },
+      { 'Fn::GetAtt': [ledgerId, 'Arn'] },
+      { 'Fn::Join': ['', [{ 'Fn::GetAtt': [eventStoreId, 'Arn'] }, '/index/*']] },
+    ]);
   });
 
   it('may receive and delete only on the fan-out on-failure queue, and send only to its own dead-letter queue', () => {
@@ -88,15 +107,18 @@ describe('reconciler with repair on (default config)', () => {
     expect(lambdaActions).toEqual(['lambda:ListEventSourceMappings']);
   });
 
-  it('keeps no write access when repair is off', () => {
+  it('keeps no write access but its checkpoint when repair is off', () => {
     const off = synth({ ...defaultConfig, reconcile: { repair: false } }).json;
     const [, offFn] = reconcilerOf(off);
     const offStatements = statementsOfRole(off, refTarget(offFn.Properties.Role)!);
     const actions = offStatements.flatMap(actionsOf);
     // Only the send to its own asynchronous-invocation DLQ remains.
-    expect(
-      actions.filter((a) => a === 'dynamodb:PutItem' || (a.startsWith('sqs:') && a !== 'sqs:SendMessage') || a.startsWith('lambda:')),
-    ).toEqual([]);
+    expect(actions.filter((a) => (a.startsWith('sqs:') && a !== 'sqs:SendMessage') || a.startsWith('lambda:'))).toEqual([]);
+    // Only its checkpoint item (ckpt#*) remains writable.
+    const puts = offStatements.filter((st) => actionsOf(st).some((a) => /^dynamodb:(Put|Update|Delete|BatchWrite|TransactWrite)/.test(a)));
+    expect(puts.map((st) => [actionsOf(st), st.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']])).toEqual([
+      [['dynamodb:PutItem'], ['ckpt#*']],
+    ]);
     expect(offStatements.filter((st) => actionsOf(st).includes('sqs:SendMessage')).flatMap(resourceTargets)).toEqual([
       expect.stringMatching(/ReconcilerDeadLetterQueue/),
     ]);

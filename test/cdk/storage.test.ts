@@ -13,7 +13,7 @@ describe('EventStore and Ledger tables', () => {
     s.template.resourceCountIs('AWS::DynamoDB::Table', 2);
     s.template.allResourcesProperties('AWS::DynamoDB::Table', {
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      AttributeDefinitions: Match.arrayWith([{ AttributeName: 'pk', AttributeType: 'S' }]),
       BillingMode: 'PAY_PER_REQUEST',
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       SSESpecification: { SSEEnabled: true },
@@ -37,6 +37,45 @@ describe('EventStore and Ledger tables', () => {
     s.template.hasResourceProperties('AWS::DynamoDB::Table', {
       StreamSpecification: Match.absent(),
       TimeToLiveSpecification: Match.absent(),
+    });
+  });
+
+  it('gives the EventStore the sparse window index (tenant-day partition, receivedAt sort, INCLUDE projection) and the Ledger none', () => {
+    s.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'wpk', AttributeType: 'S' },
+        { AttributeName: 'wsk', AttributeType: 'N' },
+      ],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'byTenantDay',
+          KeySchema: [
+            { AttributeName: 'wpk', KeyType: 'HASH' },
+            { AttributeName: 'wsk', KeyType: 'RANGE' },
+          ],
+          Projection: {
+            ProjectionType: 'INCLUDE',
+            NonKeyAttributes: [
+              'kind',
+              'source',
+              'eventId',
+              'eventType',
+              'tenantId',
+              'keyId',
+              'consumers',
+              'receivedAt',
+              'secretVersion',
+              'shards',
+            ],
+          },
+        },
+      ],
+    });
+    s.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      StreamSpecification: Match.absent(),
+      GlobalSecondaryIndexes: Match.absent(),
     });
   });
 

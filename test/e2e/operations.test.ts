@@ -7,6 +7,8 @@ import { replay } from '../../cli/ops/replay';
 import { status } from '../../cli/ops/status';
 import { trace } from '../../cli/ops/trace';
 import { usage } from '../../cli/ops/usage';
+import { formatUsageCsv } from '../../cli/commands/usage';
+import { iso } from '../../cli/time';
 import config from '../../hookledger.config';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
 import type { LocalStack } from '../../local/stack';
@@ -92,6 +94,35 @@ describe('operations on the local stack', () => {
       { from: t0 - 60_000, to: Date.now() + 1, graceMs: 0 },
     );
     expect(report).toMatchObject({ receipts: 3, expectedDeliveries: 9, quarantined: 0, violations: [] });
+  });
+
+  it('reads the same answers through the window index as the full-history scans, and usage as CSV', async () => {
+    const window = { from: t0 - 60_000, to: Date.now() + 1 };
+    const consumers = config.consumers.map((c) => c.id);
+    const ddbDeps = { ddb: stack.handlers.ddb, tables: stack.resources.tables };
+    const indexed = await reconcile(ddbDeps, { ...window, graceMs: 0, consumers });
+    const scanned = await reconcile(ddbDeps, { ...window, graceMs: 0, scan: true });
+    expect({ ...indexed, checkedAt: 0 }).toEqual({ ...scanned, checkedAt: 0 });
+    expect(indexed).toMatchObject({ receipts: 3, expectedDeliveries: 9, ledgerItems: 9, violations: [] });
+
+    const all = await usage(deps(), window);
+    expect(all.rows).toEqual((await usage(deps(), { ...window, scan: true })).rows);
+    const tenant = await usage(deps(), { ...window, tenant: 'tenant_204' });
+    expect(tenant.rows).toEqual([
+      { tenantId: 'tenant_204', consumerId: 'audit-writer', units: 2, deliveries: 2 },
+      { tenantId: 'tenant_204', consumerId: 'billing-meter', units: 10, deliveries: 2 },
+      { tenantId: 'tenant_204', consumerId: 'risk-evaluator', units: 2, deliveries: 2 },
+    ]);
+    // Only tenant_204's two receipts and their six rows were read.
+    expect(tenant.read).toMatchObject({ registryQueries: 0, receiptsRead: 2, ledgerRowsRead: 6 });
+    expect(formatUsageCsv(tenant).split('\r\n').slice(1, 4)).toEqual([
+      `${iso(window.from)},${iso(window.to)},tenant_204,audit-writer,2,2`,
+      `${iso(window.from)},${iso(window.to)},tenant_204,billing-meter,10,2`,
+      `${iso(window.from)},${iso(window.to)},tenant_204,risk-evaluator,2,2`,
+    ]);
+
+    const dry = await replay(deps(), { consumer: 'billing-meter', window, tenant: 'tenant_311', dryRun: true });
+    expect(dry).toMatchObject({ matched: 1 });
   });
 
   it('after retention only the payload is gone: trace says expired; receipt, hash and trail remain', async () => {

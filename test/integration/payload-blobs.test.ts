@@ -75,8 +75,10 @@ describe('EventStore with the payload bucket (DynamoDB Local + fauxqs S3)', () =
     const object = (await blobs.get(stored.s3Key!))!;
     expect(object.length).toBe(stored.storedBytes);
     expect(gunzipSync(object).equals(body)).toBe(true);
-    // A reference-sized item: one WRU, then the receipt.
+    // The tenant-day registry (this store's first event of the day), a reference-sized item: one WRU,
+    // then the receipt (this test table has no window index, so no index entry is written).
     expect(writes).toEqual([
+      ['registerTenantDay', 1],
       ['putPayload', 1],
       ['putEvent', 1],
     ]);

@@ -1,4 +1,4 @@
-import { DescribeTableCommand, DescribeTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import config from '../../hookledger.config';
@@ -40,6 +40,58 @@ function tableNames() {
 }
 
 describe('provisionLocalStack', () => {
+  it('gives the EventStore the window index, and adds it to an EventStore made before it', async () => {
+    const index = {
+      IndexName: 'byTenantDay',
+      KeySchema: [
+        { AttributeName: 'wpk', KeyType: 'HASH' },
+        { AttributeName: 'wsk', KeyType: 'RANGE' },
+      ],
+      Projection: {
+        ProjectionType: 'INCLUDE',
+        NonKeyAttributes: [
+          'kind',
+          'source',
+          'eventId',
+          'eventType',
+          'tenantId',
+          'keyId',
+          'consumers',
+          'receivedAt',
+          'secretVersion',
+          'shards',
+        ],
+      },
+    };
+    const fresh = tableNames();
+    await provisionLocalStack({ config, dynamo, sqs, tables: fresh, queuePrefix: `${uniqueName('hl')}-` });
+    const made = (await dynamo.send(new DescribeTableCommand({ TableName: fresh.events }))).Table;
+    expect(made?.GlobalSecondaryIndexes?.map(({ IndexName, KeySchema, Projection }) => ({ IndexName, KeySchema, Projection }))).toEqual([
+      index,
+    ]);
+    expect((await dynamo.send(new DescribeTableCommand({ TableName: fresh.ledger }))).Table?.GlobalSecondaryIndexes).toBeUndefined();
+
+    // An EventStore from before the index (as an earlier `npm start` made it): provisioning adds it.
+    const old = tableNames();
+    await dynamo.send(
+      new CreateTableCommand({
+        TableName: old.events,
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
+      }),
+    );
+    await provisionLocalStack({ config, dynamo, sqs, tables: old, queuePrefix: `${uniqueName('hl')}-` });
+    const upgraded = (await dynamo.send(new DescribeTableCommand({ TableName: old.events }))).Table;
+    expect(upgraded?.GlobalSecondaryIndexes?.map(({ IndexName, KeySchema, Projection }) => ({ IndexName, KeySchema, Projection }))).toEqual(
+      [index],
+    );
+    // Once there, a second run leaves it as it is.
+    await provisionLocalStack({ config, dynamo, sqs, tables: old, queuePrefix: `${uniqueName('hl')}-` });
+    expect((await dynamo.send(new DescribeTableCommand({ TableName: old.events }))).Table?.GlobalSecondaryIndexes).toHaveLength(1);
+  });
+
   it('creates the tables, a queue and DLQ per consumer and the fan-out failure queue from the config', async () => {
     const tables = tableNames();
     const prefix = `${uniqueName('hl')}-`;

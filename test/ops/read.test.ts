@@ -16,7 +16,7 @@ afterAll(() => env?.stop());
 const NOW = T0 + 3 * HOUR;
 
 describe('usage', () => {
-  it('sums units by tenant and consumer over done rows acknowledged in [from, to)', async () => {
+  it('sums units by tenant and consumer over done rows of events received in [from, to)', async () => {
     const stack = await freshStack(env);
     const { seed } = stack;
     await seed.receipt({ eventId: 'evt_01J8K7M2Q4', receivedAt: T0 + 5 * MIN });
@@ -38,6 +38,11 @@ describe('usage', () => {
       { tenantId: 'tenant_311', consumerId: 'billing-meter', units: 2, deliveries: 1 },
     ]);
     expect(report.totalUnits).toBe(10);
+    expect(report.attributedBy).toBe('receivedAt');
+    // The scan (full-history audit, windowed on ackAt) gives the same answer here: every event of the
+    // window was acknowledged in it too.
+    const scanned = await usage(deps, { from: T0, to: T0 + HOUR, scan: true });
+    expect({ rows: scanned.rows, attributedBy: scanned.attributedBy }).toEqual({ rows: report.rows, attributedBy: 'ackAt' });
 
     expect((await usage(deps, { from: T0, to: T0 + HOUR, tenant: 'tenant_204', consumer: 'billing-meter' })).rows).toEqual([
       { tenantId: 'tenant_204', consumerId: 'billing-meter', units: 8, deliveries: 2 },

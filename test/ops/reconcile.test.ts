@@ -4,7 +4,7 @@ import { createReconcileHandler, createViolationsMetrics } from '../../lambdas/r
 import { lastClosedWindow, reconcile } from '../../lambdas/reconcile/reconcile';
 import { arrivalRange } from '../../lambdas/reconcile/repair';
 import { capturingLogger } from '../support/logs';
-import { freshStack, HOUR, items, MIN, type OpsEnv, startOpsEnv, T0 } from './support';
+import { config, freshStack, HOUR, items, MIN, type OpsEnv, startOpsEnv, T0 } from './support';
 
 let env: OpsEnv;
 beforeAll(async () => {
@@ -68,9 +68,10 @@ describe('reconcile', () => {
       }),
     );
 
-    const report = await reconcile(stack.deps, WINDOW);
+    // Scan mode (both tables, all history): the only one that can name a row no receipt names.
+    const report = await reconcile(stack.deps, { ...WINDOW, scan: true });
 
-    expect(report.violations).toEqual([
+    const planted = [
       {
         kind: 'done_without_usage',
         source: 'platform',
@@ -108,7 +109,8 @@ describe('reconcile', () => {
         consumerId: 'billing-meter',
         ledgerKey: 'platform:evt_01J8K7M2Z9#billing-meter',
       },
-    ]);
+    ];
+    expect(report.violations).toEqual(planted);
     expect(report.counts).toEqual({
       missing_delivery: 1,
       unexpected_delivery: 1,
@@ -117,6 +119,15 @@ describe('reconcile', () => {
       usage_without_event: 1,
       stalled_delivery: 0,
     });
+
+    // Window mode (the index; every configured consumer's row looked up): all but usage_without_event.
+    const consumers = config.consumers.map((c) => c.id);
+    const indexed = await reconcile(stack.deps, { ...WINDOW, consumers });
+    expect(indexed.violations).toEqual(planted.filter((v) => v.kind !== 'usage_without_event'));
+    expect(indexed.counts).toMatchObject({ unexpected_delivery: 1, usage_without_event: 0 });
+    // Without the consumer list, only the delivery sets' rows are read: the unexpected row is not seen.
+    const deliverySetsOnly = await reconcile(stack.deps, WINDOW);
+    expect(deliverySetsOnly.violations.map((v) => v.kind)).toEqual(['done_without_usage', 'missing_delivery', 'tenant_mismatch']);
   });
 
   it('names a delivery left retrying or under an expired lease past the grace period as stalled', async () => {
@@ -247,7 +258,10 @@ describe('reconcile Lambda', () => {
     const report = await handler({ 'detail-type': 'Scheduled Event', source: 'aws.events' });
 
     expect(report).toMatchObject({ from: T0, to: T0 + HOUR });
-    expect(m.added).toEqual([['ReconcileViolations', 'Count', 1]]);
+    expect(m.added).toEqual([
+      ['ReconcileViolations', 'Count', 1],
+      ['ReconcileIncomplete', 'Count', 0],
+    ]);
     expect(m.published()).toBe(1);
     const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     const violation = logged.find((l) => l.message === 'reconcile violation');
@@ -269,7 +283,10 @@ describe('reconcile Lambda', () => {
     const handler = createReconcileHandler({ ...stack.deps, logger, metrics: m.metrics as never });
     const report = await handler({ from: new Date(T0).toISOString(), to: new Date(T0 + HOUR).toISOString() });
     expect(report.receipts).toBe(3);
-    expect(m.added).toEqual([['ReconcileViolations', 'Count', 0]]);
+    expect(m.added).toEqual([
+      ['ReconcileViolations', 'Count', 0],
+      ['ReconcileIncomplete', 'Count', 0],
+    ]);
     await expect(handler({ from: new Date(T0).toISOString() })).rejects.toThrow(/both "from" and "to"/);
   });
 
@@ -299,6 +316,7 @@ describe('reconcile Lambda', () => {
     expect(result.repair).toMatchObject({ candidates: 3, repaired: 2, unrepaired: 1, unrepairedByReason: { paused: 1, limit: 0 } });
     expect(m.added).toEqual([
       ['ReconcileViolations', 'Count', 3],
+      ['ReconcileIncomplete', 'Count', 0],
       ['ReconcileRepairs', 'Count', 2],
     ]);
     const requeues = (await items(env, stack.tables.events)).filter((i) => i.kind === 'requeue');
@@ -327,6 +345,72 @@ describe('reconcile Lambda', () => {
     });
     const second = await limited({ 'detail-type': 'Scheduled Event', source: 'aws.events' });
     expect(second.repair).toMatchObject({ candidates: 3, repaired: 1, unrepaired: 2, unrepairedByReason: { paused: 0, limit: 2 } });
+  });
+
+  it('works through a window in pages within its time budget, checkpoints, and resumes to the same report', async () => {
+    const stack = await cleanWindow();
+    // Two more tenants and a planted fault per tenant, so the pages span several partitions.
+    await stack.seed.receipt({ eventId: 'evt_01J8K7M3A1', receivedAt: T0 + 30 * MIN, type: 'invoice.paid', tenant: 'tenant_412' });
+    await stack.seed.receipt({ eventId: 'evt_01J8K7M3A2', receivedAt: T0 + 31 * MIN, type: 'invoice.paid', tenant: 'tenant_412' });
+    await stack.seed.deliver('evt_01J8K7M3A1', 'billing-meter', 2, T0 + 32 * MIN);
+    await stack.seed.receipt({ eventId: 'evt_01J8K7M3B1', receivedAt: T0 + 40 * MIN, type: 'customer.updated', tenant: 'tenant_515' });
+    await stack.ddb.send(new DeleteCommand({ TableName: stack.tables.ledger, Key: { pk: 'platform:evt_01J8K7M2R5#audit-writer' } }));
+    const consumers = config.consumers.map((c) => c.id);
+    const clock = () => T0 + HOUR + 20 * MIN;
+    const base = { ...stack.deps, clock, consumers, logger: capturingLogger().logger, pageSize: 1, marginMs: 1000 };
+
+    const unbounded = await createReconcileHandler({ ...base, metrics: fakeMetrics().metrics as never })({
+      from: new Date(T0).toISOString(),
+      to: new Date(T0 + HOUR).toISOString(),
+    });
+    // A page per partition's Query page: 4 partitions, 6 receipts, one receipt a page, and the last
+    // page of each partition comes back empty (a Limit-sized page always carries a LastEvaluatedKey).
+    expect(unbounded).toMatchObject({ complete: true, runs: 1, receipts: 6, pages: 10 });
+
+    // A budget of four pages per invocation: the first page is always taken, then the remaining time
+    // drops below the margin on the fourth ask.
+    const budget = (pagesAllowed: number) => {
+      let asked = 0;
+      return { getRemainingTimeInMillis: () => (asked++ < pagesAllowed ? 900_000 : 500) };
+    };
+    const metrics = fakeMetrics();
+    const handler = createReconcileHandler({ ...base, metrics: metrics.metrics as never });
+    const scheduled = { 'detail-type': 'Scheduled Event', source: 'aws.events' };
+    const runs: Awaited<ReturnType<typeof handler>>[] = [];
+    for (let i = 0; i < 5; i++) {
+      const run = await handler(scheduled, budget(3));
+      runs.push(run);
+      if (run.complete) break;
+    }
+    expect(runs.map((r) => [r.complete, r.runs, r.pages, r.receiptsChecked])).toEqual([
+      [false, 1, 4, 3],
+      [false, 2, 4, 5],
+      [true, 3, 2, 6],
+    ]);
+    expect(runs[0]?.resumeAt).toBe('tenant_311#2026-11-29');
+    expect(runs[1]?.resumeAt).toBe('tenant_515#2026-11-29');
+    const { checkedAt: _a, ...one } = unbounded;
+    const { checkedAt: _b, ...last } = runs[2]!;
+    expect({ ...last, runs: 1, pages: 10 }).toEqual(one);
+    expect(last.violations.map((v) => [v.kind, v.ledgerKey])).toEqual([
+      ['missing_delivery', 'platform:evt_01J8K7M2R5#audit-writer'],
+      ['missing_delivery', 'platform:evt_01J8K7M3A1#audit-writer'],
+      ['missing_delivery', 'platform:evt_01J8K7M3A2#audit-writer'],
+      ['missing_delivery', 'platform:evt_01J8K7M3A2#billing-meter'],
+      ['missing_delivery', 'platform:evt_01J8K7M3B1#audit-writer'],
+      ['missing_delivery', 'platform:evt_01J8K7M3B1#billing-meter'],
+    ]);
+    // Each violation was published once, by the run that found it; two runs said "incomplete".
+    const added = metrics.added.filter(([name]) => name === 'ReconcileViolations').map(([, , v]) => v);
+    expect(added.reduce((a, b) => a + b, 0)).toBe(6);
+    expect(metrics.added.filter(([name]) => name === 'ReconcileIncomplete').map(([, , v]) => v)).toEqual([1, 1, 0]);
+    const checkpoint = (await items(env, stack.tables.events)).find((i) => i.pk === 'ckpt#reconcile');
+    expect(checkpoint).toMatchObject({ kind: 'checkpoint', state: { from: T0, to: T0 + HOUR, complete: true, runs: 3 } });
+    // The manual window kept its own checkpoint: the schedule's never overwrote it, nor it the schedule's.
+    const manual = (await items(env, stack.tables.events)).find(
+      (i) => i.pk === 'ckpt#reconcile#2026-11-29T10:00:00.000Z#2026-11-29T11:00:00.000Z',
+    );
+    expect(manual).toMatchObject({ state: { complete: true, runs: 1, scheduled: false } });
   });
 
   it('emits Hookledger/ReconcileViolations with the Stack dimension alone, as the alarm names it', () => {

@@ -17,6 +17,7 @@ describe('usage --format csv', () => {
         { tenantId: 'acme, "north"', consumerId: 'billing-meter', units: 7, deliveries: 2 },
       ],
       totalUnits: 596,
+      attributedBy: 'receivedAt',
     });
     expect(csv.split('\r\n')).toEqual([
       'window_from,window_to,tenant_id,consumer_id,units,deliveries',

@@ -1,0 +1,57 @@
+/**
+ * `hookledger index backfill`: the one-off migration for tables written before the window index.
+ * One paged Scan of the EventStore for receipts without index attributes; each gets its tenant-day
+ * registered and its attributes set (EventStore.indexReceipt). Idempotent: a second run finds nothing
+ * to do. Stream MODIFY records it causes are not work for the fan-out (its filter passes INSERTs).
+ */
+import { scanAll } from '../../lambdas/shared/table-scan';
+import { EventStore } from '../../lambdas/shared/event-store';
+import { forEachLimited } from '../../lambdas/shared/pool';
+import type { EventItem } from '../../core/model';
+import { WINDOW_INDEX } from '../../core/model';
+import type { ConfigDeps, Progress, StoreDeps } from './deps';
+
+const WRITE_CONCURRENCY = 8;
+
+export interface IndexBackfillResult {
+  /** Receipts without index attributes the scan found. */
+  readonly found: number;
+  /** Receipts given their attributes by this run. */
+  readonly indexed: number;
+  /** Distinct (day, tenant) pairs registered. */
+  readonly tenantDays: number;
+}
+
+export async function indexBackfill(
+  deps: StoreDeps & ConfigDeps,
+  options: { readonly onProgress?: Progress; readonly dryRun?: boolean } = {},
+): Promise<IndexBackfillResult> {
+  const receipts = await scanAll<Pick<EventItem, 'pk' | 'source' | 'eventId' | 'tenantId' | 'receivedAt'>>(
+    deps.ddb,
+    {
+      TableName: deps.tables.events,
+      FilterExpression: 'kind = :event AND attribute_not_exists(#wpk)',
+      ProjectionExpression: 'pk, #source, eventId, tenantId, receivedAt',
+      ExpressionAttributeNames: { '#wpk': WINDOW_INDEX.partitionKey, '#source': 'source' },
+      ExpressionAttributeValues: { ':event': 'event' },
+    },
+    options.onProgress,
+  );
+  const tenantDays = new Set(receipts.map((r) => `${new Date(r.receivedAt).toISOString().slice(0, 10)}#${r.tenantId}`));
+  if (options.dryRun) return { found: receipts.length, indexed: 0, tenantDays: tenantDays.size };
+  const store = new EventStore({
+    client: deps.ddb,
+    tableName: deps.tables.events,
+    shardsOf: (tenantId) => deps.config.windowIndex.hotTenants[tenantId] ?? 1,
+  });
+  let indexed = 0;
+  await forEachLimited(
+    receipts,
+    WRITE_CONCURRENCY,
+    async (r) => {
+      if (await store.indexReceipt(r)) indexed++;
+    },
+    (done, total) => options.onProgress?.(done, total),
+  );
+  return { found: receipts.length, indexed, tenantDays: tenantDays.size };
+}
