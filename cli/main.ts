@@ -5,6 +5,8 @@ import { type CliIo, createContext } from './commands/context';
 import { COMMANDS } from './commands/index';
 import { CliError, EXIT } from './errors';
 import { PROJECT_ROOT } from '../core/paths';
+import { ReconcileWindowError } from '../lambdas/reconcile/reconcile';
+import { WindowTooLongError } from '../lambdas/shared/window-index';
 
 export type { CliIo } from './commands/context';
 export { EXIT } from './errors';
@@ -52,6 +54,11 @@ function exitCodeOf(error: unknown, warn: (text: string) => void): number {
   if (error instanceof CliError) {
     warn(`error: ${error.message}`);
     return error.exitCode;
+  }
+  // A window the readers refuse (from >= to, longer than the index reads): the command line is wrong.
+  if (error instanceof WindowTooLongError || error instanceof ReconcileWindowError) {
+    warn(`error: ${error.message}`);
+    return EXIT.usage;
   }
   // Unexpected (an SDK error, a bug): the class name helps whoever reads the report.
   const name = error instanceof Error ? error.name : 'Error';
