@@ -758,6 +758,17 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     provedBy: '@hygraph/utils generateWebhookSignature / verifyWebhookSignature',
     docs: 'https://hygraph.com/docs/api-reference/basics/webhooks',
   },
+  {
+    name: 'livekit',
+    title: 'LiveKit',
+    // The source's secret is `<api key>:<api secret>`: the token is signed with the secret and issued by the key.
+    scheme: { type: 'jwt', header: 'authorization', bodyHashClaim: 'sha256', bodyHashEncoding: 'base64', secretFormat: 'key:secret' },
+    eventId: body('id'),
+    eventType: body('event'),
+    proof: 'sdk',
+    provedBy: 'livekit-server-sdk AccessToken#toJwt / WebhookReceiver#receive',
+    docs: 'https://docs.livekit.io/home/server/webhooks/',
+  },
   // --- Listed, not yet proved: documented signature, no official npm verifier or published vector found yet
   ...(
     [
