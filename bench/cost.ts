@@ -14,8 +14,6 @@ interface Price {
 interface FunctionAssumption {
   readonly memoryMb: number;
   readonly durationMsPerInvocation: number;
-  readonly logBytesPerInvocation: number;
-  readonly logBytesPerRecord: number;
 }
 
 export interface PriceTable {
@@ -34,6 +32,12 @@ export interface PriceTable {
   >;
   readonly assumptions: {
     readonly functions: Record<'ingest' | 'fanout' | 'consumer', FunctionAssumption>;
+    readonly logs: {
+      /** Lambda's START/END/REPORT lines of one invocation, sent only at platform level INFO or DEBUG. */
+      readonly platformBytesPerInvocation: number;
+      /** One access-log line per intake request (the HTTP API stage's access log). */
+      readonly apiGatewayAccessBytesPerRequest: number;
+    };
     readonly secretsManagerCallsPerWebhook: number;
     readonly bytesPerGb: number;
   };
@@ -57,6 +61,13 @@ export interface PerWebhook {
   readonly sqsRequests: number;
   readonly writeUnits: number;
   readonly readUnits: number;
+  /** Application log bytes (the handlers' INFO lines), measured. */
+  readonly logBytes: number;
+}
+
+export interface CostOptions {
+  /** The stack's `logs.platformLevel`: at WARN (the default) Lambda sends no START/END/REPORT lines. */
+  readonly platformLogLevel?: 'WARN' | 'INFO' | 'DEBUG';
 }
 
 export type Breakdown = Record<
@@ -72,18 +83,20 @@ export type Breakdown = Record<
   number
 >;
 
-export function usdPerMillion(table: PriceTable, w: PerWebhook): { total: number; breakdown: Breakdown } {
+export function usdPerMillion(table: PriceTable, w: PerWebhook, options: CostOptions = {}): { total: number; breakdown: Breakdown } {
   const p = table.prices;
   const f = table.assumptions.functions;
   const M = 1e6;
   const invocations = [
-    [f.ingest, w.invocations.ingest, w.invocations.ingest],
-    [f.fanout, w.invocations.fanout, 1],
-    [f.consumer, w.invocations.consumers, w.deliveries],
+    [f.ingest, w.invocations.ingest],
+    [f.fanout, w.invocations.fanout],
+    [f.consumer, w.invocations.consumers],
   ] as const;
   const gbSeconds = invocations.reduce((s, [fn, n]) => s + n * (fn.memoryMb / 1024) * (fn.durationMsPerInvocation / 1000), 0);
-  const logBytes = invocations.reduce((s, [fn, n, records]) => s + n * fn.logBytesPerInvocation + records * fn.logBytesPerRecord, 0);
   const requests = w.invocations.ingest + w.invocations.fanout + w.invocations.consumers;
+  const logs = table.assumptions.logs;
+  const platformBytes = (options.platformLogLevel ?? 'WARN') === 'WARN' ? 0 : requests * logs.platformBytesPerInvocation;
+  const logBytes = w.logBytes + platformBytes + w.invocations.ingest * logs.apiGatewayAccessBytesPerRequest;
   const breakdown: Breakdown = {
     apiGateway: w.invocations.ingest * p.apiGatewayHttpPerMillionRequests.usd,
     lambdaRequests: requests * p.lambdaPerMillionRequests.usd,

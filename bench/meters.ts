@@ -7,8 +7,13 @@
  *    request); fan-out and consumers = calls of the handler functions the pollers invoke (wrapped, see
  *    `countInvocations`).
  *  - Deliveries: the stack's `onDelivery` callback, to know when all consumers have acknowledged.
+ *  - Log bytes: the handlers' own loggers (Powertools, INFO, as deployed) write their JSON lines to
+ *    the process's stdout/stderr; `LogMeter` counts the bytes of those lines and keeps them off the
+ *    terminal. Lambda's platform lines and the API access log are not written locally (bench/cost.ts
+ *    prices them from bench/prices.json).
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { createLogger, type Logger } from '../lambdas/shared/logger';
 import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import type { FanoutHandler } from '../lambdas/fanout/app';
 import type { DeliveryProgress, LocalStack } from '../local/stack';
@@ -175,5 +180,64 @@ export class DeliveryTracker {
         },
       });
     });
+  }
+}
+
+/**
+ * The bytes the handlers log, as CloudWatch Logs would ingest them: every line a Powertools logger
+ * writes (JSON starting with `{"level":`) is counted and swallowed; anything else passes through.
+ * Loggers made by `logger` log at INFO (the deployed application log level) while recording and are
+ * silent otherwise, so the phases that time intake pay nothing for logging they do not measure.
+ */
+export class LogMeter {
+  bytes = 0;
+  lines = 0;
+  private readonly loggers: Logger[] = [];
+  private recording = false;
+  private restore: (() => void) | undefined;
+
+  readonly logger = (service: string): Logger => {
+    const logger = createLogger(service);
+    logger.setLogLevel(this.recording ? 'INFO' : 'SILENT');
+    this.loggers.push(logger);
+    return logger;
+  };
+
+  install(): void {
+    if (this.restore) return;
+    const streams = [process.stdout, process.stderr] as const;
+    const originals = streams.map((stream) => stream.write.bind(stream));
+    streams.forEach((stream, i) => {
+      const original = originals[i]!;
+      stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+        const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+        if (!text.startsWith('{"level":')) return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
+        this.bytes += Buffer.byteLength(text.replace(/\n$/, ''));
+        this.lines += 1;
+        const callback = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+        callback?.();
+        return true;
+      }) as typeof stream.write;
+    });
+    this.restore = () => {
+      streams.forEach((stream, i) => {
+        stream.write = originals[i] as typeof stream.write;
+      });
+    };
+  }
+
+  uninstall(): void {
+    this.restore?.();
+    this.restore = undefined;
+  }
+
+  record(on: boolean): void {
+    this.recording = on;
+    for (const logger of this.loggers) logger.setLogLevel(on ? 'INFO' : 'SILENT');
+  }
+
+  reset(): void {
+    this.bytes = 0;
+    this.lines = 0;
   }
 }

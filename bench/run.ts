@@ -11,7 +11,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { subscribedConsumers } from '../core/config/routing';
-import { createLogger } from '../lambdas/shared/logger';
 import { startLocalStack } from '../local/stack';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { measureBundles } from './bundles';
@@ -20,7 +19,7 @@ import { endToEnd } from './e2e';
 import { intakeAgainstFloor } from './intake';
 import { LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
 import { MAX_BODY_BYTES_CEILING } from '../core/blobs';
-import { CapacityMeter, countInvocations, DeliveryTracker, InvocationMeter, SqsMeter } from './meters';
+import { CapacityMeter, countInvocations, DeliveryTracker, InvocationMeter, LogMeter, SqsMeter } from './meters';
 import { paymentEvent, TARGET_BYTES } from './payload';
 import { fmt, printNotes, printTable } from './report';
 import { round } from './stats';
@@ -62,8 +61,10 @@ async function main(): Promise<void> {
     sqs: new SqsMeter(),
     invocations: new InvocationMeter(),
     deliveries: new DeliveryTracker(),
+    logs: new LogMeter(),
   };
   meters.sqs.install();
+  meters.logs.install();
 
   const secretsDir = mkdtempSync(path.join(os.tmpdir(), 'hookledger-bench-secrets-'));
   console.log('hookledger bench: starting DynamoDB Local, fauxqs and the pipeline (in memory)...');
@@ -77,7 +78,7 @@ async function main(): Promise<void> {
     dataDir: null,
     httpPort: 0,
     secretsFile: path.join(secretsDir, 'secrets.json'),
-    logger: (service) => createLogger(service, { silent: true }),
+    logger: meters.logs.logger,
     ttlSweepIntervalMs: null,
     onCapacity: meters.capacity.observe,
     onDelivery: meters.deliveries.onDelivery,
@@ -101,10 +102,13 @@ async function main(): Promise<void> {
     console.log(
       `1. a backlog of ${PLAN.highWebhooks} webhooks, ${PLAN.lowWebhooks} one at a time, a live burst of ${PLAN.highWebhooks}...`,
     );
+    // The handlers log at INFO, as deployed, only while section 1 measures (LogMeter).
+    meters.logs.record(true);
     backlog = await burst(stack, meters, secret, `${runId}-backlog`, PLAN.highWebhooks, consumers.length, { backlog: true });
     low = await lowTraffic(stack, meters, secret, `${runId}-low`, PLAN.lowWebhooks, consumers.length);
     sizes = await itemSizes(stack, paymentEvent(0, `${runId}-low`).eventId, consumers);
     high = await burst(stack, meters, secret, `${runId}-burst`, PLAN.highWebhooks, consumers.length);
+    meters.logs.record(false);
     byBody = await bodyProtection(stack, meters, `${runId}-body`, PLAN.lowWebhooks, consumers.length);
     console.log(`4. end to end: ${PLAN.e2eSamples} webhooks ${PLAN.e2eSpacingMs} ms apart...`);
     e2e = await endToEnd(stack, meters.deliveries, secret, `${runId}-e2e`, {
@@ -137,14 +141,19 @@ async function main(): Promise<void> {
   const cost = Object.fromEntries(
     Object.entries(phases).map(([name, t]) => [
       name,
-      usdPerMillion(prices, {
-        invocations: t.invocations,
-        deliveries: consumers.length,
-        sqsRequests: t.sqsRequests,
-        // Units depend on item sizes, not on batching: the low-traffic measurement prices every column.
-        writeUnits: low.writeUnits,
-        readUnits: low.readUnits,
-      }),
+      usdPerMillion(
+        prices,
+        {
+          invocations: t.invocations,
+          deliveries: consumers.length,
+          sqsRequests: t.sqsRequests,
+          // Units depend on item sizes, not on batching: the low-traffic measurement prices every column.
+          writeUnits: low.writeUnits,
+          readUnits: low.readUnits,
+          logBytes: t.logBytes,
+        },
+        { platformLogLevel: stack.config.logs.platformLevel },
+      ),
     ]),
   ) as Record<keyof typeof phases, ReturnType<typeof usdPerMillion>>;
   const { load, floorRps, floorRuns } = intake;
@@ -236,7 +245,7 @@ async function main(): Promise<void> {
   const f = prices.assumptions.functions;
   printNotes([
     `compare (AWS-FACTS.md worked example): the 26-WRU transactional design ~$${prices.compareWith.transactionalDesignUsdPerMillion}/M at low traffic, ~$19 batched -> this design ${fmt.usd(cost.low.total)} (${pct(cost.low.total, prices.compareWith.transactionalDesignUsdPerMillion)}) and ${fmt.usd(cost.high.total)} (${pct(cost.high.total, 19)}); the single-item floor ~$${prices.compareWith.floorUsdPerMillion}/M is ${(cost.low.total / prices.compareWith.floorUsdPerMillion).toFixed(1)}x below the low-traffic total`,
-    `assumed: arm64, ingest ${f.ingest.memoryMb} MB ${f.ingest.durationMsPerInvocation} ms, fan-out ${f.fanout.memoryMb} MB ${f.fanout.durationMsPerInvocation} ms/batch, consumer ${f.consumer.memoryMb} MB ${f.consumer.durationMsPerInvocation} ms/batch (same at any batch size: optimistic for full batches); logs ${f.ingest.logBytesPerInvocation}/${f.fanout.logBytesPerInvocation}/${f.consumer.logBytesPerInvocation} B per invocation + ${f.consumer.logBytesPerRecord} B per consumer record`,
+    `assumed: arm64, ingest ${f.ingest.memoryMb} MB ${f.ingest.durationMsPerInvocation} ms, fan-out ${f.fanout.memoryMb} MB ${f.fanout.durationMsPerInvocation} ms/batch, consumer ${f.consumer.memoryMb} MB ${f.consumer.durationMsPerInvocation} ms/batch (same at any batch size: optimistic for full batches); logs measured: ${fmt.n(low.logBytes, 0)} / ${fmt.n(high.logBytes, 0)} / ${fmt.n(backlog.logBytes, 0)} B of application lines per webhook (low / burst / backlog, INFO), plus the access log line (${prices.assumptions.logs.apiGatewayAccessBytesPerRequest} B) and ${stack.config.logs.platformLevel === 'WARN' ? 'no platform lines (logs.platformLevel WARN)' : `${prices.assumptions.logs.platformBytesPerInvocation} B of platform lines per invocation`}`,
     'not per webhook, so not included: free tiers, table storage, Secrets Manager ($0.40/secret-month; the secret is cached per execution environment), idle poller receives, the scheduled reconcile (its Scans cost by table size, per run)',
   ]);
 
@@ -320,6 +329,12 @@ async function main(): Promise<void> {
     readUnitsPerWebhook: low.readUnits,
     sqsRequestsPerWebhook: { low: low.sqsRequests, high: high.sqsRequests, backlog: backlog.sqsRequests },
     lambdaInvocationsPerWebhook: { low: low.invocations.total, high: high.invocations.total, backlog: backlog.invocations.total },
+    logBytesPerWebhook: {
+      low: round(low.logBytes),
+      high: round(high.logBytes),
+      backlog: round(backlog.logBytes),
+      platformLevel: stack.config.logs.platformLevel,
+    },
     usdPerMillion: {
       low: usd(cost.low.total),
       high: usd(cost.high.total),

@@ -9,7 +9,7 @@ import { type AttributeValue, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { eventKey, ledgerKey, payloadKey } from '../core/model';
 import { localDynamoClient } from '../local/clients';
 import type { LocalStack } from '../local/stack';
-import type { CapacityMeter, DeliveryTracker, InvocationMeter, SqsMeter } from './meters';
+import type { CapacityMeter, DeliveryTracker, InvocationMeter, LogMeter, SqsMeter } from './meters';
 import { signatureHeaders } from '../core/schemes';
 import { paymentEvent, type SignedRequest, signedPayments } from './payload';
 
@@ -18,6 +18,7 @@ export interface Meters {
   readonly sqs: SqsMeter;
   readonly invocations: InvocationMeter;
   readonly deliveries: DeliveryTracker;
+  readonly logs: LogMeter;
 }
 
 export interface TrafficResult {
@@ -26,6 +27,8 @@ export interface TrafficResult {
   /** All per webhook. */
   readonly writeUnits: number;
   readonly readUnits: number;
+  /** Bytes of application log lines (INFO), per webhook, all functions together. */
+  readonly logBytes: number;
   readonly capacityByOperation: Record<string, { calls: number; writeUnits: number; readUnits: number }>;
   readonly sqsRequests: number;
   /** Delivery messages the fan-out sent: N when nothing was sent twice. */
@@ -129,6 +132,7 @@ export async function post(stack: LocalStack, request: SignedRequest): Promise<v
 }
 
 function resetAll(m: Meters): void {
+  m.logs.reset();
   m.capacity.reset();
   m.sqs.reset();
   m.invocations.reset();
@@ -145,6 +149,7 @@ function snapshot(m: Meters, webhooks: number, seconds: number): TrafficResult {
     seconds,
     writeUnits: per(m.capacity.writeUnits),
     readUnits: per(m.capacity.readUnits),
+    logBytes: per(m.logs.bytes),
     capacityByOperation: Object.fromEntries(
       [...m.capacity.byOperation].map(([op, v]) => [
         op,

@@ -14,6 +14,7 @@ export const OUTPUT = {
   fanoutFailureQueueUrl: 'FanoutFailureQueueUrl',
   payloadHashKeySecretArn: 'PayloadHashKeySecretArn',
   alarmTopicArn: 'AlarmTopicArn',
+  payloadBucket: 'PayloadBucketName',
 } as const;
 
 /** Per-consumer and per-source outputs; the suffix is the pascal-cased id (see `outputSuffixes`). */

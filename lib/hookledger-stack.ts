@@ -158,6 +158,10 @@ export class HookledgerStack extends Stack {
       description: 'The payload-hash key (hookledger verify-payload reads it)',
     });
     new CfnOutput(this, OUTPUT.alarmTopicArn, { value: this.observability.alarmTopic.topicArn });
+    new CfnOutput(this, OUTPUT.payloadBucket, {
+      value: this.payloadBucket.bucket.bucketName,
+      description: 'Bodies too large for a payload item (payloads/) and claim-checked consumer views (views/<consumer>/); retained',
+    });
   }
 }
 

@@ -1,6 +1,8 @@
 /**
- * A stand-in for the API Gateway HTTP API in front of intake: one route, `POST /hooks/{source}`,
- * turned into a payload-format-2.0 event for the handler, and the handler's result written back.
+ * A stand-in for the API Gateway HTTP API in front of intake: two routes on one path,
+ * `POST /hooks/{source}` (webhooks) and `GET /hooks/{source}` (the GET handshakes of Meta, Dropbox
+ * and Okta; intake answers 405 for every other source), each turned into a payload-format-2.0 event
+ * for the handler, and the handler's result written back.
  *
  * Kept from API Gateway: header names lower-cased with repeated values joined by ','; cookies moved
  * to `cookies`; X-Forwarded-* added; the body as text only for text and JSON content types and
@@ -35,6 +37,9 @@ export interface HttpGateway {
 }
 
 export const ROUTE_KEY = 'POST /hooks/{source}';
+/** The GET handshakes' route (lib/constructs/ingest-api.ts routes the same). */
+export const GET_ROUTE_KEY = 'GET /hooks/{source}';
+const METHODS = new Set(['GET', 'POST']);
 const ROUTE = /^\/hooks\/([^/]+)$/;
 /** API Gateway's payload limit: above every source's `maxBodyBytes` (MAX_BODY_BYTES_CEILING, 4 MiB), so intake answers those 413s itself, naming the limit. */
 export const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
@@ -55,7 +60,7 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Htt
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gateway.local');
     const match = ROUTE.exec(url.pathname);
-    if (req.method !== 'POST' || !match) {
+    if (!METHODS.has(req.method ?? '') || !match) {
       req.resume();
       sendJson(res, 404, { error: 'not_found', message: 'Not Found' });
       return;
@@ -162,12 +167,14 @@ function toEvent(req: IncomingMessage, url: URL, source: string, body: Buffer): 
   const query: Record<string, string> = {};
   for (const [key, value] of url.searchParams) query[key] = query[key] === undefined ? value : `${query[key]},${value}`;
 
+  const method = req.method === 'GET' ? 'GET' : 'POST';
+  const routeKey = method === 'GET' ? GET_ROUTE_KEY : ROUTE_KEY;
   const now = new Date();
   const domainName = headers.host ?? '127.0.0.1';
   const encoded = encodeBody(body, headers['content-type']);
   return {
     version: '2.0',
-    routeKey: ROUTE_KEY,
+    routeKey,
     rawPath: url.pathname,
     rawQueryString,
     ...(cookies.length > 0 ? { cookies } : {}),
@@ -179,14 +186,14 @@ function toEvent(req: IncomingMessage, url: URL, source: string, body: Buffer): 
       domainName,
       domainPrefix: domainName.split('.')[0] ?? domainName,
       http: {
-        method: 'POST',
+        method,
         path: url.pathname,
         protocol: `HTTP/${req.httpVersion}`,
         sourceIp,
         userAgent: headers['user-agent'] ?? '',
       },
       requestId,
-      routeKey: ROUTE_KEY,
+      routeKey,
       stage: '$default',
       time: formatClf(now),
       timeEpoch: now.getTime(),

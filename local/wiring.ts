@@ -20,6 +20,8 @@ import { Ledger } from '../lambdas/shared/ledger';
 import { createLogger, type Logger } from '../lambdas/shared/logger';
 import { S3PayloadBlobs } from '../lambdas/shared/payload-blobs';
 import type { SecretsPort } from '../lambdas/shared/secrets';
+import { HttpVerificationKeys } from '../lambdas/shared/verification-keys';
+import type { VerificationKeysPort } from '../core/schemes/types';
 import { localDynamoClient, localS3Client, localSqsClient } from './clients';
 import { PROJECT_ROOT } from '../core/paths';
 
@@ -68,6 +70,11 @@ export interface WiringOptions {
    * @default - none: bodies that need it are refused 503 and too-large views are marked too_large
    */
   readonly payloadBucket?: string;
+  /**
+   * Where key-fetching schemes (jwks: Plaid) get their keys.
+   * @default - the real adapter, calling each scheme's configured keysUrl (a local key server in tests)
+   */
+  readonly verificationKeys?: VerificationKeysPort;
 }
 
 export interface LocalHandlers {
@@ -108,6 +115,7 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
     logger: logger('hookledger-ingest'),
     clock: options.clock,
     onOutcome: options.onIntakeOutcome,
+    verificationKeys: options.verificationKeys ?? new HttpVerificationKeys(),
   });
   const fanout = createFanoutHandler({
     sqs,

@@ -12,7 +12,7 @@
  * scheme signs the URL (Twilio, Square, HubSpot, QStash, MessageBird).
  */
 import { readFile } from 'node:fs/promises';
-import type { FieldSource, SourceConfig } from '../../core/config/schema';
+import type { AttributionSource, SourceConfig } from '../../core/config/schema';
 import { findSource } from '../../core/config/routing';
 import { closeProviderNames, findProvider } from '../../core/providers/catalog';
 import { renderSample } from '../../core/providers/samples';
@@ -137,7 +137,8 @@ export function providerRequest(input: ProviderRequestInput): SignedRequest {
   const json = form ? undefined : (JSON.parse(text) as unknown);
   const fields = form ? new URLSearchParams(text) : undefined;
   let added = false;
-  for (const [field, where] of Object.entries(input.source.attribution) as [keyof typeof values, FieldSource][]) {
+  for (const [field, where] of Object.entries(input.source.attribution) as [keyof typeof values, AttributionSource][]) {
+    if ('value' in where) continue; // a fixed value of the source: nothing to put in the request
     if ('header' in where) {
       headers[where.header] ??= values[field];
     } else if (fields) {
@@ -154,7 +155,8 @@ export function providerRequest(input: ProviderRequestInput): SignedRequest {
   const body = Buffer.from(text, 'utf8');
   Object.assign(headers, sign(input.source, { body, secret: input.secret, now: input.now, messageId: input.messageId, url: input.url }));
   const at = input.source.attribution.eventId;
-  const eventId = 'header' in at ? headers[at.header] : textOf(fields ? fields.get(at.body) : readPath(json, at.body));
+  const eventId =
+    'value' in at ? at.value : 'header' in at ? headers[at.header] : textOf(fields ? fields.get(at.body) : readPath(json, at.body));
   return { body, headers, eventId };
 }
 
@@ -213,7 +215,8 @@ export async function send(deps: SendDeps, request: SendRequest): Promise<SendRe
         tenantId: request.tenant ?? 'tenant_204',
         keyId: request.key ?? 'key_42',
       };
-      for (const [field, where] of Object.entries(source.attribution) as [keyof typeof values, FieldSource][]) {
+      for (const [field, where] of Object.entries(source.attribution) as [keyof typeof values, AttributionSource][]) {
+        if ('value' in where) continue;
         if ('header' in where) headers[where.header] = values[field];
         else setPath(body, where.body, values[field]);
       }

@@ -10,7 +10,7 @@ import { SCHEME_TYPES, type SchemeConfig, type SchemeConfigInput, type SchemeTyp
 import type { OptionSpec } from '../schemes/types';
 import { ConfigurationError } from '../errors';
 import { parseTemplate } from '../schemes/template';
-import { closeProviderNames, findProvider, PROVIDER_NAMES, type Handshake } from '../providers/catalog';
+import { closeProviderNames, findProvider, HANDSHAKES, PROVIDER_NAMES } from '../providers/catalog';
 import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING } from '../blobs';
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/;
@@ -36,8 +36,23 @@ export const fieldSourceSchema = z.union([
         .transform((h) => h.toLowerCase()),
     })
     .strict(),
+  z
+    .object({
+      value: z
+        .string()
+        .min(1)
+        .max(200)
+        .regex(/^[\x21-\x7e]+$/, 'value must be printable ASCII without spaces'),
+    })
+    .strict(),
 ]);
-export type FieldSource = z.infer<typeof fieldSourceSchema>;
+/**
+ * Where an attribution field is read: a body path, a header, or a fixed `value` (for what no signed
+ * part carries: Mailgun signs only a token, so its event type, tenant and key are fixed per source).
+ */
+export type AttributionSource = z.infer<typeof fieldSourceSchema>;
+/** A location read from the request (body path or header); a fixed `value` is an AttributionSource. */
+export type FieldSource = Exclude<AttributionSource, { readonly value: string }>;
 
 /** One scheme option's validation, from its declaration in the scheme's module (core/schemes). */
 function optionSchema(spec: OptionSpec): z.ZodType {
@@ -78,7 +93,18 @@ const baseSourceSchema = z
     /** The catalog entry this source was built from (core/providers/catalog.ts), when it names one. */
     provider: z.string().optional(),
     /** A request answered without storing anything (set by the provider preset). */
-    handshake: z.enum(['slack-url-verification', 'zoom-url-validation', 'discord-ping'] satisfies Handshake[]).optional(),
+    handshake: z.enum(HANDSHAKES).optional(),
+    /**
+     * Meta's `hub.verify_token`: the value typed into the app dashboard, sent back in the clear in the
+     * subscription handshake's query string (not a signing secret; choose a random one). Required by
+     * the `meta-hub-challenge` handshake.
+     */
+    verifyToken: z
+      .string()
+      .min(16, 'verifyToken must be at least 16 characters')
+      .max(200)
+      .regex(/^[\x21-\x7e]+$/, 'verifyToken must be printable ASCII without spaces')
+      .optional(),
     /** Seconds a signed timestamp may differ from now, either way. */
     toleranceSeconds: z.number().int().min(1).max(3600).default(300),
     /**
@@ -120,13 +146,35 @@ const baseSourceSchema = z
   })
   .strict()
   .superRefine((s, ctx) => {
-    if (s.replayProtection === 'body') return;
+    if (s.handshake === 'meta-hub-challenge' && s.verifyToken === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['verifyToken'],
+        message: "the meta-hub-challenge handshake needs verifyToken: the value typed as 'Verify token' in the app dashboard",
+      });
+    }
     let parts: ReturnType<typeof signedParts>;
     try {
       parts = signedParts(s.scheme);
     } catch {
       return; // an invalid scheme option (a template) is already reported where it is
     }
+    if (!parts.body) {
+      // The body is not signed (Mailgun): replay protection by body cannot help, only signed fields may be read.
+      for (const field of ['eventId', 'eventType', 'tenantId', 'keyId'] as const) {
+        const from = s.attribution[field];
+        if ('body' in from && !(parts.bodyFields ?? []).includes(from.body)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['attribution', field, 'body'],
+            message:
+              `body.${from.body} is not signed: the ${s.scheme.type} signature covers ${parts.summary}, so anyone holding one ` +
+              `request could rewrite it; read ${field} from ${(parts.bodyFields ?? []).map((f) => `body.${f}`).join(' or ')}, or give a fixed { value }`,
+          });
+        }
+      }
+    }
+    if (s.replayProtection === 'body') return;
     for (const field of ['eventId', 'eventType', 'tenantId', 'keyId'] as const) {
       const from = s.attribution[field];
       if ('header' in from && !parts.headers.includes(from.header)) {
@@ -358,6 +406,26 @@ export const configSchema = z
       .strict()
       .default({ payloadDays: 30 }),
     alarms: z.object({ email: z.string().email().optional() }).strict().default({}),
+    /** What every function sends to CloudWatch Logs (priced per GB ingested). */
+    logs: z
+      .object({
+        /**
+         * Lambda's own lines (START, END, REPORT and the init lines). `WARN`, the default, keeps only
+         * platform warnings and errors: the per-invocation REPORT line is about half of all log bytes
+         * at low traffic, and duration, errors and throttles stay in the Lambda metrics and alarms.
+         * `INFO` brings the REPORT lines back (per-invocation duration and memory in the log).
+         */
+        platformLevel: z.enum(['WARN', 'INFO', 'DEBUG']).default('WARN'),
+        /**
+         * The handlers' own lines. At `INFO`, the default, they log what went wrong (rejections,
+         * failures, fencing, quarantines), duplicates and the teams' own lines; each success is on
+         * record in the tables (receipt, ledger row: `hookledger trace`). `DEBUG` adds one line per
+         * accepted webhook and per acknowledged delivery, and per queued message.
+         */
+        applicationLevel: z.enum(['INFO', 'DEBUG']).default('INFO'),
+      })
+      .strict()
+      .default({ platformLevel: 'WARN', applicationLevel: 'INFO' }),
     /** The scheduled reconciler (lambdas/reconcile). */
     reconcile: z
       .object({

@@ -9,11 +9,27 @@
  */
 import type { SchemeConfigInput } from '../schemes';
 
-/** Where an attribution field is read: a dotted path in the (JSON or form) body, or a request header. */
-export type FieldLocation = { readonly body: string } | { readonly header: string };
+/**
+ * Where an attribution field is read: a dotted path in the (JSON or form) body, a request header, or
+ * a fixed value (what no signed part carries, such as Mailgun's event type).
+ */
+export type FieldLocation = { readonly body: string } | { readonly header: string } | { readonly value: string };
 
-/** Requests answered without storing anything (see lambdas/ingest/handshake.ts). */
-export type Handshake = 'slack-url-verification' | 'zoom-url-validation' | 'discord-ping';
+/**
+ * Requests answered without storing anything (see lambdas/ingest/handshake.ts): signed POSTs
+ * (Slack, Zoom, Discord), unsigned GETs (Meta's hub.challenge, Dropbox's challenge, Okta's one-time
+ * verification) and Microsoft Graph's `validationToken` POST.
+ */
+export const HANDSHAKES = [
+  'slack-url-verification',
+  'zoom-url-validation',
+  'discord-ping',
+  'meta-hub-challenge',
+  'dropbox-challenge',
+  'okta-verification',
+  'graph-validation-token',
+] as const;
+export type Handshake = (typeof HANDSHAKES)[number];
 
 export type Proof = 'sdk' | 'vector' | 'unproved';
 
@@ -697,7 +713,7 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     eventType: body('message.channel_identity.channel'),
     tenantId: body('app_id'),
     proof: 'sdk',
-    provedBy: '@sinch/sdk-client validateWebhookSignature',
+    provedBy: '@sinch/sdk-core ConversationCallbackWebhooks#validateAuthenticationHeader',
     docs: 'https://developers.sinch.com/docs/conversation/callbacks/#validating-callback-requests',
   },
   {
@@ -769,15 +785,82 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     provedBy: 'livekit-server-sdk AccessToken#toJwt / WebhookReceiver#receive',
     docs: 'https://docs.livekit.io/home/server/webhooks/',
   },
+  // --- Handshakes by GET or query, token-only signatures, shared secrets, fetched keys ------------
+  {
+    name: 'meta',
+    title: 'Meta (Facebook, Instagram, WhatsApp)',
+    scheme: bodyHmac('x-hub-signature-256', { prefix: 'sha256=' }),
+    eventId: body('id'),
+    eventType: body('type'),
+    // GET ?hub.mode=subscribe&hub.verify_token=..&hub.challenge=..: the source sets verifyToken.
+    handshake: 'meta-hub-challenge',
+    proof: 'unproved',
+    docs: 'https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads',
+  },
+  {
+    name: 'dropbox',
+    title: 'Dropbox',
+    scheme: bodyHmac('x-dropbox-signature', {}),
+    eventId: body('id'),
+    eventType: body('type'),
+    // GET ?challenge=..: echoed as text/plain with nosniff.
+    handshake: 'dropbox-challenge',
+    proof: 'unproved',
+    docs: 'https://www.dropbox.com/developers/reference/webhooks',
+  },
+  {
+    name: 'mailgun',
+    title: 'Mailgun',
+    // ONLY signature.timestamp and signature.token are signed, NOT the event data: the event id is the
+    // signed token (fresh per delivery); type, tenant and key are fixed values (the source sets
+    // tenantId and keyId as { value }). mailgun.js ships no verifier and the docs' example signature
+    // is a placeholder, so: unproved.
+    scheme: { type: 'mailgun' },
+    eventId: body('signature.token'),
+    eventType: { value: 'mailgun.event' },
+    proof: 'unproved',
+    docs: 'https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks',
+  },
+  {
+    name: 'plaid',
+    title: 'Plaid',
+    // ES256 JWT; its kid's key fetched from /webhook_verification_key/get with the source's secret
+    // `<client_id>:<secret>`. Plaid webhooks carry no event id: item_id + webhook_code is the best
+    // signed pair, so a source should override eventId where an item gets the same code twice.
+    scheme: { type: 'jwks', header: 'plaid-verification' },
+    eventId: body('item_id'),
+    eventType: body('webhook_code'),
+    tenantId: body('item_id'),
+    // The plaid package cannot sign and the docs publish no full vector (JWT + key + body).
+    proof: 'unproved',
+    docs: 'https://plaid.com/docs/api/webhooks/webhook-verification/',
+  },
+  {
+    name: 'okta',
+    title: 'Okta event hooks',
+    // A shared secret in the Authorization header (nothing signed); GET one-time verification.
+    scheme: { type: 'shared-secret', header: 'authorization' },
+    eventId: body('eventId'),
+    eventType: body('data.events.0.eventType'),
+    handshake: 'okta-verification',
+    proof: 'unproved',
+    docs: 'https://developer.okta.com/docs/concepts/event-hooks/',
+  },
+  {
+    name: 'microsoft-graph',
+    title: 'Microsoft Graph change notifications',
+    // clientState (a shared secret) in every value[] item; POST ?validationToken= answered first.
+    scheme: { type: 'client-state' },
+    eventId: body('value.0.id'),
+    eventType: body('value.0.changeType'),
+    tenantId: body('value.0.tenantId'),
+    handshake: 'graph-validation-token',
+    proof: 'unproved',
+    docs: 'https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks',
+  },
   // --- Listed, not yet proved: documented signature, no official npm verifier or published vector found yet
   ...(
     [
-      [
-        'meta',
-        'Meta (Facebook, Instagram, WhatsApp)',
-        bodyHmac('x-hub-signature-256', { prefix: 'sha256=' }),
-        'https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads',
-      ],
       [
         'paystack',
         'Paystack',
@@ -809,7 +892,6 @@ export const PROVIDERS: readonly ProviderPreset[] = [
         bodyHmac('x-vercel-signature', { algorithm: 'sha1' }),
         'https://vercel.com/docs/webhooks/webhooks-api#securing-webhooks',
       ],
-      ['dropbox', 'Dropbox', bodyHmac('x-dropbox-signature', {}), 'https://www.dropbox.com/developers/reference/webhooks'],
       ['asana', 'Asana', bodyHmac('x-hook-signature', {}), 'https://developers.asana.com/docs/webhooks-guide'],
       [
         'bitbucket',

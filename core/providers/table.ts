@@ -5,7 +5,8 @@
 import { signedParts } from '../schemes';
 import { type FieldLocation, PROVIDERS, type ProviderPreset, type ProviderSummary } from './catalog';
 
-const where = (from: FieldLocation): string => ('body' in from ? `body.${from.body}` : `header ${from.header}`);
+const where = (from: FieldLocation): string =>
+  'body' in from ? `body.${from.body}` : 'header' in from ? `header ${from.header}` : `fixed "${from.value}"`;
 
 export function providerSummary(preset: ProviderPreset): ProviderSummary {
   return {
@@ -44,6 +45,23 @@ export function providersMarkdown(): string {
       `${counts.unproved} listed but not yet proved (\`unproved\`: their presets work, nothing outside this project has confirmed them).`,
     '',
     "A source names one with `provider: '<name>'` instead of `scheme`; any attribution field it gives overrides the preset's.",
+    '',
+    'Read the "signature covers" column before relying on a preset:',
+    '',
+    '- **`mailgun`: the body is NOT signed.** Mailgun signs only `signature.timestamp` and `signature.token`; whoever holds one ' +
+      'request can rewrite its `event-data` within the timestamp window and it still verifies. Attribution reads only the signed token ' +
+      '(the event id); event type, tenant and key are fixed `{ value }`s of the source (config refuses unsigned body paths). ' +
+      "Treat the stored `event-data` as unauthenticated: fetch the event from Mailgun's API by its id before acting on it.",
+    '- **`okta`, `microsoft-graph`: nothing is signed.** The request carries a shared secret (Okta: the `Authorization` value ' +
+      "configured on the hook; Graph: each notification's `clientState`), compared in constant time. One captured request reveals it; " +
+      'only TLS protects it, and there is no timestamp, so replay protection is the event-id dedupe alone.',
+    "- **`plaid`: keys are fetched.** The source's secret is `<client_id>:<secret>`; intake fetches the key named by the token's " +
+      '`kid` from `/webhook_verification_key/get` (cached by kid, an unknown kid fetched once per minute, at most 10 fetches a minute). ' +
+      'Plaid webhooks carry no event id: the preset uses `item_id`, so override `eventId` if one item can get the same code twice.',
+    '- **Handshakes answered without storing anything**: signed POSTs (`slack-url-verification`, `zoom-url-validation`, ' +
+      "`discord-ping`), GETs on the webhook path (`meta-hub-challenge`: only for the source's `verifyToken`, 403 otherwise; " +
+      "`dropbox-challenge`; `okta-verification`: only with the hook's `Authorization` value) and Microsoft Graph's " +
+      '`POST ?validationToken=` (`graph-validation-token`). Sources without a GET handshake answer GET with `405`, `Allow: POST`.',
     '',
     '| name | provider | scheme | signature covers | event id | replay protection | handshake | proof |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',

@@ -3,14 +3,18 @@
  * verifier, signed parts, options; see `Scheme` in ./types) and add one line here. The config
  * schema, intake, `hookledger send` and the signed-parts tests all read this registry.
  */
+import { clientState } from './client-state';
 import { ed25519 } from './ed25519';
 import { github } from './github';
 import { hmac } from './hmac';
 import { hmacTemplate } from './hmac-template';
 import { hygraph } from './hygraph';
+import { jwks } from './jwks';
 import { jwt } from './jwt';
+import { mailgun } from './mailgun';
 import { secretDigest } from './secret-digest';
 import { sendgrid } from './sendgrid';
+import { sharedSecret } from './shared-secret';
 import { shopify } from './shopify';
 import { slack } from './slack';
 import { standardWebhooks } from './standard-webhooks';
@@ -18,7 +22,7 @@ import { standardWebhooksV1a } from './standard-webhooks-v1a';
 import { stripe } from './stripe';
 import { timestampedHmac } from './timestamped-hmac';
 import { twilio } from './twilio';
-import type { OptionSpecs, OptionsInputOf, OptionsOf, Scheme, SignedParts, SignInput, Verifier } from './types';
+import type { KeyRequest, OptionSpecs, OptionsInputOf, OptionsOf, Scheme, SignedParts, SignInput, Verifier, VerifyInput } from './types';
 
 export const SCHEMES = {
   'standard-webhooks': standardWebhooks,
@@ -34,6 +38,10 @@ export const SCHEMES = {
   twilio,
   sendgrid,
   jwt,
+  jwks,
+  mailgun,
+  'shared-secret': sharedSecret,
+  'client-state': clientState,
   'secret-digest': secretDigest,
   hygraph,
 } as const;
@@ -73,6 +81,21 @@ export function signatureHeaders(config: SchemeConfigInput, input: SignInput): R
   return schemeOf(config).sign(optionsOf(config), input);
 }
 
+/**
+ * The body as the provider sends it: schemes that sign inside the body (Mailgun, Microsoft Graph's
+ * clientState) put their signature there; for every other scheme it is `input.body` unchanged.
+ */
+export function signedBody(config: SchemeConfigInput, input: SignInput): Buffer {
+  const scheme = schemeOf(config);
+  return scheme.signBody ? scheme.signBody(optionsOf(config), input) : input.body;
+}
+
+/** The key a request names, for schemes whose keys are fetched (jwks); undefined for every other scheme. */
+export function keyRequestFor(config: SchemeConfigInput, input: VerifyInput): KeyRequest | undefined {
+  const scheme = schemeOf(config);
+  return scheme.keyRequest?.(optionsOf(config), input);
+}
+
 /** What a scheme's signature covers (for some schemes, which headers depends on the options). */
 export function signedParts(config: SchemeConfigInput): SignedParts {
   const parts = schemeOf(config).signedParts;
@@ -85,4 +108,15 @@ export function schemeOptions(type: SchemeType): OptionSpecs {
 }
 
 export { SigningSecretError } from './crypto';
-export type { SignedParts, SigningSecrets, SignInput, Verifier, VerifyFailureCode, VerifyInput, VerifyResult } from './types';
+export type {
+  JsonWebKey,
+  KeyRequest,
+  SignedParts,
+  SigningSecrets,
+  VerificationKeysPort,
+  SignInput,
+  Verifier,
+  VerifyFailureCode,
+  VerifyInput,
+  VerifyResult,
+} from './types';

@@ -24,6 +24,44 @@ export interface VerifyInput {
    * Square). Intake always passes it; a verifier that needs it and lacks it refuses the request.
    */
   readonly url?: string;
+  /**
+   * Public keys (JWK) a key-fetching scheme asked for (`Scheme.keyRequest`), fetched and cached by
+   * intake's key port before the verifier runs, so verifiers stay synchronous. Absent for every other scheme.
+   */
+  readonly publicKeys?: Readonly<Record<string, JsonWebKey>>;
+}
+
+/** A public key as JSON Web Key (RFC 7517): what key endpoints such as Plaid's serve. */
+export interface JsonWebKey {
+  readonly kty?: string;
+  readonly crv?: string;
+  readonly x?: string;
+  readonly y?: string;
+  readonly kid?: string;
+  readonly alg?: string;
+  readonly use?: string;
+  /** Plaid: epoch seconds at which the key stopped being valid, or null while it is current. */
+  readonly expired_at?: number | null;
+  readonly [member: string]: unknown;
+}
+
+/**
+ * The key a request names (a JWT's `kid`) and where its scheme fetches keys from. Intake resolves it
+ * through its key port (lambdas/shared/verification-keys.ts: cached by kid with a TTL, an unknown kid
+ * fetched once and rate-limited) and hands the result to the verifier in `VerifyInput.publicKeys`.
+ */
+export interface KeyRequest {
+  readonly kid: string;
+  readonly url: string;
+}
+
+/** The port intake fetches verification keys through (adapter: lambdas/shared/verification-keys.ts). */
+export interface VerificationKeysPort {
+  /**
+   * The public key named `kid`, or undefined when the endpoint does not know it (or a recent miss is
+   * still remembered). `credentials` is the source's secret: what the key endpoint authenticates with.
+   */
+  get(request: KeyRequest & { readonly sourceId: string; readonly credentials: string }): Promise<JsonWebKey | undefined>;
 }
 
 export type VerifyFailureCode = 'missing_signature' | 'malformed_signature' | 'signature_mismatch' | 'timestamp_out_of_tolerance';
@@ -39,8 +77,19 @@ export interface Verifier {
 
 /** What a scheme's signature covers. Intake reads attribution from signed parts only (see README "Threat model at the door"). */
 export interface SignedParts {
-  /** Every scheme signs the exact body bytes. */
-  readonly body: true;
+  /**
+   * Whether the exact body bytes are covered. Almost every scheme signs them; Mailgun signs only a
+   * timestamp and a token carried in the body (`bodyFields`), so its body is NOT authenticated.
+   */
+  readonly body: boolean;
+  /** When `body` is false: the body paths the signature does cover (the only ones attribution may read). */
+  readonly bodyFields?: readonly string[];
+  /**
+   * `shared-secret`: nothing is signed; the request carries the secret itself (Okta's Authorization
+   * header, Microsoft Graph's clientState). Whoever holds the secret, or one captured request, can
+   * write any request; the whole request is as trustworthy as that secret (and TLS). Absent: a signature.
+   */
+  readonly authentication?: 'shared-secret';
   /** Request headers (lower-case) whose values are inside the signed content. */
   readonly headers: readonly string[];
   /** Said in errors and docs. */
@@ -97,4 +146,14 @@ export interface Scheme<Specs extends OptionSpecs = Record<never, OptionSpec>> {
   verifier(options: OptionsOf<Specs>): Verifier;
   /** The headers carrying the signature (and whatever else it signs) for one body. */
   sign(options: OptionsOf<Specs>, input: SignInput): Record<string, string>;
+  /**
+   * Schemes whose keys are fetched (JWKS, Plaid): the key this request names, read without trusting
+   * it; undefined when the request names none (the verifier then refuses it). Absent for every other scheme.
+   */
+  keyRequest?(options: OptionsOf<Specs>, input: VerifyInput): KeyRequest | undefined;
+  /**
+   * Schemes that sign inside the body (Mailgun's `signature` object, Microsoft Graph's clientState):
+   * the body as the provider sends it, signature included; `sign` then returns only the headers.
+   */
+  signBody?(options: OptionsOf<Specs>, input: SignInput): Buffer;
 }

@@ -14,9 +14,9 @@ import type { Logger } from '../shared/logger';
 import type { Attribution, KeyItem } from '../../core/model';
 import { payloadHmac as keyedHash } from '../shared/payload-hash';
 import { activeSecrets, type SecretsPort } from '../shared/secrets';
-import { verifierFor } from '../../core/schemes';
-import type { VerifyResult } from '../../core/schemes/types';
-import { answerHandshake } from './handshake';
+import { keyRequestFor, verifierFor } from '../../core/schemes';
+import type { JsonWebKey, VerificationKeysPort, VerifyInput, VerifyResult } from '../../core/schemes/types';
+import { answerGetHandshake, answerGraphValidation, answerHandshake, GET_HANDSHAKES } from './handshake';
 import { extractAttribution, findControlCharacterHeader, InputError, parseBody } from './parse';
 import { orderingKeysFor } from './ordering';
 
@@ -34,6 +34,11 @@ export interface IngestDeps {
    * fit for a metric dimension.
    */
   readonly onOutcome?: (outcome: string) => void;
+  /**
+   * Where schemes whose keys are fetched by key id (jwks: Plaid) get them, cached
+   * (lambdas/shared/verification-keys.ts). Without it such sources answer 503; no other scheme uses it.
+   */
+  readonly verificationKeys?: VerificationKeysPort;
 }
 
 export type IngestHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -50,7 +55,9 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     try {
       const result = await ingest(event, sourceId, started);
       deps.onOutcome?.(result.outcome);
-      logger.info('webhook accepted', {
+      // A recorded webhook's durable record is its receipt (`hookledger trace`): its line is DEBUG
+      // (logs.applicationLevel), so at INFO logs carry what went wrong, and the duplicates.
+      logger[result.outcome === 'recorded' ? 'debug' : 'info']('webhook accepted', {
         outcome: result.outcome,
         source: sourceId,
         event_id: result.eventId,
@@ -64,7 +71,8 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
         // The reason only: no header values, no body, no secret.
         deps.onOutcome?.(error.code);
         logger.warn('webhook rejected', { source: sourceId.slice(0, 40), status: error.status, reason: error.code });
-        return json(error.status, { error: error.code, message: error.message });
+        const refusal = json(error.status, { error: error.code, message: error.message });
+        return { ...refusal, headers: { ...refusal.headers, ...error.headers } };
       }
       if (error instanceof StorageUnavailableError) {
         deps.onOutcome?.('storage_unavailable');
@@ -95,6 +103,26 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     if (badHeader) throw new InputError('invalid_header', `header ${badHeader} contains control characters`);
 
     const url = requestUrl(event, headers);
+    const query = new URLSearchParams(event.rawQueryString ?? '');
+    const method = (event.requestContext?.http?.method ?? 'POST').toUpperCase();
+    if (method !== 'POST') {
+      // Only a preset's GET handshake is answered; nothing is ever stored for a GET.
+      const handshake = method === 'GET' ? source.handshake : undefined;
+      if (!handshake || !GET_HANDSHAKES.has(handshake)) {
+        throw new InputError('method_not_allowed', `source "${source.id}" accepts POST only`, 405, { allow: 'POST' });
+      }
+      if (handshake === 'okta-verification') {
+        // Okta sends the hook's Authorization value with its verification request too.
+        const verified = await verify(source.id, rawBody, headers, now, source.toleranceSeconds, source.scheme, url);
+        if (!verified.ok) throw new InputError(verified.code, verified.message, 401);
+      }
+      return challenge(answerGetHandshake(handshake, { query, headers, verifyToken: source.verifyToken }));
+    }
+    if (source.handshake === 'graph-validation-token') {
+      // Graph's validation POST carries no clientState: answered before verification, nothing stored.
+      const reply = answerGraphValidation(query);
+      if (reply) return challenge(reply);
+    }
     const verified = await verify(source.id, rawBody, headers, now, source.toleranceSeconds, source.scheme, url);
     if (!verified.ok) throw new InputError(verified.code, verified.message, 401);
 
@@ -105,7 +133,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
       const secrets = activeSecrets(await deps.secrets.get(source.id), now);
       const secret = verified.secretVersion === 'previous' && secrets.previous !== undefined ? secrets.previous : secrets.current;
       const reply = answerHandshake(handshake, body, secret);
-      if (reply) return { outcome: 'challenge', eventId: undefined, tenantId: undefined, deliveries: 0, response: reply };
+      if (reply) return challenge(reply);
     }
     const requested = extractAttribution(source, body, headers);
     if (source.enforceKeyRegistry) checkKey(requested, await deps.store.getKey(requested.keyId));
@@ -154,7 +182,10 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     url: string,
   ): Promise<VerifyResult> {
     const verifier = verifierFor(scheme);
-    const input = { rawBody, headers, now, toleranceSeconds, url };
+    const base: VerifyInput = { rawBody, headers, now, toleranceSeconds, url };
+    // Only key-fetching schemes (jwks) name a key; every other scheme verifies without awaiting anything more.
+    const wanted = keyRequestFor(scheme, base);
+    const input: VerifyInput = wanted ? { ...base, publicKeys: await publicKeys(sourceId, wanted, now) } : base;
     // The ports keep an open rotation overlap fresh themselves (the secrets file is re-read, Secrets
     // Manager cached for 30 s), so a `secrets retire` reaches a previous-secret match without help here.
     const first = verifier.verify(input, activeSecrets(await deps.secrets.get(sourceId), now));
@@ -162,6 +193,18 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     // A mismatch: the secret may have been rotated since it was cached. Look once more.
     return verifier.verify(input, activeSecrets(await deps.secrets.refresh(sourceId), now));
   }
+
+  /** The key the request names, fetched with the source's credentials (its secret); {} when the endpoint knows none. */
+  async function publicKeys(sourceId: string, wanted: { kid: string; url: string }, now: number): Promise<Record<string, JsonWebKey>> {
+    if (!deps.verificationKeys) throw new Error('no verification key port is configured for a key-fetching scheme');
+    const credentials = activeSecrets(await deps.secrets.get(sourceId), now).current;
+    const key = await deps.verificationKeys.get({ ...wanted, sourceId, credentials });
+    return key ? { [wanted.kid]: key } : {};
+  }
+}
+
+function challenge(response: APIGatewayProxyStructuredResultV2) {
+  return { outcome: 'challenge', eventId: undefined, tenantId: undefined, deliveries: 0, response };
 }
 
 /** Unknown keys and keys of another tenant are refused; a revoked key's event is still a fact. */

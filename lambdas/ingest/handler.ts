@@ -11,6 +11,7 @@ import { createLogger } from '../shared/logger';
 import { createIntakeMetrics } from '../shared/intake-metrics';
 import { DIMENSION, METRICS_NAMESPACE, SECRET_REFRESH_FAILURE_METRIC } from '../../core/metrics';
 import { overlapMsBySource, SecretsManagerPort } from '../shared/secrets-manager';
+import { HttpVerificationKeys } from '../shared/verification-keys';
 import { createIngestHandler } from './app';
 
 const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'hookledger-ingest' });
@@ -48,6 +49,8 @@ export const handler = createIngestHandler({
     },
   }),
   logger,
+  // Plaid's keys (jwks sources only), cached by kid for the life of the container.
+  verificationKeys: new HttpVerificationKeys(),
   // One EMF line per request: IntakeRequests by Stack and Outcome (the dashboard's intake outcomes widget).
   onOutcome: createIntakeMetrics(stackName),
 });

@@ -1,20 +1,39 @@
 /**
  * Handshakes: requests a provider sends to prove the endpoint is ours before (or while) it sends
- * events. Each is answered exactly as its provider expects and nothing is stored. All of them
- * arrive signed like any event and are answered only after verification, so an unsigned caller
- * cannot make intake compute anything with the secret.
+ * events. Each is answered exactly as its provider expects and nothing is stored.
+ *
+ * Signed POSTs (Slack, Zoom, Discord) are answered only after verification, so an unsigned caller
+ * cannot make intake compute anything with the secret. The GET handshakes (Meta, Dropbox, Okta) and
+ * Microsoft Graph's validationToken POST are not signed by their providers: they only echo a value
+ * the caller sent, as text/plain with nosniff (never HTML), capped in length; Meta's is answered only
+ * for the configured verify token and Okta's only with the hook's shared secret.
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Handshake } from '../../core/providers/catalog';
+import { InputError } from './parse';
 
 const MAX_TOKEN = 256;
+/** Graph's validation tokens are sentences with a request id; a little longer. */
+const MAX_GRAPH_TOKEN = 1024;
+// Printable ASCII plus space: what the echoed values are made of; anything else is refused.
+const ECHOABLE = /^[\x20-\x7e]+$/;
 
 const json = (body: unknown): APIGatewayProxyStructuredResultV2 => ({
   statusCode: 200,
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify(body),
 });
+
+/** The value itself, as text/plain that no browser will sniff into HTML. */
+const plain = (body: string): APIGatewayProxyStructuredResultV2 => ({
+  statusCode: 200,
+  headers: { 'content-type': 'text/plain', 'x-content-type-options': 'nosniff' },
+  body,
+});
+
+/** The handshakes that arrive as GET; every other source answers a GET 405. */
+export const GET_HANDSHAKES: ReadonlySet<Handshake> = new Set(['meta-hub-challenge', 'dropbox-challenge', 'okta-verification']);
 
 /** The reply when `body` is this provider's handshake, or undefined when it is an ordinary event. */
 export function answerHandshake(
@@ -39,5 +58,63 @@ export function answerHandshake(
     case 'discord-ping':
       // https://discord.com/developers/docs/interactions/receiving-and-responding: PING (type 1) gets PONG (type 1).
       return body.type === 1 ? json({ type: 1 }) : undefined;
+    default:
+      return undefined;
   }
+}
+
+function echoable(value: string | null | undefined, what: string, max = MAX_TOKEN): string {
+  if (value === null || value === undefined || value === '') throw new InputError('missing_challenge', `${what} is missing`);
+  if (value.length > max || !ECHOABLE.test(value)) {
+    throw new InputError('invalid_challenge', `${what} must be at most ${max} printable characters`);
+  }
+  return value;
+}
+
+const sameText = (a: string, b: string): boolean =>
+  timingSafeEqual(createHash('sha256').update(a, 'utf8').digest(), createHash('sha256').update(b, 'utf8').digest());
+
+export interface GetHandshakeRequest {
+  readonly query: URLSearchParams;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Meta: the source's configured verify token. */
+  readonly verifyToken?: string;
+}
+
+/**
+ * The answer to a GET handshake (Okta's shared secret is checked by the caller first). Refusals are
+ * InputErrors: 403 for a wrong Meta verify token, 400 for a missing or unechoable challenge.
+ */
+export function answerGetHandshake(kind: Handshake, request: GetHandshakeRequest): APIGatewayProxyStructuredResultV2 {
+  switch (kind) {
+    case 'meta-hub-challenge': {
+      // https://developers.facebook.com/docs/graph-api/webhooks/getting-started#verification-requests
+      const { query } = request;
+      if (query.get('hub.mode') !== 'subscribe') throw new InputError('invalid_challenge', 'hub.mode must be subscribe');
+      const token = query.get('hub.verify_token') ?? '';
+      if (request.verifyToken === undefined || !sameText(token, request.verifyToken)) {
+        throw new InputError('verify_token_mismatch', 'hub.verify_token is not the verify token configured for this source', 403);
+      }
+      return plain(echoable(query.get('hub.challenge'), 'hub.challenge'));
+    }
+    case 'dropbox-challenge':
+      // https://www.dropbox.com/developers/reference/webhooks#documentation: echo, text/plain, nosniff.
+      return plain(echoable(request.query.get('challenge'), 'the challenge parameter'));
+    case 'okta-verification':
+      // https://developer.okta.com/docs/concepts/event-hooks/#one-time-verification-request
+      return json({ verification: echoable(request.headers['x-okta-verification-challenge'], 'header x-okta-verification-challenge') });
+    default:
+      throw new InputError('method_not_allowed', 'this source accepts POST only', 405, { allow: 'POST' });
+  }
+}
+
+/**
+ * Microsoft Graph's subscription validation: `POST ?validationToken=<t>` answered 200 text/plain
+ * with the token URL-decoded, within 10 s, before any notification is verified (it carries no
+ * clientState). Undefined when the request has no validationToken.
+ * https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks#notificationurl-validation
+ */
+export function answerGraphValidation(query: URLSearchParams): APIGatewayProxyStructuredResultV2 | undefined {
+  if (!query.has('validationToken')) return undefined;
+  return plain(echoable(query.get('validationToken'), 'validationToken', MAX_GRAPH_TOKEN));
 }

@@ -2,7 +2,7 @@
  * Turning verified bytes into a JSON body and an attribution tuple, refusing anything odd with an
  * error that names the field. Pure functions: no I/O, no logging.
  */
-import type { FieldSource, SourceConfig } from '../../core/config/schema';
+import type { AttributionSource, SourceConfig } from '../../core/config/schema';
 import { readPath } from '../shared/dotted-path';
 import { HookledgerError } from '../../core/errors';
 
@@ -12,6 +12,8 @@ export class InputError extends HookledgerError {
     readonly code: string,
     message: string,
     readonly status = 400,
+    /** Response headers the refusal needs (`allow` on a 405). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
@@ -136,7 +138,7 @@ export function extractAttribution(
   const read = (field: keyof ExtractedAttribution): string => {
     const from = source.attribution[field];
     const where = describe(from);
-    const value = 'body' in from ? readPath(body, from.body) : headers[from.header];
+    const value = 'value' in from ? from.value : 'body' in from ? readPath(body, from.body) : headers[from.header];
     if (value === undefined || value === null) {
       throw new InputError('missing_attribution', `${FIELD_NAMES[field]} is missing: expected it at ${where}`);
     }
@@ -181,7 +183,8 @@ function describeValue(value: unknown): string {
   return typeof value === 'object' ? 'an object' : typeof value;
 }
 
-function describe(from: FieldSource): string {
+function describe(from: AttributionSource): string {
+  if ('value' in from) return `the fixed value "${from.value}"`;
   return 'body' in from ? `body.${from.body}` : `header ${from.header}`;
 }
 

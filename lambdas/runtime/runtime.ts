@@ -162,7 +162,8 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
       // After the acknowledgement: a crash in between leaves the watermark behind, never ahead.
       if (version !== undefined && orderingKey !== undefined)
         await deps.versions?.advanceVersion(consumer.id, orderingKey, version, clock());
-      logger.info('acknowledged', { ...log, units: claim.replay ? 0 : units, replay: claim.replay });
+      // The ledger row is the durable record of the acknowledgement; the line is DEBUG (logs.applicationLevel).
+      logger.debug('acknowledged', { ...log, units: claim.replay ? 0 : units, replay: claim.replay });
     } catch (error) {
       if (error instanceof RetryLater) throw error;
       await onFailure(record, message, attempt, claim.replay, receiveCount, error, log);

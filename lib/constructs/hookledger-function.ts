@@ -54,6 +54,18 @@ export interface HookledgerFunctionProps {
    * @default - none
    */
   readonly deadLetterQueue?: sqs.IQueue;
+  /**
+   * Lambda's platform log lines (START, END, REPORT) kept at this level and above; the function logs
+   * in JSON, which level filtering needs.
+   * @default - the configuration's `logs.platformLevel` (bundled in the stack's context), else WARN
+   */
+  readonly platformLogLevel?: 'WARN' | 'INFO' | 'DEBUG';
+  /**
+   * The handler's own lines kept at this level and above (Lambda's application log level, which
+   * Powertools follows).
+   * @default - the configuration's `logs.applicationLevel`, else INFO
+   */
+  readonly applicationLogLevel?: 'INFO' | 'DEBUG';
   /** @default - not in a VPC */
   readonly vpc?: ec2.IVpc;
   /** @default - the VPC's private subnets (only with `vpc`) */
@@ -102,6 +114,10 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
       timeout: props.timeout ?? Duration.seconds(10),
       role: this.role,
       logGroup: this.logGroup,
+      // JSON: Powertools already writes JSON lines; level filtering needs the JSON format.
+      loggingFormat: lambda.LoggingFormat.JSON,
+      applicationLogLevelV2: lambda.ApplicationLogLevel[props.applicationLogLevel ?? bundledLogLevels(this).applicationLevel],
+      systemLogLevelV2: lambda.SystemLogLevel[props.platformLogLevel ?? bundledLogLevels(this).platformLevel],
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       deadLetterQueue: props.deadLetterQueue,
       vpc: props.vpc,
@@ -168,4 +184,16 @@ function bundledConfigDefine(scope: Construct): Record<string, string> | undefin
   if (typeof json !== 'string') throw new Error(`context ${BUNDLED_CONFIG_CONTEXT} must be a JSON string`);
   // esbuild's define takes an expression: a string literal holding the JSON.
   return { [BUNDLED_CONFIG_DEFINE]: JSON.stringify(json) };
+}
+
+interface LogLevels {
+  readonly platformLevel: 'WARN' | 'INFO' | 'DEBUG';
+  readonly applicationLevel: 'INFO' | 'DEBUG';
+}
+
+/** The configuration's `logs` (the stack puts the validated configuration in its context). */
+function bundledLogLevels(scope: Construct): LogLevels {
+  const json: unknown = scope.node.tryGetContext(BUNDLED_CONFIG_CONTEXT);
+  const logs = typeof json === 'string' ? (JSON.parse(json) as { logs?: Partial<LogLevels> }).logs : undefined;
+  return { platformLevel: logs?.platformLevel ?? 'WARN', applicationLevel: logs?.applicationLevel ?? 'INFO' };
 }

@@ -31,7 +31,7 @@ export interface IngestApiProps {
 }
 
 /**
- * Webhook intake: `POST /hooks/{source}` on an HTTP API (payload format 2.0) in front of the ingest
+ * Webhook intake: `POST /hooks/{source}` (and `GET` on the same path, for handshakes) on an HTTP API (payload format 2.0) in front of the ingest
  * function, with one Secrets Manager secret per source holding its signing secret.
  */
 export class IngestApi extends Construct {
@@ -155,9 +155,11 @@ export class IngestApi extends Construct {
         ),
       },
     });
+    // POST: the webhooks. GET on the same path: the handshakes of Meta (hub.challenge), Dropbox and
+    // Okta; intake answers a GET only for sources whose preset has one (405 Allow: POST otherwise).
     const route = this.api.addRoutes({
       path: '/hooks/{source}',
-      methods: [apigwv2.HttpMethod.POST],
+      methods: [apigwv2.HttpMethod.POST, apigwv2.HttpMethod.GET],
       integration: new HttpLambdaIntegration('Ingest', this.handler.function, {
         payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
       }),

@@ -11,6 +11,7 @@ describe('bench cost model', () => {
       sqsRequests: 9,
       writeUnits: 8,
       readUnits: 3,
+      logBytes: 1000,
     });
     expect(breakdown.apiGateway).toBeCloseTo(1.0);
     expect(breakdown.lambdaRequests).toBeCloseTo(1.0);
@@ -19,7 +20,27 @@ describe('bench cost model', () => {
     expect(breakdown.sqs).toBeCloseTo(3.6);
     // 0.25 GB x (40 + 30 + 3 x 40) ms x $0.0000133334 per GB-s, per million
     expect(breakdown.lambdaCompute).toBeCloseTo(0.25 * 0.19 * 13.3334, 3);
+    // 1,000 B of measured application lines + the access log line (250 B), per million webhooks at
+    // $0.50 per GB; no platform lines at the default logs.platformLevel WARN.
+    expect(breakdown.cloudwatchLogs).toBeCloseTo(((1000 + 250) * 1e6 * 0.5) / 2 ** 30, 4);
     expect(total).toBeCloseTo(Object.values(breakdown).reduce((s, v) => s + v, 0));
+  });
+});
+
+describe('bench cost model: platform log lines', () => {
+  it('adds START/END/REPORT (300 B) per invocation only when logs.platformLevel is INFO or DEBUG', () => {
+    const w = {
+      invocations: { ingest: 1, fanout: 1, consumers: 3 },
+      deliveries: 3,
+      sqsRequests: 9,
+      writeUnits: 9,
+      readUnits: 1,
+      logBytes: 600,
+    };
+    const warn = usdPerMillion(loadPrices(), w).breakdown.cloudwatchLogs;
+    const info = usdPerMillion(loadPrices(), w, { platformLogLevel: 'INFO' }).breakdown.cloudwatchLogs;
+    expect(warn).toBeCloseTo(((600 + 250) * 1e6 * 0.5) / 2 ** 30, 4);
+    expect(info - warn).toBeCloseTo((5 * 300 * 1e6 * 0.5) / 2 ** 30, 4);
   });
 });
 

@@ -65,6 +65,7 @@ describe.each(CONFIGS)('stack outputs with the $name', ({ config }) => {
       'AlarmTopicArn',
       'FanoutFailureQueueUrl',
       'PayloadHashKeySecretArn',
+      'PayloadBucketName',
       ...parsed.consumers.flatMap((c) => [`QueueUrl${pascalCase(c.id)}`, `DlqUrl${pascalCase(c.id)}`]),
       ...parsed.sources.map((s) => `SecretArn${pascalCase(s.id)}`),
     ];

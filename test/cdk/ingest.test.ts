@@ -32,11 +32,15 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
     [ledgerTable] = resourcesOfType(s.json, 'AWS::DynamoDB::Table').find(([, t]) => !t.Properties.StreamSpecification)!;
   });
 
-  it('routes POST /hooks/{source} to the ingest function with payload format 2.0', () => {
+  it('routes POST and GET /hooks/{source} (the GET handshakes), and nothing else, to the ingest function with payload format 2.0', () => {
     s.template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
     s.template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
-    s.template.resourceCountIs('AWS::ApiGatewayV2::Route', 1);
-    s.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'POST /hooks/{source}' });
+    const routes = resourcesOfType(s.json, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual(['GET /hooks/{source}', 'POST /hooks/{source}']);
+    // Both routes target the one integration, whose target is the ingest function.
+    s.template.resourceCountIs('AWS::ApiGatewayV2::Integration', 1);
+    const integrationId = resourcesOfType(s.json, 'AWS::ApiGatewayV2::Integration')[0]?.[0];
+    for (const route of routes) expect(JSON.stringify(route.Target)).toContain(`"Ref":"${integrationId}"`);
     s.template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
       IntegrationType: 'AWS_PROXY',
       PayloadFormatVersion: '2.0',

@@ -268,3 +268,37 @@ describe('reconciler with repair off (reconcile.repair: false)', () => {
     expect(env.STACK_NAME).toBe('Hookledger');
   });
 });
+
+describe('function logs', () => {
+  it('every function logs JSON and keeps only platform warnings by default: no START, END or REPORT line per invocation', () => {
+    const s = synth(defaultConfig, 'HookledgerLogs');
+    const functions = resourcesOfType(s.json, 'AWS::Lambda::Function');
+    // ingest, fan-out, reconcile and one worker per configured consumer (defaultConfig has 3).
+    expect(functions.map(([id]) => id.replace(/Function[0-9A-F]{8}$/, '')).sort()).toEqual([
+      'ConsumersauditwriterWorker',
+      'ConsumersbillingmeterWorker',
+      'ConsumersriskevaluatorWorker',
+      'FanOutHandler',
+      'IngestHandler',
+      'ReconcilerHandler',
+    ]);
+    for (const [, f] of functions) {
+      expect(f.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', SystemLogLevel: 'WARN', ApplicationLogLevel: 'INFO' });
+    }
+  });
+
+  it('logs.platformLevel INFO brings the REPORT lines back and logs.applicationLevel DEBUG the success lines, on every function', () => {
+    const s = synth({ ...defaultConfig, logs: { platformLevel: 'INFO', applicationLevel: 'DEBUG' } }, 'HookledgerLogsInfo');
+    const levels = resourcesOfType(s.json, 'AWS::Lambda::Function').map(([, f]) => [
+      f.Properties.LoggingConfig.SystemLogLevel,
+      f.Properties.LoggingConfig.ApplicationLogLevel,
+    ]);
+    expect(levels).toEqual(Array(6).fill(['INFO', 'DEBUG']));
+  });
+
+  it('refuses an unknown platform level, naming the field and the allowed values', () => {
+    expect(() => defineConfig({ ...defaultConfig, logs: { platformLevel: 'TRACE' as 'INFO' } })).toThrow(
+      /logs\.platformLevel \(value "TRACE"\).*WARN.*INFO.*DEBUG/s,
+    );
+  });
+});

@@ -96,6 +96,10 @@ describe.each(CONFIGS)('payload bucket with the $name', ({ config }) => {
     expect(bucket.UpdateReplacePolicy).toBe('Retain');
   });
 
+  it('names itself in the PayloadBucketName output', () => {
+    expect(json.Outputs.PayloadBucketName.Value).toEqual({ Ref: bucketId });
+  });
+
   it('refuses every request not made over TLS', () => {
     const [[, policy]] = resourcesOfType(json, 'AWS::S3::BucketPolicy') as [[string, Json]];
     expect(refTarget(policy.Properties.Bucket)).toBe(bucketId);

@@ -148,8 +148,24 @@ describe('HTTP gateway', () => {
   });
 
   describe('other requests', () => {
+    it('hands a GET on the webhook path to the handler as GET /hooks/{source} (the handshakes), query string included', async () => {
+      const response = await send('GET', '/hooks/platform?challenge=dbx_7f3a', {});
+
+      expect(response.status).toBe(202);
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({
+        routeKey: 'GET /hooks/{source}',
+        rawQueryString: 'challenge=dbx_7f3a',
+        pathParameters: { source: 'platform' },
+        requestContext: { http: { method: 'GET', path: '/hooks/platform' }, routeKey: 'GET /hooks/{source}' },
+      });
+      expect(events[0]?.body).toBeUndefined();
+    });
+
     it.each([
-      ['GET', '/hooks/platform'],
+      ['PUT', '/hooks/platform'],
+      ['DELETE', '/hooks/platform'],
+      ['GET', '/hooks'],
       ['POST', '/hooks'],
       ['POST', '/hooks/platform/extra'],
       ['POST', '/webhooks/platform'],

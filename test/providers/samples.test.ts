@@ -11,9 +11,9 @@ import { PROVIDER_SAMPLES, renderSample } from '../../core/providers/samples';
 import { attributionOf, ed25519Pair, NOW, p256Pair, sourceFor, verifyWith } from './support';
 
 /**
- * Proved entries another change adds with their own scheme families (issue 15: Mailgun's
- * timestamp+token, Plaid's JWT/JWKS, Okta's and Microsoft Graph's handshakes); their samples come
- * with them. Listed by name so no other entry can go without a sample unnoticed.
+ * The entries whose scheme families came with another change of issue 15 (Mailgun's timestamp+token,
+ * Plaid's JWT/JWKS, Okta's shared secret, Microsoft Graph's clientState): unproved today, and their
+ * samples come with their proofs. Listed by name so no other proved entry can go without a sample.
  */
 const SAMPLE_COMES_WITH_ITS_SCHEME = new Set(['mailgun', 'plaid', 'okta', 'microsoft-graph']);
 

@@ -27,7 +27,14 @@ export function sourceFor(name: string): SourceConfig {
   const entry = preset(name);
   const attribution = { tenantId: entry.tenantId ?? entry.eventId, keyId: entry.keyId ?? entry.eventId };
   const config = defineConfig({
-    sources: [{ id: 'acme', provider: name, attribution }],
+    sources: [
+      {
+        id: 'acme',
+        provider: name,
+        attribution,
+        ...(entry.handshake === 'meta-hub-challenge' ? { verifyToken: 'vt_9c2f7a1e5b3d4c6e' } : {}),
+      },
+    ],
     consumers: [{ id: 'billing', subscribes: ['*'], fields: ['id'], entry: 'lambdas/consumers/billing.ts' }],
   });
   return config.sources[0]!;

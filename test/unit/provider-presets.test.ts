@@ -76,10 +76,39 @@ describe('a source that names a provider', () => {
       id: 'acme',
       provider: name,
       attribution: { tenantId: preset.tenantId ?? preset.eventId, keyId: preset.keyId ?? preset.eventId },
+      // Meta's GET handshake compares the verify token the team typed into the app dashboard.
+      ...(preset.handshake === 'meta-hub-challenge' ? { verifyToken: 'vt_9c2f7a1e5b3d4c6e' } : {}),
     }).sources[0]!;
     expect(source.provider).toBe(name);
     expect(source.scheme.type).toBe(preset.scheme.type);
     expect(source.replayProtection).toBe(preset.replayProtection ?? 'event-id');
+  });
+
+  it("refuses Meta's preset without the verify token its GET handshake compares", () => {
+    expect(() => withSource({ id: 'wa', provider: 'meta', attribution: { tenantId: { body: 'id' }, keyId: { body: 'id' } } })).toThrow(
+      /verifyToken.*meta-hub-challenge handshake needs verifyToken/,
+    );
+  });
+
+  it('refuses Mailgun attribution from the unsigned event data and accepts the signed token and fixed values', () => {
+    expect(() =>
+      withSource({
+        id: 'mg',
+        provider: 'mailgun',
+        attribution: { eventType: { body: 'event-data.event' }, tenantId: { value: 'tenant_204' }, keyId: { value: 'key_42' } },
+      }),
+    ).toThrow(/body\.event-data\.event is not signed: the mailgun signature covers ONLY signature\.timestamp and signature\.token/);
+    const source = withSource({
+      id: 'mg',
+      provider: 'mailgun',
+      attribution: { tenantId: { value: 'tenant_204' }, keyId: { value: 'key_42' } },
+    }).sources[0]!;
+    expect(source.attribution).toEqual({
+      eventId: { body: 'signature.token' },
+      eventType: { value: 'mailgun.event' },
+      tenantId: { value: 'tenant_204' },
+      keyId: { value: 'key_42' },
+    });
   });
 
   it('lists each provider once, with a docs page, and a named proof for every proved entry', () => {

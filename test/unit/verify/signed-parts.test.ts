@@ -7,7 +7,8 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { schemeSchema, type VerificationScheme } from '../../../core/config/schema';
-import { SCHEME_TYPES, signatureHeaders, signedParts, verifierFor } from '../../../core/schemes';
+import { SCHEME_TYPES, signatureHeaders, signedBody, signedParts, verifierFor } from '../../../core/schemes';
+import { publicJwkOf } from '../../../core/schemes/jwks';
 
 const NOW = Date.parse('2026-11-30T08:00:00Z');
 const BODY = Buffer.from('{"id":"evt_01J8K7M2Q4","type":"payment.succeeded","tenant_id":"tenant_204","key_id":"key_42"}');
@@ -23,8 +24,15 @@ const edRaw = (key: 'private' | 'public') =>
 
 const edBase64 = (key: 'private' | 'public') => Buffer.from(edRaw(key), 'hex').toString('base64');
 
+const jwksKey = ec.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
+const jwksPublic = publicJwkOf(jwksKey);
+/** Microsoft Graph's notifications: the event is one item of value[]. */
+const GRAPH_BODY = Buffer.from(
+  '{"value":[{"id":"evt_01J8K7M2Q4","subscriptionId":"sub_1","changeType":"created","tenantId":"tenant_204","resource":"Users/1"}]}',
+);
+
 /** Per scheme: the options beside `type`, the secret it signs with and the one it verifies with. */
-const CASES: Record<VerificationScheme['type'], { options?: Record<string, string>; sign: string; verify?: string }> = {
+const CASES: Record<VerificationScheme['type'], { options?: Record<string, string>; sign: string; verify?: string; body?: Buffer }> = {
   'standard-webhooks': { sign: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
   'standard-webhooks-v1a': { sign: `whsk_${edBase64('private')}`, verify: `whpk_${edBase64('public')}` },
   stripe: { sign: 'whsec_test_4eC39HqLyjWDarjtT1zdp7dc' },
@@ -51,6 +59,10 @@ const CASES: Record<VerificationScheme['type'], { options?: Record<string, strin
     sign: ec.privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
     verify: ec.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
   },
+  jwks: { options: { header: 'plaid-verification' }, sign: jwksKey, verify: 'client_5f2a:secret_9c1d' },
+  mailgun: { sign: 'key-3ax6xnjp29jd6fds4gc373sgvjxteol0' },
+  'shared-secret': { options: { header: 'authorization' }, sign: 'okta-hook-secret-7Qm2' },
+  'client-state': { sign: 'graph-client-state-4Lx9', body: GRAPH_BODY },
 };
 const SCHEMES = SCHEME_TYPES.map((type) => schemeSchema.parse({ type, ...CASES[type].options }));
 const signingSecret = (scheme: VerificationScheme) => CASES[scheme.type].sign;
@@ -65,17 +77,25 @@ const UNSIGNED_EXTRAS = [
   'x-request-id',
 ];
 
+const signInput = (scheme: VerificationScheme) => ({
+  body: CASES[scheme.type].body ?? BODY,
+  secret: signingSecret(scheme),
+  now: NOW,
+  messageId: 'msg_2Kp7QeWd9',
+  url: URL_SIGNED,
+});
+/** The body as sent: schemes that sign inside it (Mailgun, Graph) put their signature there. */
+const sentBody = (scheme: VerificationScheme) => signedBody(scheme, signInput(scheme));
+
 function request(scheme: VerificationScheme) {
-  const headers: Record<string, string> = {
-    ...signatureHeaders(scheme, { body: BODY, secret: signingSecret(scheme), now: NOW, messageId: 'msg_2Kp7QeWd9', url: URL_SIGNED }),
-  };
+  const headers: Record<string, string> = { ...signatureHeaders(scheme, signInput(scheme)) };
   for (const name of UNSIGNED_EXTRAS) headers[name] = 'd3b07384-d9a0-4c9f-8d6e-2f1b7c0e5a11';
   return headers;
 }
 
-const verify = (scheme: VerificationScheme, headers: Record<string, string>, body = BODY) =>
+const verify = (scheme: VerificationScheme, headers: Record<string, string>, body = sentBody(scheme)) =>
   verifierFor(scheme).verify(
-    { rawBody: body, headers, now: NOW, toleranceSeconds: 300, url: URL_SIGNED },
+    { rawBody: body, headers, now: NOW, toleranceSeconds: 300, url: URL_SIGNED, publicKeys: { [jwksPublic.kid]: jwksPublic } },
     { current: verifyingSecret(scheme) },
   );
 
@@ -92,10 +112,26 @@ describe.each(SCHEMES)('signed parts of $type', (scheme) => {
     expect(verify(scheme, request(scheme))).toEqual({ ok: true, secretVersion: 'current' });
   });
 
-  it('breaks when the body changes by one byte', () => {
-    const body = Buffer.from(BODY.toString('utf8').replace('tenant_204', 'tenant_205'));
-    expect(verify(scheme, request(scheme), body)).toMatchObject({ ok: false, code: 'signature_mismatch' });
-  });
+  const tampered = () => Buffer.from(sentBody(scheme).toString('utf8').replace('tenant_204', 'tenant_205'));
+
+  if (parts.body && parts.authentication === undefined) {
+    it('breaks when the body changes by one byte', () => {
+      expect(verify(scheme, request(scheme), tampered())).toMatchObject({ ok: false, code: 'signature_mismatch' });
+    });
+  } else if (!parts.body) {
+    it('declares the body unsigned: a changed event still verifies, a changed signed field does not', () => {
+      expect(verify(scheme, request(scheme), tampered())).toEqual({ ok: true, secretVersion: 'current' });
+      expect(parts.bodyFields).toEqual(['signature.timestamp', 'signature.token', 'signature.signature']);
+      const token = Buffer.from(sentBody(scheme).toString('utf8').replace('"token":"msg_2Kp7QeWd9"', '"token":"msg_2Kp7QeWd8"'));
+      expect(token.equals(sentBody(scheme))).toBe(false);
+      expect(verify(scheme, request(scheme), token)).toMatchObject({ ok: false, code: 'signature_mismatch' });
+    });
+  } else {
+    it('declares nothing signed (a shared secret): a changed body still verifies, so it says so in its summary', () => {
+      expect(verify(scheme, request(scheme), tampered())).toEqual({ ok: true, secretVersion: 'current' });
+      expect(parts.summary).toMatch(/^nothing: /);
+    });
+  }
 
   it.each(parts.headers.length > 0 ? parts.headers : ['(none declared)'])('breaks when the declared header %s changes', (header) => {
     if (header === '(none declared)') {
