@@ -588,79 +588,6 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     provedBy: 'twilio getExpectedTwilioSignature / validateRequest / validateRequestWithBody',
     docs: 'https://www.twilio.com/docs/usage/webhooks/webhooks-security',
   },
-  // --- Handshakes by GET or query, token-only signatures, shared secrets, fetched keys ------------
-  {
-    name: 'meta',
-    title: 'Meta (Facebook, Instagram, WhatsApp)',
-    scheme: bodyHmac('x-hub-signature-256', { prefix: 'sha256=' }),
-    eventId: body('id'),
-    eventType: body('type'),
-    // GET ?hub.mode=subscribe&hub.verify_token=..&hub.challenge=..: the source sets verifyToken.
-    handshake: 'meta-hub-challenge',
-    proof: 'unproved',
-    docs: 'https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads',
-  },
-  {
-    name: 'dropbox',
-    title: 'Dropbox',
-    scheme: bodyHmac('x-dropbox-signature', {}),
-    eventId: body('id'),
-    eventType: body('type'),
-    // GET ?challenge=..: echoed as text/plain with nosniff.
-    handshake: 'dropbox-challenge',
-    proof: 'unproved',
-    docs: 'https://www.dropbox.com/developers/reference/webhooks',
-  },
-  {
-    name: 'mailgun',
-    title: 'Mailgun',
-    // ONLY signature.timestamp and signature.token are signed, NOT the event data: the event id is the
-    // signed token (fresh per delivery); type, tenant and key are fixed values (the source sets
-    // tenantId and keyId as { value }). mailgun.js ships no verifier and the docs' example signature
-    // is a placeholder, so: unproved.
-    scheme: { type: 'mailgun' },
-    eventId: body('signature.token'),
-    eventType: { value: 'mailgun.event' },
-    proof: 'unproved',
-    docs: 'https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks',
-  },
-  {
-    name: 'plaid',
-    title: 'Plaid',
-    // ES256 JWT; its kid's key fetched from /webhook_verification_key/get with the source's secret
-    // `<client_id>:<secret>`. Plaid webhooks carry no event id: item_id + webhook_code is the best
-    // signed pair, so a source should override eventId where an item gets the same code twice.
-    scheme: { type: 'jwks', header: 'plaid-verification' },
-    eventId: body('item_id'),
-    eventType: body('webhook_code'),
-    tenantId: body('item_id'),
-    // The plaid package cannot sign and the docs publish no full vector (JWT + key + body).
-    proof: 'unproved',
-    docs: 'https://plaid.com/docs/api/webhooks/webhook-verification/',
-  },
-  {
-    name: 'okta',
-    title: 'Okta event hooks',
-    // A shared secret in the Authorization header (nothing signed); GET one-time verification.
-    scheme: { type: 'shared-secret', header: 'authorization' },
-    eventId: body('eventId'),
-    eventType: body('data.events.0.eventType'),
-    handshake: 'okta-verification',
-    proof: 'unproved',
-    docs: 'https://developer.okta.com/docs/concepts/event-hooks/',
-  },
-  {
-    name: 'microsoft-graph',
-    title: 'Microsoft Graph change notifications',
-    // clientState (a shared secret) in every value[] item; POST ?validationToken= answered first.
-    scheme: { type: 'client-state' },
-    eventId: body('value.0.id'),
-    eventType: body('value.0.changeType'),
-    tenantId: body('value.0.tenantId'),
-    handshake: 'graph-validation-token',
-    proof: 'unproved',
-    docs: 'https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks',
-  },
   // --- Proved by the providers' SDKs in issue 15's second round -------------------------------------
   {
     name: 'notion',
@@ -786,7 +713,7 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     eventType: body('message.channel_identity.channel'),
     tenantId: body('app_id'),
     proof: 'sdk',
-    provedBy: '@sinch/sdk-client validateWebhookSignature',
+    provedBy: '@sinch/sdk-core ConversationCallbackWebhooks#validateAuthenticationHeader',
     docs: 'https://developers.sinch.com/docs/conversation/callbacks/#validating-callback-requests',
   },
   {
@@ -846,6 +773,90 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     proof: 'sdk',
     provedBy: '@hygraph/utils generateWebhookSignature / verifyWebhookSignature',
     docs: 'https://hygraph.com/docs/api-reference/basics/webhooks',
+  },
+  {
+    name: 'livekit',
+    title: 'LiveKit',
+    // The source's secret is `<api key>:<api secret>`: the token is signed with the secret and issued by the key.
+    scheme: { type: 'jwt', header: 'authorization', bodyHashClaim: 'sha256', bodyHashEncoding: 'base64', secretFormat: 'key:secret' },
+    eventId: body('id'),
+    eventType: body('event'),
+    proof: 'sdk',
+    provedBy: 'livekit-server-sdk AccessToken#toJwt / WebhookReceiver#receive',
+    docs: 'https://docs.livekit.io/home/server/webhooks/',
+  },
+  // --- Handshakes by GET or query, token-only signatures, shared secrets, fetched keys ------------
+  {
+    name: 'meta',
+    title: 'Meta (Facebook, Instagram, WhatsApp)',
+    scheme: bodyHmac('x-hub-signature-256', { prefix: 'sha256=' }),
+    eventId: body('id'),
+    eventType: body('type'),
+    // GET ?hub.mode=subscribe&hub.verify_token=..&hub.challenge=..: the source sets verifyToken.
+    handshake: 'meta-hub-challenge',
+    proof: 'unproved',
+    docs: 'https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads',
+  },
+  {
+    name: 'dropbox',
+    title: 'Dropbox',
+    scheme: bodyHmac('x-dropbox-signature', {}),
+    eventId: body('id'),
+    eventType: body('type'),
+    // GET ?challenge=..: echoed as text/plain with nosniff.
+    handshake: 'dropbox-challenge',
+    proof: 'unproved',
+    docs: 'https://www.dropbox.com/developers/reference/webhooks',
+  },
+  {
+    name: 'mailgun',
+    title: 'Mailgun',
+    // ONLY signature.timestamp and signature.token are signed, NOT the event data: the event id is the
+    // signed token (fresh per delivery); type, tenant and key are fixed values (the source sets
+    // tenantId and keyId as { value }). mailgun.js ships no verifier and the docs' example signature
+    // is a placeholder, so: unproved.
+    scheme: { type: 'mailgun' },
+    eventId: body('signature.token'),
+    eventType: { value: 'mailgun.event' },
+    proof: 'unproved',
+    docs: 'https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks',
+  },
+  {
+    name: 'plaid',
+    title: 'Plaid',
+    // ES256 JWT; its kid's key fetched from /webhook_verification_key/get with the source's secret
+    // `<client_id>:<secret>`. Plaid webhooks carry no event id: item_id + webhook_code is the best
+    // signed pair, so a source should override eventId where an item gets the same code twice.
+    scheme: { type: 'jwks', header: 'plaid-verification' },
+    eventId: body('item_id'),
+    eventType: body('webhook_code'),
+    tenantId: body('item_id'),
+    // The plaid package cannot sign and the docs publish no full vector (JWT + key + body).
+    proof: 'unproved',
+    docs: 'https://plaid.com/docs/api/webhooks/webhook-verification/',
+  },
+  {
+    name: 'okta',
+    title: 'Okta event hooks',
+    // A shared secret in the Authorization header (nothing signed); GET one-time verification.
+    scheme: { type: 'shared-secret', header: 'authorization' },
+    eventId: body('eventId'),
+    eventType: body('data.events.0.eventType'),
+    handshake: 'okta-verification',
+    proof: 'unproved',
+    docs: 'https://developer.okta.com/docs/concepts/event-hooks/',
+  },
+  {
+    name: 'microsoft-graph',
+    title: 'Microsoft Graph change notifications',
+    // clientState (a shared secret) in every value[] item; POST ?validationToken= answered first.
+    scheme: { type: 'client-state' },
+    eventId: body('value.0.id'),
+    eventType: body('value.0.changeType'),
+    tenantId: body('value.0.tenantId'),
+    handshake: 'graph-validation-token',
+    proof: 'unproved',
+    docs: 'https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks',
   },
   // --- Listed, not yet proved: documented signature, no official npm verifier or published vector found yet
   ...(

@@ -271,6 +271,10 @@ export const PROVIDER_SAMPLES: Readonly<Record<string, ProviderSample>> = {
     contentType: 'application/json',
     body: '{"value":[{"id":"{{event_id}}","subscriptionId":"7f105c7d-2dc5-4530-97cd-4e7ae6534c07","changeType":"created","resource":"Users/622eaaff/Messages/AAMk","tenantId":"bb8775a4-4d8c-42cf-a1d4-4d58c2bb668f"}]}',
   },
+  livekit: {
+    contentType: 'application/webhook+json',
+    body: '{"event":"room_started","room":{"sid":"RM_hycBMAjmt6Ub","name":"standup-204","emptyTimeout":300,"creationTime":"{{now_s}}"},"id":"{{event_id}}","createdAt":"{{now_s}}"}',
+  },
   slack: {
     contentType: 'application/json',
     body: '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","team_id":"T1DC2JH3J","api_app_id":"A0KRD7HC3","type":"event_callback","event_id":"{{event_id}}","event_time":{{now_s}},"event":{"type":"app_mention","user":"U2CERLKJA","text":"<@U0LAN0Z89> hi","ts":"1515449522.000016","channel":"C0LAN2Q65"}}',

@@ -8,6 +8,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import {
+  SigningSecretError,
   constantTimeEqual,
   decodeSignature,
   headerValue,
@@ -25,13 +26,18 @@ const OPTIONS = {
   prefix: { kind: 'text', default: '' },
   /** The claim holding the body's SHA-256. */
   bodyHashClaim: { kind: 'text', default: 'payload_hash' },
-  bodyHashEncoding: { kind: 'enum', values: ['hex', 'base64url'], default: 'hex' },
+  bodyHashEncoding: { kind: 'enum', values: ['hex', 'base64url', 'base64'], default: 'hex' },
   /** When set, the `iss` claim must equal it. */
   issuer: { kind: 'text', default: '' },
   /** `yes`: the `sub` claim must be the URL called (QStash). */
   subjectIsUrl: { kind: 'enum', values: ['no', 'yes'], default: 'no' },
   /** When set, this claim must hold the SHA-256 hex of the URL called (MessageBird's `url_hash`). */
   urlHashClaim: { kind: 'text', default: '' },
+  /**
+   * `key:secret`: the source's secret is `<api key>:<api secret>` (LiveKit): the token is signed with
+   * the api secret and its `iss` must be the api key.
+   */
+  secretFormat: { kind: 'enum', values: ['secret', 'key:secret'], default: 'secret' },
 } as const;
 
 export type JwtOptions = OptionsOf<typeof OPTIONS>;
@@ -53,7 +59,15 @@ function decodeJson(part: string): Claims | undefined {
 
 const urlHash = (url: string): string => createHash('sha256').update(url, 'utf8').digest('hex');
 
-const bodyHash = (body: Buffer, encoding: 'hex' | 'base64url'): string => createHash('sha256').update(body).digest(encoding);
+const bodyHash = (body: Buffer, encoding: 'hex' | 'base64url' | 'base64'): string => createHash('sha256').update(body).digest(encoding);
+
+/** The HMAC key and, for `key:secret`, the issuer the token must name. */
+function splitSecret(secret: string, format: JwtOptions['secretFormat']): { readonly key: string; readonly issuer?: string } {
+  if (format === 'secret') return { key: secret };
+  const colon = secret.indexOf(':');
+  if (colon <= 0 || colon === secret.length - 1) throw new SigningSecretError('signing secret is not <api key>:<api secret>');
+  return { issuer: secret.slice(0, colon), key: secret.slice(colon + 1) };
+}
 
 export function jwtVerifier(options: JwtOptions): Verifier {
   const header = options.header.toLowerCase();
@@ -73,11 +87,18 @@ export function jwtVerifier(options: JwtOptions): Verifier {
       if (joseHeader.alg !== 'HS256') return malformedHeader(header, 'is not an HS256 token');
 
       const content = Buffer.from(`${head}.${body}`, 'utf8');
-      const result = verifyHmac({ algorithm: 'sha256', content, candidates: [signature], header }, secrets);
+      const keyOf = (secret: string) => Buffer.from(splitSecret(secret, options.secretFormat).key, 'utf8');
+      const result = verifyHmac({ algorithm: 'sha256', content, candidates: [signature], header, keyOf }, secrets);
       if (!result.ok) return result;
+      if (options.secretFormat === 'key:secret') {
+        const used = result.secretVersion === 'previous' ? secrets.previous : secrets.current;
+        if (used === undefined || claims.iss !== splitSecret(used, options.secretFormat).issuer) {
+          return rejected('signature_mismatch', `the token in header ${header} was issued by another api key`);
+        }
+      }
 
       const claimed = claims[options.bodyHashClaim];
-      const actual = Buffer.from(bodyHash(input.rawBody, options.bodyHashEncoding), 'utf8');
+      const actual = Buffer.from(bodyHash(input.rawBody, options.bodyHashEncoding).replace(/=+$/, ''), 'utf8');
       const expected = typeof claimed === 'string' ? Buffer.from(claimed.replace(/=+$/, ''), 'utf8') : undefined;
       if (!expected || !constantTimeEqual(expected, actual)) {
         return rejected(
@@ -124,6 +145,7 @@ export const jwt: Scheme<typeof OPTIONS> = {
   options: OPTIONS,
   verifier: jwtVerifier,
   sign(options, input) {
+    const { key, issuer } = splitSecret(input.secret, options.secretFormat);
     const iat = Math.floor(input.now / 1000);
     const claims: Record<string, unknown> = {
       iat,
@@ -132,12 +154,13 @@ export const jwt: Scheme<typeof OPTIONS> = {
       jti: input.messageId,
       [options.bodyHashClaim]: bodyHash(input.body, options.bodyHashEncoding),
       ...(options.issuer ? { iss: options.issuer } : {}),
+      ...(issuer ? { iss: issuer } : {}),
       ...(options.subjectIsUrl === 'yes' && input.url ? { sub: input.url } : {}),
       ...(options.urlHashClaim && input.url ? { [options.urlHashClaim]: urlHash(input.url) } : {}),
     };
     const encode = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
     const unsigned = `${encode({ alg: 'HS256', typ: 'JWT' })}.${encode(claims)}`;
-    const mac = createHmac('sha256', input.secret).update(unsigned).digest('base64url');
+    const mac = createHmac('sha256', key).update(unsigned).digest('base64url');
     return { [options.header.toLowerCase()]: `${options.prefix}${unsigned}.${mac}` };
   },
 };

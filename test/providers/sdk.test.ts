@@ -63,6 +63,7 @@ import { isValidSlackRequest } from '@slack/bolt';
 import { Unit } from '@unit-finance/unit-node-sdk';
 import { AwsLambdaReceiver as ZoomLambdaReceiver } from '@zoom/rivet/accounts';
 import { verifyWebhookSignature as creemVerifyWebhookSignature } from 'creem/webhooks';
+import { AccessToken as LiveKitAccessToken, WebhookReceiver as LiveKitWebhookReceiver } from 'livekit-server-sdk';
 import { verify as messagebirdVerify } from 'messagebird/lib/webhook-signature-jwt';
 import Pusher from 'pusher';
 import { sign as retellSign, verify as retellVerify } from 'retell-sdk';
@@ -767,6 +768,24 @@ const PROOFS: readonly SdkProof[] = [
     sdkVerify: async ({ body, headers }, secret) =>
       accepts(() => hygraphVerify({ rawPayload: body, signature: headers['gcms-signature']!, secret })),
   },
+  {
+    provider: 'livekit',
+    body: '{"event":"room_started","room":{"sid":"RM_hycBMAjmt6Ub","name":"standup-204","emptyTimeout":300,"creationTime":"1764489600"},"id":"EV_3f9a2b7c1d8e","createdAt":"1764489600"}',
+    expected: { eventId: 'EV_3f9a2b7c1d8e', eventType: 'room_started' },
+    secret: 'APIk7Rt2Lm9Kq:livekit-api-secret-8f2c1a7e5b3d9c4e6f0a8b7c',
+    otherSecret: 'APIk7Rt2Lm9Kq:livekit-api-secret-0f9e8d7c6b5a4f3e2d1c0b9a',
+    headers: { 'content-type': 'application/webhook+json' },
+    sdkSign: async (body, secret) => {
+      const [apiKey, apiSecret] = secret.split(':') as [string, string];
+      const token = new LiveKitAccessToken(apiKey, apiSecret, { ttl: '5m' });
+      token.sha256 = createHash('sha256').update(body).digest('base64');
+      return { authorization: await token.toJwt() };
+    },
+    sdkVerify: async ({ body, headers }, secret) => {
+      const [apiKey, apiSecret] = secret.split(':') as [string, string];
+      return accepts(() => new LiveKitWebhookReceiver(apiKey, apiSecret).receive(body, headers.authorization));
+    },
+  },
 ];
 
 const TWILIO_JSON =
@@ -948,5 +967,25 @@ describe('messagebird: the reference tokens shipped in the messagebird package (
       Date.parse(valid!.timestamp) + 3600_000,
     );
     expect(late).toMatchObject({ ok: false, code: 'timestamp_out_of_tolerance' });
+  });
+});
+
+describe('livekit: the api key is part of the secret', () => {
+  const body =
+    '{"event":"room_finished","room":{"sid":"RM_hycBMAjmt6Ub","name":"standup-204"},"id":"EV_9a8b7c6d5e4f","createdAt":"1764489600"}';
+
+  it('refuses a token signed with the api secret but issued by another api key, as LiveKit does: signature_mismatch', async () => {
+    const headers = signWith('livekit', body, 'APIother0000:livekit-api-secret-8f2c1a7e5b3d9c4e6f0a8b7c');
+    const secret = 'APIk7Rt2Lm9Kq:livekit-api-secret-8f2c1a7e5b3d9c4e6f0a8b7c';
+    expect(verifyWith('livekit', { body, headers }, secret)).toMatchObject({ ok: false, code: 'signature_mismatch' });
+    expect(
+      await accepts(() =>
+        new LiveKitWebhookReceiver('APIk7Rt2Lm9Kq', 'livekit-api-secret-8f2c1a7e5b3d9c4e6f0a8b7c').receive(body, headers.authorization),
+      ),
+    ).toBe(false);
+  });
+
+  it('refuses a secret without the api key when signing: it is configuration, not a request', () => {
+    expect(() => signWith('livekit', body, 'livekit-api-secret-only')).toThrow('signing secret is not <api key>:<api secret>');
   });
 });
