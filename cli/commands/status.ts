@@ -1,17 +1,55 @@
-/** `hookledger status`: deliveries by state per consumer, queue and DLQ depth, paused flags, intake counts. */
+/**
+ * `hookledger status`: deliveries by state per consumer, queue and DLQ depth, paused flags, intake
+ * counts. The delivery and intake counts cover the events received in a window (`--since`, or
+ * `--from`/`--to`; default the last 7 days), read through the window index; `--scan` counts all of
+ * history by scanning both tables.
+ */
 import type { Command } from 'commander';
+import { UsageError } from '../errors';
 import { table } from '../format';
 import { type StatusReport, status } from '../ops/status';
 import type { Target } from '../target';
-import { formatAge, iso } from '../time';
+import { formatAge, iso, parseDuration } from '../time';
+import { parseWindow } from './args';
 import type { CommandContext } from './context';
+
+interface StatusFlags {
+  readonly since?: string;
+  readonly from?: string;
+  readonly to?: string;
+  readonly scan?: boolean;
+}
+
+/** The window the flags ask for: `undefined` with `--scan` (all of history). */
+export function statusWindow(flags: StatusFlags, now = Date.now()): { from: number; to: number } | undefined {
+  const windowed = flags.since !== undefined || flags.from !== undefined || flags.to !== undefined;
+  if (flags.scan) {
+    if (windowed) throw new UsageError('--scan counts all of history: leave out --since, --from and --to');
+    return undefined;
+  }
+  if (flags.since !== undefined && (flags.from !== undefined || flags.to !== undefined)) {
+    throw new UsageError('give either --since or --from/--to, not both');
+  }
+  if (flags.from !== undefined) return parseWindow(flags.from, flags.to ?? 'now');
+  if (flags.to !== undefined) throw new UsageError('--to needs --from (or use --since)');
+  const since = parseDuration(flags.since ?? '7d', '--since');
+  if (!(since > 0)) throw new UsageError(`--since must be longer than 0 (got "${flags.since}")`);
+  return { from: now - since, to: now };
+}
 
 export function register(program: Command, ctx: CommandContext): void {
   program
     .command('status')
-    .description('per consumer: deliveries by state, queue and DLQ depth, oldest pending delivery, paused; intake counts')
+    .description(
+      'per consumer: deliveries by state, queue and DLQ depth, oldest pending delivery, paused; intake counts. Delivery and intake counts cover the events received in a window (read through the window index: cost follows the window, not the history kept)',
+    )
+    .option('--since <duration>', 'count the events received in the last <duration> (7d, 24h, 30m) and their deliveries (default 7d)')
+    .option('--from <time>', 'or: window start (inclusive), as for usage and reconcile')
+    .option('--to <time>', 'window end (exclusive), with --from (default now)')
+    .option('--scan', 'count all of history instead: scans both tables (every item of both is read and billed; cost grows with history)')
     .action(
-      ctx.withTarget(async (connect, globals) => {
+      ctx.withTarget(async (connect, globals, options: StatusFlags) => {
+        const window = statusWindow(options);
         const target = await connect();
         let paused: Set<string> | undefined;
         try {
@@ -25,7 +63,7 @@ export function register(program: Command, ctx: CommandContext): void {
         } catch (error) {
           ctx.warn(`warning: intake outcomes unknown: ${(error as Error).message}`);
         }
-        const bar = ctx.progress('scanning');
+        const bar = ctx.progress(window ? 'reading the window' : 'scanning');
         const report = await status(
           {
             ddb: target.ddb,
@@ -35,7 +73,7 @@ export function register(program: Command, ctx: CommandContext): void {
             queues: target.queues,
             fanoutFailureQueueUrl: target.fanoutFailureQueueUrl,
           },
-          { paused, intakeOutcomes, onProgress: bar },
+          { paused, intakeOutcomes, onProgress: bar, ...(window ? { window } : { scan: true }) },
         );
         bar.end();
         ctx.print(globals, report, () => formatStatus(report, target));
@@ -47,6 +85,9 @@ export function formatStatus(report: StatusReport, target: Target): string {
   const depth = (d?: { visible: number; inFlight: number }) => (d ? `${d.visible}/${d.inFlight}` : undefined);
   const lines = [
     `${target.label} at ${iso(report.at)}`,
+    report.window
+      ? `deliveries and intake of events received in [${iso(report.window.from)}, ${iso(report.window.to)}); events received before ${iso(report.window.from)} are not counted; --scan counts all history`
+      : 'deliveries and intake of all history (--scan)',
     '',
     table(report.consumers, [
       { header: 'CONSUMER', value: (c) => c.consumer },
@@ -66,7 +107,7 @@ export function formatStatus(report: StatusReport, target: Target): string {
       },
     ]),
     '',
-    `intake: ${report.intake.events} events`,
+    `intake: ${report.intake.events} events${report.window ? ' in the window' : ''}`,
   ];
   const types = Object.entries(report.intake.byType);
   if (types.length > 0) {
@@ -85,7 +126,8 @@ export function formatStatus(report: StatusReport, target: Target): string {
   const lastPrevious = Object.entries(report.intake.previousSecretLastVerified);
   lines.push(
     `previous secret last verified a request: ${
-      lastPrevious.map(([source, at]) => `${source} ${iso(at)} (${formatAge(report.at - at)} ago)`).join(', ') || 'never'
+      lastPrevious.map(([source, at]) => `${source} ${iso(at)} (${formatAge(report.at - at)} ago)`).join(', ') ||
+      (report.window ? `not since ${iso(report.window.from)}` : 'never')
     }`,
   );
   const outcomes = report.intake.outcomes;

@@ -3,13 +3,27 @@
  * quarantined, done), how deep its queue and DLQ are, its oldest pending delivery, and whether it is
  * paused; plus intake counts.
  *
- * Scale: two full Scans (see lambdas/shared/table-scan.ts), projected down to the few attributes used.
- * Fine for a development stack or a few million items; past that, keep these counts in a summary
- * item or metrics instead.
+ * Window: the delivery-state and intake counts cover the events *received* in a window (default the
+ * last 7 days) and their deliveries; queue and DLQ depth, paused and the fan-out failure queue are
+ * read live and are whole. A delivery of an event received before the window is not counted (nor is
+ * its age in `oldestPendingAt`): knowing how many there are would cost the scan the window avoids.
+ *
+ * Scale: by window, status reads the window index (window-index.ts): the tenant-day registry of the
+ * window's days, the window's receipts and their ledger rows by key, so its cost follows the window,
+ * never the history kept. `scan: true` (`--scan`) is the old whole-history answer: two full Scans
+ * (table-scan.ts), projected down to the few attributes used, billed for every item of both tables;
+ * only the scan counts a ledger row whose receipt does not exist.
  */
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { scanDeliveryStates, scanReceiptSummaries } from '../../lambdas/shared/table-scan';
-import { LEDGER_CONSUMER_SEPARATOR, ledgerKey } from '../../core/model';
+import {
+  type DeliveryStateRow,
+  type ReceiptSummary,
+  scanDeliveryStates,
+  scanReceiptSummaries,
+  type Window,
+} from '../../lambdas/shared/table-scan';
+import { WindowReader, type WindowReadCounters } from '../../lambdas/shared/window-index';
+import { DAY_MS, LEDGER_CONSUMER_SEPARATOR, ledgerKey } from '../../core/model';
 import { type ConfigDeps, now as clockNow, type Progress, type QueuePair, type StoreDeps } from './deps';
 
 export interface QueueDepth {
@@ -39,8 +53,18 @@ export interface ConsumerStatus {
   readonly oldestPendingAgeMs?: number;
 }
 
+/** The window status reads when given none: the events received in the last 7 days. */
+export const DEFAULT_STATUS_SINCE_MS = 7 * DAY_MS;
+
 export interface StatusReport {
   readonly at: number;
+  /**
+   * The events counted: those received in [from, to), with their deliveries. Absent with `scan`:
+   * all of history was read.
+   */
+  readonly window?: Window;
+  /** What the window index read (absent with `scan`). */
+  readonly read?: Readonly<WindowReadCounters>;
   readonly consumers: readonly ConsumerStatus[];
   readonly intake: {
     readonly events: number;
@@ -69,6 +93,14 @@ export interface StatusDeps extends StoreDeps, ConfigDeps {
 }
 
 export interface StatusOptions {
+  /** Count the events received in this window and their deliveries. @default the last `since` ms */
+  readonly window?: Window;
+  /** Without `window`: the window is [now - since, now). @default DEFAULT_STATUS_SINCE_MS */
+  readonly since?: number;
+  /** Scan both tables instead: all of history, at the cost of every item of both. Default false. */
+  readonly scan?: boolean;
+  /** The reader to read the window with (its counters say what was read). */
+  readonly reader?: WindowReader;
   /** The consumers paused now; leave out when unknown. */
   readonly paused?: ReadonlySet<string>;
   readonly intakeOutcomes?: Readonly<Record<string, number>>;
@@ -77,14 +109,10 @@ export interface StatusOptions {
 
 export async function status(deps: StatusDeps, options: StatusOptions = {}): Promise<StatusReport> {
   const at = clockNow(deps);
-  let read = [0, 0];
-  const progress = (i: 0 | 1) => (n: number) => {
-    read = i === 0 ? [n, read[1] ?? 0] : [read[0] ?? 0, n];
-    options.onProgress?.((read[0] ?? 0) + (read[1] ?? 0), undefined);
-  };
-  const [receipts, ledger, depths, fanoutFailures] = await Promise.all([
-    scanReceiptSummaries(deps, progress(0)),
-    scanDeliveryStates(deps, progress(1)),
+  const window = options.scan ? undefined : (options.window ?? { from: at - (options.since ?? DEFAULT_STATUS_SINCE_MS), to: at });
+  const reader = window ? (options.reader ?? new WindowReader(deps)) : undefined;
+  const [{ receipts, ledger }, depths, fanoutFailures] = await Promise.all([
+    window && reader ? readWindow(reader, window, options.onProgress) : scanAll(deps, options.onProgress),
     queueDepths(deps),
     deps.sqs && deps.fanoutFailureQueueUrl ? depth(deps.sqs, deps.fanoutFailureQueueUrl) : undefined,
   ]);
@@ -127,6 +155,8 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
 
   return {
     at,
+    ...(window ? { window: { from: window.from, to: window.to } } : {}),
+    ...(reader ? { read: { ...reader.counters } } : {}),
     consumers: ids.map((id) => {
       const { oldest, ...c } = counts.get(id)!;
       const depth = depths.get(id);
@@ -147,6 +177,33 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
     },
     ...(fanoutFailures ? { fanoutFailures } : {}),
   };
+}
+
+interface Counted {
+  readonly receipts: readonly ReceiptSummary[];
+  readonly ledger: readonly DeliveryStateRow[];
+}
+
+/** The window's receipts through the index, then the ledger rows their delivery sets name, by key. */
+async function readWindow(reader: WindowReader, window: Window, onProgress?: Progress): Promise<Counted> {
+  const receipts = await reader.receipts({ window }, onProgress);
+  const rows = await reader.ledgerRows<DeliveryStateRow>(receipts, {
+    projection: 'pk, consumerId, #state, leaseUntil, receivedAt',
+    names: { '#state': 'state' },
+  });
+  onProgress?.(reader.counters.receiptsRead + reader.counters.ledgerRowsRead, undefined);
+  return { receipts, ledger: [...rows.values()] };
+}
+
+/** All of history: both tables scanned (projected). */
+async function scanAll(deps: StoreDeps, onProgress?: Progress): Promise<Counted> {
+  let read = [0, 0];
+  const progress = (i: 0 | 1) => (n: number) => {
+    read = i === 0 ? [n, read[1] ?? 0] : [read[0] ?? 0, n];
+    onProgress?.((read[0] ?? 0) + (read[1] ?? 0), undefined);
+  };
+  const [receipts, ledger] = await Promise.all([scanReceiptSummaries(deps, progress(0)), scanDeliveryStates(deps, progress(1))]);
+  return { receipts, ledger };
 }
 
 async function queueDepths(deps: StatusDeps): Promise<Map<string, { queue: QueueDepth; dlq: QueueDepth }>> {
