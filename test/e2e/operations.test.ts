@@ -86,6 +86,17 @@ describe('operations on the local stack', () => {
       ['audit-writer', 3, 0],
       ['risk-evaluator', 3, 0],
     ]);
+    // The default window (the last 7 days, through the window index) holds every event here: the
+    // whole-history scan gives the same counts.
+    expect(report.window?.to).toBeGreaterThanOrEqual(t0);
+    expect(report.read).toMatchObject({ receiptsRead: 3, ledgerRowsRead: 9 });
+    const scanned = await status(
+      { ...deps(), sqs: stack.handlers.sqs, queues: stack.resources.queues },
+      { intakeOutcomes: admin.outcomes, scan: true },
+    );
+    expect(scanned.window).toBeUndefined();
+    expect(scanned.consumers).toEqual(report.consumers);
+    expect(scanned.intake).toEqual(report.intake);
   });
 
   it('reconcile finds no violation over the window', async () => {
