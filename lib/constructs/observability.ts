@@ -17,6 +17,7 @@ import {
   INTAKE_DIMENSIONS,
   INTAKE_METRIC,
   METRICS_NAMESPACE,
+  RECONCILE_INCOMPLETE_METRIC,
   RECONCILE_REPAIRS_METRIC,
   RECONCILE_VIOLATIONS_METRIC,
   SECRET_REFRESH_FAILURE_METRIC,
@@ -62,6 +63,8 @@ export interface ObservabilityProps {
 }
 
 const ONE_MINUTE = Duration.minutes(1);
+/** Consecutive reconcile runs stopped at their time budget before the ReconcileIncomplete alarm fires. */
+export const RECONCILE_INCOMPLETE_RUNS = 3;
 
 /** Labels only on dashboard copies: a labelled metric would turn an alarm into a metric-math alarm. */
 function label(metric: cloudwatch.Metric, text: string): cloudwatch.Metric {
@@ -177,6 +180,19 @@ export class Observability extends Construct {
     // Deliveries the reconciler re-queued (its repair); graphed beside the violations, never alarmed:
     // a repair is the system mending itself, the violations alarm already said something was lost.
     const repairs = custom(RECONCILE_REPAIRS_METRIC, reconcileDimensions, props.reconcileInterval);
+    // 1 for a run that stopped at its time budget and left a checkpoint, 0 for one that finished. One
+    // such run is the design working (the next resumes it); RECONCILE_INCOMPLETE_RUNS in a row is a
+    // backlog that is not catching up, so no window is being checked to its end.
+    const incomplete = custom(RECONCILE_INCOMPLETE_METRIC, reconcileDimensions, props.reconcileInterval);
+    this.alarm('ReconcileIncomplete', {
+      metric: incomplete,
+      threshold: 0,
+      evaluationPeriods: RECONCILE_INCOMPLETE_RUNS,
+      description: `Reconcile stopped at its time budget ${RECONCILE_INCOMPLETE_RUNS} runs in a row: its backlog (checkpoint, missed windows) is not catching up. Check the hours behind with \`hookledger reconcile --from ... --to ...\` (each scheduled run logs where it stopped, \`resume_at\`).`,
+      // A run that did not report (its errors and dead letters have their own alarms) neither ends
+      // nor extends a streak.
+      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+    });
     // Intake could not read a signing secret and served the last known one: fine for up to an hour,
     // then every request is answered 503. Alarm at the first, so someone looks before that.
     const secretFailures = (served: 'stale' | 'none') =>
@@ -252,7 +268,13 @@ export class Observability extends Construct {
       new cloudwatch.GraphWidget({
         title: 'Signing secrets unreadable (intake)',
         left: [label(secretsStale, 'served last known'), label(secretsNone, 'none cached: 503')],
-        width: 24,
+        width: 12,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Reconcile runs stopped at their time budget (incomplete)',
+        left: [label(incomplete, 'incomplete (1) / finished (0)')],
+        leftYAxis: { min: 0, max: 1 },
+        width: 12,
       }),
     );
     dashboard.addWidgets(
@@ -329,13 +351,16 @@ export class Observability extends Construct {
       readonly threshold: number;
       readonly description: string;
       readonly treatMissingData?: cloudwatch.TreatMissingData;
+      /** Breaching periods in a row before it fires (every one of them must breach). @default 1 */
+      readonly evaluationPeriods?: number;
     },
   ): void {
     const alarm = new cloudwatch.Alarm(opts.scope ?? this, id, {
       metric: opts.metric,
       threshold: opts.threshold,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
+      evaluationPeriods: opts.evaluationPeriods ?? 1,
+      ...(opts.evaluationPeriods ? { datapointsToAlarm: opts.evaluationPeriods } : {}),
       treatMissingData: opts.treatMissingData ?? cloudwatch.TreatMissingData.NOT_BREACHING,
       alarmDescription: opts.description,
     });

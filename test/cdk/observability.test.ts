@@ -40,9 +40,9 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
 
   it('sends every alarm (and its recovery) to the alarm topic', () => {
     const alarms = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm');
-    // Two per consumer, plus API 5xx, fan-out failures, reconcile violations, errors and dead letters,
-    // and signing secrets served stale.
-    expect(alarms).toHaveLength(2 * parsed.consumers.length + 6);
+    // Two per consumer, plus API 5xx, fan-out failures, reconcile violations, incomplete runs, errors
+    // and dead letters, and signing secrets served stale.
+    expect(alarms).toHaveLength(2 * parsed.consumers.length + 7);
     for (const [id, a] of alarms) {
       expect(a.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
       expect(a.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
@@ -117,6 +117,34 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
     expect(s.json.Resources[reconcileId].Properties.Environment.Variables.STACK_NAME).toBe('HookledgerObs');
     const errors = alarmsOn(s.json, 'Errors').filter((a) => refTarget(dimension(a, 'FunctionName')) === reconcileId);
     expect(errors).toHaveLength(1);
+  });
+
+  it('alarms when reconcile stops at its time budget 3 runs in a row (Hookledger/ReconcileIncomplete), and graphs it', () => {
+    const incomplete = alarmsOn(s.json, 'ReconcileIncomplete');
+    expect(incomplete).toHaveLength(1);
+    expect(incomplete[0]).toMatchObject({
+      Namespace: 'Hookledger',
+      Dimensions: [{ Name: 'Stack', Value: 'HookledgerObs' }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      // One period per hourly run; all three must be incomplete: one or two is a checkpoint resumed.
+      Period: 3600,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+      TreatMissingData: 'ignore',
+      AlarmActions: [{ Ref: topicId }],
+    });
+    expect(incomplete[0].AlarmDescription).toContain('3 runs in a row');
+    // Every other alarm still fires on its first breaching period.
+    const others = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm')
+      .map(([, a]) => a.Properties)
+      .filter((a) => a.MetricName !== 'ReconcileIncomplete');
+    for (const a of others) expect([a.MetricName, a.EvaluationPeriods, a.DatapointsToAlarm]).toEqual([a.MetricName, 1, undefined]);
+
+    const body = JSON.stringify(resourcesOfType(s.json, 'AWS::CloudWatch::Dashboard')[0]![1].Properties.DashboardBody);
+    expect(body).toContain('Reconcile runs stopped at their time budget (incomplete)');
+    expect(body).toMatch(/\\"Hookledger\\",\\"ReconcileIncomplete\\",\\"Stack\\",\\"HookledgerObs\\"/);
   });
 
   it('builds one dashboard covering intake, fan-out and every consumer', () => {
