@@ -189,6 +189,30 @@ describe('hookledger CLI', () => {
     expect(paused.size).toBe(0);
   });
 
+  it('status counts a window (--since, default 7d; --from/--to) and says so; --scan counts all history', async () => {
+    const before = Date.now();
+    const week = JSON.parse((await cli(['status', '--json'])).stdout) as { at: number; window: { from: number; to: number } };
+    expect(week.window.to - week.window.from).toBe(7 * 24 * HOUR);
+    expect(week.window.to).toBeGreaterThanOrEqual(before);
+    const hour = await cli(['status', '--since', '1h']);
+    expect(hour.code).toBe(0);
+    expect(hour.stdout).toMatch(
+      /deliveries and intake of events received in \[(\S+), (\S+)\); events received before \1 are not counted; --scan counts all history/,
+    );
+    const fixed = JSON.parse((await cli(['status', '--from', '2020-01-01T10:00:00Z', '--to', '2020-01-01T11:00:00Z', '--json'])).stdout);
+    expect(fixed.window).toEqual({ from: Date.parse('2020-01-01T10:00:00Z'), to: Date.parse('2020-01-01T11:00:00Z') });
+    expect(fixed.intake.events).toBe(0);
+    const all = await cli(['status', '--scan', '--json']);
+    const scanned = JSON.parse(all.stdout);
+    expect(scanned.window).toBeUndefined();
+    // Every event here was received in the last week: the scan counts the same.
+    expect(scanned.intake.events).toBe(JSON.parse((await cli(['status', '--json'])).stdout).intake.events);
+    expect(scanned.intake.events).toBeGreaterThan(0);
+    const mixed = await cli(['status', '--scan', '--since', '1h']);
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toContain('--scan counts all of history');
+  });
+
   it('verify-payload says match (exit 0) for the received bytes and no match (exit 1) for one byte changed', async () => {
     const secret = (await new FileSecrets({ path: path.join(dir, 'secrets.json'), sourceIds: ['platform'] }).get('platform')).current;
     const body = JSON.stringify({
