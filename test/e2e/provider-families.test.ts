@@ -21,6 +21,7 @@ import { type SchemeConfigInput, signatureHeaders, signedBody } from '../../core
 import { publicJwkOf } from '../../core/schemes/jwks';
 import type { DeliveryContext } from '../../lambdas/runtime/runtime';
 import { scanAll } from '../../lambdas/shared/table-scan';
+import { KEY_PREFIX, tenantDayKey } from '../../core/model';
 import type { LocalStack } from '../../local/stack';
 import { startTestStack } from '../support/stack';
 
@@ -137,8 +138,10 @@ afterAll(async () => {
 
 const schemeOf = (source: Source): SchemeConfigInput => stack.config.sources.find((s) => s.id === source)!.scheme;
 
+/** Items of the EventStore, but the tenant-day registry (written once per tenant and UTC day, checked apart). */
 async function itemCount(): Promise<number> {
-  return (await scanAll(stack.handlers.ddb, { TableName: stack.resources.tables.events, ConsistentRead: true })).length;
+  const items = await scanAll<{ pk: string }>(stack.handlers.ddb, { TableName: stack.resources.tables.events, ConsistentRead: true });
+  return items.filter((item) => !item.pk.startsWith(KEY_PREFIX.tenantDay)).length;
 }
 
 async function receipt(source: Source, eventId: string) {
@@ -183,8 +186,13 @@ async function accepted(source: Source, send: () => Promise<Sent>, eventId: stri
   expect(JSON.parse(res.text)).toMatchObject({ event_id: eventId });
   const item = await receipt(source, eventId);
   expect(item).toMatchObject({ source, eventId, tenantId });
-  // The receipt and its payload: two items, nothing for anyone else.
+  // The receipt and its payload: two items, nothing for anyone else; the tenant's day is registered.
   expect(await itemCount()).toBe(before + 2);
+  const day = new Date(item!.receivedAt as number).toISOString().slice(0, 10);
+  const registry = await stack.handlers.ddb.send(
+    new GetCommand({ TableName: stack.resources.tables.events, Key: { pk: tenantDayKey(day, tenantId) }, ConsistentRead: true }),
+  );
+  expect(registry.Item).toMatchObject({ kind: 'tenantDay', tenantId });
   return item;
 }
 
