@@ -173,7 +173,8 @@ const baseSourceSchema = z
     } catch {
       return; // an invalid scheme option (a template) is already reported where it is
     }
-    if (!parts.body && 'derived' in s.attribution.eventId) {
+    // Only a signature over the body makes its hash an id: a shared secret (Okta, Graph) signs nothing.
+    if ((!parts.body || parts.authentication === 'shared-secret') && 'derived' in s.attribution.eventId) {
       ctx.addIssue({
         code: 'custom',
         path: ['attribution', 'eventId', 'derived'],

@@ -14,6 +14,12 @@ import type { SchemeConfigInput } from '../schemes';
  * a fixed value (what no signed part carries, such as Mailgun's event type).
  */
 export type FieldLocation = { readonly body: string } | { readonly header: string } | { readonly value: string };
+/**
+ * Where the event id is: a FieldLocation, or `{ derived: 'body-hash' }` for providers that send none
+ * (Meta, Dropbox): `bh_` + the deployment's keyed hash of the signed body, assigned at intake. Only for
+ * schemes that sign the body (config refuses it otherwise).
+ */
+export type EventIdLocation = FieldLocation | { readonly derived: 'body-hash' };
 
 /**
  * Requests answered without storing anything (see lambdas/ingest/handshake.ts): signed POSTs
@@ -38,7 +44,7 @@ export interface ProviderPreset {
   readonly name: string;
   readonly title: string;
   readonly scheme: SchemeConfigInput;
-  readonly eventId: FieldLocation;
+  readonly eventId: EventIdLocation;
   readonly eventType: FieldLocation;
   /** Defaults a source may override; a source must give them when the provider has none. */
   readonly tenantId?: FieldLocation;
@@ -56,6 +62,8 @@ export interface ProviderPreset {
 
 const body = (path: string): FieldLocation => ({ body: path });
 const header = (name: string): FieldLocation => ({ header: name });
+/** The event id derived from the signed body: a retry of the same bytes is a duplicate, another body another event. */
+const bodyHash: EventIdLocation = { derived: 'body-hash' };
 
 /** Plain HMAC over the body in one header. */
 const bodyHmac = (
@@ -790,8 +798,14 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'meta',
     title: 'Meta (Facebook, Instagram, WhatsApp)',
     scheme: bodyHmac('x-hub-signature-256', { prefix: 'sha256=' }),
-    eventId: body('id'),
-    eventType: body('type'),
+    // Meta sends no event id (one POST batches entry[] items, each without one): the id is derived
+    // from the signed body. The type is `object` (whatsapp_business_account, page, instagram, ...),
+    // present in every Meta product; entry.0.changes.0.field is absent from Messenger's entry[].messaging
+    // deliveries, so a source that wants it (WhatsApp: messages) overrides eventType with that path.
+    // The tenant is the first entry's id: the WhatsApp Business Account, Page or Instagram account.
+    eventId: bodyHash,
+    eventType: body('object'),
+    tenantId: body('entry.0.id'),
     // GET ?hub.mode=subscribe&hub.verify_token=..&hub.challenge=..: the source sets verifyToken.
     handshake: 'meta-hub-challenge',
     proof: 'unproved',
@@ -801,8 +815,10 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'dropbox',
     title: 'Dropbox',
     scheme: bodyHmac('x-dropbox-signature', {}),
-    eventId: body('id'),
-    eventType: body('type'),
+    // A notification names only the accounts whose files changed ({"list_folder":{"accounts":[..]},
+    // "delta":{"users":[..]}}): no id, no type. The id is derived from the signed body; one type.
+    eventId: bodyHash,
+    eventType: { value: 'dropbox.list_folder' },
     // GET ?challenge=..: echoed as text/plain with nosniff.
     handshake: 'dropbox-challenge',
     proof: 'unproved',

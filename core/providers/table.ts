@@ -3,10 +3,16 @@
  * table of docs/providers.md (written by scripts/providers-table.ts, kept in sync by a test).
  */
 import { signedParts } from '../schemes';
-import { type FieldLocation, PROVIDERS, type ProviderPreset, type ProviderSummary } from './catalog';
+import { type EventIdLocation, PROVIDERS, type ProviderPreset, type ProviderSummary } from './catalog';
 
-const where = (from: FieldLocation): string =>
-  'body' in from ? `body.${from.body}` : 'header' in from ? `header ${from.header}` : `fixed "${from.value}"`;
+const where = (from: EventIdLocation): string =>
+  'derived' in from
+    ? 'body hash (assigned at intake)'
+    : 'body' in from
+      ? `body.${from.body}`
+      : 'header' in from
+        ? `header ${from.header}`
+        : `fixed "${from.value}"`;
 
 export function providerSummary(preset: ProviderPreset): ProviderSummary {
   return {
