@@ -140,8 +140,13 @@ afterAll(async () => {
 
 const schemeOf = (source: Source): SchemeConfigInput => stack.config.sources.find((s) => s.id === source)!.scheme;
 
+/**
+ * Items of the events table, leaving out the tenant-day registry (`tday#<day>#<tenant>`, written once
+ * for a tenant's first event of a day, issue 14): what a request adds besides is its receipt and payload.
+ */
 async function itemCount(): Promise<number> {
-  return (await scanAll(stack.handlers.ddb, { TableName: stack.resources.tables.events, ConsistentRead: true })).length;
+  const items = await scanAll(stack.handlers.ddb, { TableName: stack.resources.tables.events, ConsistentRead: true });
+  return items.filter((i) => !String((i as { pk?: unknown }).pk).startsWith('tday#')).length;
 }
 
 async function receipt(source: Source, eventId: string) {
