@@ -442,8 +442,10 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'elevenlabs',
     title: 'ElevenLabs',
     scheme: { type: 'timestamped-hmac', header: 'elevenlabs-signature', signatureKey: 'v0' },
-    // No event id in the payload: one conversation's post-call events share its id; override with care.
-    eventId: body('data.conversation_id'),
+    // No event id in the payload, and one conversation's post-call events (transcription, audio)
+    // share data.conversation_id, so reading it folded the second into the first: the id is derived
+    // from the signed body instead (each event's body differs; a retry of the same bytes is a duplicate).
+    eventId: bodyHash,
     eventType: body('type'),
     proof: 'sdk',
     provedBy: '@elevenlabs/elevenlabs-js ElevenLabsClient#webhooks.constructEvent',
@@ -612,8 +614,10 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'adyen',
     title: 'Adyen (Balance Platform and Management webhooks)',
     scheme: bodyHmac('hmacsignature', { encoding: 'base64', secretEncoding: 'hex' }),
-    // No event id in these webhooks: a transfer's updates share data.id (sequenceNumber tells them apart); override with care.
-    eventId: body('data.id'),
+    // No event id in these webhooks, and a transfer's updates share data.id (only sequenceNumber tells
+    // them apart), so reading it folded every update after the first: the id is derived from the signed
+    // body instead (each update's body differs; a retry of the same bytes is a duplicate).
+    eventId: bodyHash,
     eventType: body('type'),
     proof: 'sdk',
     provedBy: '@adyen/api-library hmacValidator.calculateHmac / validateHMACSignature',
@@ -623,8 +627,9 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'pusher',
     title: 'Pusher Channels',
     scheme: bodyHmac('x-pusher-signature', {}),
-    // Pusher sends no event id: time_ms (signed) is when the batch of events was sent.
-    eventId: body('time_ms'),
+    // Pusher sends no event id. time_ms (when the batch was sent) was used, but two batches sent in the
+    // same millisecond collided: the id is derived from the signed body (time_ms and events) instead.
+    eventId: bodyHash,
     eventType: body('events.0.name'),
     tenantId: header('x-pusher-key'),
     replayProtection: 'body',
@@ -648,8 +653,9 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'onfido',
     title: 'Onfido',
     scheme: bodyHmac('x-sha2-signature', {}),
-    // The resource's id: one check's events (started, completed) share it; override with care.
-    eventId: body('payload.object.id'),
+    // No event id: payload.object.id is the resource's, shared by one check's events (started,
+    // completed), which folded the second into the first: the id is derived from the signed body instead.
+    eventId: bodyHash,
     eventType: body('payload.action'),
     proof: 'sdk',
     provedBy: '@onfido/api WebhookEventVerifier#readPayload',
@@ -687,8 +693,9 @@ export const PROVIDERS: readonly ProviderPreset[] = [
       content: '{body}{t}',
       timestampFormat: 'unix-ms',
     },
-    // No event id: one call's events (call_started, call_ended, call_analyzed) share its id; override with care.
-    eventId: body('call.call_id'),
+    // No event id: call.call_id is shared by one call's events (call_started, call_ended, call_analyzed),
+    // which folded all but the first: the id is derived from the signed body instead.
+    eventId: bodyHash,
     eventType: body('event'),
     proof: 'sdk',
     provedBy: 'retell-sdk Retell.sign / Retell.verify',
@@ -764,8 +771,9 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'cloudinary',
     title: 'Cloudinary notifications',
     scheme: { type: 'secret-digest', header: 'x-cld-signature', timestampHeader: 'x-cld-timestamp' },
-    // The upload (or other operation) request's id: one request's notifications share it; override with care.
-    eventId: body('request_id'),
+    // No event id: request_id is the operation's, shared by one request's notifications (an upload and
+    // its eager transformations), which folded all but the first: the id is derived from the signed body.
+    eventId: bodyHash,
     eventType: body('notification_type'),
     proof: 'sdk',
     provedBy: 'cloudinary utils.webhook_signature / utils.verifyNotificationSignature',
@@ -775,8 +783,9 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'hygraph',
     title: 'Hygraph',
     scheme: { type: 'hygraph' },
-    // The entry's id: one entry's operations (create, update, publish) share it; override with care.
-    eventId: body('data.id'),
+    // No event id: data.id is the entry's, shared by its operations (create, update, publish), which
+    // folded all but the first: the id is derived from the signed body instead.
+    eventId: bodyHash,
     eventType: body('operation'),
     proof: 'sdk',
     provedBy: '@hygraph/utils generateWebhookSignature / verifyWebhookSignature',
@@ -841,10 +850,11 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'plaid',
     title: 'Plaid',
     // ES256 JWT; its kid's key fetched from /webhook_verification_key/get with the source's secret
-    // `<client_id>:<secret>`. Plaid webhooks carry no event id: item_id + webhook_code is the best
-    // signed pair, so a source should override eventId where an item gets the same code twice.
+    // `<client_id>:<secret>`. Plaid webhooks carry no event id, and item_id (used before) is shared by
+    // every webhook of an item: the id is derived from the body, which the token's
+    // request_body_sha256 claim signs.
     scheme: { type: 'jwks', header: 'plaid-verification' },
-    eventId: body('item_id'),
+    eventId: bodyHash,
     eventType: body('webhook_code'),
     tenantId: body('item_id'),
     // The plaid package cannot sign and the docs publish no full vector (JWT + key + body).

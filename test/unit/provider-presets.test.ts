@@ -199,4 +199,3 @@ describe('an event id derived from the signed body', () => {
     ).toThrow(/attribution\.tenantId/);
   });
 });
-
