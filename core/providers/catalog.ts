@@ -826,6 +826,9 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     scheme: bodyHmac('x-dropbox-signature', {}),
     // A notification names only the accounts whose files changed ({"list_folder":{"accounts":[..]},
     // "delta":{"users":[..]}}): no id, no type. The id is derived from the signed body; one type.
+    // Caveat: a later change to the same accounts sends the same bytes, so it is answered as a duplicate
+    // of the first notification; consumers should treat one as "list_folder/continue for these accounts"
+    // and not assume one notification per change (nothing signed tells a retry from a new notification).
     eventId: bodyHash,
     eventType: { value: 'dropbox.list_folder' },
     // GET ?challenge=..: echoed as text/plain with nosniff.
