@@ -40,7 +40,15 @@ export function register(program: Command, ctx: CommandContext): void {
 
 export function formatSend(result: SendResult): string {
   return [
-    `POST ${result.url}${result.provider ? `  as ${result.provider}` : ''}${result.eventId ? `  (event ${result.eventId})` : ''}`,
+    `POST ${result.url}${result.provider ? `  as ${result.provider}` : ''}${eventNote(result)}`,
     `${result.status} ${JSON.stringify(result.body)}`,
   ].join('\n');
+}
+
+function eventNote(result: SendResult): string {
+  if (result.eventIdAssignedAtIntake) {
+    // bh_ + the deployment's keyed hash of the body: only intake holds the key.
+    return result.eventId ? `  (event ${result.eventId}, derived from the body at intake)` : '  (event id derived from the body at intake)';
+  }
+  return result.eventId ? `  (event ${result.eventId})` : '';
 }

@@ -12,7 +12,7 @@
  * scheme signs the URL (Twilio, Square, HubSpot, QStash, MessageBird).
  */
 import { readFile } from 'node:fs/promises';
-import type { AttributionSource, SourceConfig } from '../../core/config/schema';
+import type { EventIdSource, SourceConfig } from '../../core/config/schema';
 import { findSource } from '../../core/config/routing';
 import { closeProviderNames, findProvider } from '../../core/providers/catalog';
 import { renderSample } from '../../core/providers/samples';
@@ -52,8 +52,16 @@ export interface SendResult {
   readonly url: string;
   readonly source: string;
   readonly provider?: string;
-  /** The event id intake records for the request (absent when the body came from a file). */
+  /**
+   * The event id intake records for the request (absent when the body came from a file). For a source
+   * whose event id is derived from the body (`{ derived: 'body-hash' }`), the id intake answered with.
+   */
   readonly eventId?: string;
+  /**
+   * Set when the source derives its event id from the body: `bh_` + the deployment's keyed hash of the
+   * bytes, which only intake can compute, so the id is the one intake assigned (in its answer).
+   */
+  readonly eventIdAssignedAtIntake?: true;
   readonly status: number;
   readonly body: unknown;
 }
@@ -122,8 +130,12 @@ export interface ProviderRequestInput {
 export interface SignedRequest {
   readonly body: Buffer;
   readonly headers: Record<string, string>;
-  /** What intake records as the event id, read where the source's attribution reads it. */
+  /**
+   * What intake records as the event id, read where the source's attribution reads it; undefined when
+   * the source derives it from the body (`derivedEventId`): intake assigns it with the deployment's key.
+   */
   readonly eventId: string | undefined;
+  readonly derivedEventId?: true;
 }
 
 /** The provider's sample, completed for the source's attribution and signed as the provider signs: what `send --provider` posts. */
@@ -137,8 +149,9 @@ export function providerRequest(input: ProviderRequestInput): SignedRequest {
   const json = form ? undefined : (JSON.parse(text) as unknown);
   const fields = form ? new URLSearchParams(text) : undefined;
   let added = false;
-  for (const [field, where] of Object.entries(input.source.attribution) as [keyof typeof values, AttributionSource][]) {
-    if ('value' in where) continue; // a fixed value: nothing to put in the request
+  for (const [field, where] of Object.entries(input.source.attribution) as [keyof typeof values, EventIdSource][]) {
+    // A fixed value, or an id intake derives from the body: nothing to put in the request.
+    if ('value' in where || 'derived' in where) continue;
     if ('header' in where) {
       headers[where.header] ??= values[field];
     } else if (fields) {
@@ -163,6 +176,7 @@ export function providerRequest(input: ProviderRequestInput): SignedRequest {
   const body = signed.body;
   // Read from what is sent: schemes that sign inside the body (Mailgun's token) put the id there.
   const at = input.source.attribution.eventId;
+  if ('derived' in at) return { body, headers, eventId: undefined, derivedEventId: true };
   const sent = body.toString('utf8');
   const eventId =
     'value' in at
@@ -203,6 +217,7 @@ export async function send(deps: SendDeps, request: SendRequest): Promise<SendRe
   let headers: Record<string, string> = { 'content-type': 'application/json' };
   let payload: Buffer;
   let eventId: string | undefined;
+  let derived = false;
   if (request.provider !== undefined) {
     const signed = providerRequest({
       source,
@@ -216,22 +231,24 @@ export async function send(deps: SendDeps, request: SendRequest): Promise<SendRe
       key: request.key,
     });
     ({ headers, body: payload, eventId } = signed);
+    derived = signed.derivedEventId === true;
   } else {
     if (request.file !== undefined) {
       payload = await readFile(request.file).catch((error: NodeJS.ErrnoException) => {
         throw new UsageError(`cannot read --file ${request.file}: ${error.code ?? error.message}`);
       });
     } else {
-      eventId = request.eventId ?? newEventId(now);
+      derived = 'derived' in source.attribution.eventId;
+      eventId = derived ? undefined : (request.eventId ?? newEventId(now));
       const body: Record<string, unknown> = { created: Math.floor(now / 1000), data: { amount: 4200, currency: 'eur' } };
       const values: Record<keyof typeof source.attribution, string> = {
-        eventId,
+        eventId: eventId ?? '',
         eventType: request.type ?? 'payment.succeeded',
         tenantId: request.tenant ?? 'tenant_204',
         keyId: request.key ?? 'key_42',
       };
-      for (const [field, where] of Object.entries(source.attribution) as [keyof typeof values, AttributionSource][]) {
-        if ('value' in where) continue;
+      for (const [field, where] of Object.entries(source.attribution) as [keyof typeof values, EventIdSource][]) {
+        if ('value' in where || 'derived' in where) continue;
         if ('header' in where) headers[where.header] = values[field];
         else setPath(body, where.body, values[field]);
       }
@@ -250,11 +267,16 @@ export async function send(deps: SendDeps, request: SendRequest): Promise<SendRe
   } catch {
     // not JSON: keep the text
   }
+  if (derived) {
+    const answered = parsed && typeof parsed === 'object' ? (parsed as { event_id?: unknown }).event_id : undefined;
+    eventId = typeof answered === 'string' ? answered : undefined;
+  }
   return {
     url,
     source: source.id,
     ...(request.provider !== undefined ? { provider: source.provider } : {}),
     ...(eventId ? { eventId } : {}),
+    ...(derived ? { eventIdAssignedAtIntake: true as const } : {}),
     status: response.status,
     body: parsed,
   };

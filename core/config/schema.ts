@@ -54,6 +54,20 @@ export type AttributionSource = z.infer<typeof fieldSourceSchema>;
 /** A location read from the request (body path or header); a fixed `value` is an AttributionSource. */
 export type FieldSource = Exclude<AttributionSource, { readonly value: string }>;
 
+/**
+ * An event id derived from the signed body, for providers whose webhooks carry none (Meta, Dropbox):
+ * `bh_` + the deployment's keyed hash of the raw body bytes (the receipt's payload HMAC, see
+ * lambdas/shared/payload-hash.ts). A retry of the same bytes gets the same id and is answered as a
+ * duplicate; different bodies get different ids. Allowed only where the scheme signs the body.
+ */
+export const derivedEventIdSchema = z.object({ derived: z.literal('body-hash') }).strict();
+export type DerivedEventId = z.infer<typeof derivedEventIdSchema>;
+/** Where the event id is read: any attribution location, or derived from the signed body. */
+export const eventIdSourceSchema = z.union([fieldSourceSchema, derivedEventIdSchema]);
+export type EventIdSource = z.infer<typeof eventIdSourceSchema>;
+/** The prefix of a body-derived event id. */
+export const BODY_HASH_ID_PREFIX = 'bh_';
+
 /** One scheme option's validation, from its declaration in the scheme's module (core/schemes). */
 function optionSchema(spec: OptionSpec): z.ZodType {
   switch (spec.kind) {
@@ -123,7 +137,7 @@ const baseSourceSchema = z
       .default(DEFAULT_MAX_BODY_BYTES),
     attribution: z
       .object({
-        eventId: fieldSourceSchema,
+        eventId: eventIdSourceSchema,
         eventType: fieldSourceSchema,
         tenantId: fieldSourceSchema,
         keyId: fieldSourceSchema,
@@ -158,6 +172,20 @@ const baseSourceSchema = z
       parts = signedParts(s.scheme);
     } catch {
       return; // an invalid scheme option (a template) is already reported where it is
+    }
+    // Only a signature over the body makes its hash an id: a shared secret (Okta, Graph) signs nothing.
+    if ((!parts.body || parts.authentication === 'shared-secret') && 'derived' in s.attribution.eventId) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['attribution', 'eventId', 'derived'],
+        message:
+          `eventId { derived: 'body-hash' } needs a signed body, but the ${s.scheme.type} signature covers ${parts.summary}: ` +
+          'anyone holding one request could change its body and have it counted as a new event; read eventId from ' +
+          ((parts.bodyFields ?? []).length > 0
+            ? `the signed ${(parts.bodyFields ?? []).map((f) => `body.${f}`).join(' or ')}`
+            : 'an id the provider sends (a body path or header)') +
+          ', or verify the source with a scheme that signs the body',
+      });
     }
     if (!parts.body) {
       // The body is not signed (Mailgun): replay protection by body cannot help, only signed fields may be read.

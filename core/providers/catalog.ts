@@ -14,6 +14,12 @@ import type { SchemeConfigInput } from '../schemes';
  * a fixed value (what no signed part carries, such as Mailgun's event type).
  */
 export type FieldLocation = { readonly body: string } | { readonly header: string } | { readonly value: string };
+/**
+ * Where the event id is: a FieldLocation, or `{ derived: 'body-hash' }` for providers that send none
+ * (Meta, Dropbox): `bh_` + the deployment's keyed hash of the signed body, assigned at intake. Only for
+ * schemes that sign the body (config refuses it otherwise).
+ */
+export type EventIdLocation = FieldLocation | { readonly derived: 'body-hash' };
 
 /**
  * Requests answered without storing anything (see lambdas/ingest/handshake.ts): signed POSTs
@@ -38,7 +44,7 @@ export interface ProviderPreset {
   readonly name: string;
   readonly title: string;
   readonly scheme: SchemeConfigInput;
-  readonly eventId: FieldLocation;
+  readonly eventId: EventIdLocation;
   readonly eventType: FieldLocation;
   /** Defaults a source may override; a source must give them when the provider has none. */
   readonly tenantId?: FieldLocation;
@@ -56,6 +62,8 @@ export interface ProviderPreset {
 
 const body = (path: string): FieldLocation => ({ body: path });
 const header = (name: string): FieldLocation => ({ header: name });
+/** The event id derived from the signed body: a retry of the same bytes is a duplicate, another body another event. */
+const bodyHash: EventIdLocation = { derived: 'body-hash' };
 
 /** Plain HMAC over the body in one header. */
 const bodyHmac = (
@@ -434,8 +442,10 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'elevenlabs',
     title: 'ElevenLabs',
     scheme: { type: 'timestamped-hmac', header: 'elevenlabs-signature', signatureKey: 'v0' },
-    // No event id in the payload: one conversation's post-call events share its id; override with care.
-    eventId: body('data.conversation_id'),
+    // No event id in the payload, and one conversation's post-call events (transcription, audio)
+    // share data.conversation_id, so reading it folded the second into the first: the id is derived
+    // from the signed body instead (each event's body differs; a retry of the same bytes is a duplicate).
+    eventId: bodyHash,
     eventType: body('type'),
     proof: 'sdk',
     provedBy: '@elevenlabs/elevenlabs-js ElevenLabsClient#webhooks.constructEvent',
@@ -604,8 +614,10 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'adyen',
     title: 'Adyen (Balance Platform and Management webhooks)',
     scheme: bodyHmac('hmacsignature', { encoding: 'base64', secretEncoding: 'hex' }),
-    // No event id in these webhooks: a transfer's updates share data.id (sequenceNumber tells them apart); override with care.
-    eventId: body('data.id'),
+    // No event id in these webhooks, and a transfer's updates share data.id (only sequenceNumber tells
+    // them apart), so reading it folded every update after the first: the id is derived from the signed
+    // body instead (each update's body differs; a retry of the same bytes is a duplicate).
+    eventId: bodyHash,
     eventType: body('type'),
     proof: 'sdk',
     provedBy: '@adyen/api-library hmacValidator.calculateHmac / validateHMACSignature',
@@ -615,8 +627,9 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'pusher',
     title: 'Pusher Channels',
     scheme: bodyHmac('x-pusher-signature', {}),
-    // Pusher sends no event id: time_ms (signed) is when the batch of events was sent.
-    eventId: body('time_ms'),
+    // Pusher sends no event id. time_ms (when the batch was sent) was used, but two batches sent in the
+    // same millisecond collided: the id is derived from the signed body (time_ms and events) instead.
+    eventId: bodyHash,
     eventType: body('events.0.name'),
     tenantId: header('x-pusher-key'),
     replayProtection: 'body',
@@ -640,8 +653,9 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'onfido',
     title: 'Onfido',
     scheme: bodyHmac('x-sha2-signature', {}),
-    // The resource's id: one check's events (started, completed) share it; override with care.
-    eventId: body('payload.object.id'),
+    // No event id: payload.object.id is the resource's, shared by one check's events (started,
+    // completed), which folded the second into the first: the id is derived from the signed body instead.
+    eventId: bodyHash,
     eventType: body('payload.action'),
     proof: 'sdk',
     provedBy: '@onfido/api WebhookEventVerifier#readPayload',
@@ -679,8 +693,9 @@ export const PROVIDERS: readonly ProviderPreset[] = [
       content: '{body}{t}',
       timestampFormat: 'unix-ms',
     },
-    // No event id: one call's events (call_started, call_ended, call_analyzed) share its id; override with care.
-    eventId: body('call.call_id'),
+    // No event id: call.call_id is shared by one call's events (call_started, call_ended, call_analyzed),
+    // which folded all but the first: the id is derived from the signed body instead.
+    eventId: bodyHash,
     eventType: body('event'),
     proof: 'sdk',
     provedBy: 'retell-sdk Retell.sign / Retell.verify',
@@ -756,8 +771,9 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'cloudinary',
     title: 'Cloudinary notifications',
     scheme: { type: 'secret-digest', header: 'x-cld-signature', timestampHeader: 'x-cld-timestamp' },
-    // The upload (or other operation) request's id: one request's notifications share it; override with care.
-    eventId: body('request_id'),
+    // No event id: request_id is the operation's, shared by one request's notifications (an upload and
+    // its eager transformations), which folded all but the first: the id is derived from the signed body.
+    eventId: bodyHash,
     eventType: body('notification_type'),
     proof: 'sdk',
     provedBy: 'cloudinary utils.webhook_signature / utils.verifyNotificationSignature',
@@ -767,8 +783,9 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'hygraph',
     title: 'Hygraph',
     scheme: { type: 'hygraph' },
-    // The entry's id: one entry's operations (create, update, publish) share it; override with care.
-    eventId: body('data.id'),
+    // No event id: data.id is the entry's, shared by its operations (create, update, publish), which
+    // folded all but the first: the id is derived from the signed body instead.
+    eventId: bodyHash,
     eventType: body('operation'),
     proof: 'sdk',
     provedBy: '@hygraph/utils generateWebhookSignature / verifyWebhookSignature',
@@ -790,8 +807,14 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'meta',
     title: 'Meta (Facebook, Instagram, WhatsApp)',
     scheme: bodyHmac('x-hub-signature-256', { prefix: 'sha256=' }),
-    eventId: body('id'),
-    eventType: body('type'),
+    // Meta sends no event id (one POST batches entry[] items, each without one): the id is derived
+    // from the signed body. The type is `object` (whatsapp_business_account, page, instagram, ...),
+    // present in every Meta product; entry.0.changes.0.field is absent from Messenger's entry[].messaging
+    // deliveries, so a source that wants it (WhatsApp: messages) overrides eventType with that path.
+    // The tenant is the first entry's id: the WhatsApp Business Account, Page or Instagram account.
+    eventId: bodyHash,
+    eventType: body('object'),
+    tenantId: body('entry.0.id'),
     // GET ?hub.mode=subscribe&hub.verify_token=..&hub.challenge=..: the source sets verifyToken.
     handshake: 'meta-hub-challenge',
     proof: 'unproved',
@@ -801,8 +824,13 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'dropbox',
     title: 'Dropbox',
     scheme: bodyHmac('x-dropbox-signature', {}),
-    eventId: body('id'),
-    eventType: body('type'),
+    // A notification names only the accounts whose files changed ({"list_folder":{"accounts":[..]},
+    // "delta":{"users":[..]}}): no id, no type. The id is derived from the signed body; one type.
+    // Caveat: a later change to the same accounts sends the same bytes, so it is answered as a duplicate
+    // of the first notification; consumers should treat one as "list_folder/continue for these accounts"
+    // and not assume one notification per change (nothing signed tells a retry from a new notification).
+    eventId: bodyHash,
+    eventType: { value: 'dropbox.list_folder' },
     // GET ?challenge=..: echoed as text/plain with nosniff.
     handshake: 'dropbox-challenge',
     proof: 'unproved',
@@ -825,10 +853,11 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     name: 'plaid',
     title: 'Plaid',
     // ES256 JWT; its kid's key fetched from /webhook_verification_key/get with the source's secret
-    // `<client_id>:<secret>`. Plaid webhooks carry no event id: item_id + webhook_code is the best
-    // signed pair, so a source should override eventId where an item gets the same code twice.
+    // `<client_id>:<secret>`. Plaid webhooks carry no event id, and item_id (used before) is shared by
+    // every webhook of an item: the id is derived from the body, which the token's
+    // request_body_sha256 claim signs.
     scheme: { type: 'jwks', header: 'plaid-verification' },
-    eventId: body('item_id'),
+    eventId: bodyHash,
     eventType: body('webhook_code'),
     tenantId: body('item_id'),
     // The plaid package cannot sign and the docs publish no full vector (JWT + key + body).

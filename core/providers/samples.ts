@@ -275,6 +275,17 @@ export const PROVIDER_SAMPLES: Readonly<Record<string, ProviderSample>> = {
     contentType: 'application/webhook+json',
     body: '{"event":"room_started","room":{"sid":"RM_hycBMAjmt6Ub","name":"standup-204","emptyTimeout":300,"creationTime":"{{now_s}}"},"id":"{{event_id}}","createdAt":"{{now_s}}"}',
   },
+  // Meta and Dropbox send no event id: intake derives it from the body (bh_ + the keyed hash), so
+  // send reports the id intake answers with. Meta's message id and timestamp make each send new;
+  // Dropbox's notification names only accounts, so sending it again is answered as a duplicate.
+  meta: {
+    contentType: 'application/json',
+    body: '{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"field":"messages","value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},"messages":[{"from":"16505551234","id":"wamid.{{event_id}}","timestamp":"{{now_s}}","text":{"body":"hello"},"type":"text"}]}}]}]}',
+  },
+  dropbox: {
+    contentType: 'application/json',
+    body: '{"list_folder":{"accounts":["dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc"]},"delta":{"users":[12345]}}',
+  },
   slack: {
     contentType: 'application/json',
     body: '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","team_id":"T1DC2JH3J","api_app_id":"A0KRD7HC3","type":"event_callback","event_id":"{{event_id}}","event_time":{{now_s}},"event":{"type":"app_mention","user":"U2CERLKJA","text":"<@U0LAN0Z89> hi","ts":"1515449522.000016","channel":"C0LAN2Q65"}}',

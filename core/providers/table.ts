@@ -3,10 +3,16 @@
  * table of docs/providers.md (written by scripts/providers-table.ts, kept in sync by a test).
  */
 import { signedParts } from '../schemes';
-import { type FieldLocation, PROVIDERS, type ProviderPreset, type ProviderSummary } from './catalog';
+import { type EventIdLocation, PROVIDERS, type ProviderPreset, type ProviderSummary } from './catalog';
 
-const where = (from: FieldLocation): string =>
-  'body' in from ? `body.${from.body}` : 'header' in from ? `header ${from.header}` : `fixed "${from.value}"`;
+const where = (from: EventIdLocation): string =>
+  'derived' in from
+    ? 'body hash (assigned at intake)'
+    : 'body' in from
+      ? `body.${from.body}`
+      : 'header' in from
+        ? `header ${from.header}`
+        : `fixed "${from.value}"`;
 
 export function providerSummary(preset: ProviderPreset): ProviderSummary {
   return {
@@ -57,7 +63,11 @@ export function providersMarkdown(): string {
       'only TLS protects it, and there is no timestamp, so replay protection is the event-id dedupe alone.',
     "- **`plaid`: keys are fetched.** The source's secret is `<client_id>:<secret>`; intake fetches the key named by the token's " +
       '`kid` from `/webhook_verification_key/get` (cached by kid, an unknown kid fetched once per minute, at most 10 fetches a minute). ' +
-      'Plaid webhooks carry no event id: the preset uses `item_id`, so override `eventId` if one item can get the same code twice.',
+      "Plaid webhooks carry no event id: the preset derives it from the signed body (an item's webhooks share `item_id`).",
+    '- **No event id is sent** by `meta`, `dropbox`, `pusher`, `plaid`, and the ids `adyen`, `onfido`, `elevenlabs`, `retell`, ' +
+      "`cloudinary` and `hygraph` send are a resource's, shared by several events. Their event id is derived from the signed body " +
+      '("body hash"): `bh_` + the deployment\'s keyed hash of the exact bytes, assigned at intake. A retry of the same bytes is a ' +
+      'duplicate; a different body is a different event (a provider that re-serialised a retry would have it counted twice).',
     '- **Handshakes answered without storing anything**: signed POSTs (`slack-url-verification`, `zoom-url-validation`, ' +
       "`discord-ping`), GETs on the webhook path (`meta-hub-challenge`: only for the source's `verifyToken`, 403 otherwise; " +
       "`dropbox-challenge`; `okta-verification`: only with the hook's `Authorization` value) and Microsoft Graph's " +

@@ -135,10 +135,11 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
       const reply = answerHandshake(handshake, body, secret);
       if (reply) return challenge(reply);
     }
-    const requested = extractAttribution(source, body, headers);
+    // Computed before attribution: an event id derived from the body (`bh_`) is this keyed hash.
+    const payloadHmac = keyedHash(await deps.secrets.payloadHashKey(), rawBody);
+    const requested = extractAttribution(source, body, headers, payloadHmac);
     if (source.enforceKeyRegistry) checkKey(requested, await deps.store.getKey(requested.keyId));
 
-    const payloadHmac = keyedHash(await deps.secrets.payloadHashKey(), rawBody);
     // Replay protection by body: these bytes name the event they first came with, whatever the
     // unsigned headers of this request say.
     const attribution: Omit<Attribution, 'source'> =

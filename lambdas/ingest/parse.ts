@@ -2,7 +2,7 @@
  * Turning verified bytes into a JSON body and an attribution tuple, refusing anything odd with an
  * error that names the field. Pure functions: no I/O, no logging.
  */
-import type { AttributionSource, SourceConfig } from '../../core/config/schema';
+import { BODY_HASH_ID_PREFIX, type EventIdSource, type SourceConfig } from '../../core/config/schema';
 import { readPath } from '../shared/dotted-path';
 import { HookledgerError } from '../../core/errors';
 
@@ -129,14 +129,23 @@ const FIELD_NAMES: Record<keyof ExtractedAttribution, string> = {
   keyId: 'key_id',
 };
 
-/** Reads the four attribution fields from where the source's config says they are. */
+/**
+ * Reads the four attribution fields from where the source's config says they are. `bodyHash` is the
+ * keyed hash of the raw body (hex, the receipt's payload HMAC): an event id `{ derived: 'body-hash' }`
+ * is `bh_` + it, so the same bytes always name the same event and different bytes different ones.
+ */
 export function extractAttribution(
   source: SourceConfig,
   body: Record<string, unknown>,
   headers: Readonly<Record<string, string>>,
+  bodyHash?: string,
 ): ExtractedAttribution {
   const read = (field: keyof ExtractedAttribution): string => {
-    const from = source.attribution[field];
+    const from: EventIdSource = source.attribution[field];
+    if ('derived' in from) {
+      if (bodyHash === undefined) throw new Error('an event id derived from the body needs the body hash');
+      return `${BODY_HASH_ID_PREFIX}${bodyHash}`;
+    }
     const where = describe(from);
     const value = 'value' in from ? from.value : 'body' in from ? readPath(body, from.body) : headers[from.header];
     if (value === undefined || value === null) {
@@ -183,7 +192,7 @@ function describeValue(value: unknown): string {
   return typeof value === 'object' ? 'an object' : typeof value;
 }
 
-function describe(from: AttributionSource): string {
+function describe(from: Exclude<EventIdSource, { readonly derived: string }>): string {
   if ('value' in from) return `the fixed value "${from.value}"`;
   return 'body' in from ? `body.${from.body}` : `header ${from.header}`;
 }

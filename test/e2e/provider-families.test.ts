@@ -54,6 +54,7 @@ const SIGN: Record<Source, string> = {
   v1a: `whsk_${edRaw(ed.privateKey.export({ format: 'der', type: 'pkcs8' }))}`,
 };
 const META_VERIFY_TOKEN = 'vt_9c2f7a1e5b3d4c6e';
+const PAYLOAD_HASH_KEY = 'e2e-payload-hash-key-7Qm2xV9Lr4Tb8Nc1';
 
 // Plaid's /webhook_verification_key/get, locally: the key for its kid, to the right credentials only.
 const keyRequests: Array<Record<string, unknown>> = [];
@@ -101,8 +102,9 @@ beforeAll(async () => {
       { id: 'v1a', provider: 'standard-webhooks-v1a', attribution: { tenantId: { body: 'tenant_id' }, keyId: { body: 'key_id' } } },
       { id: 'slack', provider: 'slack', attribution: { keyId: { body: 'api_app_id' } } },
       { id: 'zoom', provider: 'zoom', attribution: { keyId: { body: 'payload.object.host_id' } } },
-      { id: 'meta', provider: 'meta', verifyToken: META_VERIFY_TOKEN, attribution: { tenantId: { body: 'id' }, keyId: { body: 'id' } } },
-      { id: 'dropbox', provider: 'dropbox', attribution: { tenantId: { body: 'id' }, keyId: { body: 'id' } } },
+      // Meta's tenant is the preset's (entry.0.id); Dropbox names no tenant or key: fixed per source.
+      { id: 'meta', provider: 'meta', verifyToken: META_VERIFY_TOKEN, attribution: { keyId: { body: 'entry.0.changes.0.field' } } },
+      { id: 'dropbox', provider: 'dropbox', attribution: { tenantId: { value: 'tenant_204' }, keyId: { value: 'key_dropbox' } } },
       { id: 'okta', provider: 'okta', attribution: { tenantId: { value: 'tenant_311' }, keyId: { body: 'data.events.0.uuid' } } },
       { id: 'graph', provider: 'microsoft-graph', attribution: { keyId: { body: 'value.0.subscriptionId' } } },
     ],
@@ -118,7 +120,8 @@ beforeAll(async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-families-'));
   const secretsFile = path.join(dir, 'secrets.json');
   const sources = Object.fromEntries(Object.entries(VERIFY).map(([id, current]) => [id, { current }]));
-  writeFileSync(secretsFile, JSON.stringify({ sources }), { mode: 0o600 });
+  // A fixed payload-hash key, so the event ids derived from Meta's and Dropbox's bodies are known here.
+  writeFileSync(secretsFile, JSON.stringify({ sources, payloadHashKey: PAYLOAD_HASH_KEY }), { mode: 0o600 });
   stack = await startTestStack({
     config,
     secretsFile,
@@ -521,5 +524,48 @@ describe('handshakes through HTTP: the exact answer, nothing stored', () => {
       ].sort(),
     );
     expect(findProvider('microsoft-graph')?.handshake).toBe('graph-validation-token');
+  });
+});
+
+describe('meta and dropbox: no event id in the payload, one derived from the signed body', () => {
+  // A WhatsApp Cloud API message notification as Meta posts it, signed with the app secret (X-Hub-Signature-256).
+  const META_NOTIFICATION =
+    '{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"field":"messages","value":{"messaging_product":"whatsapp","metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},"contacts":[{"profile":{"name":"Ada"},"wa_id":"16505551234"}],"messages":[{"from":"16505551234","id":"wamid.HBgLMTY1MDU1NTEyMzQVAgASGBQzQTk3RjU2QjA4RTY4RjgyQjlGNwA=","timestamp":"1764489600","text":{"body":"Is my order shipped?"},"type":"text"}]}}]}]}';
+  // bh_ + HMAC-SHA256 of those bytes under PAYLOAD_HASH_KEY.
+  const META_EVENT_ID = 'bh_fa7302a7af983cf6a246d047245178779c81d4c4ee23027e79e7cfb80444e5b9';
+  // A Dropbox notification: the accounts whose files changed, nothing else (X-Dropbox-Signature, hex HMAC of the body).
+  const DROPBOX_NOTIFICATION =
+    '{"list_folder":{"accounts":["dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc","dbid:AAC7qZ3mXb1Ls9Hj2Kd8Pw5Tr0Vn4Yf6Ue"]},"delta":{"users":[12345,67890]}}';
+  const DROPBOX_EVENT_ID = 'bh_f1c0e23ecd838d9023c6b424cd794e350d0b6b335a790462df359c464877c6ed';
+
+  /** Sent again byte for byte: 200 duplicate with the same event id, nothing written. */
+  async function duplicate(send: () => Promise<Sent>, eventId: string) {
+    const before = await itemCount();
+    const res = await send();
+    expect(res.status, res.text).toBe(200);
+    expect(JSON.parse(res.text)).toEqual({ status: 'duplicate', event_id: eventId });
+    expect(await itemCount()).toBe(before);
+  }
+
+  it('meta: a WhatsApp notification is accepted once (202, one receipt); the same request again is a duplicate', async () => {
+    const headers = {
+      'content-type': 'application/json',
+      'x-hub-signature-256': `sha256=${createHmac('sha256', SIGN.meta).update(META_NOTIFICATION).digest('hex')}`,
+    };
+    const item = await accepted('meta', () => post('meta', META_NOTIFICATION, headers), META_EVENT_ID, '102290129340398');
+    expect(item).toMatchObject({ eventType: 'whatsapp_business_account', keyId: 'messages', payloadHmac: META_EVENT_ID.slice(3) });
+    await duplicate(() => post('meta', META_NOTIFICATION, headers), META_EVENT_ID);
+    // The same notification with its text changed after signing is refused, not a new event.
+    await refused(() => post('meta', META_NOTIFICATION.replace('shipped?', 'shipped!'), headers), 401, 'signature_mismatch');
+  });
+
+  it('dropbox: a notification is accepted once (202, one receipt); the same request again is a duplicate', async () => {
+    const headers = {
+      'content-type': 'application/json',
+      'x-dropbox-signature': createHmac('sha256', SIGN.dropbox).update(DROPBOX_NOTIFICATION).digest('hex'),
+    };
+    const item = await accepted('dropbox', () => post('dropbox', DROPBOX_NOTIFICATION, headers), DROPBOX_EVENT_ID, 'tenant_204');
+    expect(item).toMatchObject({ eventType: 'dropbox.list_folder', keyId: 'key_dropbox' });
+    await duplicate(() => post('dropbox', DROPBOX_NOTIFICATION, headers), DROPBOX_EVENT_ID);
   });
 });

@@ -416,7 +416,7 @@ const PROOFS: readonly SdkProof[] = [
   {
     provider: 'elevenlabs',
     body: '{"type":"post_call_transcription","event_timestamp":1739537297,"data":{"agent_id":"xyz","conversation_id":"conv_01J8K7M2Q4"}}',
-    expected: { eventId: 'conv_01J8K7M2Q4', eventType: 'post_call_transcription' },
+    expected: { eventId: 'bh_2c2e834c9a3539e51cae8bb0aef2ce8aefbd80002b3a165318def87a70f04754', eventType: 'post_call_transcription' },
     secret: 'wsec_8f2c1a7e5b3d9c4e6f0a',
     otherSecret: 'wsec_0f9e8d7c6b5a4f3e2d1c',
     sdkVerify: async ({ body, headers }, secret) =>
@@ -608,7 +608,10 @@ const PROOFS: readonly SdkProof[] = [
   {
     provider: 'adyen',
     body: '{"data":{"id":"48TYZO5ZVURJ2FCW","sequenceNumber":1,"status":"received","type":"bankTransfer","balancePlatform":"YOUR_BALANCE_PLATFORM","amount":{"currency":"EUR","value":4200}},"environment":"test","timestamp":"2026-11-30T08:00:00+01:00","type":"balancePlatform.transfer.created"}',
-    expected: { eventId: '48TYZO5ZVURJ2FCW', eventType: 'balancePlatform.transfer.created' },
+    expected: {
+      eventId: 'bh_d32511e166376666cfe2106a1f09eb2e1ed999ec51f499ce77e226529fb2cd0f',
+      eventType: 'balancePlatform.transfer.created',
+    },
     secret: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
     otherSecret: '0F9E8D7C6B5A4F3E2D1C0B9A8F7E6D5C4B3A29181706F5E4D3C2B1A09F8E7D6C',
     sdkSign: (body, secret) => ({ hmacsignature: new AdyenHmacValidator().calculateHmac(body, secret) }),
@@ -617,7 +620,7 @@ const PROOFS: readonly SdkProof[] = [
   {
     provider: 'pusher',
     body: '{"time_ms":1764489600000,"events":[{"name":"channel_occupied","channel":"presence-room-204"}]}',
-    expected: { eventId: '1764489600000', eventType: 'channel_occupied' },
+    expected: { eventId: 'bh_ca5c05f747a55ab8b733359c003feb381ecad4a6d283008b8fce30e8ed8f9840', eventType: 'channel_occupied' },
     secret: 'pusher-app-secret-8f2c1a7e5b3d',
     otherSecret: 'pusher-app-secret-0f9e8d7c6b5a',
     headers: { 'content-type': 'application/json', 'x-pusher-key': 'pusher-app-key-278d' },
@@ -636,7 +639,7 @@ const PROOFS: readonly SdkProof[] = [
   {
     provider: 'onfido',
     body: '{"payload":{"resource_type":"check","action":"check.completed","object":{"id":"3a4f5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d","status":"complete","completed_at_iso8601":"2026-11-30T08:00:00Z","href":"https://api.eu.onfido.com/v3.6/checks/3a4f5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d"}}}',
-    expected: { eventId: '3a4f5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d', eventType: 'check.completed' },
+    expected: { eventId: 'bh_902cde8f28a16928f538d21f1f172d960c812d29982e67d44b5769dfe16383da', eventType: 'check.completed' },
     secret: 'onfido-webhook-token-8f2c1a7e',
     otherSecret: 'onfido-webhook-token-0f9e8d7c',
     sdkVerify: async ({ body, headers }, secret) =>
@@ -671,7 +674,7 @@ const PROOFS: readonly SdkProof[] = [
   {
     provider: 'retell',
     body: '{"event":"call_ended","call":{"call_id":"Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6","agent_id":"oBeDLoLOeuAbiuaMFXRtDOLriTJ5tSxD","call_status":"ended","start_timestamp":1764489600000}}',
-    expected: { eventId: 'Jabr9TXYYJHfvl6Syypi88rdAHYHmcq6', eventType: 'call_ended' },
+    expected: { eventId: 'bh_b8dc106e8d1389ede5be9a34fb5ef70ad9d0794273f6c14f5af94c24f8ac4ee1', eventType: 'call_ended' },
     secret: 'key_8f2c1a7e5b3d9c4e6f0a',
     otherSecret: 'key_0f9e8d7c6b5a4f3e2d1c',
     sdkSign: async (body, secret) => ({ 'x-retell-signature': await retellSign(body, secret) }),
@@ -729,7 +732,7 @@ const PROOFS: readonly SdkProof[] = [
   {
     provider: 'cloudinary',
     body: '{"notification_type":"upload","timestamp":"2026-11-30T08:00:00+00:00","request_id":"799c8bd1d7cc1f0c20e6d4a8c9a0a5c3","asset_id":"ba8c1e7d31ab7c5c4c3e6b8b6a3c4d2e","public_id":"sample","version":1764489600,"resource_type":"image","type":"upload","secure_url":"https://res.cloudinary.com/demo/image/upload/v1764489600/sample.jpg"}',
-    expected: { eventId: '799c8bd1d7cc1f0c20e6d4a8c9a0a5c3', eventType: 'upload' },
+    expected: { eventId: 'bh_8f3eeb3832f05a32cf1e234e71c5ec3165423f068218a18720cdffd703039776', eventType: 'upload' },
     secret: 'cloudinary-api-secret-8f2c1a7e5b3d',
     otherSecret: 'cloudinary-api-secret-0f9e8d7c6b5a',
     sdkSign: (body, secret) => ({
@@ -761,7 +764,7 @@ const PROOFS: readonly SdkProof[] = [
   {
     provider: 'hygraph',
     body: '{"operation":"publish","data":{"__typename":"Post","id":"ckwf4tz3c00x40b50v7m9vq3y","stage":"PUBLISHED","title":"Hello","updatedAt":"2026-11-30T08:00:00.000000+00:00"}}',
-    expected: { eventId: 'ckwf4tz3c00x40b50v7m9vq3y', eventType: 'publish' },
+    expected: { eventId: 'bh_48a424e282bfc274981a5c2f6073b193303e731b8cf5c56dcd397770a3991e83', eventType: 'publish' },
     secret: 'rCNwyiloY3oJYYkxgpBXaleIiUv5MYlx',
     otherSecret: 'Q0m8vK2xL5pR7tY1uW3zA6cE9gH4jN0b',
     sdkSign: (body, secret) => ({ 'gcms-signature': hygraphSign({ rawPayload: body, secret }) }),

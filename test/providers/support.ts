@@ -7,6 +7,10 @@ import { defineConfig, type SourceConfig } from '../../core/config/schema';
 import { findProvider, type ProviderPreset } from '../../core/providers/catalog';
 import { signatureHeaders, signedParts, verifierFor, type VerifyResult } from '../../core/schemes';
 import { extractAttribution, parseBody } from '../../lambdas/ingest/parse';
+import { payloadHmac } from '../../lambdas/shared/payload-hash';
+
+/** The deployment's payload-hash key in these proofs: an event id derived from the body is `bh_` + HMAC-SHA256 under it. */
+export const PAYLOAD_HASH_KEY = Buffer.from('0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0', 'hex');
 
 /** SDKs check the timestamp against the real clock, so proofs sign "now" (whole seconds). */
 export const NOW = Math.floor(Date.now() / 1000) * 1000;
@@ -25,7 +29,9 @@ export function preset(name: string): ProviderPreset {
  */
 export function sourceFor(name: string): SourceConfig {
   const entry = preset(name);
-  const attribution = { tenantId: entry.tenantId ?? entry.eventId, keyId: entry.keyId ?? entry.eventId };
+  // An id derived from the body is no location to read a tenant from: the event type's is (signed too).
+  const at = 'derived' in entry.eventId ? entry.eventType : entry.eventId;
+  const attribution = { tenantId: entry.tenantId ?? at, keyId: entry.keyId ?? at };
   const config = defineConfig({
     sources: [
       {
@@ -73,7 +79,8 @@ export function attributionOf(name: string, request: Request) {
   const source = sourceFor(name);
   const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k.toLowerCase(), v]));
   const body = parseBody(Buffer.from(request.body, 'utf8'), headers['content-type']);
-  const { eventId, eventType } = extractAttribution(source, body, headers);
+  const raw = Buffer.from(request.body, 'utf8');
+  const { eventId, eventType } = extractAttribution(source, body, headers, payloadHmac(PAYLOAD_HASH_KEY, raw));
   return { eventId, eventType };
 }
 

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
-import { closeProviderNames, PROVIDERS } from '../../core/providers/catalog';
+import { closeProviderNames, PROVIDERS, type ProviderPreset } from '../../core/providers/catalog';
 
 const CONSUMERS: HookledgerConfigInput['consumers'] = [
   { id: 'billing', subscribes: ['*'], fields: ['id'], entry: 'lambdas/consumers/billing.ts' },
 ];
 const withSource = (source: HookledgerConfigInput['sources'][number]) => defineConfig({ sources: [source], consumers: CONSUMERS });
+/** A signed location of the preset to read a tenant and key from: its event id's, or its type's when the id is derived from the body. */
+const readable = (preset: ProviderPreset) => ('derived' in preset.eventId ? preset.eventType : preset.eventId);
 
 describe('a source that names a provider', () => {
   it("resolves stripe's preset into the same shape as a hand-written source", () => {
@@ -75,7 +77,7 @@ describe('a source that names a provider', () => {
     const source = withSource({
       id: 'acme',
       provider: name,
-      attribution: { tenantId: preset.tenantId ?? preset.eventId, keyId: preset.keyId ?? preset.eventId },
+      attribution: { tenantId: preset.tenantId ?? readable(preset), keyId: preset.keyId ?? readable(preset) },
       // Meta's GET handshake compares the verify token the team typed into the app dashboard.
       ...(preset.handshake === 'meta-hub-challenge' ? { verifyToken: 'vt_9c2f7a1e5b3d4c6e' } : {}),
     }).sources[0]!;
@@ -146,5 +148,54 @@ describe('signed-content templates in a scheme', () => {
       attribution: { eventId: { header: 'x-delivery' }, eventType: { body: 'type' }, tenantId: { body: 't' }, keyId: { body: 'k' } },
     }).sources[0]!;
     expect(source.attribution.eventId).toEqual({ header: 'x-delivery' });
+  });
+});
+
+describe('an event id derived from the signed body', () => {
+  it("resolves Meta's and Dropbox's presets to a body-hash id, a signed type and (Meta) the first entry's id as tenant", () => {
+    const meta = withSource({ id: 'wa', provider: 'meta', verifyToken: 'vt_9c2f7a1e5b3d4c6e', attribution: { keyId: { body: 'object' } } })
+      .sources[0]!;
+    expect(meta.attribution).toEqual({
+      eventId: { derived: 'body-hash' },
+      eventType: { body: 'object' },
+      tenantId: { body: 'entry.0.id' },
+      keyId: { body: 'object' },
+    });
+    const dropbox = withSource({
+      id: 'dbx',
+      provider: 'dropbox',
+      attribution: { tenantId: { value: 'tenant_204' }, keyId: { value: 'key_dropbox' } },
+    }).sources[0]!;
+    expect(dropbox.attribution.eventId).toEqual({ derived: 'body-hash' });
+    expect(dropbox.attribution.eventType).toEqual({ value: 'dropbox.list_folder' });
+  });
+
+  it('is refused where the scheme does not sign the body, naming the field, the scheme and what to do', () => {
+    expect(() =>
+      withSource({
+        id: 'mg',
+        provider: 'mailgun',
+        attribution: { eventId: { derived: 'body-hash' }, tenantId: { value: 'tenant_204' }, keyId: { value: 'key_mg' } },
+      }),
+    ).toThrow(
+      /attribution\.eventId\.derived.*eventId \{ derived: 'body-hash' \} needs a signed body, but the mailgun signature covers .*read eventId from the signed body\.signature\.timestamp or body\.signature\.token or body\.signature\.signature, or verify the source with a scheme that signs the body/,
+    );
+    expect(() =>
+      withSource({
+        id: 'okta',
+        provider: 'okta',
+        attribution: { eventId: { derived: 'body-hash' }, tenantId: { value: 'tenant_204' }, keyId: { value: 'key_okta' } },
+      }),
+    ).toThrow(/needs a signed body, but the shared-secret signature covers .*read eventId from an id the provider sends/);
+  });
+
+  it('is an event id location only: the type, tenant and key are read, never derived', () => {
+    expect(() =>
+      withSource({
+        id: 'pay',
+        provider: 'stripe',
+        attribution: { tenantId: { derived: 'body-hash' } as never, keyId: { body: 'id' } },
+      }),
+    ).toThrow(/attribution\.tenantId/);
   });
 });

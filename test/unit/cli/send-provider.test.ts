@@ -6,9 +6,12 @@
  * test/e2e/send-provider.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { formatSend } from '../../../cli/commands/send';
 import { send } from '../../../cli/ops/send';
 import { defineConfig } from '../../../core/config/schema';
 import { verifierFor } from '../../../core/schemes';
+import { payloadHmac } from '../../../lambdas/shared/payload-hash';
+import { TEST_HASH_KEY } from '../../support/factories';
 import { runCli } from '../../support/cli';
 
 const env = { USER: 'send-provider-test', HOOKLEDGER_STATE: '/nonexistent/state.json' };
@@ -21,6 +24,7 @@ const config = defineConfig({
     { id: 'gh-a', provider: 'github', attribution: { tenantId: { body: 'installation.id' }, keyId: { body: 'repository.id' } } },
     { id: 'gh-b', provider: 'github', attribution: { tenantId: { body: 'installation.id' }, keyId: { body: 'repository.id' } } },
     { id: 'twilio', provider: 'twilio', attribution: { keyId: { body: 'MessagingServiceSid' } } },
+    { id: 'wa', provider: 'meta', verifyToken: 'vt_9c2f7a1e5b3d4c6e', attribution: { keyId: { body: 'entry.0.changes.0.field' } } },
   ],
   consumers,
 });
@@ -123,5 +127,38 @@ describe('send --provider with a stand-in intake', () => {
       { current: secret },
     );
     expect(verdict).toEqual({ ok: true, secretVersion: 'current' });
+  });
+
+  it('meta: posts the WhatsApp sample as is and reports the id intake derived from the body (only intake holds the key)', async () => {
+    const secret = 'meta-app-secret-5c1f9e2a';
+    const sent: { body: string; headers: Record<string, string> }[] = [];
+    const result = await send(
+      {
+        ...deps(secret),
+        // A stand-in intake answering as intake does: bh_ + the keyed hash of the bytes it got.
+        fetch: (async (_url: string, init: RequestInit) => {
+          const body = Buffer.from(init.body as Buffer);
+          sent.push({ body: body.toString('utf8'), headers: init.headers as Record<string, string> });
+          return new Response(JSON.stringify({ event_id: `bh_${payloadHmac(TEST_HASH_KEY, body)}`, deliveries: 1 }), { status: 202 });
+        }) as typeof fetch,
+      },
+      { provider: 'meta', eventId: 'evt_01JDQ8Z4R7M2K9T3W5X6Y7Z8A9' },
+    );
+    expect(result).toMatchObject({
+      source: 'wa',
+      provider: 'meta',
+      status: 202,
+      eventId: 'bh_ae54b4ba853b80dd1ba60e671f88593accb16dc362b3df7d0b7e36e17b7c7490',
+      eventIdAssignedAtIntake: true,
+    });
+    // Nothing added to Meta's own payload: no id field, the sample's tenant and field as sent.
+    expect(JSON.parse(sent[0]!.body)).not.toHaveProperty('id');
+    expect(sent[0]!.body).toContain('"wamid.evt_01JDQ8Z4R7M2K9T3W5X6Y7Z8A9"');
+    const verdict = verifierFor(config.sources[6]!.scheme).verify(
+      { rawBody: Buffer.from(sent[0]!.body), headers: sent[0]!.headers, now: Date.now(), toleranceSeconds: 300 },
+      { current: secret },
+    );
+    expect(verdict).toEqual({ ok: true, secretVersion: 'current' });
+    expect(formatSend(result)).toContain(`(event ${result.eventId}, derived from the body at intake)`);
   });
 });
