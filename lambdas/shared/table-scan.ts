@@ -63,6 +63,34 @@ export interface ReceiptFilter {
   readonly source?: string;
 }
 
+/** A FilterExpression being built: its clauses (joined by AND), attribute names and values. */
+export interface FilterParts {
+  readonly clauses: string[];
+  readonly names: Record<string, string>;
+  readonly values: Record<string, unknown>;
+}
+
+/** Adds the clauses of a receipt filter's attribution fields (the scan and the window index share them). */
+export function addReceiptFilter(filter: Omit<ReceiptFilter, 'window'>, parts: FilterParts): void {
+  if (filter.consumer !== undefined) {
+    parts.clauses.push('contains(consumers, :consumer)');
+    parts.values[':consumer'] = filter.consumer;
+  }
+  if (filter.tenant !== undefined) {
+    parts.clauses.push('tenantId = :tenant');
+    parts.values[':tenant'] = filter.tenant;
+  }
+  if (filter.type !== undefined) {
+    parts.clauses.push('eventType = :type');
+    parts.values[':type'] = filter.type;
+  }
+  if (filter.source !== undefined) {
+    parts.clauses.push('#source = :source');
+    parts.names['#source'] = 'source';
+    parts.values[':source'] = filter.source;
+  }
+}
+
 /** Receipts (`kind = event`), optionally limited to a receivedAt window and attribution filters. */
 export async function scanReceipts(deps: ScanDeps, filter: ReceiptFilter = {}, onProgress?: Progress): Promise<EventItem[]> {
   const clauses = ['kind = :event'];
@@ -73,23 +101,7 @@ export async function scanReceipts(deps: ScanDeps, filter: ReceiptFilter = {}, o
     values[':from'] = filter.window.from;
     values[':to'] = filter.window.to;
   }
-  if (filter.consumer !== undefined) {
-    clauses.push('contains(consumers, :consumer)');
-    values[':consumer'] = filter.consumer;
-  }
-  if (filter.tenant !== undefined) {
-    clauses.push('tenantId = :tenant');
-    values[':tenant'] = filter.tenant;
-  }
-  if (filter.type !== undefined) {
-    clauses.push('eventType = :type');
-    values[':type'] = filter.type;
-  }
-  if (filter.source !== undefined) {
-    clauses.push('#source = :source');
-    names['#source'] = 'source';
-    values[':source'] = filter.source;
-  }
+  addReceiptFilter(filter, { clauses, names, values });
   return scanAll<EventItem>(
     deps.ddb,
     {

@@ -27,7 +27,15 @@ import {
 } from '../../core/model';
 import { HookledgerError } from '../../core/errors';
 import { forEachLimited } from './pool';
-import { batchGet, type BatchGetOptions, eventStoreItemsByKey, type Progress, type ScanDeps, type Window } from './table-scan';
+import {
+  addReceiptFilter,
+  batchGet,
+  type BatchGetOptions,
+  eventStoreItemsByKey,
+  type Progress,
+  type ScanDeps,
+  type Window,
+} from './table-scan';
 
 /** A receipt as the window index holds it (INCLUDE projection: no payload hash, no ordering keys). */
 export type IndexedReceipt = Pick<
@@ -178,19 +186,7 @@ export class WindowReader {
     const clauses: string[] = [];
     const names: Record<string, string> = { '#wpk': WINDOW_INDEX.partitionKey, '#wsk': WINDOW_INDEX.sortKey };
     const values: Record<string, unknown> = { ':wpk': partition.id, ':from': partition.from, ':last': partition.to - 1 };
-    if (query.source !== undefined) {
-      clauses.push('#source = :source');
-      names['#source'] = 'source';
-      values[':source'] = query.source;
-    }
-    if (query.type !== undefined) {
-      clauses.push('eventType = :type');
-      values[':type'] = query.type;
-    }
-    if (query.consumer !== undefined) {
-      clauses.push('contains(consumers, :consumer)');
-      values[':consumer'] = query.consumer;
-    }
+    addReceiptFilter(query, { clauses, names, values });
     const page = await this.query({
       KeyConditionExpression: '#wpk = :wpk AND #wsk BETWEEN :from AND :last',
       ExpressionAttributeNames: names,

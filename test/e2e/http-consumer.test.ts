@@ -10,13 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { main } from '../../cli/main';
 import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
 import { breakerKey } from '../../core/model';
 import defaultConfig from '../../hookledger.config';
 import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
 import { platformEvent } from '../support/factories';
+import { runCli } from '../support/cli';
 import { ledgerRows, queueDepth, send, startTestStack } from '../support/stack';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 
@@ -44,27 +44,8 @@ let config: HookledgerConfig;
 let statePath: string;
 
 /** `npx hookledger <argv>` in-process against this stack's state file. */
-async function cli(argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const sink = (write: (s: string) => void) =>
-    ({
-      write: (chunk: string) => {
-        write(String(chunk));
-        return true;
-      },
-    }) as unknown as NodeJS.WritableStream;
-  const code = await main(
-    argv,
-    {
-      stdout: sink((t) => (stdout += t)),
-      stderr: sink((t) => (stderr += t)),
-      stdin: process.stdin,
-      env: { USER: 'e2e', HOOKLEDGER_STATE: statePath },
-    },
-    config,
-  );
-  return { code, stdout, stderr };
+function cli(argv: string[]) {
+  return runCli(argv, config, { USER: 'e2e', HOOKLEDGER_STATE: statePath });
 }
 
 function header(headers: IncomingHttpHeaders, name: string): string {

@@ -8,38 +8,20 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../cli/main';
 import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
 import defaults from '../../hookledger.config';
 import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
+import { runCli } from '../support/cli';
 import { startTestStack } from '../support/stack';
 
 let stack: LocalStack;
 let config: HookledgerConfig;
 let statePath: string;
 
-async function cli(argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const sink = (write: (s: string) => void) =>
-    ({
-      write: (chunk: string) => {
-        write(String(chunk));
-        return true;
-      },
-    }) as unknown as NodeJS.WritableStream;
-  const code = await main(
-    argv,
-    {
-      stdout: sink((t) => (stdout += t)),
-      stderr: sink((t) => (stderr += t)),
-      stdin: process.stdin,
-      env: { USER: 'e2e', HOOKLEDGER_STATE: statePath },
-    },
-    config,
-  );
-  return { code, stdout, stderr };
+/** `npx hookledger <argv>` in-process against this stack's state file. */
+function cli(argv: string[]) {
+  return runCli(argv, config, { USER: 'e2e', HOOKLEDGER_STATE: statePath });
 }
 
 beforeAll(async () => {
