@@ -17,6 +17,7 @@ import { findSource } from '../../core/config/routing';
 import { closeProviderNames, findProvider } from '../../core/providers/catalog';
 import { renderSample } from '../../core/providers/samples';
 import { SigningSecretError, type SignInput, signatureHeaders, signedBody } from '../../core/schemes';
+import { readPath } from '../../lambdas/shared/dotted-path';
 import type { ConfigDeps } from './deps';
 import { TargetError, UsageError } from '../errors';
 import { newEventId, ulid } from './ids';
@@ -288,16 +289,6 @@ function onlySource(deps: ConfigDeps): string {
     throw new UsageError(`several sources are configured (${deps.config.sources.map((s) => s.id).join(', ')}); pass --source`);
   }
   return first.id;
-}
-
-/** A dotted path into parsed JSON (array indexes are path segments, as intake reads them). */
-function readPath(value: unknown, dotted: string): unknown {
-  let node = value;
-  for (const part of dotted.split('.')) {
-    if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<string, unknown>)[part];
-  }
-  return node;
 }
 
 const textOf = (value: unknown): string | undefined =>
