@@ -61,7 +61,7 @@ describe('twilio signs the sorted form parameters, not the body bytes', () => {
     expect(verify(replayed.replace('delivered', 'undelivered'))).toMatchObject({ ok: false, code: 'signature_mismatch' });
   });
 
-  it("declares it: the body is signed as canonical parameters, not as bytes, and says so in its summary", () => {
+  it('declares it: the body is signed as canonical parameters, not as bytes, and says so in its summary', () => {
     const parts = signedParts({ type: 'twilio' });
     expect(parts.body).toBe('canonical-params');
     expect(parts.summary).toBe(
@@ -110,9 +110,8 @@ describe('twilio signs the sorted form parameters, not the body bytes', () => {
   });
 
   it('still accepts the twilio preset as it is: the event id is the signed MessageSid, replay protection by event id', () => {
-    const source = defineConfig(
-      config({ id: 'twilio-sms', provider: 'twilio', attribution: { keyId: { body: 'MessagingServiceSid' } } }),
-    ).sources[0];
+    const source = defineConfig(config({ id: 'twilio-sms', provider: 'twilio', attribution: { keyId: { body: 'MessagingServiceSid' } } }))
+      .sources[0];
     expect(source?.attribution.eventId).toEqual({ body: 'MessageSid' });
     expect(source?.replayProtection).toBe('event-id');
   });
@@ -143,14 +142,24 @@ describe('a timestamp header the signed content does not include is no replay pr
     {
       type: 'ed25519',
       unsigned: { type: 'ed25519', header: 'x-acme-signature', content: '{body}', timestampHeader: 'x-acme-timestamp' },
-      signed: { type: 'ed25519', header: 'x-acme-signature', content: '{header:x-acme-timestamp}{body}', timestampHeader: 'x-acme-timestamp' },
+      signed: {
+        type: 'ed25519',
+        header: 'x-acme-signature',
+        content: '{header:x-acme-timestamp}{body}',
+        timestampHeader: 'x-acme-timestamp',
+      },
       sign: edPrivate,
       verify: edPublic,
     },
     {
       type: 'secret-digest',
       unsigned: { type: 'secret-digest', header: 'x-acme-signature', content: '{body}', timestampHeader: 'x-acme-timestamp' },
-      signed: { type: 'secret-digest', header: 'x-acme-signature', content: '{body}{header:x-acme-timestamp}', timestampHeader: 'x-acme-timestamp' },
+      signed: {
+        type: 'secret-digest',
+        header: 'x-acme-signature',
+        content: '{body}{header:x-acme-timestamp}',
+        timestampHeader: 'x-acme-timestamp',
+      },
       sign: 'acme-api-secret-8f2c',
       verify: 'acme-api-secret-8f2c',
     },
