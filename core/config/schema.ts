@@ -58,7 +58,8 @@ export type FieldSource = Exclude<AttributionSource, { readonly value: string }>
  * An event id derived from the signed body, for providers whose webhooks carry none (Meta, Dropbox):
  * `bh_` + the deployment's keyed hash of the raw body bytes (the receipt's payload HMAC, see
  * lambdas/shared/payload-hash.ts). A retry of the same bytes gets the same id and is answered as a
- * duplicate; different bodies get different ids. Allowed only where the scheme signs the body.
+ * duplicate; different bodies get different ids. Allowed only where the scheme signs the exact body
+ * bytes (`signedParts(...).body === 'bytes'`, no shared secret): not Mailgun, Okta, Graph or Twilio.
  */
 export const derivedEventIdSchema = z.object({ derived: z.literal('body-hash') }).strict();
 export type DerivedEventId = z.infer<typeof derivedEventIdSchema>;
@@ -149,7 +150,8 @@ const baseSourceSchema = z
      * What makes two requests the same event. `event-id` (default): the event id, which must then be
      * signed. `body`: also the exact signed bytes: one body makes at most one event, whatever its
      * headers say (one more write unit per webhook). Required to read attribution from a header the
-     * scheme does not sign (GitHub's x-github-delivery, Shopify's x-shopify-event-id).
+     * scheme does not sign (GitHub's x-github-delivery, Shopify's x-shopify-event-id). Only for schemes
+     * that sign the exact bytes: refused for Twilio (sorted parameters) and Mailgun (body unsigned).
      */
     replayProtection: z.enum(['event-id', 'body']).default('event-id'),
     /**
@@ -173,13 +175,29 @@ const baseSourceSchema = z
     } catch {
       return; // an invalid scheme option (a template) is already reported where it is
     }
-    // Only a signature over the body makes its hash an id: a shared secret (Okta, Graph) signs nothing.
-    if ((!parts.body || parts.authentication === 'shared-secret') && 'derived' in s.attribution.eventId) {
+    if (parts.unsignedTimestamp) {
+      // A send time the verifier checks but the signature does not cover: no replay protection at all.
+      const { option, message } = parts.unsignedTimestamp;
+      const resolved = (s.scheme as unknown as Record<string, unknown>)[option];
+      ctx.addIssue({ code: 'custom', path: ['scheme', option], message, params: { resolved } });
+    }
+    const signed = `the ${s.scheme.type} signature covers ${parts.summary}`;
+    // Only a signature over the exact bytes makes their hash an id: a shared secret (Okta, Graph) signs
+    // nothing, Mailgun not the body, Twilio the sorted parameters (other bytes verify too).
+    if ('derived' in s.attribution.eventId && parts.body === 'canonical-params') {
       ctx.addIssue({
         code: 'custom',
         path: ['attribution', 'eventId', 'derived'],
         message:
-          `eventId { derived: 'body-hash' } needs a signed body, but the ${s.scheme.type} signature covers ${parts.summary}: ` +
+          `eventId { derived: 'body-hash' } hashes the exact body bytes, but ${signed}: the same parameters re-sent in another ` +
+          "order or encoding verify and would hash to a new event id; read eventId from a signed parameter the provider sends ({ body: '<name>' }, Twilio: MessageSid, CallSid)",
+      });
+    } else if ('derived' in s.attribution.eventId && (!parts.body || parts.authentication === 'shared-secret')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['attribution', 'eventId', 'derived'],
+        message:
+          `eventId { derived: 'body-hash' } needs a signed body, but ${signed}: ` +
           'anyone holding one request could change its body and have it counted as a new event; read eventId from ' +
           ((parts.bodyFields ?? []).length > 0
             ? `the signed ${(parts.bodyFields ?? []).map((f) => `body.${f}`).join(' or ')}`
@@ -196,13 +214,25 @@ const baseSourceSchema = z
             code: 'custom',
             path: ['attribution', field, 'body'],
             message:
-              `body.${from.body} is not signed: the ${s.scheme.type} signature covers ${parts.summary}, so anyone holding one ` +
+              `body.${from.body} is not signed: ${signed}, so anyone holding one ` +
               `request could rewrite it; read ${field} from ${(parts.bodyFields ?? []).map((f) => `body.${f}`).join(' or ')}, or give a fixed { value }`,
           });
         }
       }
     }
-    if (s.replayProtection === 'body') return;
+    // Replay protection by body folds requests with the same bytes into one event: it protects only
+    // where other bytes cannot verify. Refused (and the headers then checked as for 'event-id') otherwise.
+    if (s.replayProtection === 'body' && parts.body !== 'bytes') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['replayProtection'],
+        message:
+          `replayProtection: 'body' makes one event of one exact body, but ${signed}: ` +
+          (parts.body === 'canonical-params'
+            ? "the same request with its parameters reordered is other bytes and would be counted again; read attribution from signed parameters ({ body: '<name>' }) and keep replayProtection: 'event-id'"
+            : `whoever holds one request can rewrite its unsigned body into other bytes that would be counted again; read attribution from ${(parts.bodyFields ?? []).map((f) => `body.${f}`).join(' or ')} or fixed { value }s and keep replayProtection: 'event-id'`),
+      });
+    } else if (s.replayProtection === 'body') return;
     for (const field of ['eventId', 'eventType', 'tenantId', 'keyId'] as const) {
       const from = s.attribution[field];
       if ('header' in from && !parts.headers.includes(from.header)) {
@@ -210,9 +240,9 @@ const baseSourceSchema = z
           code: 'custom',
           path: ['attribution', field, 'header'],
           message:
-            `header ${from.header} is not signed (the ${s.scheme.type} signature covers ${parts.summary}), so a captured ` +
-            `request could be re-sent with a new value and counted again; read ${field} from the body, or set ` +
-            `replayProtection: 'body' on the source`,
+            `header ${from.header} is not signed (${signed}), so a captured ` +
+            `request could be re-sent with a new value and counted again; read ${field} from the body` +
+            (parts.body === 'bytes' ? ", or set replayProtection: 'body' on the source" : ' (a signed part of it)'),
         });
       }
     }
@@ -505,13 +535,15 @@ export function defineConfig(input: HookledgerConfigInput): HookledgerConfig {
   const parsed = configSchema.safeParse(input);
   if (parsed.success) return parsed.data;
   const lines = parsed.error.issues.map((issue) => {
-    const where = describePath(input, issue.path);
+    // A value the source did not write (a scheme option's default, a preset's) is shown as its default.
+    const resolved = issue.code === 'custom' ? (issue.params as { resolved?: unknown } | undefined)?.resolved : undefined;
+    const where = describePath(input, issue.path, resolved);
     return `${where}: ${issue.message}`;
   });
   throw new ConfigError(`invalid hookledger config:\n  ${lines.join('\n  ')}`);
 }
 
-function describePath(input: unknown, path: readonly PropertyKey[]): string {
+function describePath(input: unknown, path: readonly PropertyKey[], resolved?: unknown): string {
   let node: unknown = input;
   const parts: string[] = [];
   for (const key of path) {
@@ -523,6 +555,6 @@ function describePath(input: unknown, path: readonly PropertyKey[]): string {
     }
     node = child;
   }
-  const shown = node === undefined ? 'missing' : JSON.stringify(node);
+  const shown = node !== undefined ? JSON.stringify(node) : resolved !== undefined ? `default ${JSON.stringify(resolved)}` : 'missing';
   return `${parts.join('').replace(/^\./, '')} (value ${shown})`;
 }

@@ -61,6 +61,10 @@ export function providersMarkdown(): string {
     '- **`okta`, `microsoft-graph`: nothing is signed.** The request carries a shared secret (Okta: the `Authorization` value ' +
       "configured on the hook; Graph: each notification's `clientState`), compared in constant time. One captured request reveals it; " +
       'only TLS protects it, and there is no timestamp, so replay protection is the event-id dedupe alone.',
+    '- **`twilio`: the form parameters are signed, not the bytes.** Twilio signs the URL and the parameters sorted by name, so ' +
+      'the same parameters in another order or percent-encoding verify too. The event id is the signed `MessageSid` (a re-sent request, ' +
+      "reordered or not, makes no second event); config refuses `eventId: { derived: 'body-hash' }` and `replayProtection: 'body'` for " +
+      'twilio sources, since both hash the exact bytes.',
     "- **`plaid`: keys are fetched.** The source's secret is `<client_id>:<secret>`; intake fetches the key named by the token's " +
       '`kid` from `/webhook_verification_key/get` (cached by kid, an unknown kid fetched once per minute, at most 10 fetches a minute). ' +
       "Plaid webhooks carry no event id: the preset derives it from the signed body (an item's webhooks share `item_id`).",

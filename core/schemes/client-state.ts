@@ -48,7 +48,7 @@ export const clientStateVerifier: Verifier = {
 
 export const clientState: Scheme = {
   signedParts: {
-    body: true,
+    body: 'bytes',
     authentication: 'shared-secret',
     headers: [],
     summary: 'nothing: each value[] item carries the shared secret as clientState (no signature, no timestamp; TLS only)',

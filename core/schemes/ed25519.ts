@@ -6,13 +6,14 @@
 import { sign as signBytes } from 'node:crypto';
 import { decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance } from './crypto';
 import { ed25519PrivateKey, ed25519PublicKey, ed25519Verifies, verifyWithKeys } from './keys';
-import { readTemplatedRequest, compileTemplate, formatTimestamp, renderTemplate, templateHeaders } from './template';
+import { readTemplatedRequest, compileTemplate, formatTimestamp, renderTemplate, templateHeaders, templateTimestamp } from './template';
 import type { OptionsOf, Scheme, Verifier } from './types';
 
 const OPTIONS = {
   header: { kind: 'header' },
   encoding: { kind: 'enum', values: ['hex', 'base64'], default: 'hex' },
   content: { kind: 'template', default: '{header:x-signature-timestamp}{body}' },
+  /** The header holding the send time; it must be named in `content` (config refuses it otherwise); '' for none. */
   timestampHeader: { kind: 'text', default: 'x-signature-timestamp' },
   timestampFormat: { kind: 'enum', values: ['unix-s', 'unix-ms', 'iso8601'], default: 'unix-s' },
   /** How the public key (and, to sign, the private key) is written. */
@@ -44,12 +45,13 @@ export function ed25519Verifier(options: Ed25519Options): Verifier {
 
 export const ed25519: Scheme<typeof OPTIONS> = {
   signedParts: (options) => {
-    const headers = templateHeaders(compileTemplate(options.content));
+    const parts = compileTemplate(options.content);
+    const headers = templateHeaders(parts);
     return {
-      body: true,
+      body: 'bytes',
       headers,
       summary: `the body${headers.map((h) => `, ${h}`).join('')}`,
-      ...(options.timestampHeader ? { timestamp: options.timestampHeader.toLowerCase() } : {}),
+      ...templateTimestamp('ed25519', options.content, parts, options.timestampHeader),
     };
   },
   options: OPTIONS,

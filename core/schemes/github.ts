@@ -7,7 +7,7 @@ const FIXED = { algorithm: 'sha256', encoding: 'hex', header: 'x-hub-signature-2
 export const githubVerifier = hmacVerifier(FIXED);
 
 export const github: Scheme = {
-  signedParts: { body: true, headers: [], summary: 'the body only' },
+  signedParts: { body: 'bytes', headers: [], summary: 'the body only' },
   options: {},
   verifier: () => githubVerifier,
   sign: (_options, input) => hmacSign(FIXED, input),

@@ -15,6 +15,7 @@ import {
   secretKey,
   templateHeaders,
   templateSignsUrl,
+  templateTimestamp,
 } from './template';
 import type { OptionsOf, Scheme, SignedParts, Verifier } from './types';
 
@@ -29,7 +30,10 @@ const OPTIONS = {
   prefix: { kind: 'text', default: '' },
   /** Splits a header carrying several signatures (PagerDuty's `v1=a,v1=b`); '' for one signature. */
   separator: { kind: 'text', default: '' },
-  /** A signed header holding the send time, checked against the source's tolerance; '' for none. */
+  /**
+   * A header holding the send time, checked against the source's tolerance; '' for none. It must be
+   * signed: named in `content` as `{header:<name>}` (config refuses it otherwise).
+   */
   timestampHeader: { kind: 'text', default: '' },
   timestampFormat: { kind: 'enum', values: ['unix-s', 'unix-ms', 'iso8601', 'http-date'], default: 'unix-s' },
   /** How the secret text becomes the HMAC key. */
@@ -43,10 +47,10 @@ function partsOf(options: HmacTemplateOptions): SignedParts {
   const headers = templateHeaders(parts);
   const url = templateSignsUrl(parts) ? ', the request URL' : '';
   return {
-    body: true,
+    body: 'bytes',
     headers,
     summary: headers.length > 0 || url ? `the body${url}${headers.map((h) => `, ${h}`).join('')}` : 'the body only',
-    ...(options.timestampHeader ? { timestamp: options.timestampHeader.toLowerCase() } : {}),
+    ...templateTimestamp('hmac-template', options.content, parts, options.timestampHeader),
   };
 }
 

@@ -36,7 +36,7 @@ export function hmacSign(options: HmacOptions, input: { readonly body: Buffer; r
 }
 
 export const hmac: Scheme<typeof OPTIONS> = {
-  signedParts: { body: true, headers: [], summary: 'the body only' },
+  signedParts: { body: 'bytes', headers: [], summary: 'the body only' },
   options: OPTIONS,
   verifier: hmacVerifier,
   sign: hmacSign,

@@ -6,21 +6,28 @@
  * `@hygraph/utils` (generateWebhookSignature / verifyWebhookSignature) in test/providers/sdk.test.ts.
  */
 import { createHmac } from 'node:crypto';
-import { decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance, verifyHmac } from './crypto';
+import { decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance, rejected, verifyHmac } from './crypto';
 import type { Scheme, SignedParts } from './types';
 
 const HEADER = 'gcms-signature';
 
 const PARTS: SignedParts = {
-  body: true,
+  body: 'bytes',
   headers: [],
   summary: `the body and the env= and t= of ${HEADER}`,
   timestamp: `t= of ${HEADER}`,
 };
 
 /** The bytes Hygraph signs: JSON.stringify of the body text, the environment and the timestamp. */
-const signedContent = (body: Buffer, environment: string, timestamp: number): Buffer =>
-  Buffer.from(JSON.stringify({ Body: body.toString('utf8'), EnvironmentName: environment, TimeStamp: timestamp }), 'utf8');
+const signedContent = (body: string, environment: string, timestamp: number): Buffer =>
+  Buffer.from(JSON.stringify({ Body: body, EnvironmentName: environment, TimeStamp: timestamp }), 'utf8');
+
+/**
+ * Hygraph signs the body as text. Decoded leniently, every invalid byte would become U+FFFD and
+ * bodies differing only there would share one signature; decoded strictly, one text is one byte
+ * string, so the signature covers the exact bytes (`body: 'bytes'`).
+ */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export const hygraph: Scheme = {
   signedParts: PARTS,
@@ -44,7 +51,13 @@ export const hygraph: Scheme = {
       const t = items.get('t') ?? '';
       if (!/^\d{1,15}$/.test(t)) return malformedHeader(HEADER, 'has no t= timestamp in ms');
       const timestamp = Number(t);
-      const content = signedContent(input.rawBody, environment, timestamp);
+      let text: string;
+      try {
+        text = utf8.decode(input.rawBody);
+      } catch {
+        return rejected('malformed_signature', 'the body is not UTF-8, and Hygraph signs the body as UTF-8 text');
+      }
+      const content = signedContent(text, environment, timestamp);
       const result = verifyHmac({ algorithm: 'sha256', content, candidates: [signature], header: HEADER }, secrets);
       if (!result.ok) return result;
       return outOfTolerance(HEADER, Math.floor(timestamp / 1000), input) ?? result;
@@ -53,7 +66,7 @@ export const hygraph: Scheme = {
   sign(_options, input) {
     const environment = 'master';
     const mac = createHmac('sha256', input.secret)
-      .update(signedContent(input.body, environment, input.now))
+      .update(signedContent(input.body.toString('utf8'), environment, input.now))
       .digest('base64');
     return { [HEADER]: `sign=${mac}, env=${environment}, t=${input.now}` };
   },

@@ -151,7 +151,7 @@ function privateKeyOf(text: string): KeyObject {
 
 export const jwks: Scheme<typeof OPTIONS> = {
   signedParts: (options) => ({
-    body: true,
+    body: 'bytes',
     headers: [],
     summary: `the body (its SHA-256 in the ${options.bodyHashClaim} claim of the ES256 token in ${options.header}; key fetched by kid)`,
     timestamp: `iat of the token in ${options.header}`,

@@ -135,7 +135,7 @@ export function jwtVerifier(options: JwtOptions): Verifier {
 
 export const jwt: Scheme<typeof OPTIONS> = {
   signedParts: (options) => ({
-    body: true,
+    body: 'bytes',
     headers: [],
     summary:
       `the body (its SHA-256 in the ${options.bodyHashClaim} claim of the token in ${options.header})` +

@@ -15,7 +15,7 @@ import {
   outOfTolerance,
   rejected,
 } from './crypto';
-import { compileTemplate, formatTimestamp, readTemplatedRequest, renderTemplate, templateHeaders } from './template';
+import { compileTemplate, formatTimestamp, readTemplatedRequest, renderTemplate, templateHeaders, templateTimestamp } from './template';
 import type { OptionsOf, Scheme, SignedParts, SigningSecrets, Verifier } from './types';
 
 const OPTIONS = {
@@ -24,7 +24,10 @@ const OPTIONS = {
   /** What is hashed before the secret; see ./template.ts. */
   content: { kind: 'template', default: '{body}{header:x-cld-timestamp}' },
   algorithm: { kind: 'enum', values: ['sha1', 'sha256'], default: 'sha1' },
-  /** A signed header holding the send time, checked against the source's tolerance; '' for none. */
+  /**
+   * A header holding the send time, checked against the source's tolerance; '' for none. It must be
+   * signed: named in `content` as `{header:<name>}` (config refuses it otherwise).
+   */
   timestampHeader: { kind: 'text', default: '' },
   timestampFormat: { kind: 'enum', values: ['unix-s', 'unix-ms'], default: 'unix-s' },
 } as const;
@@ -32,12 +35,13 @@ const OPTIONS = {
 export type SecretDigestOptions = OptionsOf<typeof OPTIONS>;
 
 function partsOf(options: SecretDigestOptions): SignedParts {
-  const headers = templateHeaders(compileTemplate(options.content));
+  const parts = compileTemplate(options.content);
+  const headers = templateHeaders(parts);
   return {
-    body: true,
+    body: 'bytes',
     headers,
     summary: headers.length > 0 ? `the body${headers.map((h) => `, ${h}`).join('')}` : 'the body only',
-    ...(options.timestampHeader ? { timestamp: options.timestampHeader.toLowerCase() } : {}),
+    ...templateTimestamp('secret-digest', options.content, parts, options.timestampHeader),
   };
 }
 

@@ -50,7 +50,7 @@ export const sendgridVerifier: Verifier = {
 };
 
 export const sendgrid: Scheme = {
-  signedParts: { body: true, headers: [TIMESTAMP], summary: `the body and ${TIMESTAMP}`, timestamp: TIMESTAMP },
+  signedParts: { body: 'bytes', headers: [TIMESTAMP], summary: `the body and ${TIMESTAMP}`, timestamp: TIMESTAMP },
   options: {},
   verifier: () => sendgridVerifier,
   sign(_options, input) {

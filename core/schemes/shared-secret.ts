@@ -47,7 +47,7 @@ export function sharedSecretVerifier(options: SharedSecretOptions): Verifier {
 
 export const sharedSecret: Scheme<typeof OPTIONS> = {
   signedParts: (options) => ({
-    body: true,
+    body: 'bytes',
     authentication: 'shared-secret',
     headers: [],
     summary: `nothing: ${options.header} carries the shared secret itself (no signature, no timestamp; TLS only)`,

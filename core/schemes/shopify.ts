@@ -7,7 +7,7 @@ const FIXED = { algorithm: 'sha256', encoding: 'base64', header: 'x-shopify-hmac
 export const shopifyVerifier = hmacVerifier(FIXED);
 
 export const shopify: Scheme = {
-  signedParts: { body: true, headers: [], summary: 'the body only' },
+  signedParts: { body: 'bytes', headers: [], summary: 'the body only' },
   options: {},
   verifier: () => shopifyVerifier,
   sign: (_options, input) => hmacSign(FIXED, input),

@@ -37,7 +37,7 @@ export const slackVerifier: Verifier = {
 };
 
 export const slack: Scheme = {
-  signedParts: { body: true, headers: [TIMESTAMP], summary: `the body and ${TIMESTAMP}`, timestamp: TIMESTAMP },
+  signedParts: { body: 'bytes', headers: [TIMESTAMP], summary: `the body and ${TIMESTAMP}`, timestamp: TIMESTAMP },
   options: {},
   verifier: () => slackVerifier,
   sign(_options, input) {

@@ -37,7 +37,7 @@ function createVerifier(options: OptionsOf<typeof OPTIONS>): Verifier {
 export const standardWebhooksV1a: Scheme<typeof OPTIONS> = {
   signedParts: (options) => {
     const { ID, TIMESTAMP } = namesOf(options.headerPrefix);
-    return { body: true, headers: [ID, TIMESTAMP], summary: `the body, ${ID} and ${TIMESTAMP}`, timestamp: TIMESTAMP };
+    return { body: 'bytes', headers: [ID, TIMESTAMP], summary: `the body, ${ID} and ${TIMESTAMP}`, timestamp: TIMESTAMP };
   },
   options: OPTIONS,
   verifier: createVerifier,

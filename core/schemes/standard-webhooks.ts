@@ -86,7 +86,7 @@ export const standardWebhooksVerifier: Verifier = createVerifier({ headerPrefix:
 export const standardWebhooks: Scheme<typeof OPTIONS> = {
   signedParts: (options) => {
     const { ID, TIMESTAMP } = namesOf(options.headerPrefix);
-    return { body: true, headers: [ID, TIMESTAMP], summary: `the body, ${ID} and ${TIMESTAMP}`, timestamp: TIMESTAMP };
+    return { body: 'bytes', headers: [ID, TIMESTAMP], summary: `the body, ${ID} and ${TIMESTAMP}`, timestamp: TIMESTAMP };
   },
   options: OPTIONS,
   verifier: (options) =>

@@ -37,7 +37,12 @@ export const stripeVerifier: Verifier = {
 
 export const stripe: Scheme = {
   // `t` sits inside the stripe-signature header next to the signatures: no header as a whole is signed.
-  signedParts: { body: true, headers: [], summary: 'the body and the t= timestamp of stripe-signature', timestamp: `t= of ${SIGNATURE}` },
+  signedParts: {
+    body: 'bytes',
+    headers: [],
+    summary: 'the body and the t= timestamp of stripe-signature',
+    timestamp: `t= of ${SIGNATURE}`,
+  },
   options: {},
   verifier: () => stripeVerifier,
   sign(_options, input) {

@@ -5,7 +5,7 @@
  * `{header:name}` a request header's value; everything else is literal text.
  */
 import { SigningSecretError, headerValue, malformedHeader, missingHeader, rejected } from './crypto';
-import type { VerifyInput, VerifyResult } from './types';
+import type { SignedParts, VerifyInput, VerifyResult } from './types';
 
 export type TemplatePart =
   | { readonly kind: 'text'; readonly text: string }
@@ -43,6 +43,32 @@ export function compileTemplate(template: string): TemplatePart[] {
 export const templateHeaders = (parts: readonly TemplatePart[]): string[] => parts.flatMap((p) => (p.kind === 'header' ? [p.name] : []));
 
 export const templateSignsUrl = (parts: readonly TemplatePart[]): boolean => parts.some((p) => p.kind === 'url');
+
+/**
+ * The send time of a template scheme with a `timestampHeader` option (hmac-template, ed25519,
+ * secret-digest): signed only when the content names the header (`{header:<name>}`). Otherwise the
+ * verifier would check a value whoever holds one request can rewrite, so it is declared unsigned and
+ * the config refuses it.
+ */
+export function templateTimestamp(
+  type: string,
+  content: string,
+  parts: readonly TemplatePart[],
+  timestampHeader: string,
+): Pick<SignedParts, 'timestamp' | 'unsignedTimestamp'> {
+  const name = timestampHeader.toLowerCase();
+  if (!name) return {};
+  if (templateHeaders(parts).includes(name)) return { timestamp: name };
+  return {
+    unsignedTimestamp: {
+      option: 'timestampHeader',
+      message:
+        `the ${type} content "${content}" does not sign header ${name}, so a captured request re-sent later with a fresh ` +
+        `${name} would pass the tolerance check; add {header:${name}} to content where the provider signs it, or set ` +
+        "timestampHeader: '' (no signed time: replay protection is then the event id alone)",
+    },
+  };
+}
 
 export interface TemplateValues {
   readonly body: Buffer;

@@ -24,12 +24,26 @@ const OPTIONS = {
 export type TimestampedHmacOptions = OptionsOf<typeof OPTIONS>;
 
 function partsOf(options: TimestampedHmacOptions): SignedParts {
-  const headers = templateHeaders(compileTemplate(options.content));
+  const parts = compileTemplate(options.content);
+  const headers = templateHeaders(parts);
+  const signsT = parts.some((p) => p.kind === 't');
+  const t = `the ${options.timestampKey}= timestamp of ${options.header}`;
   return {
-    body: true,
+    body: 'bytes',
     headers,
-    summary: `the body${headers.map((h) => `, ${h}`).join('')} and the ${options.timestampKey}= timestamp of ${options.header}`,
-    timestamp: `${options.timestampKey}= of ${options.header}`,
+    summary: `the body${headers.map((h) => `, ${h}`).join('')}${signsT ? ` and ${t}` : ''}`,
+    // The verifier checks t= against the tolerance whatever the template says; only `{t}` signs it.
+    ...(signsT
+      ? { timestamp: `${options.timestampKey}= of ${options.header}` }
+      : {
+          unsignedTimestamp: {
+            option: 'content',
+            message:
+              `the timestamped-hmac content "${options.content}" does not sign ${t}, so a captured request re-sent later with a ` +
+              `fresh ${options.timestampKey}= would pass the tolerance check; put {t} in content where the provider signs it ` +
+              '(Stripe-style: "{t}.{body}")',
+          },
+        }),
   };
 }
 

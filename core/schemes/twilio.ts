@@ -72,8 +72,14 @@ export const twilioVerifier: Verifier = {
 };
 
 export const twilio: Scheme = {
-  // The URL and every form parameter (or, for JSON, the body through bodySHA256): the whole body.
-  signedParts: { body: true, headers: [], summary: 'the request URL and the body (form parameters, or bodySHA256)' },
+  // The URL and every form parameter, sorted by name: every name and value is signed, but not their
+  // order or encoding (`b=2&a=1` verifies for `a=1&b=2`, `%20` for `+`), so not the bytes. A JSON body
+  // through bodySHA256 is exact, but the scheme accepts both, so it claims the weaker.
+  signedParts: {
+    body: 'canonical-params',
+    headers: [],
+    summary: 'the request URL and the form parameters as a sorted set (not their order or encoding), or a JSON body through bodySHA256',
+  },
   options: {},
   verifier: () => twilioVerifier,
   /** Signs `input.body` as form parameters, or through bodySHA256 when `input.url` carries one. */

@@ -75,13 +75,32 @@ export interface Verifier {
   verify(input: VerifyInput, secrets: SigningSecrets): VerifyResult;
 }
 
-/** What a scheme's signature covers. Intake reads attribution from signed parts only (see README "Threat model at the door"). */
+/**
+ * What a scheme's signature covers. Intake reads attribution from signed parts only (see README "Threat model at the door");
+ * the config schema (core/config/schema.ts) refuses what a claim here does not support.
+ *
+ * The audit of every scheme (issue 21): `body` as each module declares it, and why.
+ *
+ * | scheme | body | why |
+ * |---|---|---|
+ * | standard-webhooks, -v1a, stripe, slack, sendgrid | `bytes` | HMAC / ed25519 / ECDSA over a delimited or digits-only prefix + the raw bytes |
+ * | github, shopify, hmac | `bytes` | HMAC over the raw bytes alone |
+ * | hmac-template, timestamped-hmac, ed25519, secret-digest | `bytes` | every template has `{body}`, rendered as the raw bytes (`{url}` adds the URL) |
+ * | jwt, jwks (Plaid) | `bytes` | the token's claim is the SHA-256 of the raw bytes |
+ * | hygraph | `bytes` | HMAC over JSON text of the body decoded as UTF-8; a body that is not UTF-8 is refused, so no two byte strings share a text |
+ * | twilio | `canonical-params` | HMAC over the URL + the form parameters sorted by name: order, duplicates' order and percent-encoding are not signed (a JSON body through `bodySHA256` is exact, but the scheme accepts both) |
+ * | mailgun | `false` | only `timestamp` + `token` carried in the body (`bodyFields`) |
+ * | shared-secret, client-state | `bytes` + `authentication: 'shared-secret'` | nothing is signed at all; the request is as trustworthy as the secret |
+ */
 export interface SignedParts {
   /**
-   * Whether the exact body bytes are covered. Almost every scheme signs them; Mailgun signs only a
-   * timestamp and a token carried in the body (`bodyFields`), so its body is NOT authenticated.
+   * How the body is covered. `bytes`: the exact bytes (almost every scheme). `canonical-params`: the
+   * form parameters as a set, sorted by name (Twilio): every name and value is signed, but the same
+   * parameters in another order or percent-encoding are other bytes that verify too, so nothing that
+   * hashes the raw bytes (a body-hash event id, replay protection by body) can rely on it. `false`:
+   * the body is NOT authenticated (Mailgun signs only a timestamp and a token carried in it, `bodyFields`).
    */
-  readonly body: boolean;
+  readonly body: 'bytes' | 'canonical-params' | false;
   /** When `body` is false: the body paths the signature does cover (the only ones attribution may read). */
   readonly bodyFields?: readonly string[];
   /**
@@ -94,8 +113,18 @@ export interface SignedParts {
   readonly headers: readonly string[];
   /** Said in errors and docs. */
   readonly summary: string;
-  /** Where the signed send time is (checked against the source's tolerance); absent when nothing signed carries one. */
+  /**
+   * Where the signed send time is (checked against the source's tolerance); absent when nothing signed
+   * carries one. Never a timestamp the verifier reads but the signature does not cover.
+   */
   readonly timestamp?: string;
+  /**
+   * A send time the scheme's options have the verifier check although the signed content leaves it out
+   * (a `timestampHeader` not named in `content`, a `timestamped-hmac` content without `{t}`): whoever
+   * holds one request could re-send it later with a fresh value and pass the tolerance check. The config
+   * schema refuses a source whose scheme declares one: `option` is the option to fix, `message` says why and how.
+   */
+  readonly unsignedTimestamp?: { readonly option: string; readonly message: string };
 }
 
 /** What `hookledger send` signs (and the tests sign with): one request body, one secret, one instant. */

@@ -251,6 +251,32 @@ describe('twilio: a form body, stored as received, attributed from form fields, 
     await refused(() => post('twilio', forged, formHeaders(signature)), 401, 'signature_mismatch');
   });
 
+  it('re-sent with its parameters reordered and re-encoded, it still verifies (Twilio signs the sorted parameters) and makes no second event: 200 duplicate_conflict under the signed MessageSid', async () => {
+    const signature = twilio.getExpectedTwilioSignature(VERIFY.twilio, stack.webhookUrl('twilio'), form);
+    const reordered = Object.entries(form)
+      .reverse()
+      .map(([name, value]) => `${name}=${encodeURIComponent(value)}`)
+      .join('&');
+    expect(reordered).not.toBe(body);
+    const receiptsBefore = (
+      await scanAll<{ pk: string }>(stack.handlers.ddb, { TableName: stack.resources.tables.events, ConsistentRead: true })
+    )
+      .filter((item) => item.pk.startsWith('evt#twilio#'))
+      .map((item) => item.pk);
+    expect(receiptsBefore).toEqual([`evt#twilio#${form.MessageSid}`]);
+    const res = await post('twilio', reordered, formHeaders(signature));
+    expect(res.status, res.text).toBe(200);
+    expect(JSON.parse(res.text)).toEqual({ status: 'duplicate_conflict', event_id: form.MessageSid });
+    const receiptsAfter = (
+      await scanAll<{ pk: string }>(stack.handlers.ddb, { TableName: stack.resources.tables.events, ConsistentRead: true })
+    )
+      .filter((item) => item.pk.startsWith('evt#twilio#'))
+      .map((item) => item.pk);
+    expect(receiptsAfter).toEqual([`evt#twilio#${form.MessageSid}`]);
+    await stack.drain();
+    expect(delivered).toHaveLength(1);
+  });
+
   it('answers a GET 405 with Allow: POST (twilio has no GET handshake), nothing stored', async () => {
     const before = await itemCount();
     const res = await get('twilio', '?challenge=abc');

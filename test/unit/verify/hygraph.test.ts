@@ -58,4 +58,20 @@ describe('hygraph', () => {
     expect(verify(`sign=${mac('master', NOW)}, env=master, t=soon`)).toMatchObject({ ok: false, code: 'malformed_signature' });
     expect(verify(`sign=${mac('master', stale)}, env=master, t=${stale}`)).toMatchObject({ ok: false, code: 'timestamp_out_of_tolerance' });
   });
+
+  it('refuses a body that is not UTF-8: otherwise two bodies differing in an invalid byte (0xff, 0xfe) share one signature', () => {
+    const withByte = (byte: number) =>
+      Buffer.concat([Buffer.from('{"id":"ckwf4tz3c00x40b50v7m9vq3y","note":"'), Buffer.from([byte]), Buffer.from('"}')]);
+    // What a lenient decoder would sign for either body: the text with U+FFFD in place of the byte.
+    const signature = `sign=${mac('master', NOW, SECRET, withByte(0xff).toString('utf8'))}, env=master, t=${NOW}`;
+    expect(withByte(0xfe).toString('utf8')).toBe(withByte(0xff).toString('utf8'));
+    for (const byte of [0xff, 0xfe]) {
+      expect(
+        verifierFor(scheme).verify(
+          { rawBody: withByte(byte), headers: { 'gcms-signature': signature }, now: NOW, toleranceSeconds: 300 },
+          { current: SECRET },
+        ),
+      ).toEqual({ ok: false, code: 'malformed_signature', message: 'the body is not UTF-8, and Hygraph signs the body as UTF-8 text' });
+    }
+  });
 });

@@ -93,17 +93,35 @@ function request(scheme: VerificationScheme) {
   return headers;
 }
 
-const verify = (scheme: VerificationScheme, headers: Record<string, string>, body = sentBody(scheme)) =>
+const verify = (scheme: VerificationScheme, headers: Record<string, string>, body = sentBody(scheme), url = URL_SIGNED) =>
   verifierFor(scheme).verify(
-    { rawBody: body, headers, now: NOW, toleranceSeconds: 300, url: URL_SIGNED, publicKeys: { [jwksPublic.kid]: jwksPublic } },
+    { rawBody: body, headers, now: NOW, toleranceSeconds: 300, url, publicKeys: { [jwksPublic.kid]: jwksPublic } },
     { current: verifyingSecret(scheme) },
   );
+
+/**
+ * What `body: 'bytes'` promises, checked on bodies where a looser signature would be fooled: a form
+ * body re-sent with its parameters in another order (Twilio signs the sorted parameters), and a body
+ * whose invalid UTF-8 byte is swapped for another (a signature over the decoded text sees U+FFFD twice).
+ */
+const URL_FORM = 'https://hooks.example.com/hooks/acme';
+const FORM = Buffer.from('AccountSid=AC3f9a2b7c&MessageSid=SM1f0e8ae6&MessageStatus=delivered');
+const FORM_REORDERED = Buffer.from('MessageStatus=delivered&MessageSid=SM1f0e8ae6&AccountSid=AC3f9a2b7c');
+const INVALID_UTF8 = (byte: number) =>
+  Buffer.concat([Buffer.from('{"id":"evt_01J8K7M2Q4","tenant_id":"tenant_204","note":"'), Buffer.from([byte]), Buffer.from('"}')]);
+
+/** The headers a provider sends with `body` to `url` (a form body with its content type). */
+const signedFor = (scheme: VerificationScheme, body: Buffer, url: string, form = false) => ({
+  ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+  ...signatureHeaders(scheme, { body, secret: signingSecret(scheme), now: NOW, messageId: 'msg_2Kp7QeWd9', url }),
+});
 
 /** Another value of the same shape: timestamps move by one second, anything else gains a character. */
 const changed = (value: string) => (/^\d+$/.test(value) ? String(Number(value) + 1) : `${value}x`);
 
 describe.each(SCHEMES)('signed parts of $type', (scheme) => {
   const parts = signedParts(scheme);
+  const type = scheme.type;
   const signatureHeadersOnly = Object.keys(
     signatureHeaders(scheme, { body: BODY, secret: signingSecret(scheme), now: NOW, messageId: 'm', url: URL_SIGNED }),
   );
@@ -113,6 +131,30 @@ describe.each(SCHEMES)('signed parts of $type', (scheme) => {
   });
 
   const tampered = () => Buffer.from(sentBody(scheme).toString('utf8').replace('tenant_204', 'tenant_205'));
+
+  if (parts.body === 'bytes' && parts.authentication === undefined) {
+    it('declares the exact bytes signed: a form body re-sent with its parameters reordered breaks', () => {
+      const headers = signedFor(scheme, FORM, URL_FORM, true);
+      expect(verify(scheme, headers, FORM, URL_FORM)).toEqual({ ok: true, secretVersion: 'current' });
+      expect(verify(scheme, headers, FORM_REORDERED, URL_FORM)).toMatchObject({ ok: false, code: 'signature_mismatch' });
+    });
+
+    it('declares the exact bytes signed: an invalid UTF-8 byte swapped for another (0xfe for 0xff) breaks', () => {
+      const headers = signedFor(scheme, INVALID_UTF8(0xff), URL_FORM);
+      const original = verify(scheme, headers, INVALID_UTF8(0xff), URL_FORM);
+      // Verifiers that sign the body as text (Hygraph) refuse bytes that are not UTF-8 at all.
+      expect(original.ok ? 'verified' : original.code).toBe(type === 'hygraph' ? 'malformed_signature' : 'verified');
+      expect(verify(scheme, headers, INVALID_UTF8(0xfe), URL_FORM)).toMatchObject({ ok: false });
+    });
+  }
+  if (parts.body === 'canonical-params') {
+    it('declares the parameters signed, not the bytes: the same form parameters reordered verify, a changed value does not', () => {
+      const headers = signedFor(scheme, FORM, URL_FORM, true);
+      expect(verify(scheme, headers, FORM_REORDERED, URL_FORM)).toEqual({ ok: true, secretVersion: 'current' });
+      const changedValue = Buffer.from(FORM_REORDERED.toString().replace('delivered', 'undelivered'));
+      expect(verify(scheme, headers, changedValue, URL_FORM)).toMatchObject({ ok: false, code: 'signature_mismatch' });
+    });
+  }
 
   if (parts.body && parts.authentication === undefined) {
     it('breaks when the body changes by one byte', () => {
