@@ -12,6 +12,7 @@ import { QUEUE_RETENTION } from '../../core/queues';
 import type { ConsumerConfig } from '../../core/config/schema';
 import { FIFO_SUFFIX, isOrdered, workerEntry } from '../../core/config/consumers';
 import { assertConsumerRules } from '../../core/config/consumer-rules';
+import { deadLetterQueueProps, workQueueProps } from './defaults';
 import { grantItemsByKeyPattern } from './event-store';
 import { HookledgerFunction } from './hookledger-function';
 
@@ -83,33 +84,35 @@ export class ConsumerWorker extends Construct {
       arnFormat: ArnFormat.NO_RESOURCE_NAME,
     });
 
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.seconds(QUEUE_RETENTION.deadLetterSeconds),
-      // Removing the consumer (or the stack) must not delete poison messages nobody has looked at.
-      removalPolicy: RemovalPolicy.RETAIN,
-      ...(fifo ? { fifo: true } : {}),
-      redriveAllowPolicy: {
-        redrivePermission: sqs.RedrivePermission.BY_QUEUE,
-        sourceQueues: [sqs.Queue.fromQueueArn(this, 'RedriveTarget', queueArn)],
-      },
-    });
+    // Retained: removing the consumer (or the stack) must not delete poison messages nobody has looked at.
+    this.deadLetterQueue = new sqs.Queue(
+      this,
+      'DeadLetterQueue',
+      deadLetterQueueProps({
+        fifo,
+        redriveAllowPolicy: {
+          redrivePermission: sqs.RedrivePermission.BY_QUEUE,
+          sourceQueues: [sqs.Queue.fromQueueArn(this, 'RedriveTarget', queueArn)],
+        },
+      }),
+    );
     Validations.of(this.deadLetterQueue).acknowledge({
       id: 'Serverless-SQSRedrivePolicy',
       reason:
         "This is the consumer's terminal dead-letter queue: nothing consumes it, its depth alarms, and operators move messages back with `hookledger redrive`, so a DLQ behind it would never receive anything.",
     });
-    this.queue = new sqs.Queue(this, 'Queue', {
-      queueName,
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: retention,
-      visibilityTimeout: Duration.seconds(c.visibilityTimeoutSeconds),
-      // The fan-out sets the deduplication id (the ledger key), never the body's hash.
-      ...(fifo ? { fifo: true, contentBasedDeduplication: false } : {}),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: c.maxReceiveCount },
-    });
+    this.queue = new sqs.Queue(
+      this,
+      'Queue',
+      workQueueProps({
+        queueName,
+        visibility: Duration.seconds(c.visibilityTimeoutSeconds),
+        retention,
+        // The fan-out sets the deduplication id (the ledger key).
+        fifo,
+        deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: c.maxReceiveCount },
+      }),
+    );
 
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
