@@ -20,8 +20,9 @@ export interface DeadLetterQueueOptions {
 
 /**
  * A terminal queue: a consumer's DLQ, the fan-out's on-failure queue, the reconcile schedule's DLQ.
- * Nothing consumes it; what lands there is evidence of lost or poisoned work, so it is kept for 14
- * days and retained when its construct or the stack is removed or replaced.
+ * Nothing consumes it; what lands there is evidence of lost or poisoned work, so it is kept for SQS's
+ * maximum (QUEUE_RETENTION.deadLetterSeconds) and retained when its construct or the stack is removed
+ * or replaced.
  */
 export function deadLetterQueueProps(options: DeadLetterQueueOptions = {}): sqs.QueueProps {
   return {
