@@ -12,6 +12,7 @@ import { ConfigurationError } from '../errors';
 import { parseTemplate } from '../schemes/template';
 import { closeProviderNames, findProvider, HANDSHAKES, PROVIDER_NAMES } from '../providers/catalog';
 import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING } from '../blobs';
+import { checkConsumer } from './consumer-rules';
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/;
 const idSchema = (what: string) =>
@@ -361,9 +362,9 @@ export const consumerSchema = z
     subscribes: z.array(z.string().regex(PATTERN, 'pattern must be "*", "a.b" or "a.*"')).min(1),
     /** Payload fields the handler may see (dotted paths); everything else is removed before it runs. */
     fields: z.array(z.string().min(1)).min(1),
-    /** Receives before a message goes to this consumer's DLQ (the retry budget). */
-    maxReceiveCount: z.number().int().min(1).max(1000).default(5),
-    /** The lease: SQS visibility timeout, seconds. Must be at least 6x `timeoutSeconds`. */
+    /** Receives before a message goes to this consumer's DLQ (the retry budget), 1-1000. */
+    maxReceiveCount: z.number().default(5),
+    /** The lease: SQS visibility timeout, seconds. Must be at least 6x `timeoutSeconds` (VISIBILITY_TIMEOUT_FACTOR). */
     visibilityTimeoutSeconds: z.number().int().min(6).max(43_200).default(60),
     /** Lambda timeout for the worker, seconds. */
     timeoutSeconds: z.number().int().min(1).max(900).default(10),
@@ -393,16 +394,17 @@ export const consumerSchema = z
     ordering: orderingSchema.optional(),
     /** Processing-policy version recorded on every acknowledgement (rules or prompt version). */
     policyVersion: z.string().min(1).max(64).default('v1'),
-    batchSize: z.number().int().min(1).max(10).default(10),
+    /** Messages per SQS receive, 1-10. */
+    batchSize: z.number().default(10),
     /** Event-source maximum concurrency (2-1000): at most this many batches of this consumer run at once. */
-    maxConcurrency: z.number().int().min(2).max(1000).default(5),
+    maxConcurrency: z.number().default(5),
     /**
      * Reserved concurrency of the worker, opt-in (default none: the account's shared pool). A
      * reservation is refused when it leaves the account under 100 unreserved, which fails the first
      * deploy on a new account; when set it must be at least `maxConcurrency`, or throttled receives
      * count against `maxReceiveCount` and push messages into the DLQ early.
      */
-    reservedConcurrency: z.number().int().min(1).max(1000).optional(),
+    reservedConcurrency: z.number().optional(),
     memoryMb: z.number().int().min(128).max(10_240).default(256),
   })
   .strict()
@@ -435,20 +437,8 @@ export const consumerSchema = z
         message: `must not exceed the worker's timeoutSeconds (${c.timeoutSeconds * 1000} ms), got ${c.http.timeoutMs}`,
       });
     }
-    if (c.visibilityTimeoutSeconds < 6 * c.timeoutSeconds) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['visibilityTimeoutSeconds'],
-        message: `must be at least 6x timeoutSeconds (${6 * c.timeoutSeconds}), got ${c.visibilityTimeoutSeconds}`,
-      });
-    }
-    if (c.reservedConcurrency !== undefined && c.reservedConcurrency < c.maxConcurrency) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['reservedConcurrency'],
-        message: `must be at least maxConcurrency (${c.maxConcurrency}) so the event source is never throttled; raise it, lower maxConcurrency, or remove it to use the shared pool`,
-      });
-    }
+    // Lease, retry budget, batch and concurrency: the rule table ConsumerWorker checks too, bounds included.
+    for (const problem of checkConsumer(c)) ctx.addIssue({ code: 'custom', path: [...problem.path], message: problem.message });
   });
 export type ConsumerConfig = z.infer<typeof consumerSchema>;
 

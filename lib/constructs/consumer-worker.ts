@@ -11,11 +11,10 @@ import { keyPattern, ledgerKeyPatternOf } from '../../core/model';
 import { QUEUE_RETENTION } from '../../core/queues';
 import type { ConsumerConfig } from '../../core/config/schema';
 import { FIFO_SUFFIX, isOrdered, workerEntry } from '../../core/config/consumers';
+import { assertConsumerRules } from '../../core/config/consumer-rules';
+import { deadLetterQueueProps, workQueueProps } from './defaults';
 import { grantItemsByKeyPattern } from './event-store';
 import { HookledgerFunction } from './hookledger-function';
-
-/** AWS guidance for SQS-triggered Lambdas: the lease must outlast several attempts' worth of work. */
-export const VISIBILITY_TIMEOUT_FACTOR = 6;
 
 export interface ConsumerWorkerProps {
   /** The consumer's entry in hookledger.config.ts (id, entry, retry budget, lease, concurrency). */
@@ -62,7 +61,8 @@ export class ConsumerWorker extends Construct {
   constructor(scope: Construct, id: string, props: ConsumerWorkerProps) {
     super(scope, id);
     const c = props.consumer;
-    validateConsumer(c);
+    // The schema's consumer rules, in case the config did not go through defineConfig.
+    assertConsumerRules(c);
     const retention = props.queueRetention ?? Duration.seconds(QUEUE_RETENTION.consumerDefaultSeconds);
     if (retention.toSeconds() > QUEUE_RETENTION.consumerMaxSeconds) {
       throw new Error(
@@ -84,33 +84,35 @@ export class ConsumerWorker extends Construct {
       arnFormat: ArnFormat.NO_RESOURCE_NAME,
     });
 
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.seconds(QUEUE_RETENTION.deadLetterSeconds),
-      // Removing the consumer (or the stack) must not delete poison messages nobody has looked at.
-      removalPolicy: RemovalPolicy.RETAIN,
-      ...(fifo ? { fifo: true } : {}),
-      redriveAllowPolicy: {
-        redrivePermission: sqs.RedrivePermission.BY_QUEUE,
-        sourceQueues: [sqs.Queue.fromQueueArn(this, 'RedriveTarget', queueArn)],
-      },
-    });
+    // Retained: removing the consumer (or the stack) must not delete poison messages nobody has looked at.
+    this.deadLetterQueue = new sqs.Queue(
+      this,
+      'DeadLetterQueue',
+      deadLetterQueueProps({
+        fifo,
+        redriveAllowPolicy: {
+          redrivePermission: sqs.RedrivePermission.BY_QUEUE,
+          sourceQueues: [sqs.Queue.fromQueueArn(this, 'RedriveTarget', queueArn)],
+        },
+      }),
+    );
     Validations.of(this.deadLetterQueue).acknowledge({
       id: 'Serverless-SQSRedrivePolicy',
       reason:
         "This is the consumer's terminal dead-letter queue: nothing consumes it, its depth alarms, and operators move messages back with `hookledger redrive`, so a DLQ behind it would never receive anything.",
     });
-    this.queue = new sqs.Queue(this, 'Queue', {
-      queueName,
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: retention,
-      visibilityTimeout: Duration.seconds(c.visibilityTimeoutSeconds),
-      // The fan-out sets the deduplication id (the ledger key), never the body's hash.
-      ...(fifo ? { fifo: true, contentBasedDeduplication: false } : {}),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: c.maxReceiveCount },
-    });
+    this.queue = new sqs.Queue(
+      this,
+      'Queue',
+      workQueueProps({
+        queueName,
+        visibility: Duration.seconds(c.visibilityTimeoutSeconds),
+        retention,
+        // The fan-out sets the deduplication id (the ledger key).
+        fifo,
+        deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: c.maxReceiveCount },
+      }),
+    );
 
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
@@ -205,29 +207,5 @@ export class ConsumerWorker extends Construct {
         ],
       });
     }
-  }
-}
-
-/** Checks what the queue and event source need, in case the config did not go through defineConfig. */
-function validateConsumer(c: ConsumerConfig): void {
-  const minimum = VISIBILITY_TIMEOUT_FACTOR * c.timeoutSeconds;
-  if (c.visibilityTimeoutSeconds < minimum) {
-    throw new Error(
-      `consumer ${c.id}: visibilityTimeoutSeconds ${c.visibilityTimeoutSeconds} is less than ${VISIBILITY_TIMEOUT_FACTOR}x timeoutSeconds ${c.timeoutSeconds}; set visibilityTimeoutSeconds to at least ${minimum} or lower timeoutSeconds`,
-    );
-  }
-  if (!Number.isInteger(c.maxConcurrency) || c.maxConcurrency < 2 || c.maxConcurrency > 1000) {
-    throw new Error(`consumer ${c.id}: maxConcurrency must be an integer from 2 to 1000, got ${c.maxConcurrency}`);
-  }
-  if (c.reservedConcurrency !== undefined && (!Number.isInteger(c.reservedConcurrency) || c.reservedConcurrency < c.maxConcurrency)) {
-    throw new Error(
-      `consumer ${c.id}: reservedConcurrency must be an integer of at least maxConcurrency (${c.maxConcurrency}), got ${c.reservedConcurrency}; raise it or leave it unset`,
-    );
-  }
-  if (!Number.isInteger(c.batchSize) || c.batchSize < 1 || c.batchSize > 10) {
-    throw new Error(`consumer ${c.id}: batchSize must be an integer from 1 to 10, got ${c.batchSize}`);
-  }
-  if (!Number.isInteger(c.maxReceiveCount) || c.maxReceiveCount < 1) {
-    throw new Error(`consumer ${c.id}: maxReceiveCount must be a positive integer, got ${c.maxReceiveCount}`);
   }
 }

@@ -1,11 +1,12 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
-import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN, QUEUE_RETENTION } from '../../core/queues';
+import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../../core/queues';
+import { deadLetterQueueProps } from './defaults';
 import { HookledgerFunction } from './hookledger-function';
 import { grantItemsByKeyPattern } from './event-store';
 import { keyPattern } from '../../core/model';
@@ -65,13 +66,8 @@ export class FanOut extends Construct {
       throw new Error(`maxRecordAge must be from 60 seconds to 24 hours (stream retention), got ${maxRecordAge.toSeconds()} seconds`);
     }
 
-    const failureQueue = new sqs.Queue(this, 'FailureQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.seconds(QUEUE_RETENTION.deadLetterSeconds),
-      // It names the records the fan-out gave up on: kept when the stack goes away or it is replaced.
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
+    // It names the records the fan-out gave up on: kept when the stack goes away or it is replaced.
+    const failureQueue = new sqs.Queue(this, 'FailureQueue', deadLetterQueueProps());
     Validations.of(failureQueue).acknowledge({
       id: 'AwsSolutions-SQS3',
       reason:

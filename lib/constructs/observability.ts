@@ -71,36 +71,151 @@ function label(metric: cloudwatch.Metric, text: string): cloudwatch.Metric {
   return metric.with({ label: text });
 }
 
+/** A custom metric the functions publish as EMF (names in core/metrics.ts), summed per period. */
+function customMetric(metricName: string, dimensionsMap: Record<string, string>, period: Duration): cloudwatch.Metric {
+  return new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName, dimensionsMap, statistic: 'Sum', period });
+}
+
+/** One series per value of the other dimensions of an EMF metric, this stack's only. */
+function searchOfStack(metricName: string, dimensions: readonly string[], stackDimension: string): cloudwatch.MathExpression {
+  return new cloudwatch.MathExpression({
+    // Only this stack's series: another copy in the account publishes under its own Stack.
+    expression: `SEARCH('{${METRICS_NAMESPACE},${dimensions.join(',')}} MetricName="${metricName}" Stack="${stackDimension}"', 'Sum', 60)`,
+    label: '',
+    period: ONE_MINUTE,
+  });
+}
+
+/** The condition admitting CloudWatch alarms of this stack's account only. */
+function alarmsOfThisAccount(stack: Stack): Record<string, unknown> {
+  return {
+    StringEquals: { 'aws:SourceAccount': stack.account },
+    ArnLike: {
+      'aws:SourceArn': stack.formatArn({
+        service: 'cloudwatch',
+        resource: 'alarm',
+        resourceName: '*',
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
+    },
+  };
+}
+
+/** What one alarm watches and says; every alarm notifies the topic when it fires and when it clears. */
+interface AlarmSpec {
+  readonly scope?: Construct;
+  readonly metric: cloudwatch.IMetric;
+  readonly threshold: number;
+  readonly description: string;
+  readonly treatMissingData?: cloudwatch.TreatMissingData;
+  /** Breaching periods in a row before it fires (every one of them must breach). @default 1 */
+  readonly evaluationPeriods?: number;
+}
+
+interface IntakeSignals {
+  readonly api: apigwv2.IHttpApi;
+  readonly count: cloudwatch.Metric;
+  readonly clientErrors: cloudwatch.Metric;
+  readonly serverErrors: cloudwatch.Metric;
+}
+
+interface FanOutSignals {
+  readonly iteratorAge: cloudwatch.Metric;
+  readonly errors: cloudwatch.Metric;
+  readonly failures: cloudwatch.Metric;
+}
+
+interface ReconcileSignals {
+  readonly violations: cloudwatch.Metric;
+  readonly repairs: cloudwatch.Metric;
+  readonly incomplete: cloudwatch.Metric;
+}
+
+interface SecretSignals {
+  readonly stale: cloudwatch.Metric;
+  readonly none: cloudwatch.Metric;
+}
+
+/** Everything the dashboard's overview rows graph. */
+interface Signals {
+  readonly intake: IntakeSignals;
+  readonly fanOut: FanOutSignals;
+  readonly reconcile: ReconcileSignals;
+  readonly reconcileErrors: cloudwatch.Metric;
+  readonly secrets: SecretSignals;
+}
+
 /**
  * The alarm topic, the alarms that page on lost or stuck work, and one dashboard for intake, fan-out
- * and every consumer.
+ * and every consumer, one builder per concern. Construct ids are a contract: they make the alarms'
+ * logical ids and names, and a changed id would replace an alarm and lose its history.
  */
 export class Observability extends Construct {
   readonly alarmTopic: sns.ITopic;
   readonly dashboard: cloudwatch.Dashboard;
   readonly alarms: cloudwatch.IAlarm[] = [];
   private readonly action: SnsAction;
+  /** The Stack dimension value of every custom metric this stack's functions publish. */
+  private readonly stackDimension: string;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
-    const stack = Stack.of(this);
-    // The Stack dimension value of every custom metric this stack's functions publish.
-    const stackDimension = props.reconcileStackDimension ?? stack.stackName;
+    this.stackDimension = props.reconcileStackDimension ?? Stack.of(this).stackName;
+    this.alarmTopic = this.buildAlarmTopic(props.alarmEmail);
+    this.action = new SnsAction(this.alarmTopic);
 
-    // CloudWatch cannot publish to a topic encrypted with the AWS managed aws/sns key (its policy
-    // cannot admit cloudwatch.amazonaws.com), so the topic gets its own key that does.
-    const cloudwatchPrincipal = new iam.ServicePrincipal('cloudwatch.amazonaws.com');
-    const fromOurAlarms = {
-      StringEquals: { 'aws:SourceAccount': stack.account },
-      ArnLike: {
-        'aws:SourceArn': stack.formatArn({
-          service: 'cloudwatch',
-          resource: 'alarm',
-          resourceName: '*',
-          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-        }),
-      },
+    // The alarms, in the order the dashboard's alarm status widget lists them.
+    const signals: Signals = {
+      intake: this.watchIntake(props.api),
+      fanOut: this.watchFanOut(props.fanOut, props.fanOutFailureQueue),
+      reconcile: this.watchReconcileResults(props.reconcileInterval),
+      secrets: this.watchSecrets(),
+      reconcileErrors: this.watchReconcileRuns(props),
     };
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
+    for (const row of overviewRows(signals, this.stackDimension)) this.dashboard.addWidgets(...row);
+    const consumersScope = new Construct(this, 'Consumers');
+    for (const c of props.consumers) this.dashboard.addWidgets(...this.watchConsumer(consumersScope, c));
+    this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 }));
+  }
+
+  /**
+   * The SSL-only topic every alarm notifies, under its own key. The SSL-only topic policy replaces
+   * SNS's default policy, so CloudWatch must be admitted explicitly (this account's alarms only).
+   */
+  private buildAlarmTopic(alarmEmail: string | undefined): sns.ITopic {
+    const cloudwatchPrincipal = new iam.ServicePrincipal('cloudwatch.amazonaws.com');
+    const fromOurAlarms = alarmsOfThisAccount(Stack.of(this));
+    const topic = new sns.Topic(this, 'AlarmTopic', {
+      displayName: 'hookledger alarms',
+      masterKey: this.alarmTopicKey(cloudwatchPrincipal, fromOurAlarms),
+      enforceSSL: true,
+    });
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [cloudwatchPrincipal],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: fromOurAlarms,
+      }),
+    );
+    if (alarmEmail) {
+      const subscription = topic.addSubscription(new EmailSubscription(alarmEmail));
+      Validations.of(subscription).acknowledge({
+        id: 'Serverless-SNSRedrivePolicy',
+        reason:
+          'An e-mail that cannot be delivered is not worth keeping: the alarm itself stays in ALARM state in CloudWatch and on the dashboard until the cause is fixed, and `hookledger doctor` reports a topic without a confirmed subscription.',
+      });
+    }
+    return topic;
+  }
+
+  /**
+   * CloudWatch cannot publish to a topic encrypted with the AWS managed aws/sns key (its policy cannot
+   * admit cloudwatch.amazonaws.com), so the topic gets its own key that does.
+   */
+  private alarmTopicKey(cloudwatchPrincipal: iam.IPrincipal, fromOurAlarms: Record<string, unknown>): kms.IKey {
     const key = new kms.Key(this, 'AlarmTopicKey', {
       description: 'Encrypts the hookledger alarm topic; CloudWatch alarms of this account use it to publish',
       enableKeyRotation: true,
@@ -115,61 +230,44 @@ export class Observability extends Construct {
         conditions: fromOurAlarms,
       }),
     );
-    const topic = new sns.Topic(this, 'AlarmTopic', {
-      displayName: 'hookledger alarms',
-      masterKey: key,
-      enforceSSL: true,
-    });
-    // The SSL-only topic policy replaces SNS's default policy, so CloudWatch must be admitted explicitly.
-    topic.addToResourcePolicy(
-      new iam.PolicyStatement({
-        principals: [cloudwatchPrincipal],
-        actions: ['sns:Publish'],
-        resources: [topic.topicArn],
-        conditions: fromOurAlarms,
-      }),
-    );
-    if (props.alarmEmail) {
-      const subscription = topic.addSubscription(new EmailSubscription(props.alarmEmail));
-      Validations.of(subscription).acknowledge({
-        id: 'Serverless-SNSRedrivePolicy',
-        reason:
-          'An e-mail that cannot be delivered is not worth keeping: the alarm itself stays in ALARM state in CloudWatch and on the dashboard until the cause is fixed, and `hookledger doctor` reports a topic without a confirmed subscription.',
-      });
-    }
-    this.alarmTopic = topic;
-    this.action = new SnsAction(topic);
+    return key;
+  }
 
-    // Intake.
-    const api = props.api;
-    const apiCount = api.metricCount({ period: ONE_MINUTE, statistic: 'Sum' });
-    const api4xx = api.metricClientError({ period: ONE_MINUTE, statistic: 'Sum' });
-    const api5xx = api.metricServerError({ period: ONE_MINUTE, statistic: 'Sum' });
+  /** Intake: alarm Api5xx. */
+  private watchIntake(api: apigwv2.IHttpApi): IntakeSignals {
+    const serverErrors = api.metricServerError({ period: ONE_MINUTE, statistic: 'Sum' });
     this.alarm('Api5xx', {
-      metric: api5xx,
+      metric: serverErrors,
       threshold: 0,
       description: 'Intake returned 5xx: webhooks were not recorded (providers will retry).',
     });
+    return {
+      api,
+      count: api.metricCount({ period: ONE_MINUTE, statistic: 'Sum' }),
+      clientErrors: api.metricClientError({ period: ONE_MINUTE, statistic: 'Sum' }),
+      serverErrors,
+    };
+  }
 
-    // Fan-out.
-    const iteratorAge = props.fanOut.metric('IteratorAge', { period: ONE_MINUTE, statistic: 'Maximum' });
-    const fanOutErrors = props.fanOut.metricErrors({ period: ONE_MINUTE, statistic: 'Sum' });
-    const failures = props.fanOutFailureQueue.metricApproximateNumberOfMessagesVisible({
-      period: ONE_MINUTE,
-      statistic: 'Maximum',
-    });
+  /** Fan-out: alarm FanOutFailures (records on its on-failure queue). */
+  private watchFanOut(fanOut: lambda.IFunction, failureQueue: sqs.IQueue): FanOutSignals {
+    const failures = failureQueue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, statistic: 'Maximum' });
     this.alarm('FanOutFailures', {
       metric: failures,
       threshold: 0,
       description: 'The fan-out gave up on stream records (see the failure queue); replay them from the EventStore.',
     });
+    return {
+      iteratorAge: fanOut.metric('IteratorAge', { period: ONE_MINUTE, statistic: 'Maximum' }),
+      errors: fanOut.metricErrors({ period: ONE_MINUTE, statistic: 'Sum' }),
+      failures,
+    };
+  }
 
-    // Reconcile.
-    // The custom metrics the functions publish as EMF, summed per period.
-    const custom = (metricName: string, dimensionsMap: Record<string, string>, period: Duration) =>
-      new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName, dimensionsMap, statistic: 'Sum', period });
-    const reconcileDimensions = { [DIMENSION.stack]: props.reconcileStackDimension ?? stack.stackName };
-    const violations = custom(RECONCILE_VIOLATIONS_METRIC, reconcileDimensions, props.reconcileInterval);
+  /** What each reconcile run reports, once per interval: alarms ReconcileViolations and ReconcileIncomplete. */
+  private watchReconcileResults(interval: Duration): ReconcileSignals {
+    const dimensions = { [DIMENSION.stack]: this.stackDimension };
+    const violations = customMetric(RECONCILE_VIOLATIONS_METRIC, dimensions, interval);
     this.alarm('ReconcileViolations', {
       metric: violations,
       threshold: 0,
@@ -177,13 +275,10 @@ export class Observability extends Construct {
       // Reconcile reports once per interval: keep the last verdict until the next report.
       treatMissingData: cloudwatch.TreatMissingData.IGNORE,
     });
-    // Deliveries the reconciler re-queued (its repair); graphed beside the violations, never alarmed:
-    // a repair is the system mending itself, the violations alarm already said something was lost.
-    const repairs = custom(RECONCILE_REPAIRS_METRIC, reconcileDimensions, props.reconcileInterval);
     // 1 for a run that stopped at its time budget and left a checkpoint, 0 for one that finished. One
     // such run is the design working (the next resumes it); RECONCILE_INCOMPLETE_RUNS in a row is a
     // backlog that is not catching up, so no window is being checked to its end.
-    const incomplete = custom(RECONCILE_INCOMPLETE_METRIC, reconcileDimensions, props.reconcileInterval);
+    const incomplete = customMetric(RECONCILE_INCOMPLETE_METRIC, dimensions, interval);
     this.alarm('ReconcileIncomplete', {
       metric: incomplete,
       threshold: 0,
@@ -193,21 +288,38 @@ export class Observability extends Construct {
       // nor extends a streak.
       treatMissingData: cloudwatch.TreatMissingData.IGNORE,
     });
-    // Intake could not read a signing secret and served the last known one: fine for up to an hour,
-    // then every request is answered 503. Alarm at the first, so someone looks before that.
+    // Deliveries the reconciler re-queued (its repair); graphed beside the violations, never alarmed:
+    // a repair is the system mending itself, the violations alarm already said something was lost.
+    const repairs = customMetric(RECONCILE_REPAIRS_METRIC, dimensions, interval);
+    return { violations, repairs, incomplete };
+  }
+
+  /**
+   * Intake could not read a signing secret and served the last known one: fine for up to an hour,
+   * then every request is answered 503. Alarm SecretsServedStale at the first, so someone looks before that.
+   */
+  private watchSecrets(): SecretSignals {
     const secretFailures = (served: 'stale' | 'none') =>
-      custom(SECRET_REFRESH_FAILURE_METRIC, { [DIMENSION.stack]: stack.stackName, [DIMENSION.served]: served }, Duration.minutes(5));
-    const secretsStale = secretFailures('stale');
+      customMetric(
+        SECRET_REFRESH_FAILURE_METRIC,
+        { [DIMENSION.stack]: Stack.of(this).stackName, [DIMENSION.served]: served },
+        Duration.minutes(5),
+      );
+    const stale = secretFailures('stale');
     this.alarm('SecretsServedStale', {
-      metric: secretsStale,
+      metric: stale,
       threshold: 0,
       description:
         'Intake could not read a signing secret from Secrets Manager and is verifying with the last known values; after an hour it answers 503. Check Secrets Manager access from the ingest function.',
     });
-    const secretsNone = secretFailures('none');
-    const reconcileErrors = props.reconciler.metricErrors({ period: props.reconcileInterval, statistic: 'Sum' });
+    return { stale, none: secretFailures('none') };
+  }
+
+  /** Whether the reconcile runs happen at all: alarms ReconcileErrors and ReconcileDeadLetters. */
+  private watchReconcileRuns(props: ObservabilityProps): cloudwatch.Metric {
+    const errors = props.reconciler.metricErrors({ period: props.reconcileInterval, statistic: 'Sum' });
     this.alarm('ReconcileErrors', {
-      metric: reconcileErrors,
+      metric: errors,
       threshold: 0,
       description: 'Reconcile failed, so the violations alarm is not being updated.',
     });
@@ -219,142 +331,44 @@ export class Observability extends Construct {
           'A scheduled reconcile run was not delivered or failed after its retries (see its dead-letter queue); run `hookledger reconcile` for that hour.',
       });
     }
-
-    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({ title: 'Intake requests', left: [apiCount], width: 8 }),
-      new cloudwatch.GraphWidget({ title: 'Intake 4xx / 5xx', left: [label(api4xx, '4xx'), label(api5xx, '5xx')], width: 8 }),
-      new cloudwatch.GraphWidget({
-        title: 'Intake latency (ms)',
-        left: [
-          label(api.metricLatency({ period: ONE_MINUTE, statistic: 'p50' }), 'p50'),
-          label(api.metricLatency({ period: ONE_MINUTE, statistic: 'p99' }), 'p99'),
-        ],
-        width: 8,
-      }),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Intake outcomes (recorded, duplicate, refusal codes)',
-        // Published by the ingest function as EMF (lambdas/shared/intake-metrics.ts): one series per outcome.
-        left: [
-          new cloudwatch.MathExpression({
-            // Only this stack's series: another copy in the account publishes under its own Stack.
-            expression: `SEARCH('{${METRICS_NAMESPACE},${INTAKE_DIMENSIONS.join(',')}} MetricName="${INTAKE_METRIC}" Stack="${stackDimension}"', 'Sum', 60)`,
-            label: '',
-            period: ONE_MINUTE,
-          }),
-        ],
-        width: 24,
-        stacked: true,
-      }),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({ title: 'Fan-out iterator age', left: [label(iteratorAge, 'max iterator age (ms)')], width: 8 }),
-      new cloudwatch.GraphWidget({
-        title: 'Fan-out errors and failures',
-        left: [label(fanOutErrors, 'errors')],
-        right: [label(failures, 'failure queue')],
-        width: 8,
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Reconcile violations and repairs',
-        left: [label(violations, 'violations'), label(repairs, 'repaired')],
-        right: [label(reconcileErrors, 'errors')],
-        width: 8,
-      }),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Signing secrets unreadable (intake)',
-        left: [label(secretsStale, 'served last known'), label(secretsNone, 'none cached: 503')],
-        width: 12,
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Reconcile runs stopped at their time budget (incomplete)',
-        left: [label(incomplete, 'incomplete (1) / finished (0)')],
-        leftYAxis: { min: 0, max: 1 },
-        width: 12,
-      }),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Fan-out deliveries skipped: consumer no longer configured',
-        // Published by the fan-out as EMF (lambdas/fanout/metrics.ts): one series per removed consumer.
-        left: [
-          new cloudwatch.MathExpression({
-            expression: `SEARCH('{${METRICS_NAMESPACE},${FANOUT_SKIPPED_DIMENSIONS.join(',')}} MetricName="${FANOUT_SKIPPED_METRIC}" Stack="${stackDimension}"', 'Sum', 60)`,
-            label: '',
-            period: ONE_MINUTE,
-          }),
-        ],
-        width: 24,
-      }),
-    );
-
-    const consumersScope = new Construct(this, 'Consumers');
-    for (const c of props.consumers) {
-      const scopeForConsumer = new Construct(consumersScope, c.consumerId);
-      const age = c.queue.metricApproximateAgeOfOldestMessage({ period: ONE_MINUTE, statistic: 'Maximum' });
-      const visible = c.queue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, statistic: 'Maximum' });
-      const inFlight = c.queue.metricApproximateNumberOfMessagesNotVisible({ period: ONE_MINUTE, statistic: 'Maximum' });
-      const dlqDepth = c.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, statistic: 'Maximum' });
-      const workerErrors = c.worker.metricErrors({ period: ONE_MINUTE, statistic: 'Sum' });
-
-      this.alarm('OldestMessageAge', {
-        scope: scopeForConsumer,
-        metric: age,
-        threshold: c.alarmAgeSeconds,
-        description: `Consumer ${c.consumerId} is falling behind: its oldest message is older than ${c.alarmAgeSeconds} s.`,
-      });
-      this.alarm('DeadLetters', {
-        scope: scopeForConsumer,
-        metric: dlqDepth,
-        threshold: 0,
-        description: `Consumer ${c.consumerId} has messages in its DLQ: fix the cause, then redrive from the console.`,
-      });
-      if (c.circuitBreaker) {
-        this.alarm('CircuitOpen', {
-          scope: scopeForConsumer,
-          metric: custom(HTTP_CIRCUIT_OPEN_METRIC, { [DIMENSION.stack]: stack.stackName, [DIMENSION.consumer]: c.consumerId }, ONE_MINUTE),
-          threshold: 0,
-          description: `HTTP consumer ${c.consumerId} opened its circuit breaker and is paused: fix the destination, then \`hookledger resume ${c.consumerId}\`.`,
-          // The breaker stays open until someone resumes: keep the alarm until then.
-          treatMissingData: cloudwatch.TreatMissingData.IGNORE,
-        });
-      }
-      dashboard.addWidgets(
-        new cloudwatch.GraphWidget({
-          title: `${c.consumerId}: oldest message age (s)`,
-          left: [age],
-          leftAnnotations: [{ value: c.alarmAgeSeconds, label: 'alarm' }],
-          width: 6,
-        }),
-        new cloudwatch.GraphWidget({
-          title: `${c.consumerId}: messages`,
-          left: [label(visible, 'visible'), label(inFlight, 'not visible (in flight)')],
-          width: 6,
-        }),
-        new cloudwatch.GraphWidget({ title: `${c.consumerId}: DLQ depth`, left: [dlqDepth], width: 6 }),
-        new cloudwatch.GraphWidget({ title: `${c.consumerId}: worker errors`, left: [workerErrors], width: 6 }),
-      );
-    }
-    dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 }));
-    this.dashboard = dashboard;
+    return errors;
   }
 
-  private alarm(
-    id: string,
-    opts: {
-      readonly scope?: Construct;
-      readonly metric: cloudwatch.IMetric;
-      readonly threshold: number;
-      readonly description: string;
-      readonly treatMissingData?: cloudwatch.TreatMissingData;
-      /** Breaching periods in a row before it fires (every one of them must breach). @default 1 */
-      readonly evaluationPeriods?: number;
-    },
-  ): void {
+  /** One consumer: alarms OldestMessageAge, DeadLetters (and CircuitOpen for HTTP) under `Consumers/<id>`; its dashboard row. */
+  private watchConsumer(consumersScope: Construct, c: ConsumerSignals): cloudwatch.IWidget[] {
+    const scope = new Construct(consumersScope, c.consumerId);
+    const age = c.queue.metricApproximateAgeOfOldestMessage({ period: ONE_MINUTE, statistic: 'Maximum' });
+    const dlqDepth = c.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, statistic: 'Maximum' });
+    this.alarm('OldestMessageAge', {
+      scope,
+      metric: age,
+      threshold: c.alarmAgeSeconds,
+      description: `Consumer ${c.consumerId} is falling behind: its oldest message is older than ${c.alarmAgeSeconds} s.`,
+    });
+    this.alarm('DeadLetters', {
+      scope,
+      metric: dlqDepth,
+      threshold: 0,
+      description: `Consumer ${c.consumerId} has messages in its DLQ: fix the cause, then redrive from the console.`,
+    });
+    if (c.circuitBreaker) {
+      this.alarm('CircuitOpen', {
+        scope,
+        metric: customMetric(
+          HTTP_CIRCUIT_OPEN_METRIC,
+          { [DIMENSION.stack]: Stack.of(this).stackName, [DIMENSION.consumer]: c.consumerId },
+          ONE_MINUTE,
+        ),
+        threshold: 0,
+        description: `HTTP consumer ${c.consumerId} opened its circuit breaker and is paused: fix the destination, then \`hookledger resume ${c.consumerId}\`.`,
+        // The breaker stays open until someone resumes: keep the alarm until then.
+        treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      });
+    }
+    return consumerRow(c, age, dlqDepth);
+  }
+
+  private alarm(id: string, opts: AlarmSpec): void {
     const alarm = new cloudwatch.Alarm(opts.scope ?? this, id, {
       metric: opts.metric,
       threshold: opts.threshold,
@@ -368,4 +382,107 @@ export class Observability extends Construct {
     alarm.addOkAction(this.action);
     this.alarms.push(alarm);
   }
+}
+
+/** The dashboard rows above the consumers': intake, its outcomes, the pipeline, secrets and reconcile runs, skips. */
+function overviewRows(s: Signals, stackDimension: string): cloudwatch.IWidget[][] {
+  return [
+    intakeRow(s.intake),
+    [intakeOutcomesWidget(stackDimension)],
+    pipelineRow(s),
+    healthRow(s),
+    [skippedDeliveriesWidget(stackDimension)],
+  ];
+}
+
+function intakeRow({ api, count, clientErrors, serverErrors }: IntakeSignals): cloudwatch.IWidget[] {
+  return [
+    new cloudwatch.GraphWidget({ title: 'Intake requests', left: [count], width: 8 }),
+    new cloudwatch.GraphWidget({ title: 'Intake 4xx / 5xx', left: [label(clientErrors, '4xx'), label(serverErrors, '5xx')], width: 8 }),
+    new cloudwatch.GraphWidget({
+      title: 'Intake latency (ms)',
+      left: [
+        label(api.metricLatency({ period: ONE_MINUTE, statistic: 'p50' }), 'p50'),
+        label(api.metricLatency({ period: ONE_MINUTE, statistic: 'p99' }), 'p99'),
+      ],
+      width: 8,
+    }),
+  ];
+}
+
+function intakeOutcomesWidget(stackDimension: string): cloudwatch.IWidget {
+  return new cloudwatch.GraphWidget({
+    title: 'Intake outcomes (recorded, duplicate, refusal codes)',
+    // Published by the ingest function as EMF (lambdas/shared/intake-metrics.ts): one series per outcome.
+    left: [searchOfStack(INTAKE_METRIC, INTAKE_DIMENSIONS, stackDimension)],
+    width: 24,
+    stacked: true,
+  });
+}
+
+function pipelineRow({ fanOut, reconcile, reconcileErrors }: Signals): cloudwatch.IWidget[] {
+  return [
+    new cloudwatch.GraphWidget({ title: 'Fan-out iterator age', left: [label(fanOut.iteratorAge, 'max iterator age (ms)')], width: 8 }),
+    new cloudwatch.GraphWidget({
+      title: 'Fan-out errors and failures',
+      left: [label(fanOut.errors, 'errors')],
+      right: [label(fanOut.failures, 'failure queue')],
+      width: 8,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Reconcile violations and repairs',
+      left: [label(reconcile.violations, 'violations'), label(reconcile.repairs, 'repaired')],
+      right: [label(reconcileErrors, 'errors')],
+      width: 8,
+    }),
+  ];
+}
+
+function healthRow({ secrets, reconcile }: Signals): cloudwatch.IWidget[] {
+  return [
+    new cloudwatch.GraphWidget({
+      title: 'Signing secrets unreadable (intake)',
+      left: [label(secrets.stale, 'served last known'), label(secrets.none, 'none cached: 503')],
+      width: 12,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Reconcile runs stopped at their time budget (incomplete)',
+      left: [label(reconcile.incomplete, 'incomplete (1) / finished (0)')],
+      leftYAxis: { min: 0, max: 1 },
+      width: 12,
+    }),
+  ];
+}
+
+function skippedDeliveriesWidget(stackDimension: string): cloudwatch.IWidget {
+  return new cloudwatch.GraphWidget({
+    title: 'Fan-out deliveries skipped: consumer no longer configured',
+    // Published by the fan-out as EMF (lambdas/fanout/metrics.ts): one series per removed consumer.
+    left: [searchOfStack(FANOUT_SKIPPED_METRIC, FANOUT_SKIPPED_DIMENSIONS, stackDimension)],
+    width: 24,
+  });
+}
+
+function consumerRow(c: ConsumerSignals, age: cloudwatch.Metric, dlqDepth: cloudwatch.Metric): cloudwatch.IWidget[] {
+  const visible = c.queue.metricApproximateNumberOfMessagesVisible({ period: ONE_MINUTE, statistic: 'Maximum' });
+  const inFlight = c.queue.metricApproximateNumberOfMessagesNotVisible({ period: ONE_MINUTE, statistic: 'Maximum' });
+  return [
+    new cloudwatch.GraphWidget({
+      title: `${c.consumerId}: oldest message age (s)`,
+      left: [age],
+      leftAnnotations: [{ value: c.alarmAgeSeconds, label: 'alarm' }],
+      width: 6,
+    }),
+    new cloudwatch.GraphWidget({
+      title: `${c.consumerId}: messages`,
+      left: [label(visible, 'visible'), label(inFlight, 'not visible (in flight)')],
+      width: 6,
+    }),
+    new cloudwatch.GraphWidget({ title: `${c.consumerId}: DLQ depth`, left: [dlqDepth], width: 6 }),
+    new cloudwatch.GraphWidget({
+      title: `${c.consumerId}: worker errors`,
+      left: [c.worker.metricErrors({ period: ONE_MINUTE, statistic: 'Sum' })],
+      width: 6,
+    }),
+  ];
 }

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -8,7 +8,7 @@ import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
 import { keyPattern } from '../../core/model';
 import { grantItemsByKeyPattern } from './event-store';
-import { QUEUE_RETENTION } from '../../core/queues';
+import { deadLetterQueueProps } from './defaults';
 import { HookledgerFunction } from './hookledger-function';
 
 export interface ReconcilerRepairProps {
@@ -67,12 +67,7 @@ export class Reconciler extends Construct {
       );
     }
 
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.seconds(QUEUE_RETENTION.deadLetterSeconds),
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', deadLetterQueueProps());
     Validations.of(this.deadLetterQueue).acknowledge({
       id: 'Serverless-SQSRedrivePolicy',
       reason:

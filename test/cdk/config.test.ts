@@ -25,7 +25,7 @@ describe('configuration errors', () => {
     const table = new dynamodb.Table(stack, 'T', { partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING } });
     const consumer = { ...defineConfig(defaultConfig).consumers[0]!, visibilityTimeoutSeconds: 30, timeoutSeconds: 10 };
     expect(() => new ConsumerWorker(stack, 'Bad', { consumer, events: table, ledger: table })).toThrow(
-      'consumer billing-meter: visibilityTimeoutSeconds 30 is less than 6x timeoutSeconds 10; set visibilityTimeoutSeconds to at least 60 or lower timeoutSeconds',
+      'consumer billing-meter: visibilityTimeoutSeconds must be at least 6x timeoutSeconds (60), got 30; raise it to 60 or lower timeoutSeconds',
     );
   });
 
@@ -34,7 +34,37 @@ describe('configuration errors', () => {
     const table = new dynamodb.Table(stack, 'T', { partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING } });
     const consumer = { ...defineConfig(defaultConfig).consumers[0]!, maxConcurrency: 5, reservedConcurrency: 4 };
     expect(() => new ConsumerWorker(stack, 'Bad', { consumer, events: table, ledger: table })).toThrow(
-      'consumer billing-meter: reservedConcurrency must be an integer of at least maxConcurrency (5), got 4; raise it or leave it unset',
+      'consumer billing-meter: reservedConcurrency must be at least maxConcurrency (5) so the event source is never throttled, got 4; raise it, lower maxConcurrency, or remove it to use the shared pool',
+    );
+  });
+
+  // One rule table (core/config/consumer-rules.ts): defineConfig and ConsumerWorker say the same thing.
+  it.each([
+    [{ visibilityTimeoutSeconds: 30, timeoutSeconds: 10 }, 'visibilityTimeoutSeconds', 30],
+    [{ maxReceiveCount: 1001 }, 'maxReceiveCount', 1001],
+    [{ batchSize: 11 }, 'batchSize', 11],
+    [{ maxConcurrency: 1 }, 'maxConcurrency', 1],
+    [{ maxConcurrency: 5, reservedConcurrency: 4 }, 'reservedConcurrency', 4],
+  ] as const)('refuses %o with the same message through defineConfig and in ConsumerWorker itself', (patch, field, value) => {
+    const schemaError = (() => {
+      try {
+        defineConfig(withConsumer(patch));
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error('defineConfig accepted it');
+    })();
+    const prefix = `consumers[id=billing-meter].${field} (value ${value}): `;
+    const line = schemaError.split('\n').find((l) => l.trim().startsWith(prefix));
+    expect(line, schemaError).toBeDefined();
+    const message = line!.trim().slice(prefix.length);
+    expect(message).toContain(`got ${value}`);
+
+    const stack = new Stack(testApp(), 'Direct');
+    const table = new dynamodb.Table(stack, 'T', { partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING } });
+    const consumer = { ...defineConfig(defaultConfig).consumers[0]!, ...patch };
+    expect(() => new ConsumerWorker(stack, 'Bad', { consumer, events: table, ledger: table })).toThrow(
+      `consumer billing-meter: ${field} ${message}`,
     );
   });
 

@@ -231,7 +231,7 @@ describe('reserved concurrency (opt-in per consumer)', () => {
 
   it('refuses a reservation below maxConcurrency, naming the value and the fix', () => {
     expect(() => defineConfig(withReserved(3, 5))).toThrow(
-      'consumers[id=billing-meter].reservedConcurrency (value 3): must be at least maxConcurrency (5) so the event source is never throttled; raise it, lower maxConcurrency, or remove it to use the shared pool',
+      'consumers[id=billing-meter].reservedConcurrency (value 3): must be at least maxConcurrency (5) so the event source is never throttled, got 3; raise it, lower maxConcurrency, or remove it to use the shared pool',
     );
   });
 });

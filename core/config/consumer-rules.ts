@@ -1,0 +1,115 @@
+/**
+ * The rules a consumer's queue, lease and event source must keep, as one table of data (in the manner
+ * of aws-cdk's validate-queue-props.ts). The config schema reports them as issues of `defineConfig`
+ * (core/config/schema.ts) and ConsumerWorker throws them at synth for a consumer that never went
+ * through it: the same rule, the same message. Pure TypeScript: no zod here.
+ */
+import { ConfigurationError } from '../errors';
+
+/** AWS guidance for SQS-triggered Lambdas: the lease must outlast several attempts' worth of work. */
+export const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+/** Inclusive integer bounds of the consumer settings the queue and event source take as they are. */
+export const CONSUMER_LIMITS = {
+  /** SQS allows a redrive policy's maxReceiveCount from 1 to 1000. */
+  maxReceiveCount: { min: 1, max: 1000 },
+  /** An SQS event source receives at most 10 messages per batch. */
+  batchSize: { min: 1, max: 10 },
+  /** An SQS event source's maximum concurrency runs from 2 to 1000. */
+  maxConcurrency: { min: 2, max: 1000 },
+  reservedConcurrency: { min: 1, max: 1000 },
+} as const;
+
+/** What the rules read: a consumer's entry in hookledger.config.ts (`ConsumerConfig` has these). */
+export interface ConsumerSettings {
+  readonly id: string;
+  readonly visibilityTimeoutSeconds: number;
+  readonly timeoutSeconds: number;
+  readonly maxReceiveCount: number;
+  readonly batchSize: number;
+  readonly maxConcurrency: number;
+  readonly reservedConcurrency?: number;
+}
+
+export type ConsumerRuleField = Exclude<keyof ConsumerSettings, 'id'>;
+
+export interface ConsumerRule {
+  /** The setting a broken rule is reported on. */
+  readonly field: ConsumerRuleField;
+  /** True when the consumer breaks the rule. */
+  readonly breaks: (c: ConsumerSettings) => boolean;
+  /** What is wrong: the limit, the bad value and the fix; lower case, the caller says where. */
+  readonly message: (c: ConsumerSettings) => string;
+}
+
+/** A broken rule: the consumer, the path of the setting within it, and the rule's message. */
+export interface ConsumerProblem {
+  readonly consumerId: string;
+  readonly path: readonly [ConsumerRuleField];
+  readonly message: string;
+}
+
+const within = (value: unknown, { min, max }: { readonly min: number; readonly max: number }): boolean =>
+  typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+
+/** An integer setting within its CONSUMER_LIMITS; `why` says what the setting is. */
+function inLimits(field: keyof typeof CONSUMER_LIMITS, why: string): ConsumerRule {
+  const limits = CONSUMER_LIMITS[field];
+  return {
+    field,
+    breaks: (c) => !within(c[field], limits),
+    message: (c) => `must be an integer from ${limits.min} to ${limits.max}${why}, got ${c[field]}`,
+  };
+}
+
+export const CONSUMER_RULES: readonly ConsumerRule[] = [
+  {
+    field: 'visibilityTimeoutSeconds',
+    breaks: (c) => c.visibilityTimeoutSeconds < VISIBILITY_TIMEOUT_FACTOR * c.timeoutSeconds,
+    message: (c) => {
+      const minimum = VISIBILITY_TIMEOUT_FACTOR * c.timeoutSeconds;
+      return `must be at least ${VISIBILITY_TIMEOUT_FACTOR}x timeoutSeconds (${minimum}), got ${c.visibilityTimeoutSeconds}; raise it to ${minimum} or lower timeoutSeconds`;
+    },
+  },
+  inLimits('maxReceiveCount', ' (receives before a message moves to the DLQ)'),
+  inLimits('batchSize', ' (messages per SQS receive)'),
+  inLimits('maxConcurrency', ' (batches of this consumer running at once)'),
+  {
+    // Opt-in: unset means the account's shared pool.
+    field: 'reservedConcurrency',
+    breaks: (c) => c.reservedConcurrency !== undefined && !within(c.reservedConcurrency, CONSUMER_LIMITS.reservedConcurrency),
+    message: (c) =>
+      `must be an integer from ${CONSUMER_LIMITS.reservedConcurrency.min} to ${CONSUMER_LIMITS.reservedConcurrency.max}, got ${c.reservedConcurrency}; or remove it to use the shared pool`,
+  },
+  {
+    // Throttled SQS deliveries still count as receives: they would push messages into the DLQ early.
+    field: 'reservedConcurrency',
+    breaks: (c) =>
+      c.reservedConcurrency !== undefined &&
+      within(c.maxConcurrency, CONSUMER_LIMITS.maxConcurrency) &&
+      c.reservedConcurrency < c.maxConcurrency,
+    message: (c) =>
+      `must be at least maxConcurrency (${c.maxConcurrency}) so the event source is never throttled, got ${c.reservedConcurrency}; raise it, lower maxConcurrency, or remove it to use the shared pool`,
+  },
+];
+
+/** Every rule the consumer breaks, at most one per setting (the first in table order). */
+export function checkConsumer(c: ConsumerSettings): ConsumerProblem[] {
+  const problems: ConsumerProblem[] = [];
+  for (const rule of CONSUMER_RULES) {
+    if (problems.some((p) => p.path[0] === rule.field) || !rule.breaks(c)) continue;
+    problems.push({ consumerId: c.id, path: [rule.field], message: rule.message(c) });
+  }
+  return problems;
+}
+
+/** `consumer <id>: <path> <message>`: what ConsumerWorker throws. */
+export function describeConsumerProblem(problem: ConsumerProblem): string {
+  return `consumer ${problem.consumerId}: ${problem.path.join('.')} ${problem.message}`;
+}
+
+/** Throws one ConfigurationError naming every rule the consumer breaks (for code that skipped defineConfig). */
+export function assertConsumerRules(c: ConsumerSettings): void {
+  const problems = checkConsumer(c);
+  if (problems.length > 0) throw new ConfigurationError(problems.map(describeConsumerProblem).join('\n'));
+}
