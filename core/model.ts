@@ -17,8 +17,15 @@
  *   ckpt#<job>                    kind=checkpoint where a paged job (the scheduled reconcile) stopped
  *
  * The window index (GSI WINDOW_INDEX, sparse): receipts carry `wpk` = `<tenantId>#<yyyy-mm-dd>[#<shard>]`
- * and `wsk` = receivedAt; tenant-day items carry `wpk` = `tenants#<yyyy-mm-dd>` and `wsk` = 0. No
- * other item has `wpk`, so no other item is in the index.
+ * (the tenant id escaped by `keyPart`: `%` and `#` percent-encoded, `tenants` spelled `%74enants`) and
+ * `wsk` = receivedAt; tenant-day items carry `wpk` = `tenants#<yyyy-mm-dd>` and `wsk` = 0. No other
+ * item has `wpk`, so no other item is in the index.
+ *
+ * No id can forge a key: source and consumer ids are config (`[a-z0-9-]`, no `#`, `:` or `/`); an
+ * event id is always the last part before a fixed-length hash or after a `#`-free source (`evt#`,
+ * `pay#`, `cfl#`, payload objects), or sits between a `:` and the last `#` of a ledger key (consumer
+ * ids have no `#`); a key id is the whole rest of `key#`; operation and audit ids are ours; `tday#`'s
+ * day has a fixed length; tenant ids in window partitions are escaped (`keyPart`).
  *
  * Ledger (partition key `pk` = ledgerKey `<source>:<eventId>#<consumerId>`):
  *   one item per (event, consumer): the delivery's lease/attempt/state, its access log (every read,
@@ -334,11 +341,36 @@ export const WINDOW_INDEX = {
 export const DAY_MS = 86_400_000;
 /** The UTC day of an epoch-ms instant, `yyyy-mm-dd`. */
 export const utcDay = (at: number) => new Date(at).toISOString().slice(0, 10);
-/** The GSI partition of a tenant's receipts of one UTC day (and one shard, when the tenant is sharded). */
+/** The first part of the GSI partition listing the tenants of one UTC day: `tenants#<day>`. */
+const DAY_TENANTS = 'tenants';
+/** Words a key part may not spell as it is, because the key format uses them itself. */
+export const RESERVED_KEY_PARTS: ReadonlySet<string> = new Set([DAY_TENANTS]);
+
+/**
+ * A provider-supplied id (a tenant id) as one `#`-separated part of a key: `%` and `#` percent-encoded,
+ * and an id that spells a reserved word (`tenants`) gets its first character encoded as well
+ * (`%74enants`). Injective, never contains `#`, never a reserved word: no id can forge another id's key
+ * or the day's tenant list. Every id without `%` or `#` that is not reserved is unchanged, so the keys
+ * written before this escape stay valid (`hookledger index backfill` re-keys the others).
+ */
+export function keyPart(id: string): string {
+  const escaped = id.replace(/[%#]/g, (c) => (c === '%' ? '%25' : '%23'));
+  if (!RESERVED_KEY_PARTS.has(escaped)) return escaped;
+  return `%${escaped.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}${escaped.slice(1)}`;
+}
+
+/**
+ * The GSI partition of a tenant's receipts of one UTC day (and one shard, when the tenant is sharded).
+ * The tenant id is escaped (`keyPart`): a tenant named `tenants` is not the day's tenant list.
+ */
 export const tenantDayPartition = (tenantId: string, day: string, shard?: number) =>
-  shard === undefined || shard === 0 ? `${tenantId}#${day}` : `${tenantId}#${day}#${shard}`;
-/** The GSI partition listing the tenants of one UTC day. */
-export const dayTenantsPartition = (day: string) => `tenants#${day}`;
+  shard === undefined || shard === 0 ? `${keyPart(tenantId)}#${day}` : `${keyPart(tenantId)}#${day}#${shard}`;
+/** The GSI partition listing the tenants of one UTC day: no escaped tenant id spells it. */
+export const dayTenantsPartition = (day: string) => `${DAY_TENANTS}#${day}`;
+/**
+ * The tenant id is the key's last part, after a day of fixed length (`yyyy-mm-dd`): whatever it holds
+ * it cannot read as another day or tenant, so it is kept as it is (existing registry items keep their keys).
+ */
 export const tenantDayKey = (day: string, tenantId: string) => `${KEY_PREFIX.tenantDay}${day}#${tenantId}`;
 export const checkpointKey = (job: string) => `${KEY_PREFIX.checkpoint}${job}`;
 

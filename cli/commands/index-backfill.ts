@@ -1,4 +1,7 @@
-/** `hookledger index backfill`: the one-off migration that puts receipts written before the window index into it. */
+/**
+ * `hookledger index backfill`: the one-off migration that puts receipts written before the window index
+ * into it, and re-keys those written before tenant ids were escaped in it (core/model.ts keyPart).
+ */
 import type { Command } from 'commander';
 import { type IndexBackfillResult, indexBackfill } from '../ops/index-backfill';
 import type { CommandContext } from './context';
@@ -8,7 +11,8 @@ export function register(program: Command, ctx: CommandContext): void {
   index
     .command('backfill')
     .description(
-      'give receipts written before the window index its attributes and register their tenant-days (one scan of the EventStore; idempotent)',
+      'give receipts written before the window index (or before tenant ids holding % or #, or named tenants, were escaped in it) ' +
+        'its attributes and register their tenant-days (one scan of the EventStore; idempotent)',
     )
     .option('--dry-run', 'count the receipts not in the index; write nothing')
     .action(
@@ -27,6 +31,7 @@ export function register(program: Command, ctx: CommandContext): void {
 
 export function formatIndexBackfill(result: IndexBackfillResult, dryRun: boolean): string {
   if (result.found === 0) return 'Every receipt is in the window index: nothing to do.';
-  if (dryRun) return `${result.found} receipts (${result.tenantDays} tenant-days) are not in the window index. Dry run: nothing written.`;
+  if (dryRun)
+    return `${result.found} receipts (${result.tenantDays} tenant-days) are not (or not yet escaped) in the window index. Dry run: nothing written.`;
   return `${result.indexed} of ${result.found} receipts put in the window index (${result.tenantDays} tenant-days registered).`;
 }

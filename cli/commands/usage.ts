@@ -1,6 +1,6 @@
 /** `hookledger usage`: billable units by tenant and consumer over a window. */
 import type { Command } from 'commander';
-import { table } from '../format';
+import { csv, table } from '../format';
 import { type UsageReport, usage } from '../ops/usage';
 import { iso } from '../time';
 import { parseWindow, requireConsumer } from './args';
@@ -47,17 +47,13 @@ export function register(program: Command, ctx: CommandContext): void {
 
 /**
  * RFC 4180 CSV for invoicing: a header, then one row per (tenant, consumer) with the window, units
- * and done deliveries. Values are quoted when they hold a comma, quote or line break.
+ * and done deliveries. Values are quoted when they hold a comma, `;`, quote or line break; a tenant
+ * id starting with `=`, `+`, `-` or `@` is written `'`-prefixed so no spreadsheet runs it (cli/format.ts csvCell).
  */
 export function formatUsageCsv(report: UsageReport): string {
-  const cell = (value: string | number) => {
-    const text = String(value);
-    return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-  };
-  const lines = [['window_from', 'window_to', 'tenant_id', 'consumer_id', 'units', 'deliveries']];
-  for (const r of report.rows)
-    lines.push([iso(report.from), iso(report.to), r.tenantId, r.consumerId, String(r.units), String(r.deliveries)]);
-  return `${lines.map((line) => line.map(cell).join(',')).join('\r\n')}\r\n`;
+  const lines: (string | number)[][] = [['window_from', 'window_to', 'tenant_id', 'consumer_id', 'units', 'deliveries']];
+  for (const r of report.rows) lines.push([iso(report.from), iso(report.to), r.tenantId, r.consumerId, r.units, r.deliveries]);
+  return csv(lines);
 }
 
 export function formatUsage(report: UsageReport): string {

@@ -247,9 +247,9 @@ export class EventStore {
   }
 
   /**
-   * `hookledger index backfill`: gives a receipt written before the window index its index
-   * attributes (its tenant-day registered first, as intake does). Idempotent: a receipt that has
-   * them already is left as it is (false).
+   * `hookledger index backfill`: gives a receipt written before the window index (or before tenant
+   * ids were escaped in it, core/model.ts keyPart) its index attributes (its tenant-day registered
+   * first, as intake does). Idempotent: a receipt that has them already is left as it is (false).
    */
   async indexReceipt(receipt: Pick<EventItem, 'source' | 'eventId' | 'tenantId' | 'receivedAt'>): Promise<boolean> {
     const shards = this.shardsOf(receipt.tenantId);
@@ -261,7 +261,7 @@ export class EventStore {
           TableName: this.tableName,
           Key: { pk: eventKey(receipt.source, receipt.eventId) },
           UpdateExpression: 'SET #wpk = :wpk, #wsk = :wsk',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#wpk)',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#wpk) OR #wpk <> :wpk)',
           ExpressionAttributeNames: { '#wpk': WINDOW_INDEX.partitionKey, '#wsk': WINDOW_INDEX.sortKey },
           ExpressionAttributeValues: {
             ':wpk': attributes[WINDOW_INDEX.partitionKey],

@@ -162,8 +162,11 @@ export class WindowReader {
     do {
       const page = await this.query({
         KeyConditionExpression: '#wpk = :wpk',
-        ExpressionAttributeNames: { '#wpk': WINDOW_INDEX.partitionKey },
-        ExpressionAttributeValues: { ':wpk': dayTenantsPartition(day) },
+        // Registry items only: a receipt written before tenant ids were escaped (core/model.ts keyPart)
+        // by a tenant named `tenants` shares this partition until `hookledger index backfill` re-keys it.
+        FilterExpression: '#kind = :tenantDay',
+        ExpressionAttributeNames: { '#wpk': WINDOW_INDEX.partitionKey, '#kind': 'kind' },
+        ExpressionAttributeValues: { ':wpk': dayTenantsPartition(day), ':tenantDay': 'tenantDay' },
         ExclusiveStartKey: start,
       });
       this.counters.registryQueries++;
@@ -186,7 +189,9 @@ export class WindowReader {
     const clauses: string[] = [];
     const names: Record<string, string> = { '#wpk': WINDOW_INDEX.partitionKey, '#wsk': WINDOW_INDEX.sortKey };
     const values: Record<string, unknown> = { ':wpk': partition.id, ':from': partition.from, ':last': partition.to - 1 };
-    addReceiptFilter(query, { clauses, names, values });
+    // The partition's own tenant only: a receipt keyed before tenant ids were escaped (core/model.ts
+    // keyPart) may sit in the partition another tenant's id now escapes to, until the index backfill.
+    addReceiptFilter({ ...query, tenant: partition.tenantId }, { clauses, names, values });
     const page = await this.query({
       KeyConditionExpression: '#wpk = :wpk AND #wsk BETWEEN :from AND :last',
       ExpressionAttributeNames: names,

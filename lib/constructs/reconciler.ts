@@ -6,7 +6,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
-import { keyPattern } from '../../core/model';
+import { keyPattern, WINDOW_INDEX } from '../../core/model';
 import { grantItemsByKeyPattern } from './event-store';
 import { deadLetterQueueProps } from './defaults';
 import { HookledgerFunction } from './hookledger-function';
@@ -96,19 +96,25 @@ export class Reconciler extends Construct {
           : {}),
       },
     });
-    // BatchGetItem: reconcile looks up receipts and ledger rows it did not find in the window by key.
-    const readOnly = ['dynamodb:Query', 'dynamodb:Scan', 'dynamodb:GetItem', 'dynamodb:BatchGetItem'];
-    props.events.grant(this.handler, ...readOnly);
-    props.ledger.grant(this.handler, ...readOnly);
-    // The EventStore's grant names its indexes too (`<arn>/index/*`): the window index is queried.
-    const eventsTable = props.events.node.defaultChild as dynamodb.CfnTable | undefined;
-    if (eventsTable) {
-      Validations.of(this.handler).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(eventsTable)}.Arn>/index/*]`,
-        reason:
-          'Read-only (Query) on the EventStore indexes: the window index byTenantDay (core/model.ts WINDOW_INDEX), which every window the reconciler checks is read through; an index ARN has no narrower form.',
-      });
-    }
+    // Only what a scheduled run reads, never a stored payload and never a Scan (full-history scans,
+    // `--scan`, stay with the operator's own credentials through the CLI):
+    //  - the window index (Query): the day's tenant list and each tenant-day's receipts, as the index
+    //    projects them (core/model.ts WINDOW_INDEX: no payload item has its keys, no body is projected);
+    iam.Grant.addToPrincipal({
+      grantee: this.handler,
+      actions: ['dynamodb:Query'],
+      resourceArns: [`${props.events.tableArn}/index/${WINDOW_INDEX.name}`],
+    });
+    //  - by key: receipts in full (a repair copies their payload hash and retention), tenant-day items
+    //    and its checkpoint; `dynamodb:LeadingKeys` keeps every other kind (pay#, key#, ...) out;
+    grantItemsByKeyPattern(
+      props.events,
+      this.handler,
+      ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+      [keyPattern('event'), keyPattern('tenantDay'), keyPattern('checkpoint')],
+    );
+    //  - ledger rows by key: each receipt's deliveries (every configured consumer's).
+    props.ledger.grant(this.handler, 'dynamodb:GetItem', 'dynamodb:BatchGetItem');
     // The checkpoint of a run that stopped before the end of its window (lambdas/reconcile/app.ts).
     grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], [keyPattern('checkpoint')]);
     if (props.repair) {

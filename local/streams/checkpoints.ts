@@ -28,9 +28,10 @@ export function fileCheckpointStore(path: string): CheckpointStore {
     save(streamArn, shardId, sequenceNumber) {
       if (sequenceNumber === undefined) delete saved[key(streamArn, shardId)];
       else saved[key(streamArn, shardId)] = sequenceNumber;
-      mkdirSync(dirname(path), { recursive: true });
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       const temporary = `${path}.${process.pid}.tmp`;
-      writeFileSync(temporary, `${JSON.stringify(saved, null, 1)}\n`);
+      // Its owner's only, as the rest of the data folder (local/emulators.ts).
+      writeFileSync(temporary, `${JSON.stringify(saved, null, 1)}\n`, { mode: 0o600 });
       renameSync(temporary, path);
     },
   };

@@ -273,14 +273,12 @@ describe('reconciler with repair off (reconcile.repair: false)', () => {
     expect(alarm).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
   });
 
-  it('reads both tables (and the window index), writes only its checkpoint, and has no cloudwatch:PutMetricData (its metric goes out as EMF)', () => {
+  it('reads both tables by key (and Queries the window index; no Scan), writes only its checkpoint, and has no cloudwatch:PutMetricData (its metric goes out as EMF)', () => {
     const fn = json.Resources[reconcileId];
     const statements = statementsOfRole(json, refTarget(fn.Properties.Role)!);
     const dynamo = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')));
     const reads = dynamo.filter((st) => !actionsOf(st).includes('dynamodb:PutItem'));
-    expect([...new Set(reads.flatMap(actionsOf))].sort()).toEqual(
-      ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan'].sort(),
-    );
+    expect([...new Set(reads.flatMap(actionsOf))].sort()).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'].sort());
     const tables = resourcesOfType(json, 'AWS::DynamoDB::Table').map(([id]) => id);
     expect(
       reads

@@ -70,19 +70,45 @@ describe('reconciler with repair on (default config)', () => {
     ]);
   });
 
-  it('may Query the window index of the EventStore and read both tables, nothing else', () => {
+  it('cannot Scan either table nor read a stored payload: EventStore items by key only under evt#, tday#, ckpt#; Query only on the window index', () => {
     const eventStoreId = refTarget(json.Outputs.EventStoreTableName.Value);
     const ledgerId = refTarget(json.Outputs.LedgerTableName.Value);
-    const reads = statements.filter((st) => actionsOf(st).some((a) => /^dynamodb:(Query|Scan|GetItem|BatchGetItem)$/.test(a)));
-    expect(reads.map((st) => actionsOf(st).sort())).toEqual([
-      ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Scan'],
+    const reads = statements.filter((st) =>
+      actionsOf(st).some((a) => /^dynamodb:(Query|Scan|GetItem|BatchGetItem|PartiQLSelect)$/.test(a)),
+    );
+    expect(reads.flatMap(actionsOf).filter((a) => a === 'dynamodb:Scan' || a.startsWith('dynamodb:PartiQL'))).toEqual([]);
+    expect(reads.map((st) => ({ actions: actionsOf(st).sort(), resource: st.Resource, condition: st.Condition }))).toEqual([
+      // Receipts and tenant-day items as the window index projects them (no payload item has `wpk`).
+      {
+        actions: ['dynamodb:Query'],
+        resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [eventStoreId, 'Arn'] }, '/index/byTenantDay']] },
+        condition: undefined,
+      },
+      // Receipts in full (a repair copies their payload hash), tenant-day items, its checkpoint.
+      {
+        actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
+        resource: { 'Fn::GetAtt': [eventStoreId, 'Arn'] },
+        condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['evt#*', 'tday#*', 'ckpt#*'] } },
+      },
+      // Ledger rows by key: each receipt's deliveries.
+      {
+        actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
+        resource: { 'Fn::GetAtt': [ledgerId, 'Arn'] },
+        condition: undefined,
+      },
     ]);
-    // Both tables, and the EventStore's indexes (`<events arn>/index/*`): the window index's Query.
-    expect(reads[0]?.Resource).toEqual([
-      { 'Fn::GetAtt': [eventStoreId, 'Arn'] },
-      { 'Fn::GetAtt': [ledgerId, 'Arn'] },
-      { 'Fn::Join': ['', [{ 'Fn::GetAtt': [eventStoreId, 'Arn'] }, '/index/*']] },
-    ]);
+  });
+
+  it('reads nothing of a payload through the window index either: it projects no payload attribute', () => {
+    const [, table] = resourcesOfType(json, 'AWS::DynamoDB::Table').find(
+      ([id]) => id === refTarget(json.Outputs.EventStoreTableName.Value),
+    )!;
+    const [index] = table.Properties.GlobalSecondaryIndexes;
+    expect(index.IndexName).toBe('byTenantDay');
+    expect(index.Projection.ProjectionType).toBe('INCLUDE');
+    for (const attribute of ['body', 's3Key', 'encoding', 'storedBytes', 'payloadHmac', 'payloadSha256', 'orderingKeys']) {
+      expect(index.Projection.NonKeyAttributes).not.toContain(attribute);
+    }
   });
 
   it('may receive and delete only on the fan-out on-failure queue, and send only to its own dead-letter queue', () => {

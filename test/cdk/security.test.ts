@@ -33,6 +33,34 @@ describe.each(CONFIGS)('stack-wide rules with the $name', ({ config }) => {
     }
   });
 
+  it('lets no role Scan a table or read a stored payload by key but the fan-out: every EventStore item read names its key prefixes', () => {
+    const eventStoreId = refTarget(json.Outputs.EventStoreTableName.Value);
+    const fanOutRole = refTarget(
+      resourcesOfType(json, 'AWS::Lambda::Function').find(
+        ([, fn]) => fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME === 'hookledger-fanout',
+      )![1].Properties.Role,
+    );
+    const reads = allIdentityStatements(json).filter(({ statement }) =>
+      actionsOf(statement).some((a) => /^dynamodb:(Scan|Query|GetItem|BatchGetItem|PartiQLSelect|ExportTableToPointInTime)$/.test(a)),
+    );
+    expect(reads.length).toBeGreaterThan(0);
+    for (const { roles, statement } of reads) {
+      expect(actionsOf(statement), `on ${roles}`).not.toContain('dynamodb:Scan');
+      expect(
+        actionsOf(statement).filter((a) => a.startsWith('dynamodb:PartiQL') || a.startsWith('dynamodb:Export')),
+        `on ${roles}`,
+      ).toEqual([]);
+      for (const resource of asArray<Json>(statement.Resource)) {
+        // The EventStore table itself (its indexes are `<arn>/index/<name>`, a Fn::Join).
+        if (refTarget(resource) !== eventStoreId) continue;
+        const leading: string[] = statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] ?? [];
+        expect(leading, `${actionsOf(statement)} on the EventStore by ${roles}`).not.toEqual([]);
+        expect(leading, `on ${roles}`).not.toContain('*');
+        if (!roles.includes(fanOutRole!)) expect(leading, `payload reads by ${roles}`).not.toContain('pay#*');
+      }
+    }
+  });
+
   it('attaches no managed policies (every permission is granted by intent)', () => {
     for (const [id, role] of resourcesOfType(json, 'AWS::IAM::Role')) {
       expect(role.Properties.ManagedPolicyArns, id).toBeUndefined();

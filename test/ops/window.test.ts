@@ -8,7 +8,9 @@ import { reconcile } from '../../lambdas/reconcile/reconcile';
 import { WindowReader } from '../../lambdas/shared/window-index';
 import { usage } from '../../cli/ops/usage';
 import { indexBackfill } from '../../cli/ops/index-backfill';
-import { config, freshStack, HOUR, MIN, type OpsEnv, startOpsEnv, T0 } from './support';
+import { replay } from '../../cli/ops/replay';
+import { status } from '../../cli/ops/status';
+import { config, freshStack, HOUR, items, MIN, OPERATOR, type OpsEnv, startOpsEnv, T0 } from './support';
 
 let env: OpsEnv;
 beforeAll(async () => {
@@ -133,5 +135,136 @@ describe('window reads', () => {
 
     const after = await reconcile({ ddb: stack.ddb, tables: stack.tables, clock: () => NOW }, WINDOW);
     expect(after).toMatchObject({ receipts: 3, expectedDeliveries: 8, ledgerItems: 8, violations: [] });
+  });
+});
+
+/**
+ * Tenant ids are the provider's (printable ASCII without spaces): `tenants` (the word the day's
+ * tenant list is kept under), ids holding `#` (the keys' separator) or `%` (the escape), and the
+ * escaped spelling of another id are all legal, and each must read as itself: no receipt counted
+ * twice, none lost, whatever the ids spell.
+ */
+describe('tenant ids that spell key parts', () => {
+  const TENANTS: [string, string, string][] = [
+    ['evt_01J8K7M3A1', 'tenants', 'payment.succeeded'],
+    ['evt_01J8K7M3A2', 'tenants', 'payment.succeeded'],
+    ['evt_01J8K7M3B1', 'tenant#204', 'payment.succeeded'],
+    ['evt_01J8K7M3C1', 'tenant_204', 'payment.succeeded'],
+    ['evt_01J8K7M3C2', 'tenant_204', 'customer.updated'],
+    ['evt_01J8K7M3D1', '%74enants', 'payment.succeeded'],
+    ['evt_01J8K7M3E1', 'tenant%23204', 'payment.succeeded'],
+  ];
+
+  async function lookalikeTenants() {
+    const stack = await freshStack(env);
+    for (const [i, [eventId, tenant, type]] of TENANTS.entries()) {
+      const receipt = await stack.seed.receipt({ eventId, receivedAt: T0 + (i + 1) * MIN, tenant, type });
+      for (const consumer of receipt.consumers) await stack.seed.deliver(eventId, consumer, 2, receipt.receivedAt + MIN);
+    }
+    return stack;
+  }
+
+  it("a tenant named 'tenants' is not listed as the day's tenants: reconcile, status and replay count 7 receipts, not 11", async () => {
+    const stack = await lookalikeTenants();
+    const reader = new WindowReader({ ddb: stack.ddb, tables: stack.tables });
+    const report = await reconcile({ ddb: stack.ddb, tables: stack.tables, clock: () => NOW, reader }, WINDOW);
+    // 6 payment.succeeded x 3 consumers + 1 customer.updated x 2 consumers.
+    expect(report).toMatchObject({ receipts: 7, expectedDeliveries: 20, ledgerItems: 20, violations: [] });
+    expect(reader.counters).toMatchObject({ registryQueries: 1, registryItems: 5, receiptQueries: 5, receiptsRead: 7 });
+    const scanned = await reconcile({ ddb: stack.ddb, tables: stack.tables, clock: () => NOW }, { ...WINDOW, scan: true });
+    expect({ ...scanned, checkedAt: 0 }).toEqual({ ...report, checkedAt: 0 });
+
+    const st = await status({ ddb: stack.ddb, tables: stack.tables, config, clock: () => NOW }, { window: WINDOW });
+    expect(st.intake.events).toBe(7);
+    expect(st.consumers.map((c) => [c.consumer, c.done, c.ready])).toEqual([
+      ['billing-meter', 7, 0],
+      ['audit-writer', 7, 0],
+      ['risk-evaluator', 6, 0],
+    ]);
+
+    const deps = { ddb: stack.ddb, tables: stack.tables, config, operator: OPERATOR, clock: () => NOW };
+    const replayed = await replay(deps, { consumer: 'risk-evaluator', window: WINDOW });
+    expect(replayed).toMatchObject({ matched: 6, requeued: 6, annotated: 6, byState: { done: 6 } });
+    const requeued = (await items(env, stack.tables.events)).filter((i) => i.kind === 'requeue').map((i) => i.eventId);
+    expect(requeued.sort()).toEqual([
+      'evt_01J8K7M3A1',
+      'evt_01J8K7M3A2',
+      'evt_01J8K7M3B1',
+      'evt_01J8K7M3C1',
+      'evt_01J8K7M3D1',
+      'evt_01J8K7M3E1',
+    ]);
+  });
+
+  it("each look-alike tenant reads exactly its own receipts: 'tenants', '%74enants', 'tenant#204', 'tenant%23204', 'tenant_204'", async () => {
+    const stack = await lookalikeTenants();
+    const reader = new WindowReader({ ddb: stack.ddb, tables: stack.tables });
+    const byTenant: Record<string, string[]> = {};
+    for (const tenant of ['tenants', '%74enants', 'tenant#204', 'tenant%23204', 'tenant_204']) {
+      byTenant[tenant] = (await reader.receipts({ window: WINDOW, tenant })).map((r) => r.eventId).sort();
+    }
+    expect(byTenant).toEqual({
+      tenants: ['evt_01J8K7M3A1', 'evt_01J8K7M3A2'],
+      '%74enants': ['evt_01J8K7M3D1'],
+      'tenant#204': ['evt_01J8K7M3B1'],
+      'tenant%23204': ['evt_01J8K7M3E1'],
+      tenant_204: ['evt_01J8K7M3C1', 'evt_01J8K7M3C2'],
+    });
+    const all = await usage(
+      { ddb: stack.ddb, tables: stack.tables },
+      { ...WINDOW, reader: new WindowReader({ ddb: stack.ddb, tables: stack.tables }) },
+    );
+    const billed = Object.fromEntries(
+      all.rows.filter((r) => r.consumerId === 'billing-meter').map((r) => [r.tenantId, [r.units, r.deliveries]]),
+    );
+    expect(billed).toEqual({
+      tenants: [4, 2],
+      '%74enants': [2, 1],
+      'tenant#204': [2, 1],
+      'tenant%23204': [2, 1],
+      tenant_204: [4, 2],
+    });
+  });
+
+  it('re-keys receipts written before tenant ids were escaped (index backfill), and reads none of them as another tenant meanwhile', async () => {
+    const stack = await lookalikeTenants();
+    // As written before the escape: the raw tenant id in `wpk`. `tenants` then sat in the day's tenant
+    // list, `%74enants` in the partition `tenants` escapes to now, `tenant%23204` in `tenant#204`'s.
+    const all = (await stack.ddb.send(new ScanCommand({ TableName: stack.tables.events }))).Items ?? [];
+    for (const item of all.filter((i) => i.kind === 'event' && i.tenantId !== 'tenant_204')) {
+      await stack.ddb.send(
+        new UpdateCommand({
+          TableName: stack.tables.events,
+          Key: { pk: item.pk },
+          UpdateExpression: 'SET wpk = :wpk',
+          ExpressionAttributeValues: { ':wpk': `${item.tenantId}#2026-11-29` },
+        }),
+      );
+    }
+    const before = await reconcile({ ddb: stack.ddb, tables: stack.tables, clock: () => NOW }, WINDOW);
+    expect(before).toMatchObject({ receipts: 2, expectedDeliveries: 5, violations: [] });
+    const reader = new WindowReader({ ddb: stack.ddb, tables: stack.tables });
+    expect(await reader.receipts({ window: WINDOW, tenant: 'tenant#204' })).toEqual([]);
+    expect(await reader.receipts({ window: WINDOW, tenant: 'tenants' })).toEqual([]);
+
+    const deps = { ddb: stack.ddb, tables: stack.tables, config };
+    expect(await indexBackfill(deps, { dryRun: true })).toEqual({ found: 5, indexed: 0, tenantDays: 4 });
+    expect(await indexBackfill(deps)).toEqual({ found: 5, indexed: 5, tenantDays: 4 });
+    expect(await indexBackfill(deps)).toEqual({ found: 0, indexed: 0, tenantDays: 0 });
+
+    const after = await reconcile({ ddb: stack.ddb, tables: stack.tables, clock: () => NOW }, WINDOW);
+    expect(after).toMatchObject({ receipts: 7, expectedDeliveries: 20, ledgerItems: 20, violations: [] });
+    const wpks = (await stack.ddb.send(new ScanCommand({ TableName: stack.tables.events }))).Items?.filter((i) => i.kind === 'event')
+      .map((i) => [i.tenantId, i.wpk])
+      .sort();
+    expect(wpks).toEqual([
+      ['%74enants', '%2574enants#2026-11-29'],
+      ['tenant#204', 'tenant%23204#2026-11-29'],
+      ['tenant%23204', 'tenant%2523204#2026-11-29'],
+      ['tenant_204', 'tenant_204#2026-11-29'],
+      ['tenant_204', 'tenant_204#2026-11-29'],
+      ['tenants', '%74enants#2026-11-29'],
+      ['tenants', '%74enants#2026-11-29'],
+    ]);
   });
 });
