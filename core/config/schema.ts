@@ -213,6 +213,19 @@ const baseSourceSchema = z
           `, so the body cannot be read as ${s.bodyFormat}; remove bodyFormat, or change the scheme's options`,
       });
     }
+    if ((s.bodyFormat ?? schemeFormat.format) === 'form') {
+      // Form fields are flat: a dotted path would look for a field inside a field.
+      for (const field of ['eventId', 'eventType', 'tenantId', 'keyId'] as const) {
+        const from = s.attribution[field];
+        if ('body' in from && from.body.includes('.')) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['attribution', field, 'body'],
+            message: `source "${s.id}" reads its body as form fields, which are flat: body.${from.body} names no field; give the field's name`,
+          });
+        }
+      }
+    }
     let parts: ReturnType<typeof signedParts>;
     try {
       parts = signedParts(s.scheme);
