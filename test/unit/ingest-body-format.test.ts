@@ -189,6 +189,18 @@ describe('a form source (twilio): the body is read as form fields', () => {
     expect(receipts()).toEqual([expect.objectContaining({ tenantId: 'AC3f9a2b7c1d8e4f6a0b5c2d9e7f1a3b4c', eventType: 'delivered' })]);
   });
 
+  it('reads a signed form re-sent with its fields reordered (Twilio signs them sorted) under the same signed event id', async () => {
+    ddbMock.on(PutCommand).resolves({});
+    const { handler } = setup();
+    const reordered = body.split('&').reverse().join('&');
+    expect(reordered).not.toBe(body);
+    const res = await handler(
+      request('twilio-sms', reordered, { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }),
+    );
+    expect(answer(res)).toEqual([202, { event_id: 'SM1f0e8ae6ade43cb3c0ce4525424e404f', deliveries: 1 }]);
+    expect(receipts()).toEqual([expect.objectContaining({ pk: 'evt#twilio-sms#SM1f0e8ae6ade43cb3c0ce4525424e404f' })]);
+  });
+
   it('refuses a repeated attribution field (its order is not signed): 400 invalid_attribution naming it, nothing stored', async () => {
     const { handler } = setup();
     const twice = `${body}&MessageSid=SM00000000000000000000000000000002`;
