@@ -258,10 +258,11 @@ export const auditKey = (at: number, id: string) => `${KEY_PREFIX.audit}${new Da
 export const MAX_QUEUE_MESSAGE_BYTES = 1024 * 1024;
 
 /**
- * Why a message carries no payload: past retention (or never stored), or a view too large for a
- * message where no payload bucket is configured for the claim check.
+ * Why a message carries no payload: past retention (or never stored), a view too large for a
+ * message where no payload bucket is configured for the claim check, or a stored body that cannot be
+ * read in its source's body format (stored before the format was fixed, or under another one).
  */
-export type PayloadUnavailable = 'expired' | 'too_large';
+export type PayloadUnavailable = 'expired' | 'too_large' | 'unreadable';
 
 /**
  * The message the fan-out puts on a consumer's queue: the captured attribution and the consumer's

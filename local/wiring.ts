@@ -12,7 +12,14 @@ import { workerEntry } from '../core/config/consumers';
 import { type ConsumerSecretsPort, createHttpHandle } from '../lambdas/runtime/http';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import { createConsumerHandler } from '../lambdas/runtime/runtime';
-import { consumerVersionPaths, consumerViews, createFanoutHandler, FANOUT_READ_RETRY_MS, type FanoutHandler } from '../lambdas/fanout/app';
+import {
+  consumerVersionPaths,
+  consumerViews,
+  createFanoutHandler,
+  FANOUT_READ_RETRY_MS,
+  sourceBodyFormats,
+  type FanoutHandler,
+} from '../lambdas/fanout/app';
 import { createIngestHandler, type IngestHandler } from '../lambdas/ingest/app';
 import { createDocumentClient } from '../lambdas/shared/clients';
 import { type ConsumedCapacityObserver, EventStore } from '../lambdas/shared/event-store';
@@ -122,6 +129,7 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
     sqs,
     payloads: eventStore,
     views: consumerViews(config),
+    bodyFormats: sourceBodyFormats(config),
     versionPaths: consumerVersionPaths(config),
     readRetryMs: FANOUT_READ_RETRY_MS,
     ...(blobs ? { viewObjects: blobs } : {}),

@@ -18,6 +18,7 @@ import { closeProviderNames, findProvider } from '../../core/providers/catalog';
 import { renderSample } from '../../core/providers/samples';
 import { SigningSecretError, type SignInput, signatureHeaders, signedBody } from '../../core/schemes';
 import { readPath } from '../../lambdas/shared/dotted-path';
+import { MEDIA_TYPES, mediaTypeConflict, mediaTypeOf, readBody } from '../../core/body';
 import type { ConfigDeps } from './deps';
 import { TargetError, UsageError } from '../errors';
 import { newEventId, ulid } from './ids';
@@ -142,12 +143,21 @@ export interface SignedRequest {
 /** The provider's sample, completed for the source's attribution and signed as the provider signs: what `send --provider` posts. */
 export function providerRequest(input: ProviderRequestInput): SignedRequest {
   const sample = renderSample(input.provider, { eventId: input.eventId, now: input.now });
-  const contentType = sample?.contentType ?? 'application/json';
+  // The sample is written in its provider's format; the source reads its body in its own (core/body.ts).
+  const format = input.source.bodyFormat;
+  const contentType = sample?.contentType ?? MEDIA_TYPES[format];
+  if (mediaTypeConflict(contentType, format, input.source.id)) {
+    throw new UsageError(
+      `the ${input.provider} sample is ${mediaTypeOf(contentType)}, but source "${input.source.id}" reads its body as ` +
+        `${format === 'json' ? 'JSON' : 'form fields'} (bodyFormat '${format}') and would refuse it (415); ` +
+        `send a body of your own with --source ${input.source.id} --file <path>`,
+    );
+  }
   const headers: Record<string, string> = { 'content-type': contentType, ...sample?.headers };
   const values = { eventId: input.eventId, eventType: 'test.event', tenantId: input.tenant ?? 'tenant_204', keyId: input.key ?? 'key_42' };
-  const form = contentType.startsWith('application/x-www-form-urlencoded');
-  let text = sample?.body ?? '{}';
-  const json = form ? undefined : (JSON.parse(text) as unknown);
+  const form = format === 'form';
+  let text = sample?.body ?? (form ? '' : '{}');
+  const json = form ? undefined : readBody(Buffer.from(text, 'utf8'), 'json');
   const fields = form ? new URLSearchParams(text) : undefined;
   let added = false;
   for (const [field, where] of Object.entries(input.source.attribution) as [keyof typeof values, EventIdSource][]) {
@@ -161,7 +171,7 @@ export function providerRequest(input: ProviderRequestInput): SignedRequest {
         added = true;
       }
     } else if (readPath(json, where.body) === undefined && json && typeof json === 'object' && !Array.isArray(json)) {
-      setPath(json as Record<string, unknown>, where.body, values[field]);
+      setPath(json, where.body, values[field]);
       added = true;
     }
   }
@@ -175,16 +185,10 @@ export function providerRequest(input: ProviderRequestInput): SignedRequest {
   });
   Object.assign(headers, signed.headers);
   const body = signed.body;
-  // Read from what is sent: schemes that sign inside the body (Mailgun's token) put the id there.
+  // Read from what is sent, as intake reads it: schemes that sign inside the body (Mailgun's token) put the id there.
   const at = input.source.attribution.eventId;
   if ('derived' in at) return { body, headers, eventId: undefined, derivedEventId: true };
-  const sent = body.toString('utf8');
-  const eventId =
-    'value' in at
-      ? at.value
-      : 'header' in at
-        ? headers[at.header]
-        : textOf(form ? new URLSearchParams(sent).get(at.body) : readPath(JSON.parse(sent) as unknown, at.body));
+  const eventId = 'value' in at ? at.value : 'header' in at ? headers[at.header] : textOf(readPath(readBody(body, format), at.body));
   return { body, headers, eventId };
 }
 
@@ -215,7 +219,8 @@ export async function send(deps: SendDeps, request: SendRequest): Promise<SendRe
   const url = deps.webhookUrl(source.id);
   const messageId = `msg_${ulid(now)}`;
   const secret = await deps.signingSecret(source.id);
-  let headers: Record<string, string> = { 'content-type': 'application/json' };
+  // Sent in the source's body format: the one intake reads it in (core/body.ts).
+  let headers: Record<string, string> = { 'content-type': MEDIA_TYPES[source.bodyFormat] };
   let payload: Buffer;
   let eventId: string | undefined;
   let derived = false;
@@ -241,19 +246,25 @@ export async function send(deps: SendDeps, request: SendRequest): Promise<SendRe
     } else {
       derived = 'derived' in source.attribution.eventId;
       eventId = derived ? undefined : (request.eventId ?? newEventId(now));
-      const body: Record<string, unknown> = { created: Math.floor(now / 1000), data: { amount: 4200, currency: 'eur' } };
       const values: Record<keyof typeof source.attribution, string> = {
         eventId: eventId ?? '',
         eventType: request.type ?? 'payment.succeeded',
         tenantId: request.tenant ?? 'tenant_204',
         keyId: request.key ?? 'key_42',
       };
+      // A form's fields are flat (`amount=4200&currency=eur&...`); a JSON body nests them.
+      const form = source.bodyFormat === 'form';
+      const body: Record<string, unknown> = form
+        ? { created: String(Math.floor(now / 1000)), amount: '4200', currency: 'eur' }
+        : { created: Math.floor(now / 1000), data: { amount: 4200, currency: 'eur' } };
       for (const [field, where] of Object.entries(source.attribution) as [keyof typeof values, EventIdSource][]) {
         if ('value' in where || 'derived' in where) continue;
         if ('header' in where) headers[where.header] = values[field];
+        else if (form) body[where.body] = values[field];
         else setPath(body, where.body, values[field]);
       }
-      payload = Buffer.from(JSON.stringify(body), 'utf8');
+      const text = form ? new URLSearchParams(body as Record<string, string>).toString() : JSON.stringify(body);
+      payload = Buffer.from(text, 'utf8');
     }
     const signed = sign(source, { body: payload, secret, now, messageId, url });
     payload = signed.body;

@@ -6,13 +6,29 @@
  * throws a single `ConfigError` naming the bad value, so a typo fails `cdk synth`, not production.
  */
 import { z } from 'zod';
-import { SCHEME_TYPES, type SchemeConfig, type SchemeConfigInput, type SchemeType, schemeOptions, signedParts } from '../schemes';
+import {
+  SCHEME_TYPES,
+  type SchemeConfig,
+  type SchemeConfigInput,
+  type SchemeType,
+  schemeBodyFormat,
+  schemeOptions,
+  signedParts,
+} from '../schemes';
 import type { OptionSpec } from '../schemes/types';
 import { ConfigurationError } from '../errors';
 import { parseTemplate } from '../schemes/template';
 import { closeProviderNames, findProvider, HANDSHAKES, PROVIDER_NAMES } from '../providers/catalog';
 import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING } from '../blobs';
 import { checkConsumer } from './consumer-rules';
+import {
+  BODY_FORMATS,
+  DEFAULT_MAX_FORM_FIELDS,
+  DEFAULT_MAX_HEADERS,
+  MAX_FORM_FIELDS_CEILING,
+  MAX_HEADERS_CEILING,
+  MIN_MAX_HEADERS,
+} from '../body';
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/;
 const idSchema = (what: string) =>
@@ -137,6 +153,25 @@ const baseSourceSchema = z
         `maxBodyBytes must be at most ${MAX_BODY_BYTES_CEILING} bytes (4 MiB): Lambda's 6 MB synchronous request limit, after API Gateway's event envelope and base64 for binary bodies`,
       )
       .default(DEFAULT_MAX_BODY_BYTES),
+    /**
+     * How the body is read, by intake, the fan-out and `send` alike (core/body.ts): `json` (an object,
+     * or an array) or `form` (application/x-www-form-urlencoded fields). Default: the scheme's (Twilio:
+     * form; Mailgun: its carrier; every other scheme: json). Declare `form` for a provider that posts
+     * forms under a scheme signing raw bytes (Slack slash commands), `json` for Twilio's bodySHA256
+     * webhooks. The request's Content-Type never decides: one naming the other format is refused (415).
+     * @default - the scheme's
+     */
+    bodyFormat: z.enum(BODY_FORMATS).optional(),
+    /**
+     * Form bodies with more fields than this are refused with 413 before verification (a verifier
+     * sorts the fields; a consumer's narrowing reads them). 1-100,000, default 1,000.
+     */
+    maxFormFields: z.number().int().min(1).max(MAX_FORM_FIELDS_CEILING).default(DEFAULT_MAX_FORM_FIELDS),
+    /**
+     * Requests with more headers (distinct names) than this are refused with 400 before verification.
+     * 16-1,000, default 100: providers send 10-25, API Gateway and proxies add about ten.
+     */
+    maxHeaders: z.number().int().min(MIN_MAX_HEADERS).max(MAX_HEADERS_CEILING).default(DEFAULT_MAX_HEADERS),
     attribution: z
       .object({
         eventId: eventIdSourceSchema,
@@ -169,6 +204,30 @@ const baseSourceSchema = z
         path: ['verifyToken'],
         message: "the meta-hub-challenge handshake needs verifyToken: the value typed as 'Verify token' in the app dashboard",
       });
+    }
+    const schemeFormat = schemeBodyFormat(s.scheme);
+    if (s.bodyFormat !== undefined && schemeFormat.fixed && s.bodyFormat !== schemeFormat.format) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['bodyFormat'],
+        message:
+          `the ${s.scheme.type} scheme reads its signature from the body as ${schemeFormat.format}, as its options say` +
+          (s.scheme.type === 'mailgun' ? ` (carrier: '${schemeFormat.format}')` : '') +
+          `, so the body cannot be read as ${s.bodyFormat}; remove bodyFormat, or change the scheme's options`,
+      });
+    }
+    if ((s.bodyFormat ?? schemeFormat.format) === 'form') {
+      // Form fields are flat: a dotted path would look for a field inside a field.
+      for (const field of ['eventId', 'eventType', 'tenantId', 'keyId'] as const) {
+        const from = s.attribution[field];
+        if ('body' in from && from.body.includes('.')) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['attribution', field, 'body'],
+            message: `source "${s.id}" reads its body as form fields, which are flat: body.${from.body} names no field; give the field's name`,
+          });
+        }
+      }
     }
     let parts: ReturnType<typeof signedParts>;
     try {
@@ -247,7 +306,9 @@ const baseSourceSchema = z
         });
       }
     }
-  });
+  })
+  // One body format per source, resolved once: everything that reads a body reads `source.bodyFormat`.
+  .transform((s) => ({ ...s, bodyFormat: s.bodyFormat ?? schemeBodyFormat(s.scheme).format }));
 /** A source as written with a scheme and its attribution spelled out. */
 export type SchemeSourceInput = z.input<typeof baseSourceSchema>;
 type BaseSourceInput = SchemeSourceInput;

@@ -22,6 +22,7 @@ import { standardWebhooksV1a } from './standard-webhooks-v1a';
 import { stripe } from './stripe';
 import { timestampedHmac } from './timestamped-hmac';
 import { twilio } from './twilio';
+import type { BodyFormat } from '../body';
 import type { KeyRequest, OptionSpecs, OptionsInputOf, OptionsOf, Scheme, SignedParts, SignInput, Verifier, VerifyInput } from './types';
 
 export const SCHEMES = {
@@ -100,6 +101,17 @@ export function keyRequestFor(config: SchemeConfigInput, input: VerifyInput): Ke
 export function signedParts(config: SchemeConfigInput): SignedParts {
   const parts = schemeOf(config).signedParts;
   return typeof parts === 'function' ? parts(optionsOf(config)) : parts;
+}
+
+/**
+ * The body format of a scheme's requests when the source does not declare one (JSON unless the scheme
+ * says: Twilio's form parameters), and whether the scheme's verifier reads only that format (Mailgun's
+ * `carrier`), so that a source may not declare another.
+ */
+export function schemeBodyFormat(config: SchemeConfigInput): { readonly format: BodyFormat; readonly fixed: boolean } {
+  const scheme = schemeOf(config);
+  const format = typeof scheme.bodyFormat === 'function' ? scheme.bodyFormat(optionsOf(config)) : (scheme.bodyFormat ?? 'json');
+  return { format, fixed: scheme.bodyFormatFixed === true };
 }
 
 /** The options a scheme accepts beside `type` (the config schema validates them). */

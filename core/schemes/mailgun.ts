@@ -12,6 +12,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { decodeSignature, outOfTolerance, parseUnixSeconds, rejected, verifyHmac } from './crypto';
+import { MEDIA_TYPES, mediaTypeOf } from '../body';
 import type { OptionsOf, Scheme, SignedParts, VerifyInput, Verifier } from './types';
 
 const OPTIONS = {
@@ -24,8 +25,8 @@ export type MailgunOptions = OptionsOf<typeof OPTIONS>;
 const MAX_TOKEN = 200;
 const FIELDS = ['timestamp', 'token', 'signature'] as const;
 
-const isForm = (input: Pick<VerifyInput, 'headers'>): boolean =>
-  (input.headers['content-type'] ?? '').toLowerCase().split(';')[0]?.trim() === 'application/x-www-form-urlencoded';
+/** Only to word a refusal: which fields are read follows from `carrier`, never from the unsigned header. */
+const saysForm = (input: Pick<VerifyInput, 'headers'>): boolean => mediaTypeOf(input.headers['content-type']) === MEDIA_TYPES.form;
 
 const prefixOf = (options: MailgunOptions): string => (options.carrier === 'json' ? 'signature.' : '');
 
@@ -47,7 +48,6 @@ type Fields = Partial<Record<(typeof FIELDS)[number], string>>;
 function readFields(options: MailgunOptions, input: VerifyInput): Fields | string {
   const text = input.rawBody.toString('utf8');
   if (options.carrier === 'form') {
-    if (!isForm(input)) return 'a form-carried Mailgun signature needs an application/x-www-form-urlencoded body';
     const form = new URLSearchParams(text);
     const out: Fields = {};
     for (const field of FIELDS) {
@@ -57,12 +57,13 @@ function readFields(options: MailgunOptions, input: VerifyInput): Fields | strin
     }
     return out;
   }
-  if (isForm(input)) return "a form body carries Mailgun's signature in form fields: set carrier: 'form' on the scheme";
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    return 'the body is not JSON, so it carries no signature object';
+    return saysForm(input)
+      ? "the body is not JSON, so it carries no signature object (a form body carries Mailgun's signature in form fields: set carrier: 'form' on the scheme)"
+      : 'the body is not JSON, so it carries no signature object';
   }
   const signature = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>).signature : undefined;
   if (!signature || typeof signature !== 'object' || Array.isArray(signature)) return 'the body has no signature object';
@@ -109,9 +110,12 @@ export const mailgunSignature = (signingKey: string, timestamp: string, token: s
 export const mailgun: Scheme<typeof OPTIONS> = {
   signedParts: partsOf,
   options: OPTIONS,
+  // The verifier reads the signature fields from the body in the carrier's format, and only that one.
+  bodyFormat: (options) => options.carrier,
+  bodyFormatFixed: true,
   verifier: mailgunVerifier,
   /** Nothing goes in a header: the signature is in the body (`signBody`). */
-  sign: (options) => ({ 'content-type': options.carrier === 'form' ? 'application/x-www-form-urlencoded' : 'application/json' }),
+  sign: (options) => ({ 'content-type': MEDIA_TYPES[options.carrier] }),
   /** The body with its signature: the token is `input.messageId`, the timestamp `input.now`. */
   signBody(options, input) {
     const timestamp = String(Math.floor(input.now / 1000));

@@ -102,6 +102,13 @@ export const standardWebhooks: Scheme<typeof OPTIONS> = {
   },
 };
 
+/**
+ * At most this many signatures of one version are tried: a sender signs with one key per rotation
+ * step, and each ed25519 (v1a) check is a pass over the whole body, so an unbounded list would cost
+ * the header's size times the body's before anything is authenticated.
+ */
+export const MAX_SIGNATURES = 10;
+
 /** Space-separated `<version>,<signature>` entries; entries of other versions (v1a beside v1, ...) are skipped. */
 function versionedSignatures(header: string, version: 'v1' | 'v1a'): Buffer[] | string {
   const signatures: Buffer[] = [];
@@ -109,6 +116,7 @@ function versionedSignatures(header: string, version: 'v1' | 'v1a'): Buffer[] | 
     const comma = entry.indexOf(',');
     if (comma <= 0) return 'has an entry that is not <version>,<signature>';
     if (entry.slice(0, comma) !== version) continue;
+    if (signatures.length === MAX_SIGNATURES) return `has more than ${MAX_SIGNATURES} ${version} entries`;
     const bytes = decodeSignature(entry.slice(comma + 1), 'base64');
     if (!bytes) return `has a ${version} entry that is not base64`;
     signatures.push(bytes);

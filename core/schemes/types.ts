@@ -1,3 +1,4 @@
+import type { BodyFormat } from '../body';
 import type { SecretVersion } from '../model';
 
 /** The signing secrets of one source: AWSCURRENT and, during a rotation overlap, AWSPREVIOUS. */
@@ -172,6 +173,17 @@ export interface Scheme<Specs extends OptionSpecs = Record<never, OptionSpec>> {
   readonly signedParts: SignedParts | ((options: OptionsOf<Specs>) => SignedParts);
   /** Options beside `type` the config accepts; `{}` for most schemes. */
   readonly options: Specs;
+  /**
+   * The body format (core/body.ts) of this scheme's requests when the source does not say
+   * (`bodyFormat` on the source): Twilio's are form parameters. Absent: JSON; the scheme signs the raw
+   * bytes whatever they hold, and a source may declare `form` (Slack slash commands).
+   */
+  readonly bodyFormat?: BodyFormat | ((options: OptionsOf<Specs>) => BodyFormat);
+  /**
+   * Set when the verifier reads its signature from the body in `bodyFormat` and in no other (Mailgun's
+   * `carrier`): config refuses a source `bodyFormat` that says otherwise.
+   */
+  readonly bodyFormatFixed?: true;
   verifier(options: OptionsOf<Specs>): Verifier;
   /** The headers carrying the signature (and whatever else it signs) for one body. */
   sign(options: OptionsOf<Specs>, input: SignInput): Record<string, string>;

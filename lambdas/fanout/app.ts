@@ -19,7 +19,8 @@ import type { EventStore } from '../shared/event-store';
 import type { PayloadBlobs } from '../shared/payload-blobs';
 import { viewObjectKey } from '../../core/blobs';
 import type { HookledgerConfig } from '../../core/config/schema';
-import { narrowPayload, readPath, storedBodyFields } from '../shared/dotted-path';
+import { narrowPayload, readPath } from '../shared/dotted-path';
+import { type BodyFormat, BodyFormatError, readBody } from '../../core/body';
 import { type DeliveryMessage, type EventItem, MAX_QUEUE_MESSAGE_BYTES, type RequeueItem } from '../../core/model';
 import { HookledgerError } from '../../core/errors';
 import { fifoSendParameters } from '../../core/config/consumers';
@@ -39,6 +40,11 @@ export interface FanoutDeps {
   readonly payloads: Pick<EventStore, 'getPayload'>;
   /** consumer id -> the payload fields (dotted paths) it may see: its config's `fields`. */
   readonly views: Readonly<Record<string, readonly string[]>>;
+  /**
+   * source id -> its body format (`sourceBodyFormats`): a stored body is read as intake read it
+   * (core/body.ts), JSON for a source no longer configured.
+   */
+  readonly bodyFormats: Readonly<Record<string, BodyFormat>>;
   /**
    * consumer id -> the body path of its `ordering.version`: the fan-out reads the version from the
    * full payload onto the message, so stale dropping works whatever fields the consumer may see.
@@ -71,6 +77,11 @@ export const FANOUT_READ_RETRY_MS = 25_000;
 /** consumer id -> the body path of its ordering version, for ordered consumers that drop stale versions. */
 export function consumerVersionPaths(config: Pick<HookledgerConfig, 'consumers'>): Record<string, string> {
   return Object.fromEntries(config.consumers.flatMap((c) => (c.ordering?.version ? [[c.id, c.ordering.version.body]] : [])));
+}
+
+/** source id -> how its bodies are read, from the configuration (resolved there from the scheme). */
+export function sourceBodyFormats(config: Pick<HookledgerConfig, 'sources'>): Record<string, BodyFormat> {
+  return Object.fromEntries(config.sources.map((s) => [s.id, s.bodyFormat]));
 }
 
 /** consumer id -> the payload fields it may see, from the configuration. */
@@ -200,15 +211,25 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
       [...byPayload.values()].map(async (group) => {
         const first = group[0]!.message;
         let payload: Record<string, unknown> | undefined;
+        let unreadable = false;
         if (first.payloadExpiresAt === undefined || first.payloadExpiresAt > now) {
+          let raw: Buffer | undefined;
           try {
-            const raw = await readWithRetry(() => deps.payloads.getPayload(first.source, first.eventId, first.payloadHmac), first.eventId);
-            // Parsing is not retried: a form-urlencoded body (Twilio, Slack commands) is read as its fields.
-            payload = raw ? storedBodyFields(raw) : undefined;
+            raw = await readWithRetry(() => deps.payloads.getPayload(first.source, first.eventId, first.payloadHmac), first.eventId);
           } catch (error) {
             for (const out of group) failed.add(out.recordIndex);
             logger.warn('payload read failed', { event_id: first.eventId, error: error instanceof Error ? error.name : 'unknown' });
             return;
+          }
+          try {
+            // Read as intake read it, in the source's format (a form body: Twilio, Slack commands).
+            payload = raw ? readBody(raw, deps.bodyFormats[first.source] ?? 'json') : undefined;
+          } catch (error) {
+            if (!(error instanceof BodyFormatError)) throw error;
+            // Not retried, since reading again cannot help: a body stored before its source's format
+            // was fixed, or under another one. Each delivery says so and is quarantined.
+            unreadable = true;
+            logger.warn('stored payload unreadable', { event_id: first.eventId, source: first.source, reason: error.code });
           }
         }
         try {
@@ -221,7 +242,7 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
                   payload: narrowPayload(payload, deps.views[out.consumerId] ?? []),
                   ...(typeof version === 'string' || typeof version === 'number' ? { orderingVersion: version } : {}),
                 }
-              : { ...out.message, payloadUnavailable: 'expired' };
+              : { ...out.message, payloadUnavailable: unreadable ? 'unreadable' : 'expired' };
             if (messageBytes(out.message) > MAX_QUEUE_MESSAGE_BYTES) out.message = await claimCheck(out.message);
           }
         } catch (error) {

@@ -7,7 +7,7 @@ import { createDocumentClient } from '../shared/clients';
 import { EventStore } from '../shared/event-store';
 import { S3PayloadBlobs } from '../shared/payload-blobs';
 import { createLogger } from '../shared/logger';
-import { consumerVersionPaths, consumerViews, createFanoutHandler, FANOUT_READ_RETRY_MS } from './app';
+import { consumerVersionPaths, consumerViews, createFanoutHandler, FANOUT_READ_RETRY_MS, sourceBodyFormats } from './app';
 import { createSkippedDeliveriesMetric } from './metrics';
 
 /** GetObject on payloads/* (large bodies), PutObject on views/* (claim-checked views). */
@@ -22,6 +22,7 @@ export const handler = createFanoutHandler({
   payloads: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable), blobs: bucket }),
   viewObjects: bucket,
   views: consumerViews(config),
+  bodyFormats: sourceBodyFormats(config),
   versionPaths: consumerVersionPaths(config),
   readRetryMs: FANOUT_READ_RETRY_MS,
   logger: createLogger('hookledger-fanout'),

@@ -7,14 +7,15 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { findSource, subscribedConsumers } from '../../core/config/routing';
-import type { HookledgerConfig } from '../../core/config/schema';
+import type { HookledgerConfig, SourceConfig } from '../../core/config/schema';
+import { countFormFields, mediaTypeConflict } from '../../core/body';
 import { StorageUnavailableError } from '../shared/errors';
 import type { EventStore } from '../shared/event-store';
 import type { Logger } from '../shared/logger';
 import type { Attribution, KeyItem } from '../../core/model';
 import { payloadHmac as keyedHash } from '../shared/payload-hash';
 import { activeSecrets, type SecretsPort } from '../shared/secrets';
-import { keyRequestFor, verifierFor } from '../../core/schemes';
+import { keyRequestFor, schemeBodyFormat, verifierFor } from '../../core/schemes';
 import type { JsonWebKey, VerificationKeysPort, VerifyInput, VerifyResult } from '../../core/schemes/types';
 import { answerGetHandshake, answerGraphValidation, answerHandshake, GET_HANDSHAKES } from './handshake';
 import { extractAttribution, findControlCharacterHeader, InputError, parseBody } from './parse';
@@ -91,6 +92,13 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
       throw new InputError('unknown_source', `no webhook source is registered at /hooks/${sourceId.slice(0, 40)}`, 404);
     }
     const headers = normaliseHeaders(event.headers);
+    const headerCount = Object.keys(headers).length;
+    if (headerCount > source.maxHeaders) {
+      throw new InputError(
+        'too_many_headers',
+        `request has ${headerCount} headers; source "${source.id}" accepts at most ${source.maxHeaders} (maxHeaders)`,
+      );
+    }
     const rawBody = decodeBody(event);
     if (rawBody.length > source.maxBodyBytes) {
       throw new InputError(
@@ -118,6 +126,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
       }
       return challenge(answerGetHandshake(handshake, { query, headers, verifyToken: source.verifyToken }));
     }
+    checkBodyShape(source, rawBody, headers);
     if (source.handshake === 'graph-validation-token') {
       // Graph's validation POST carries no clientState: answered before verification, nothing stored.
       const reply = answerGraphValidation(query);
@@ -126,7 +135,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     const verified = await verify(source.id, rawBody, headers, now, source.toleranceSeconds, source.scheme, url);
     if (!verified.ok) throw new InputError(verified.code, verified.message, 401);
 
-    const body = parseBody(rawBody, headers['content-type']);
+    const body = parseBody(rawBody, source.bodyFormat);
     const handshake = source.handshake ?? (source.scheme.type === 'slack' ? 'slack-url-verification' : undefined);
     if (handshake) {
       // The secret that just verified the request: Zoom's answer is an HMAC under it.
@@ -201,6 +210,27 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     const credentials = activeSecrets(await deps.secrets.get(sourceId), now).current;
     const key = await deps.verificationKeys.get({ ...wanted, sourceId, credentials });
     return key ? { [wanted.kid]: key } : {};
+  }
+}
+
+/**
+ * Before anything reads the body: the source's format decides how it is read (never the unsigned
+ * Content-Type, so one naming another format is refused: 415), and a form is bounded in fields
+ * (counted in one pass over the bytes) before a verifier sorts them.
+ */
+function checkBodyShape(source: SourceConfig, rawBody: Buffer, headers: Readonly<Record<string, string>>): void {
+  const conflict = mediaTypeConflict(headers['content-type'], source.bodyFormat, source.id);
+  if (conflict) throw new InputError('unsupported_media_type', conflict, 415);
+  // Twilio's verifier reads form parameters even on a JSON source when the URL has no bodySHA256.
+  if (source.bodyFormat === 'form' || schemeBodyFormat(source.scheme).format === 'form') {
+    const fields = countFormFields(rawBody);
+    if (fields > source.maxFormFields) {
+      throw new InputError(
+        'too_many_fields',
+        `body has ${fields} form fields; source "${source.id}" accepts at most ${source.maxFormFields} (maxFormFields)`,
+        413,
+      );
+    }
   }
 }
 

@@ -1,9 +1,10 @@
 /**
- * Turning verified bytes into a JSON body and an attribution tuple, refusing anything odd with an
+ * Turning verified bytes into the body's fields and an attribution tuple, refusing anything odd with an
  * error that names the field. Pure functions: no I/O, no logging.
  */
 import { BODY_HASH_ID_PREFIX, type EventIdSource, type SourceConfig } from '../../core/config/schema';
 import { readPath } from '../shared/dotted-path';
+import { type BodyFormat, BodyFormatError, readBody } from '../../core/body';
 import { HookledgerError } from '../../core/errors';
 
 export class InputError extends HookledgerError {
@@ -19,100 +20,22 @@ export class InputError extends HookledgerError {
   }
 }
 
-export const MAX_JSON_DEPTH = 32;
 export const MAX_ATTRIBUTE_LENGTH = 200;
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 // Printable ASCII, no spaces: ids become parts of DynamoDB keys and log fields.
 const ATTRIBUTE_VALUE = /^[\x21-\x7e]+$/;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-
 /**
- * The body as attribution reads it: form fields for `application/x-www-form-urlencoded` (Twilio,
- * Slack slash commands), otherwise JSON. A top-level JSON array (SendGrid's batch of events) is
- * kept as an array, so attribution paths address it by index (`0.sg_event_id`).
+ * The body as attribution reads it, in the source's format (core/body.ts: the one reader the fan-out
+ * and `send` use too), never as the request's Content-Type says. A body that cannot be read in that
+ * format is answered 400 with the reader's code (`invalid_json`, `too_deep`, `forbidden_key`, ...).
  */
-export function parseBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> {
-  if ((contentType ?? '').toLowerCase().split(';')[0]?.trim() === 'application/x-www-form-urlencoded') return parseFormBody(raw);
-  return parseJsonBody(raw, { arrays: true });
-}
-
-/** Form fields by name; a repeated field reads as its first value. Prototype keys are refused, as in JSON. */
-export function parseFormBody(raw: Buffer): Record<string, unknown> {
-  let text: string;
+export function parseBody(raw: Buffer, format: BodyFormat): Record<string, unknown> {
   try {
-    text = utf8.decode(raw);
-  } catch {
-    throw new InputError('invalid_encoding', 'body is not valid UTF-8');
-  }
-  const fields: Record<string, unknown> = {};
-  for (const [name, value] of new URLSearchParams(text)) {
-    if (FORBIDDEN_KEYS.has(name)) throw new InputError('forbidden_key', `body contains the field "${name}", which is not accepted`);
-    if (!Object.hasOwn(fields, name)) fields[name] = value;
-  }
-  return fields;
-}
-
-/** Parses a JSON object body: valid UTF-8, not nested beyond MAX_JSON_DEPTH, no prototype keys. */
-export function parseJsonBody(raw: Buffer, options: { readonly arrays?: boolean } = {}): Record<string, unknown> {
-  let text: string;
-  try {
-    text = utf8.decode(raw);
-  } catch {
-    throw new InputError('invalid_encoding', 'body is not valid UTF-8; send JSON encoded as UTF-8');
-  }
-  const depth = maxNesting(text);
-  if (depth > MAX_JSON_DEPTH) {
-    throw new InputError('too_deep', `body nests ${depth} levels deep; at most ${MAX_JSON_DEPTH} are accepted`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
+    return readBody(raw, format);
   } catch (error) {
-    // Only the position: the parser's own message quotes the body around the bad token.
-    const position = error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;
-    throw new InputError('invalid_json', `body is not valid JSON${position ? ` (at character ${position})` : ''}`);
+    if (error instanceof BodyFormatError) throw new InputError(error.code, error.message);
+    throw error;
   }
-  if (!parsed || typeof parsed !== 'object' || (Array.isArray(parsed) && !options.arrays)) {
-    throw new InputError('invalid_json', options.arrays ? 'body must be a JSON object or array' : 'body must be a JSON object');
-  }
-  const forbidden = findForbiddenKey(parsed);
-  if (forbidden) {
-    throw new InputError('forbidden_key', `body contains the key "${forbidden}", which is not accepted`);
-  }
-  return parsed as Record<string, unknown>;
-}
-
-/** Bracket depth outside strings, counted before JSON.parse so hostile nesting costs nothing. */
-function maxNesting(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
-      depth++;
-      if (depth > max) max = depth;
-    } else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return max;
-}
-
-function findForbiddenKey(root: object): string | undefined {
-  const stack: unknown[] = [root];
-  while (stack.length > 0) {
-    const node = stack.pop();
-    if (!node || typeof node !== 'object') continue;
-    for (const key of Object.keys(node)) {
-      if (FORBIDDEN_KEYS.has(key)) return key;
-      stack.push((node as Record<string, unknown>)[key]);
-    }
-  }
-  return undefined;
 }
 
 export interface ExtractedAttribution {

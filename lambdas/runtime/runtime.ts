@@ -324,6 +324,12 @@ async function deliveredPayload(
     if (!view) throw new PermanentError('the claim-checked payload is gone (bucket lifecycle: retention)', 'payload_expired');
     return JSON.parse(view.toString('utf8')) as Record<string, unknown>;
   }
+  if (message.payloadUnavailable === 'unreadable') {
+    throw new PermanentError(
+      "the stored payload cannot be read in its source's body format (bodyFormat); fix the source's bodyFormat and replay",
+      'payload_unreadable',
+    );
+  }
   if (message.payloadUnavailable === 'too_large') {
     throw new PermanentError("the narrowed payload does not fit in a queue message; narrow the consumer's fields", 'payload_too_large');
   }

@@ -35,21 +35,3 @@ export function narrowPayload(payload: Record<string, unknown>, fields: readonly
   }
   return out;
 }
-
-/**
- * The fields of a stored body, for narrowing: a JSON object or array as parsed, otherwise the
- * fields of a form-urlencoded body (the two kinds intake accepts; a form field repeated reads as its
- * first value, as at intake). Never throws: bytes that are neither give no fields.
- */
-export function storedBodyFields(raw: Buffer): Record<string, unknown> {
-  const text = raw.toString('utf8');
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (parsed && typeof parsed === 'object') return parsed as Record<string, unknown>;
-  } catch {
-    // not JSON: a form body
-  }
-  const fields: Record<string, unknown> = {};
-  for (const [name, value] of new URLSearchParams(text)) if (!Object.hasOwn(fields, name)) fields[name] = value;
-  return fields;
-}

@@ -12,9 +12,10 @@ import { trace } from '../../cli/ops/trace';
 import baseConfig from '../../hookledger.config';
 import { defineConfig } from '../../core/config/schema';
 import type { LocalStack } from '../../local/stack';
-import { platformEvent } from '../support/factories';
+import { platformEvent, signedHeaders } from '../support/factories';
 import { GITHUB_SOURCE } from '../support/provider-sources';
 import { doneRows, ledgerRows, send, startTestStack } from '../support/stack';
+import { scanAll } from '../../lambdas/shared/table-scan';
 
 const config = defineConfig({ ...baseConfig, sources: [...baseConfig.sources, GITHUB_SOURCE] });
 const GITHUB_BODY = readFileSync(path.join(import.meta.dirname, '../fixtures/github/issues-opened.json'));
@@ -103,6 +104,59 @@ describe('the same event id with other bytes', () => {
     expect(report.conflicts.entries[0]).toMatchObject({ secretVersion: 'current', payloadHmac: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(report.conflicts.entries[0]!.payloadHmac).not.toBe(report.receipt.payloadHash.slice('hmac-sha256:'.length));
     expect(stack.intakeOutcomes()).toMatchObject({ duplicate_conflict: 1 });
+  });
+});
+
+/** Every item of the event store (receipts, payloads, claims, audit), read consistently. */
+const eventItems = () =>
+  scanAll<Record<string, unknown>>(stack.handlers.ddb, { TableName: stack.resources.tables.events, ConsistentRead: true });
+
+describe('the unsigned Content-Type', () => {
+  it("refuses a JSON source's signed body re-sent as application/x-www-form-urlencoded (415): no second event, nothing billed to tenant_VICTIM", async () => {
+    // The free text of a signed JSON event carries form fields; read as a form, they would name
+    // another event id and another tenant.
+    const event = platformEvent({
+      id: 'evt_01J8K7CT01',
+      data: { amount: 4200, currency: 'eur', note: 'thanks&id=evt_X&tenant_id=tenant_VICTIM&type=payment.succeeded&key_id=key_42&z=' },
+    });
+    const body = JSON.stringify(event);
+    const secret = (await stack.secrets.get('platform')).current;
+    const headers = signedHeaders(body, { secret, at: Date.now(), msgId: 'msg_01J8K7CT01' });
+    const receiptsBefore = (await eventItems()).filter((i) => i.kind === 'event').length;
+
+    const first = await fetch(stack.webhookUrl('platform'), { method: 'POST', headers, body });
+    expect([first.status, await first.json()]).toEqual([202, { event_id: 'evt_01J8K7CT01', deliveries: 3 }]);
+    const itemsAfterFirst = (await eventItems()).length;
+
+    const resent = await fetch(stack.webhookUrl('platform'), {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+    expect(resent.status).toBe(415);
+    expect(await resent.json()).toEqual({
+      error: 'unsupported_media_type',
+      message: expect.stringMatching(/Content-Type application\/x-www-form-urlencoded.*source "platform" reads its body as JSON/),
+    });
+    await stack.drain();
+
+    const items = await eventItems();
+    expect(items).toHaveLength(itemsAfterFirst);
+    expect(items.filter((i) => i.kind === 'event')).toHaveLength(receiptsBefore + 1);
+    expect(items.filter((i) => i.eventId === 'evt_X' || i.tenantId === 'tenant_VICTIM')).toEqual([]);
+    const rows = await ledgerRows(stack);
+    expect(rows.filter((r) => r.tenantId === 'tenant_VICTIM' || r.eventId === 'evt_X')).toEqual([]);
+    expect(
+      rows
+        .filter((r) => r.eventId === 'evt_01J8K7CT01')
+        .map((r) => [r.consumerId, r.tenantId, r.state])
+        .sort(),
+    ).toEqual([
+      ['audit-writer', 'tenant_204', 'done'],
+      ['billing-meter', 'tenant_204', 'done'],
+      ['risk-evaluator', 'tenant_204', 'done'],
+    ]);
+    expect(stack.intakeOutcomes()).toMatchObject({ unsupported_media_type: 1 });
   });
 });
 

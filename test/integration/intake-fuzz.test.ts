@@ -3,10 +3,13 @@
  * either 2xx and exactly one stored receipt, or 4xx and nothing stored, and never a secret in a log
  * line. Runs the real handler against DynamoDB Local.
  *
- * Mutation mode: valid signed requests (a Standard Webhooks source, and a GitHub source with replay
- * protection by body) with any header set, changed or removed and the body's bytes changed; the
- * receipts never outnumber the distinct signed identities accepted ((source, body id) for the
- * first, (source, body bytes) for the second), and a refused request stores nothing at all.
+ * Mutation mode: valid signed requests (a Standard Webhooks source, a GitHub source with replay
+ * protection by body, and a Twilio form source) with any header set, changed or removed, the
+ * Content-Type set to any media type or removed, the body's bytes changed, and its `&`-separated
+ * fields reordered, added (past the source's maxFormFields too), dropped or repeated; an accepted
+ * request is recorded under the id that was signed, the receipts never outnumber the distinct signed
+ * identities accepted ((source, body id) for the first, (source, body bytes) for the second,
+ * (source, MessageSid) for the third), and a refused request stores nothing at all.
  *
  * Longer run: HOOKLEDGER_FUZZ_RUNS=5000 npx vitest run test/integration/intake-fuzz.test.ts
  */
@@ -165,6 +168,19 @@ describe('intake under arbitrary input', () => {
 });
 
 const GITHUB_SECRET = 'gh_webhook_secret_7Hq2xV9pLm4';
+const TWILIO_TOKEN = '9f2c1a7e5b3d9c4e6f0a8b7c6d5e4f3a';
+/** The URL intake rebuilds for httpEvent's requests (no Host header: the request context's domain). */
+const TWILIO_URL = 'https://localhost/hooks/twilio-sms';
+/** A Twilio source with a small field bound, so the field-count mutations cross it. */
+const TWILIO_SOURCE = {
+  id: 'twilio-sms',
+  provider: 'twilio',
+  attribution: { keyId: { body: 'MessagingServiceSid' } },
+  maxFormFields: 12,
+} as const;
+const SECRETS: Record<string, string> = { platform: TEST_SECRET, github: GITHUB_SECRET, 'twilio-sms': TWILIO_TOKEN };
+/** Free text that reads as attribution if a JSON body is ever read as a form. */
+const INJECTION = 'thanks&id=evt_01J8K7MUTX&tenant_id=tenant_VICTIM&type=payment.succeeded&key_id=key_42&z=';
 const HEADER_NAMES = [
   'webhook-id',
   'webhook-timestamp',
@@ -173,8 +189,19 @@ const HEADER_NAMES = [
   'x-github-delivery',
   'x-github-event',
   'x-github-hook-id',
+  'x-twilio-signature',
   'user-agent',
   'x-forwarded-for',
+] as const;
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/webhook+json',
+  'application/x-www-form-urlencoded',
+  'application/x-www-form-urlencoded; charset=utf-8',
+  'multipart/form-data; boundary=x',
+  'text/plain',
+  'application/octet-stream',
 ] as const;
 
 const mutation = fc.oneof(
@@ -186,86 +213,152 @@ const mutation = fc.oneof(
   fc.record({ kind: fc.constant('remove' as const), header: fc.constantFrom(...HEADER_NAMES) }),
   fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
   fc.record({ kind: fc.constant('append' as const), text: fc.string({ minLength: 1, maxLength: 8 }) }),
+  // The unsigned Content-Type: set to any media type, or removed.
+  fc.record({ kind: fc.constant('content-type' as const), value: fc.option(fc.constantFrom(...CONTENT_TYPES), { nil: undefined }) }),
+  // Form field order (Twilio signs the fields sorted, so a reordered form still verifies), and counts.
+  fc.record({ kind: fc.constant('reorder' as const), seed: fc.nat() }),
+  fc.record({ kind: fc.constant('add-fields' as const), count: fc.constantFrom(1, 3, 12, 2000) }),
+  fc.record({ kind: fc.constant('drop-field' as const), at: fc.nat() }),
+  fc.record({ kind: fc.constant('repeat-field' as const), at: fc.nat() }),
 );
 
 const signedRequest = fc.record({
-  source: fc.constantFrom('platform', 'github'),
+  source: fc.constantFrom('platform', 'github', 'twilio-sms'),
   id: fc.constantFrom('evt_01J8K7MUT1', 'evt_01J8K7MUT2', 'evt_01J8K7MUT3'),
   tenant: fc.constantFrom('tenant_204', 'tenant_311'),
   amount: fc.constantFrom(100, 4200),
   delivery: fc.constantFrom('1f0c2a9e-0001', '1f0c2a9e-0002', '1f0c2a9e-0003'),
+  note: fc.constantFrom('thanks', INJECTION),
+  /** The unsigned Content-Type, before any other mutation: as signed, removed, or any media type. */
+  contentType: fc.oneof(fc.constantFrom('as signed', 'removed'), fc.constantFrom(...CONTENT_TYPES)),
+  /** Twilio only: the provider sent this many fields besides the attribution (within, at and past the bound). */
+  extraFields: fc.constantFrom(0, 2, 8, 9),
   mutations: fc.array(mutation, { maxLength: 3 }),
 });
+
+/** The pairs of a form in a seeded order (Fisher-Yates with a small LCG: reproducible from the seed). */
+function reorder(pairs: string[], seed: number): string[] {
+  const out = [...pairs];
+  let state = seed >>> 0;
+  for (let i = out.length - 1; i > 0; i--) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    const j = state % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
 
 describe('intake under mutated signed requests', () => {
   it(`never makes more receipts than distinct signed identities over ${RUNS} mutated requests (seed ${SEED})`, async () => {
     await createTable(dynamo.client, 'mutations', true);
-    const mutationConfig = defineConfig({ ...config, sources: [...config.sources, GITHUB_SOURCE] });
+    const mutationConfig = defineConfig({ ...config, sources: [...config.sources, GITHUB_SOURCE, TWILIO_SOURCE] });
     const mutated = createIngestHandler({
       config: mutationConfig,
       store: new EventStore({ client: dynamo.doc, tableName: 'mutations' }),
       secrets: {
-        get: async (source) => ({ current: source === 'github' ? GITHUB_SECRET : TEST_SECRET }),
-        refresh: async (source) => ({ current: source === 'github' ? GITHUB_SECRET : TEST_SECRET }),
+        get: async (source) => ({ current: SECRETS[source]! }),
+        refresh: async (source) => ({ current: SECRETS[source]! }),
         payloadHashKey: async () => TEST_HASH_KEY,
       },
       logger: capturingLogger('mutations').logger,
       clock: () => NOW,
     });
     const identities = new Set<string>();
-    const stats = { accepted: 0, duplicate: 0, refused: 0 };
+    const stats = { accepted: 0, duplicate: 0, refused: 0, mediaType: 0, tooManyFields: 0, formAccepted: 0 };
     await fc.assert(
       fc.asyncProperty(signedRequest, async (r) => {
         const ts = String(Math.floor(NOW / 1000));
-        let body = Buffer.from(
-          JSON.stringify(
+        let body: Buffer;
+        let headers: Record<string, string>;
+        if (r.source === 'twilio-sms') {
+          const form = new URLSearchParams({
+            AccountSid: r.tenant === 'tenant_204' ? 'AC3f9a2b7c1d8e4f6a0b5c2d9e7f1a3b4c' : 'AC9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b',
+            MessageSid: r.id,
+            MessageStatus: 'delivered',
+            MessagingServiceSid: 'MG9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d',
+          });
+          for (let i = 0; i < r.extraFields; i++) form.append(`Extra${i}`, `${r.note} ${i}`);
+          body = Buffer.from(form.toString());
+          headers = signatureHeaders({ type: 'twilio' }, { body, secret: TWILIO_TOKEN, now: NOW, messageId: r.delivery, url: TWILIO_URL });
+        } else {
+          body = Buffer.from(
+            JSON.stringify(
+              r.source === 'platform'
+                ? { id: r.id, type: 'payment.succeeded', tenant_id: r.tenant, key_id: 'key_42', data: { amount: r.amount, note: r.note } }
+                : {
+                    action: 'opened',
+                    issue: { id: 2649812237, title: r.id, body: r.note },
+                    installation: { id: r.tenant === 'tenant_204' ? 48213907 : 48213911 },
+                    amount: r.amount,
+                  },
+            ),
+          );
+          headers =
             r.source === 'platform'
-              ? { id: r.id, type: 'payment.succeeded', tenant_id: r.tenant, key_id: 'key_42', data: { amount: r.amount } }
+              ? {
+                  'content-type': 'application/json',
+                  'webhook-id': `msg_${r.delivery}`,
+                  'webhook-timestamp': ts,
+                  'webhook-signature': sign(body, `msg_${r.delivery}`, ts),
+                }
               : {
-                  action: 'opened',
-                  issue: { id: 2649812237, title: r.id },
-                  installation: { id: r.tenant === 'tenant_204' ? 48213907 : 48213911 },
-                  amount: r.amount,
-                },
-          ),
-        );
-        const headers: Record<string, string> =
-          r.source === 'platform'
-            ? {
-                'content-type': 'application/json',
-                'webhook-id': `msg_${r.delivery}`,
-                'webhook-timestamp': ts,
-                'webhook-signature': sign(body, `msg_${r.delivery}`, ts),
-              }
-            : {
-                'content-type': 'application/json',
-                'x-github-delivery': r.delivery,
-                'x-github-event': 'issues',
-                'x-github-hook-id': '501873942',
-                ...signatureHeaders({ type: 'github' }, { body, secret: GITHUB_SECRET, now: NOW, messageId: r.delivery }),
-              };
+                  'content-type': 'application/json',
+                  'x-github-delivery': r.delivery,
+                  'x-github-event': 'issues',
+                  'x-github-hook-id': '501873942',
+                  ...signatureHeaders({ type: 'github' }, { body, secret: GITHUB_SECRET, now: NOW, messageId: r.delivery }),
+                };
+        }
+        if (r.contentType === 'removed') delete headers['content-type'];
+        else if (r.contentType !== 'as signed') headers['content-type'] = r.contentType;
         for (const m of r.mutations) {
           if (m.kind === 'set') headers[m.header] = m.value;
           else if (m.kind === 'remove') delete headers[m.header];
-          else if (m.kind === 'flip' && body.length > 0) {
+          else if (m.kind === 'content-type') {
+            if (m.value === undefined) delete headers['content-type'];
+            else headers['content-type'] = m.value;
+          } else if (m.kind === 'flip' && body.length > 0) {
             body = Buffer.from(body);
             body[m.at % body.length] = body[m.at % body.length]! ^ (1 << m.bit);
           } else if (m.kind === 'append') body = Buffer.concat([body, Buffer.from(m.text)]);
+          else {
+            // Form-level mutations act on the body's `&`-separated pairs, whatever its format.
+            const pairs = body.toString('utf8').split('&');
+            if (m.kind === 'reorder') body = Buffer.from(reorder(pairs, m.seed).join('&'));
+            else if (m.kind === 'add-fields') {
+              body = Buffer.from([...pairs, ...Array.from({ length: m.count }, (_, i) => `Added${i}=v${i}`)].join('&'));
+            } else if (m.kind === 'drop-field' && pairs.length > 1) {
+              body = Buffer.from(pairs.filter((_, i) => i !== m.at % pairs.length).join('&'));
+            } else if (m.kind === 'repeat-field') {
+              body = Buffer.from([...pairs, pairs[m.at % pairs.length]!].join('&'));
+            }
+          }
         }
         const itemsBefore = await receiptCount('mutations', undefined);
         const res = await mutated(httpEvent(r.source, body, headers));
         expect(res.statusCode, res.body).toBeLessThan(500);
+        const answer = JSON.parse(res.body ?? '{}') as { event_id?: string; error?: string };
         if ((res.statusCode ?? 0) < 300) {
-          // Accepted: a signed identity. Platform events are identified by their signed body id,
-          // GitHub's (replay protection by body) by their exact bytes.
-          const parsed = JSON.parse(body.toString('utf8')) as { id?: unknown };
-          identities.add(
-            r.source === 'platform' ? `platform|${String(parsed.id)}` : `github|${createHash('sha256').update(body).digest('hex')}`,
-          );
+          // Accepted: a signed identity, under the id that was signed. Platform events are identified
+          // by their signed body id, Twilio's by the signed MessageSid, GitHub's (replay protection by
+          // body) by their exact bytes.
+          if (r.source === 'platform') {
+            const parsed = JSON.parse(body.toString('utf8')) as { id?: unknown };
+            expect(answer.event_id, `accepted under an id that was not signed: ${res.body}`).toBe(parsed.id);
+            identities.add(`platform|${String(parsed.id)}`);
+          } else if (r.source === 'twilio-sms') {
+            expect(answer.event_id, `accepted under an id that was not signed: ${res.body}`).toBe(r.id);
+            identities.add(`twilio|${r.id}`);
+            stats.formAccepted++;
+          } else {
+            identities.add(`github|${createHash('sha256').update(body).digest('hex')}`);
+          }
           if (res.statusCode === 202) stats.accepted++;
           else stats.duplicate++;
         } else {
           stats.refused++;
+          if (answer.error === 'unsupported_media_type') stats.mediaType++;
+          if (answer.error === 'too_many_fields') stats.tooManyFields++;
           expect(await receiptCount('mutations', undefined), `refused ${res.statusCode} ${res.body} stored something`).toBe(itemsBefore);
         }
         expect(await receiptCount('mutations')).toBeLessThanOrEqual(identities.size);
@@ -274,7 +367,8 @@ describe('intake under mutated signed requests', () => {
     );
     const receipts = await receiptCount('mutations');
     console.log(
-      `intake mutations: ${RUNS} requests, seed ${SEED}: ${stats.accepted} accepted, ${stats.duplicate} duplicates, ${stats.refused} refused; ` +
+      `intake mutations: ${RUNS} requests, seed ${SEED}: ${stats.accepted} accepted, ${stats.duplicate} duplicates, ${stats.refused} refused ` +
+        `(${stats.mediaType} for their media type, ${stats.tooManyFields} for their field count); ` +
         `${receipts} receipts for ${identities.size} signed identities`,
     );
     expect(receipts).toBe(stats.accepted);
@@ -282,5 +376,9 @@ describe('intake under mutated signed requests', () => {
     expect(stats.accepted).toBeGreaterThan(3);
     expect(stats.duplicate).toBeGreaterThan(10);
     expect(stats.refused).toBeGreaterThan(RUNS / 4);
-  }, 180_000);
+    // The new mutations reach intake's checks, and Twilio forms (reordered or not) are accepted.
+    expect(stats.mediaType).toBeGreaterThan(5);
+    expect(stats.tooManyFields).toBeGreaterThan(5);
+    expect(stats.formAccepted).toBeGreaterThan(5);
+  }, 240_000);
 });

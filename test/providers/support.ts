@@ -78,7 +78,7 @@ export const hasTimestamp = (name: string): boolean => signedParts(sourceFor(nam
 export function attributionOf(name: string, request: Request) {
   const source = sourceFor(name);
   const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k.toLowerCase(), v]));
-  const body = parseBody(Buffer.from(request.body, 'utf8'), headers['content-type']);
+  const body = parseBody(Buffer.from(request.body, 'utf8'), source.bodyFormat);
   const raw = Buffer.from(request.body, 'utf8');
   const { eventId, eventType } = extractAttribution(source, body, headers, payloadHmac(PAYLOAD_HASH_KEY, raw));
   return { eventId, eventType };

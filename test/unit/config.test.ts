@@ -79,6 +79,75 @@ describe('config', () => {
     });
   });
 
+  describe('body format and request bounds (a source, never the Content-Type, says how its body is read)', () => {
+    const attribution = {
+      eventId: { body: 'id' },
+      eventType: { body: 'type' },
+      tenantId: { body: 'tenant_id' },
+      keyId: { body: 'key_id' },
+    };
+    const withSources = (...sources: unknown[]) => ({ ...base(), sources }) as HookledgerConfigInput;
+
+    it("resolves each source's format once: JSON by default, form for Twilio, the carrier for Mailgun, a source's own declaration", () => {
+      const parsed = defineConfig(
+        withSources(
+          { id: 'platform', scheme: { type: 'standard-webhooks' }, attribution },
+          { id: 'twilio', provider: 'twilio', attribution: { keyId: { body: 'MessagingServiceSid' } } },
+          { id: 'twilio-json', provider: 'twilio', bodyFormat: 'json', attribution: { keyId: { body: 'MessagingServiceSid' } } },
+          {
+            id: 'mailgun-form',
+            scheme: { type: 'mailgun', carrier: 'form' },
+            attribution: {
+              eventId: { body: 'token' },
+              eventType: { value: 'mailgun.event' },
+              tenantId: { value: 'tenant_204' },
+              keyId: { value: 'key_mg' },
+            },
+          },
+          { id: 'slash', scheme: { type: 'slack' }, bodyFormat: 'form', attribution },
+        ),
+      );
+      expect(parsed.sources.map((s) => [s.id, s.bodyFormat])).toEqual([
+        ['platform', 'json'],
+        ['twilio', 'form'],
+        ['twilio-json', 'json'],
+        ['mailgun-form', 'form'],
+        ['slash', 'form'],
+      ]);
+    });
+
+    it("refuses a bodyFormat that contradicts Mailgun's carrier, naming the path and the fix", () => {
+      const mailgun = {
+        id: 'mailgun',
+        scheme: { type: 'mailgun' },
+        bodyFormat: 'form',
+        attribution: { eventId: { body: 'signature.token' }, eventType: { value: 'm' }, tenantId: { value: 't' }, keyId: { value: 'k' } },
+      };
+      expect(() => defineConfig(withSources(mailgun))).toThrow(
+        `sources[id=mailgun].bodyFormat (value "form"): the mailgun scheme reads its signature from the body as json, as its options say (carrier: 'json'), so the body cannot be read as form; remove bodyFormat, or change the scheme's options`,
+      );
+    });
+
+    it('refuses a dotted body path on a form source: form fields are flat', () => {
+      const twilio = { id: 'twilio', provider: 'twilio', attribution: { keyId: { body: 'data.MessagingServiceSid' } } };
+      expect(() => defineConfig(withSources(twilio))).toThrow(
+        'sources[id=twilio].attribution.keyId.body (value "data.MessagingServiceSid"): source "twilio" reads its body as form fields, which are flat: body.data.MessagingServiceSid names no field',
+      );
+    });
+
+    it('defaults maxFormFields to 1000 and maxHeaders to 100, and refuses values outside 1-100000 and 16-1000, naming them', () => {
+      const parsed = defineConfig(base());
+      expect([parsed.sources[0]?.maxFormFields, parsed.sources[0]?.maxHeaders]).toEqual([1000, 100]);
+      const source = base().sources[0] as SchemeSourceInput;
+      expect(() => defineConfig(withSources({ ...source, maxFormFields: 0 }))).toThrow(/sources\[id=platform\]\.maxFormFields \(value 0\)/);
+      expect(() => defineConfig(withSources({ ...source, maxFormFields: 100_001 }))).toThrow(/maxFormFields \(value 100001\)/);
+      expect(() => defineConfig(withSources({ ...source, maxHeaders: 15 }))).toThrow(/sources\[id=platform\]\.maxHeaders \(value 15\)/);
+      expect(() => defineConfig(withSources({ ...source, bodyFormat: 'xml' }))).toThrow(
+        /sources\[id=platform\]\.bodyFormat \(value "xml"\)/,
+      );
+    });
+  });
+
   describe('attribution from unsigned headers', () => {
     const github = (extra: Record<string, unknown> = {}): HookledgerConfigInput => ({
       ...base(),

@@ -162,6 +162,15 @@ describe('consumer runtime', () => {
       expect(handle).not.toHaveBeenCalled();
     });
 
+    it("quarantines a delivery whose stored body the fan-out could not read in its source's format, without handling it", async () => {
+      const ledger = fakeLedger({ kind: 'claimed', attempt: 1, replay: false });
+      const handle = vi.fn();
+      await run(ledger, handle)({ Records: [sqsRecord(deliveryMessage({ payload: undefined, payloadUnavailable: 'unreadable' }))] });
+      expect(ledger.failures).toMatchObject([{ category: 'payload_unreadable', quarantine: true }]);
+      expect(ledger.acks).toHaveLength(0);
+      expect(handle).not.toHaveBeenCalled();
+    });
+
     it('quarantines a message that sat in its queue past the payload retention', async () => {
       const ledger = fakeLedger({ kind: 'claimed', attempt: 1, replay: false });
       await run(ledger, async () => ({ units: 1 }))({ Records: [sqsRecord(deliveryMessage({ payloadExpiresAt: NOW - 1 }))] });

@@ -12,10 +12,10 @@ const queueUrls = {
   'risk-evaluator': 'http://sqs/q/risk-evaluator',
 };
 
-const receipt = (eventId: string, consumers: string[], tenantId = 'tenant_204') => ({
-  pk: `evt#platform#${eventId}`,
+const receipt = (eventId: string, consumers: string[], tenantId = 'tenant_204', source = 'platform') => ({
+  pk: `evt#${source}#${eventId}`,
   kind: 'event',
-  source: 'platform',
+  source,
   eventId,
   eventType: 'payment.succeeded',
   tenantId,
@@ -63,6 +63,8 @@ function handler(payloads = payloadStore(), extra: Partial<Parameters<typeof cre
     queueUrls,
     payloads,
     views,
+    // As the config resolves them: a Standard Webhooks source reads JSON, a Twilio source form fields.
+    bodyFormats: { platform: 'json', 'twilio-sms': 'form' },
     clock: () => NOW,
     logger: capturingLogger().logger,
     ...extra,
@@ -147,7 +149,7 @@ describe('fan-out', () => {
     expect(sentTo(queueUrls['billing-meter']).map((m) => m.eventId)).toEqual(['evt_a']);
   });
 
-  it('narrows a form-urlencoded body (a Twilio-style source) by its fields, reading it once', async () => {
+  it('narrows a form-urlencoded body (a Twilio source) by its fields, reading it once', async () => {
     sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
     const reads: string[] = [];
     const form = {
@@ -157,7 +159,7 @@ describe('fan-out', () => {
       },
     };
     const res = await handler(payloadStore(), { payloads: form })({
-      Records: [streamRecord(receipt('SM01J8K7FRM1', ['billing-meter', 'audit-writer']), '73')],
+      Records: [streamRecord(receipt('SM01J8K7FRM1', ['billing-meter', 'audit-writer'], 'tenant_204', 'twilio-sms'), '73')],
     });
     expect(res.batchItemFailures).toEqual([]);
     expect(reads).toEqual(['SM01J8K7FRM1']);
@@ -165,6 +167,33 @@ describe('fan-out', () => {
     expect(sentTo(queueUrls['billing-meter']).map((m) => m.payload)).toEqual([
       { id: 'SM01J8K7FRM1', type: 'message.received', tenant_id: 'tenant_204' },
     ]);
+  });
+
+  it("never reads a JSON source's stored body as form fields: bytes that are not JSON are marked unreadable, no field reaches a consumer", async () => {
+    sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    const stored = {
+      // What a JSON source's receipt could hold from before its format was fixed: injected form fields.
+      getPayload: async () => Buffer.from('id=evt_X&type=payment.succeeded&tenant_id=tenant_VICTIM&data.amount=999999'),
+    };
+    const res = await handler(payloadStore(), { payloads: stored })({
+      Records: [streamRecord(receipt('evt_01J8K7UNR1', ['billing-meter', 'audit-writer']), '74')],
+    });
+    expect(res.batchItemFailures).toEqual([]);
+    const messages = [...sentTo(queueUrls['billing-meter']), ...sentTo(queueUrls['audit-writer'])];
+    expect(messages.map((m) => [m.consumerId, m.eventId, m.tenantId, m.payloadUnavailable, m.payload])).toEqual([
+      ['billing-meter', 'evt_01J8K7UNR1', 'tenant_204', 'unreadable', undefined],
+      ['audit-writer', 'evt_01J8K7UNR1', 'tenant_204', 'unreadable', undefined],
+    ]);
+  });
+
+  it("reads a JSON source's stored body with intake's checks: a body nested 40 deep (refused at intake) is unreadable", async () => {
+    sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    const deep = `{"id":"evt_01J8K7UNR2","type":"payment.succeeded","data":${'{"a":'.repeat(40)}1${'}'.repeat(40)}}`;
+    const res = await handler(payloadStore(), { payloads: { getPayload: async () => Buffer.from(deep) } })({
+      Records: [streamRecord(receipt('evt_01J8K7UNR2', ['risk-evaluator']), '75')],
+    });
+    expect(res.batchItemFailures).toEqual([]);
+    expect(sentTo(queueUrls['risk-evaluator']).map((m) => [m.eventId, m.payloadUnavailable])).toEqual([['evt_01J8K7UNR2', 'unreadable']]);
   });
 
   it('rides out a short storage outage inside the invocation instead of failing the record', async () => {

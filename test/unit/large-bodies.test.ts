@@ -97,6 +97,7 @@ describe('fan-out claim check', () => {
       queueUrls,
       payloads,
       views,
+      bodyFormats: { platform: 'json' },
       clock: () => NOW,
       logger: capturingLogger().logger,
       ...(viewObjects ? { viewObjects } : {}),

@@ -22,6 +22,9 @@ describe('a source that names a provider', () => {
       scheme: { type: 'stripe' },
       toleranceSeconds: 300,
       maxBodyBytes: 1_048_576,
+      bodyFormat: 'json',
+      maxFormFields: 1000,
+      maxHeaders: 100,
       attribution: {
         eventId: { body: 'id' },
         eventType: { body: 'type' },

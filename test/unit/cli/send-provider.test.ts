@@ -162,3 +162,60 @@ describe('send --provider with a stand-in intake', () => {
     expect(formatSend(result)).toContain(`(event ${result.eventId}, derived from the body at intake)`);
   });
 });
+
+describe("send writes the body in the source's body format, the one intake reads it in", () => {
+  const formConfig = defineConfig({
+    sources: [
+      { id: 'twilio-sms', provider: 'twilio', attribution: { keyId: { body: 'MessagingServiceSid' } } },
+      // Twilio's JSON webhooks (signed through bodySHA256) on a source that says so.
+      { id: 'twilio-json', provider: 'twilio', bodyFormat: 'json', attribution: { keyId: { body: 'MessagingServiceSid' } } },
+    ],
+    consumers,
+  });
+  const posted: { url: string; headers: Record<string, string>; body: string }[] = [];
+  const secret = '9f2c1a7e5b3d9c4e6f0a8b7c6d5e4f3a';
+  const deps = {
+    config: formConfig,
+    webhookUrl: (id: string) => `http://127.0.0.1:3000/hooks/${id}`,
+    signingSecret: async () => secret,
+    clock: () => Date.parse('2026-11-30T08:00:00Z'),
+    fetch: (async (url: string, init: RequestInit) => {
+      posted.push({ url, headers: init.headers as Record<string, string>, body: Buffer.from(init.body as Buffer).toString('utf8') });
+      return new Response('{"event_id":"x","deliveries":1}', { status: 202 });
+    }) as typeof fetch,
+  };
+
+  it('send --source of a form source posts form fields with each attribution field, signed over the URL: it posted JSON that Twilio never signs', async () => {
+    const result = await send(deps, { source: 'twilio-sms', eventId: 'SM01J8K7SND1', tenant: 'AC204', key: 'MG204', type: 'delivered' });
+    const request = posted.at(-1)!;
+    expect(request.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(Object.fromEntries(new URLSearchParams(request.body))).toEqual({
+      created: String(Math.floor(Date.parse('2026-11-30T08:00:00Z') / 1000)),
+      amount: '4200',
+      currency: 'eur',
+      MessageSid: 'SM01J8K7SND1',
+      MessageStatus: 'delivered',
+      AccountSid: 'AC204',
+      MessagingServiceSid: 'MG204',
+    });
+    expect(result.eventId).toBe('SM01J8K7SND1');
+    const verdict = verifierFor(formConfig.sources[0]!.scheme).verify(
+      { rawBody: Buffer.from(request.body), headers: request.headers, now: Date.now(), toleranceSeconds: 300, url: request.url },
+      { current: secret },
+    );
+    expect(verdict).toEqual({ ok: true, secretVersion: 'current' });
+  });
+
+  it('refuses --provider twilio for a source reading JSON: the form sample would be refused (415), so nothing is posted (exit 2)', async () => {
+    const before = posted.length;
+    const error = (await send(deps, { provider: 'twilio', source: 'twilio-json' }).then(
+      () => new Error('sent'),
+      (e: unknown) => e as Error,
+    )) as Error & { exitCode?: number };
+    expect(error).toMatchObject({ name: 'UsageError', exitCode: 2 });
+    expect(error.message).toBe(
+      `the twilio sample is application/x-www-form-urlencoded, but source "twilio-json" reads its body as JSON (bodyFormat 'json') and would refuse it (415); send a body of your own with --source twilio-json --file <path>`,
+    );
+    expect(posted).toHaveLength(before);
+  });
+});

@@ -52,6 +52,21 @@ describe('standard-webhooks v1a (ed25519)', () => {
     expect(verify(signed(sender.whsk, NOW - 301_000))).toMatchObject({ ok: false, code: 'timestamp_out_of_tolerance' });
   });
 
+  it('refuses more than 10 v1a entries before checking any (each costs a pass over the body, header size times body size): malformed_signature', () => {
+    const headers = signed();
+    const decoys = Array.from({ length: 10 }, () => `v1a,${Buffer.alloc(64, 7).toString('base64')}`);
+    // Ten entries are checked (the real one last); eleven are refused whatever they hold.
+    expect(verify({ ...headers, 'webhook-signature': [...decoys.slice(1), headers['webhook-signature']].join(' ') })).toEqual({
+      ok: true,
+      secretVersion: 'current',
+    });
+    expect(verify({ ...headers, 'webhook-signature': [...decoys, headers['webhook-signature']].join(' ') })).toMatchObject({
+      ok: false,
+      code: 'malformed_signature',
+      message: 'header webhook-signature has more than 10 v1a entries',
+    });
+  });
+
   it('refuses a header with only v1 entries: malformed_signature', () => {
     const v1 = new Webhook('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw').sign('msg_2Kp7QeWd9Lm', new Date(NOW), BODY.toString());
     expect(verify({ ...signed(), 'webhook-signature': v1 })).toMatchObject({
