@@ -50,7 +50,7 @@ async function cdkBundlingOptions(): Promise<BuildOptions> {
   };
 }
 
-/** Dummy values for every variable the handlers read at cold start (lambdas/shared/env.ts), plus Lambda's own. */
+/** Dummy values for every variable the handlers read at cold start (core/env.ts), plus Lambda's own. */
 function lambdaEnv(name: string, consumerId?: string): Record<string, string> {
   const queue = (id: string) => `https://sqs.us-east-1.amazonaws.com/123456789012/hookledger-${id}`;
   return {

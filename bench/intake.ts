@@ -12,7 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { EventItem, PayloadItem } from '../core/model';
 import { eventKey, payloadKey } from '../core/model';
-import { payloadHmac } from '../lambdas/shared/payload-hash';
+import { payloadHmac } from '../adapters/payload-hash';
 import { localDocumentClient } from '../local/wiring';
 import type { LocalStack } from '../local/stack';
 import { PROJECT_ROOT as ROOT } from '../core/paths';

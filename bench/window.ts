@@ -18,12 +18,12 @@ import baseConfig from '../hookledger.config';
 import { subscribedConsumers } from '../core/config/routing';
 import { eventKey, ledgerKey, payloadKey, receiptIndexAttributes, tenantDayItem, utcDay } from '../core/model';
 import { reconcile } from '../lambdas/reconcile/reconcile';
-import { WindowReader } from '../lambdas/shared/window-index';
+import { WindowReader } from '../adapters/window-index';
 import { usage } from '../cli/ops/usage';
 import { provisionLocalStack } from '../local/provision';
 import { localDynamoClient, localSqsClient } from '../local/clients';
 import { freePort, startDynamoLocal, startSqsEmulator } from '../local/emulators';
-import { createDocumentClient } from '../lambdas/shared/clients';
+import { createDocumentClient } from '../adapters/clients';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

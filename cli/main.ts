@@ -6,7 +6,7 @@ import { COMMANDS } from './commands/index';
 import { CliError, EXIT } from './errors';
 import { PROJECT_ROOT } from '../core/paths';
 import { ReconcileWindowError } from '../lambdas/reconcile/reconcile';
-import { WindowTooLongError } from '../lambdas/shared/window-index';
+import { WindowTooLongError } from '../adapters/window-index';
 
 export type { CliIo } from './commands/context';
 export { EXIT } from './errors';

@@ -15,7 +15,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HookledgerConfig } from '../core/config/schema';
 import { consumerSecretArnOutput, dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
 import type { SigningSecrets } from '../core/schemes/types';
-import { createDocumentClient } from '../lambdas/shared/clients';
+import { createDocumentClient } from '../adapters/clients';
 // Only the local stack's client and state modules: local/wiring.ts would load the whole pipeline
 // (ingest, fan-out, consumer runtime) just to build a document client.
 import { localDynamoClient, localSqsClient } from '../local/clients';

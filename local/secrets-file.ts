@@ -20,7 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { UnknownSecretError, type SecretsPort } from '../lambdas/shared/secrets';
+import { UnknownSecretError, type SecretsPort } from '../adapters/secrets';
 import type { SigningSecrets } from '../core/schemes/types';
 import { HookledgerError } from '../core/errors';
 

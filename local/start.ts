@@ -4,7 +4,7 @@
  * per delivery as consumers process it. Ctrl-C stops everything it started.
  */
 import path from 'node:path';
-import { Ledger } from '../lambdas/shared/ledger';
+import { Ledger } from '../adapters/ledger';
 import { createLogger } from '../lambdas/shared/logger';
 import { reportDeliveries } from './delivery-report';
 import { assertJava, EmulatorError } from './emulators';

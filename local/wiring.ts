@@ -21,13 +21,13 @@ import {
   type FanoutHandler,
 } from '../lambdas/fanout/app';
 import { createIngestHandler, type IngestHandler } from '../lambdas/ingest/app';
-import { createDocumentClient } from '../lambdas/shared/clients';
-import { type ConsumedCapacityObserver, EventStore } from '../lambdas/shared/event-store';
-import { Ledger } from '../lambdas/shared/ledger';
+import { createDocumentClient } from '../adapters/clients';
+import { type ConsumedCapacityObserver, EventStore } from '../adapters/event-store';
+import { Ledger } from '../adapters/ledger';
 import { createLogger, type Logger } from '../lambdas/shared/logger';
-import { S3PayloadBlobs } from '../lambdas/shared/payload-blobs';
-import type { SecretsPort } from '../lambdas/shared/secrets';
-import { HttpVerificationKeys } from '../lambdas/shared/verification-keys';
+import { S3PayloadBlobs } from '../adapters/payload-blobs';
+import type { SecretsPort } from '../adapters/secrets';
+import { HttpVerificationKeys } from '../adapters/verification-keys';
 import type { VerificationKeysPort } from '../core/schemes/types';
 import { localDynamoClient, localS3Client, localSqsClient } from './clients';
 import { PROJECT_ROOT } from '../core/paths';

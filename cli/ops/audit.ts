@@ -7,7 +7,7 @@
  * id). Single-write actions (keys, rotation, retirement) write theirs after the write succeeded, so a refused
  * action leaves no false record.
  */
-import { type AuditAction, type AuditItem, auditItem, auditKey } from '../../lambdas/shared/audit';
+import { type AuditAction, type AuditItem, auditItem, auditKey } from '../../adapters/audit';
 import { newAuditId } from './ids';
 import { now as clockNow, eventStoreOf, type OperatorDeps } from './deps';
 

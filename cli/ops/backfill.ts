@@ -6,14 +6,14 @@
  */
 import { iso } from '../time';
 import { findConsumer, matchesEventType } from '../../core/config/routing';
-import { requeueItem } from '../../lambdas/shared/requeue';
-import type { Window } from '../../lambdas/shared/table-scan';
-import { WindowReader, windowReceiptsInFull } from '../../lambdas/shared/window-index';
+import { requeueItem } from '../../adapters/requeue';
+import type { Window } from '../../adapters/table-scan';
+import { WindowReader, windowReceiptsInFull } from '../../adapters/window-index';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoreOf, type OperatorDeps, type Progress } from './deps';
 import { UsageError } from '../errors';
 import { newReplayId } from './ids';
-import { forEachLimited } from '../../lambdas/shared/pool';
+import { forEachLimited } from '../../adapters/pool';
 import { splitByRetention } from './receipts';
 
 const WRITE_CONCURRENCY = 8;

@@ -5,9 +5,9 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HookledgerConfig } from '../../core/config/schema';
-import { EventStore } from '../../lambdas/shared/event-store';
-import { Ledger } from '../../lambdas/shared/ledger';
-import type { Progress, TableNames } from '../../lambdas/shared/table-scan';
+import { EventStore } from '../../adapters/event-store';
+import { Ledger } from '../../adapters/ledger';
+import type { Progress, TableNames } from '../../adapters/table-scan';
 
 export type { Progress, TableNames };
 

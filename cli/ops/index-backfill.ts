@@ -7,9 +7,9 @@
  * second run finds nothing to do. Stream MODIFY records it causes are not work for the fan-out (its
  * filter passes INSERTs).
  */
-import { scanAll } from '../../lambdas/shared/table-scan';
-import { EventStore } from '../../lambdas/shared/event-store';
-import { forEachLimited } from '../../lambdas/shared/pool';
+import { scanAll } from '../../adapters/table-scan';
+import { EventStore } from '../../adapters/event-store';
+import { forEachLimited } from '../../adapters/pool';
 import type { EventItem } from '../../core/model';
 import { RESERVED_KEY_PARTS, tenantDayPartition, utcDay, WINDOW_INDEX } from '../../core/model';
 import type { ConfigDeps, Progress, StoreDeps } from './deps';

@@ -2,7 +2,7 @@
  * The tenant key registry (`key#<keyId>` items in the EventStore). Intake checks keys against it
  * when a source sets `enforceKeyRegistry`; consumers ask a key's status now before acting on it.
  */
-import { scanKeys } from '../../lambdas/shared/table-scan';
+import { scanKeys } from '../../adapters/table-scan';
 import { type KeyItem, keyRegistryKey } from '../../core/model';
 import { writeAudit } from './audit';
 import { now as clockNow, eventStoreOf, type OperatorDeps, type StoreDeps } from './deps';

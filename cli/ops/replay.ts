@@ -5,19 +5,19 @@
  * item of that consumer. Sibling consumers' ledger items are never read for writing, never touched.
  *
  * Why this is harmless to billing: the consumer runtime re-runs a done delivery under a replay lease
- * and records it in `replays`, never in `units` (see lambdas/shared/ledger.ts, claimReplay).
+ * and records it in `replays`, never in `units` (see adapters/ledger.ts, claimReplay).
  */
 import { iso } from '../time';
 import { findConsumer } from '../../core/config/routing';
-import { requeueItem } from '../../lambdas/shared/requeue';
-import { ledgerItemsByKey, type Window } from '../../lambdas/shared/table-scan';
-import { WindowReader, windowReceiptsInFull } from '../../lambdas/shared/window-index';
+import { requeueItem } from '../../adapters/requeue';
+import { ledgerItemsByKey, type Window } from '../../adapters/table-scan';
+import { WindowReader, windowReceiptsInFull } from '../../adapters/window-index';
 import { type DeliveryState, type LedgerItem, ledgerKey } from '../../core/model';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoreOf, ledgerOf, type OperatorDeps, type Progress } from './deps';
 import { UsageError } from '../errors';
 import { newReplayId } from './ids';
-import { forEachLimited } from '../../lambdas/shared/pool';
+import { forEachLimited } from '../../adapters/pool';
 import { findReceipt, splitByRetention } from './receipts';
 
 const WRITE_CONCURRENCY = 8;

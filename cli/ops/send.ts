@@ -17,7 +17,7 @@ import { findSource } from '../../core/config/routing';
 import { closeProviderNames, findProvider } from '../../core/providers/catalog';
 import { renderSample } from '../../core/providers/samples';
 import { SigningSecretError, type SignInput, signatureHeaders, signedBody } from '../../core/schemes';
-import { readPath } from '../../lambdas/shared/dotted-path';
+import { readPath } from '../../adapters/dotted-path';
 import { MEDIA_TYPES, mediaTypeConflict, mediaTypeOf, readBody } from '../../core/body';
 import type { ConfigDeps } from './deps';
 import { TargetError, UsageError } from '../errors';

@@ -21,8 +21,8 @@ import {
   scanDeliveryStates,
   scanReceiptSummaries,
   type Window,
-} from '../../lambdas/shared/table-scan';
-import { WindowReader, type WindowReadCounters } from '../../lambdas/shared/window-index';
+} from '../../adapters/table-scan';
+import { WindowReader, type WindowReadCounters } from '../../adapters/window-index';
 import { DAY_MS, LEDGER_CONSUMER_SEPARATOR, ledgerKey } from '../../core/model';
 import { type ConfigDeps, now as clockNow, type Progress, type QueuePair, type StoreDeps } from './deps';
 

@@ -4,7 +4,7 @@
  * errors, usage row, replays and access log. Ledger items for consumers outside the delivery set are
  * shown too, marked unexpected.
  */
-import { ledgerItemsByKey } from '../../lambdas/shared/table-scan';
+import { ledgerItemsByKey } from '../../adapters/table-scan';
 import {
   type ConflictItem,
   type ErrorEntry,

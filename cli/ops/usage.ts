@@ -10,8 +10,8 @@
  * windows on the acknowledgement time (`ackAt`), as before the index; its cost grows with history.
  */
 import { iso } from '../time';
-import { scanUsageRows, type UsageRowItem, type Window } from '../../lambdas/shared/table-scan';
-import { WindowReader, type WindowReadCounters } from '../../lambdas/shared/window-index';
+import { scanUsageRows, type UsageRowItem, type Window } from '../../adapters/table-scan';
+import { WindowReader, type WindowReadCounters } from '../../adapters/window-index';
 import type { LedgerItem } from '../../core/model';
 import type { Progress, StoreDeps } from './deps';
 import { UsageError } from '../errors';

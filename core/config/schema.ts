@@ -74,7 +74,7 @@ export type FieldSource = Exclude<AttributionSource, { readonly value: string }>
 /**
  * An event id derived from the signed body, for providers whose webhooks carry none (Meta, Dropbox):
  * `bh_` + the deployment's keyed hash of the raw body bytes (the receipt's payload HMAC, see
- * lambdas/shared/payload-hash.ts). A retry of the same bytes gets the same id and is answered as a
+ * adapters/payload-hash.ts). A retry of the same bytes gets the same id and is answered as a
  * duplicate; different bodies get different ids. Allowed only where the scheme signs the exact body
  * bytes (`signedParts(...).body === 'bytes'`, no shared secret): not Mailgun, Okta, Graph or Twilio.
  */

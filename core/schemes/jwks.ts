@@ -6,7 +6,7 @@
  * the source's tolerance (Plaid: 5 minutes) old.
  *
  * Verifiers are synchronous: intake reads `keyRequest` first, fetches the key through its cached key
- * port (lambdas/shared/verification-keys.ts) and passes it in `VerifyInput.publicKeys`. The source's
+ * port (adapters/verification-keys.ts) and passes it in `VerifyInput.publicKeys`. The source's
  * secret is what the key endpoint authenticates with (Plaid: `<client_id>:<secret>`); to sign (tests,
  * `hookledger send`) it is a P-256 private key, PKCS#8 DER in base64, whose key id is its RFC 7638
  * thumbprint. https://plaid.com/docs/api/webhooks/webhook-verification/

@@ -48,7 +48,7 @@ export interface JsonWebKey {
 
 /**
  * The key a request names (a JWT's `kid`) and where its scheme fetches keys from. Intake resolves it
- * through its key port (lambdas/shared/verification-keys.ts: cached by kid with a TTL, an unknown kid
+ * through its key port (adapters/verification-keys.ts: cached by kid with a TTL, an unknown kid
  * fetched once and rate-limited) and hands the result to the verifier in `VerifyInput.publicKeys`.
  */
 export interface KeyRequest {
@@ -56,7 +56,7 @@ export interface KeyRequest {
   readonly url: string;
 }
 
-/** The port intake fetches verification keys through (adapter: lambdas/shared/verification-keys.ts). */
+/** The port intake fetches verification keys through (adapter: adapters/verification-keys.ts). */
 export interface VerificationKeysPort {
   /**
    * The public key named `kid`, or undefined when the endpoint does not know it (or a recent miss is

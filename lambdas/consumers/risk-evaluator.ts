@@ -4,7 +4,7 @@
  * declines the action when the key has been revoked since intake (attribution stays with the tenant
  * captured at intake; authorization does not).
  */
-import { PermanentError } from '../shared/errors';
+import { PermanentError } from '../runtime/errors';
 import { lambdaConsumer } from '../runtime/lambda';
 import type { ConsumerHandle } from '../runtime/runtime';
 

@@ -9,12 +9,12 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { findSource, subscribedConsumers } from '../../core/config/routing';
 import type { HookledgerConfig, SourceConfig } from '../../core/config/schema';
 import { countFormFields, mediaTypeConflict } from '../../core/body';
-import { StorageUnavailableError } from '../shared/errors';
-import type { EventStore } from '../shared/event-store';
+import { StorageUnavailableError } from '../../adapters/errors';
+import type { EventStore } from '../../adapters/event-store';
 import type { Logger } from '../shared/logger';
 import type { Attribution, KeyItem } from '../../core/model';
-import { payloadHmac as keyedHash } from '../shared/payload-hash';
-import { activeSecrets, type SecretsPort } from '../shared/secrets';
+import { payloadHmac as keyedHash } from '../../adapters/payload-hash';
+import { activeSecrets, type SecretsPort } from '../../adapters/secrets';
 import { keyRequestFor, schemeBodyFormat, verifierFor } from '../../core/schemes';
 import type { JsonWebKey, VerificationKeysPort, VerifyInput, VerifyResult } from '../../core/schemes/types';
 import { answerGetHandshake, answerGraphValidation, answerHandshake, GET_HANDSHAKES } from './handshake';
@@ -37,7 +37,7 @@ export interface IngestDeps {
   readonly onOutcome?: (outcome: string) => void;
   /**
    * Where schemes whose keys are fetched by key id (jwks: Plaid) get them, cached
-   * (lambdas/shared/verification-keys.ts). Without it such sources answer 503; no other scheme uses it.
+   * (adapters/verification-keys.ts). Without it such sources answer 503; no other scheme uses it.
    */
   readonly verificationKeys?: VerificationKeysPort;
 }

@@ -6,7 +6,7 @@
 import { findConsumer } from '../../core/config/routing';
 import { UNKEYED_GROUP } from '../../core/config/consumers';
 import type { HookledgerConfig } from '../../core/config/schema';
-import { readPath } from '../shared/dotted-path';
+import { readPath } from '../../adapters/dotted-path';
 
 /** Ordered consumer id -> ordering key, for the consumers of one delivery set; undefined when none is ordered. */
 export function orderingKeysFor(

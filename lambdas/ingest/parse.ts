@@ -3,7 +3,7 @@
  * error that names the field. Pure functions: no I/O, no logging.
  */
 import { BODY_HASH_ID_PREFIX, type EventIdSource, type SourceConfig } from '../../core/config/schema';
-import { readPath } from '../shared/dotted-path';
+import { readPath } from '../../adapters/dotted-path';
 import { type BodyFormat, BodyFormatError, readBody } from '../../core/body';
 import { HookledgerError } from '../../core/errors';
 

@@ -23,7 +23,7 @@ import {
   reconcilePages,
   reportOf,
 } from './reconcile';
-import { CheckpointStore } from '../shared/checkpoint';
+import { CheckpointStore } from '../../adapters/checkpoint';
 import { type RepairDeps, type RepairResult, repair } from './repair';
 
 export { METRICS_NAMESPACE } from '../../core/metrics';

@@ -2,7 +2,7 @@
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { bundledConfig } from '../shared/bundled-config';
-import { createDocumentClient } from '../shared/clients';
+import { createDocumentClient } from '../../adapters/clients';
 import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../../core/env';
 import { createLogger } from '../shared/logger';
 import { createReconcileHandler, createViolationsMetrics } from './app';

@@ -10,7 +10,7 @@
  *   usage_without_event  a ledger item whose receipt does not exist (scan mode only: an index of
  *                        receipts cannot name a row that no receipt names; `--scan` reads both tables)
  *
- * Two ways to read the window. The default reads the window index (lambdas/shared/window-index.ts):
+ * Two ways to read the window. The default reads the window index (adapters/window-index.ts):
  * the window's receipts, then their ledger rows by key (the delivery set plus every configured
  * consumer, so unexpected_delivery is found), in pages that can stop and resume (`reconcilePages`).
  * Its cost follows the window, not the history kept. `scan: true` scans both tables (the audit of all
@@ -19,7 +19,7 @@
  * Quarantined deliveries are not violations (they are parked in the DLQ on purpose); they are counted.
  */
 import { eventKey, type EventItem, type LedgerItem, ledgerKey, parseLedgerKey } from '../../core/model';
-import { type IndexedReceipt, WindowReader } from '../shared/window-index';
+import { type IndexedReceipt, WindowReader } from '../../adapters/window-index';
 import {
   eventStoreItemsByKey,
   ledgerItemsByKey,
@@ -28,7 +28,7 @@ import {
   scanLedger,
   scanReceipts,
   type Window,
-} from '../shared/table-scan';
+} from '../../adapters/table-scan';
 import { HookledgerError } from '../../core/errors';
 
 export const MINUTE_MS = 60_000;

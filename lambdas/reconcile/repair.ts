@@ -1,6 +1,6 @@
 /**
  * Repair: reconcile, then re-queue every delivery whose message is gone while its work is not done,
- * through the ledger-safe re-queue path (lambdas/shared/requeue.ts, a `repairId` requeue item).
+ * through the ledger-safe re-queue path (adapters/requeue.ts, a `repairId` requeue item).
  * Shared by `hookledger reconcile --repair`, the scheduled reconciler and the local stack's start.
  *
  *   repaired      missing_delivery (a receipt's consumer has no ledger item past the grace) and
@@ -20,11 +20,11 @@
  * record is deleted once every one of them was re-queued (kept, and reported, otherwise).
  */
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { auditItem } from '../shared/audit';
-import { EventStore } from '../shared/event-store';
-import { newRepairId } from '../shared/ids';
+import { auditItem } from '../../adapters/audit';
+import { EventStore } from '../../adapters/event-store';
+import { newRepairId } from '../../adapters/ids';
 import { type EventItem, eventKey } from '../../core/model';
-import { requeueItem } from '../shared/requeue';
+import { requeueItem } from '../../adapters/requeue';
 import {
   type ReconcileDeps,
   type ReconcileOptions,
@@ -33,8 +33,8 @@ import {
   type Violation,
   type ViolationKind,
 } from './reconcile';
-import { eventStoreItemsByKey } from '../shared/table-scan';
-import { forEachLimited } from '../shared/pool';
+import { eventStoreItemsByKey } from '../../adapters/table-scan';
+import { forEachLimited } from '../../adapters/pool';
 
 export const REPAIRABLE_KINDS: readonly ViolationKind[] = ['missing_delivery', 'stalled_delivery'];
 /** Ledger keys listed on the audit item; beyond this the item says how many more (items stop at 400 KB). */

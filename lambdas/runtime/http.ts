@@ -14,10 +14,10 @@
 import type { ConsumerConfig, HttpDeliveryConfig } from '../../core/config/schema';
 import { standardWebhooks } from '../../core/schemes/standard-webhooks';
 import type { SigningSecrets } from '../../core/schemes/types';
-import { PermanentError, RetryableError } from '../shared/errors';
-import type { Ledger } from '../shared/ledger';
+import { PermanentError, RetryableError } from './errors';
+import type { Ledger } from '../../adapters/ledger';
 import type { Logger } from '../shared/logger';
-import { activeSecrets } from '../shared/secrets';
+import { activeSecrets } from '../../adapters/secrets';
 import type { ConsumerHandle } from './runtime';
 
 /** Where an HTTP consumer's signing secrets come from (Secrets Manager, or the local secrets file). */

@@ -6,11 +6,11 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { findConsumer } from '../../core/config/routing';
 import { bundledConfig } from '../shared/bundled-config';
-import { createDocumentClient } from '../shared/clients';
+import { createDocumentClient } from '../../adapters/clients';
 import { ENV, requireEnv } from '../../core/env';
-import { EventStore } from '../shared/event-store';
-import { Ledger } from '../shared/ledger';
-import { S3PayloadBlobs } from '../shared/payload-blobs';
+import { EventStore } from '../../adapters/event-store';
+import { Ledger } from '../../adapters/ledger';
+import { S3PayloadBlobs } from '../../adapters/payload-blobs';
 import { createLogger } from '../shared/logger';
 import { type ConsumerHandle, type ConsumerLambdaHandler, createConsumerHandler } from './runtime';
 

@@ -16,11 +16,11 @@ import { BatchProcessor, EventType, processPartialResponse, SqsFifoPartialProces
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { ConsumerConfig } from '../../core/config/schema';
-import { errorCategory, errorMessage, PermanentError, RetryableError } from '../shared/errors';
-import type { EventStore } from '../shared/event-store';
-import type { Ledger } from '../shared/ledger';
+import { errorCategory, errorMessage, PermanentError, RetryableError } from './errors';
+import type { EventStore } from '../../adapters/event-store';
+import type { Ledger } from '../../adapters/ledger';
 import type { Logger } from '../shared/logger';
-import type { PayloadBlobs } from '../shared/payload-blobs';
+import type { PayloadBlobs } from '../../adapters/payload-blobs';
 import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
 import { orderingGroup } from '../../core/config/consumers';
 import { HookledgerError } from '../../core/errors';

@@ -21,7 +21,7 @@ export interface EventStoreProps {
 /**
  * The stateful half of hookledger: the EventStore (receipts, payloads, re-queues, key registry; its
  * stream drives the fan-out) and the Ledger (one item per event and consumer). Key layout: see
- * lambdas/shared/model.ts.
+ * core/model.ts.
  */
 export class EventStore extends Construct {
   /** Partition key `pk`; stream NEW_IMAGE; TTL attribute `expiresAt`; the window index (GSI). */

@@ -31,7 +31,7 @@ export interface HookledgerFunctionProps {
   /** POWERTOOLS_SERVICE_NAME: the `service` key on every log line and metric. */
   readonly serviceName: string;
   /**
-   * The application's environment: exactly the variables of lambdas/shared/env.ts the handler reads.
+   * The application's environment: exactly the variables of core/env.ts the handler reads.
    * @default - none
    */
   readonly environment?: Readonly<Record<string, string>>;

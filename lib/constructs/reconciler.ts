@@ -22,7 +22,7 @@ export interface ReconcilerRepairProps {
 
 /**
  * Read by lambdas/reconcile/handler.ts: the value of the metric's `Stack` dimension. Not in
- * lambdas/shared/env.ts because only reconcile reads it.
+ * core/env.ts because only reconcile reads it.
  */
 export const STACK_NAME_ENV = ENV.stackName;
 

@@ -15,7 +15,7 @@ import type { LocalStack } from '../../local/stack';
 import { platformEvent, signedHeaders } from '../support/factories';
 import { GITHUB_SOURCE } from '../support/provider-sources';
 import { doneRows, ledgerRows, send, startTestStack } from '../support/stack';
-import { scanAll } from '../../lambdas/shared/table-scan';
+import { scanAll } from '../../adapters/table-scan';
 
 const config = defineConfig({ ...baseConfig, sources: [...baseConfig.sources, GITHUB_SOURCE] });
 const GITHUB_BODY = readFileSync(path.join(import.meta.dirname, '../fixtures/github/issues-opened.json'));

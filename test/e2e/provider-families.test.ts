@@ -20,7 +20,7 @@ import { findProvider } from '../../core/providers/catalog';
 import { type SchemeConfigInput, signatureHeaders, signedBody } from '../../core/schemes';
 import { publicJwkOf } from '../../core/schemes/jwks';
 import type { DeliveryContext } from '../../lambdas/runtime/runtime';
-import { scanAll } from '../../lambdas/shared/table-scan';
+import { scanAll } from '../../adapters/table-scan';
 import { KEY_PREFIX, tenantDayKey } from '../../core/model';
 import type { LocalStack } from '../../local/stack';
 import { startTestStack } from '../support/stack';

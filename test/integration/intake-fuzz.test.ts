@@ -22,7 +22,7 @@ import config from '../../hookledger.config';
 import { defineConfig } from '../../core/config/schema';
 import { GITHUB_SOURCE } from '../support/provider-sources';
 import { createIngestHandler, type IngestHandler } from '../../lambdas/ingest/app';
-import { EventStore } from '../../lambdas/shared/event-store';
+import { EventStore } from '../../adapters/event-store';
 import { httpEvent, NOW, OLD_SECRET, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 import { createTable, startTestDynamo } from '../support/dynamo';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ledger } from '../../lambdas/shared/ledger';
+import { Ledger } from '../../adapters/ledger';
 import { deliveryMessage, NOW } from '../support/factories';
 import { createTable, startTestDynamo } from '../support/dynamo';
 

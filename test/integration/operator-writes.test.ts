@@ -4,10 +4,10 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditItem } from '../../lambdas/shared/audit';
-import { EventStore } from '../../lambdas/shared/event-store';
-import { Ledger } from '../../lambdas/shared/ledger';
-import { requeueItem } from '../../lambdas/shared/requeue';
+import { auditItem } from '../../adapters/audit';
+import { EventStore } from '../../adapters/event-store';
+import { Ledger } from '../../adapters/ledger';
+import { requeueItem } from '../../adapters/requeue';
 import {
   eventStoreItemsByKey,
   ledgerItemsByKey,
@@ -16,7 +16,7 @@ import {
   scanReceipts,
   scanReceiptSummaries,
   scanUsageRows,
-} from '../../lambdas/shared/table-scan';
+} from '../../adapters/table-scan';
 import { type EventItem, eventKey, type KeyItem, keyRegistryKey, ledgerKey, parseLedgerKey } from '../../core/model';
 import { createTable, startTestDynamo } from '../support/dynamo';
 import { deliveryMessage, NOW } from '../support/factories';

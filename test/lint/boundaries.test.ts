@@ -37,6 +37,27 @@ describe('import boundaries (biome.jsonc)', () => {
   it.each([
     ['lambdas/ingest', "import { Stack } from 'aws-cdk-lib';\nexport const planted = Stack;\n", 'Handler code never imports the CDK'],
     [
+      'adapters',
+      "import { createLogger } from '../lambdas/shared/logger';\nexport const planted = createLogger;\n",
+      'Adapters stand under the handlers',
+    ],
+    ['adapters', "import { z } from 'zod';\nexport const planted = z;\n", 'never zod'],
+    [
+      'lib/constructs',
+      "import { EventStore } from '../../adapters/event-store';\nexport const planted = EventStore;\n",
+      'Constructs never import handler internals',
+    ],
+    [
+      'cli',
+      "import { createLogger } from '../lambdas/shared/logger';\nexport const planted = createLogger;\n",
+      "The CLI never imports the local pipeline's handlers nor their Lambda plumbing",
+    ],
+    [
+      'core',
+      "import { Ledger } from '../adapters/ledger';\nexport const planted = Ledger;\n",
+      'core/ is the dependency-free contracts module',
+    ],
+    [
       'lambdas/shared',
       "import { PROJECT_ROOT } from '../../lib/constructs/naming';\nexport const planted = PROJECT_ROOT;\n",
       'Handler code never imports the CDK',
@@ -73,7 +94,10 @@ describe('import boundaries (biome.jsonc)', () => {
   it.each([
     ['lambdas/shared', "import { eventKey } from '../../core/model';\nexport const planted = eventKey;\n"],
     ['lib/constructs', "import { ENV } from '../../core/env';\nexport const planted = ENV;\n"],
-    ['cli', "import { EventStore } from '../lambdas/shared/event-store';\nexport const planted = EventStore;\n"],
+    ['cli', "import { EventStore } from '../adapters/event-store';\nexport const planted = EventStore;\n"],
+    ['cli', "import { reconcile } from '../lambdas/reconcile/reconcile';\nexport const planted = reconcile;\n"],
+    ['adapters', "import { eventKey } from '../core/model';\nexport const planted = eventKey;\n"],
+    ['lambdas/ingest', "import { EventStore } from '../../adapters/event-store';\nexport const planted = EventStore;\n"],
     ['core/config', "import { SCHEMES } from '../schemes';\nexport const planted = SCHEMES;\n"],
   ])('accepts an import the layering allows in %s (%#)', async (folder, source) => {
     expect(restricted(await lintPlanted(folder, source))).toEqual([]);

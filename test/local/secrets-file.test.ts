@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { activeSecrets, UnknownSecretError } from '../../lambdas/shared/secrets';
+import { activeSecrets, UnknownSecretError } from '../../adapters/secrets';
 import { FileSecrets, SecretsFileError } from '../../local/secrets-file';
 
 let dir: string;

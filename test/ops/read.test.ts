@@ -6,7 +6,7 @@ import { formatStatus, statusWindow } from '../../cli/commands/status';
 import { UsageError } from '../../cli/errors';
 import { DEFAULT_STATUS_SINCE_MS, type StatusReport, status } from '../../cli/ops/status';
 import type { Target } from '../../cli/target';
-import { WindowReader } from '../../lambdas/shared/window-index';
+import { WindowReader } from '../../adapters/window-index';
 import { trace } from '../../cli/ops/trace';
 import { usage } from '../../cli/ops/usage';
 import { localPrincipal } from '../../local/wiring';

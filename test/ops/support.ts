@@ -10,8 +10,8 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import defaultConfig from '../../hookledger.config';
 import type { HookledgerConfig } from '../../core/config/schema';
 import { subscribedConsumers } from '../../core/config/routing';
-import { EventStore } from '../../lambdas/shared/event-store';
-import { Ledger } from '../../lambdas/shared/ledger';
+import { EventStore } from '../../adapters/event-store';
+import { Ledger } from '../../adapters/ledger';
 import type { DeliveryMessage, EventItem, SecretVersion } from '../../core/model';
 import { localSqsClient } from '../../local/clients';
 import { freePort, type SqsEmulator, startSqsEmulator } from '../../local/emulators';
@@ -19,7 +19,7 @@ import { type ProvisionedStack, provisionLocalStack } from '../../local/provisio
 import { localPrincipal } from '../../local/wiring';
 import { startTestDynamo } from '../support/dynamo';
 import { TEST_HASH_KEY } from '../support/factories';
-import { payloadHmac } from '../../lambdas/shared/payload-hash';
+import { payloadHmac } from '../../adapters/payload-hash';
 
 export const config = defaultConfig;
 export const SOURCE = 'platform';

@@ -5,7 +5,7 @@
 import { DeleteCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
-import { WindowReader } from '../../lambdas/shared/window-index';
+import { WindowReader } from '../../adapters/window-index';
 import { usage } from '../../cli/ops/usage';
 import { indexBackfill } from '../../cli/ops/index-backfill';
 import { replay } from '../../cli/ops/replay';

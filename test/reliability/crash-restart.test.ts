@@ -34,7 +34,7 @@ import { subscribedConsumers } from '../../core/config/routing';
 import type { LocalStack } from '../../local/stack';
 import { platformEvent, signedHeaders } from '../support/factories';
 import { send, startTestStack } from '../support/stack';
-import { scanAll } from '../../lambdas/shared/table-scan';
+import { scanAll } from '../../adapters/table-scan';
 import type { LedgerItem } from '../../core/model';
 import { freePort } from '../../local/emulators';
 import { hookledger, type NpmStart, npmStart, resumedCount, signingSecret } from './npm-start';

@@ -42,7 +42,7 @@ import { handle as auditHandle } from '../../lambdas/consumers/audit-writer';
 import { handle as billingHandle, unitsFor } from '../../lambdas/consumers/billing-meter';
 import { handle as riskHandle, REVIEW_THRESHOLD } from '../../lambdas/consumers/risk-evaluator';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
-import { PermanentError } from '../../lambdas/shared/errors';
+import { PermanentError } from '../../lambdas/runtime/errors';
 import { type KeyItem, keyRegistryKey, ledgerKey } from '../../core/model';
 import { defineConfig } from '../../core/config/schema';
 import { subscribedConsumers } from '../../core/config/routing';

@@ -22,7 +22,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
 import { reconcile, type ReconcileReport } from '../../lambdas/reconcile/reconcile';
-import { scanAll } from '../../lambdas/shared/table-scan';
+import { scanAll } from '../../adapters/table-scan';
 import { createLogger, type Logger } from '../../lambdas/shared/logger';
 import type { DeliveryMessage, EventItem, LedgerItem } from '../../core/model';
 import type { HookledgerConfig } from '../../core/config/schema';

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LedgerItem } from '../../core/model';
-import { scanAll } from '../../lambdas/shared/table-scan';
+import { scanAll } from '../../adapters/table-scan';
 import { type LocalStack, type LocalStackOptions, queueDepth as queueDepthOf, startLocalStack } from '../../local/stack';
 import { createLogger } from '../../lambdas/shared/logger';
 import { signedHeaders } from './factories';

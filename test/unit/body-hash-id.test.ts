@@ -10,10 +10,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { extractAttribution, parseBody } from '../../lambdas/ingest/parse';
-import { createDocumentClient } from '../../lambdas/shared/clients';
-import { EventStore } from '../../lambdas/shared/event-store';
-import { payloadHmac } from '../../lambdas/shared/payload-hash';
-import type { SecretsPort } from '../../lambdas/shared/secrets';
+import { createDocumentClient } from '../../adapters/clients';
+import { EventStore } from '../../adapters/event-store';
+import { payloadHmac } from '../../adapters/payload-hash';
+import type { SecretsPort } from '../../adapters/secrets';
 import { httpEvent, NOW, TEST_HASH_KEY } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

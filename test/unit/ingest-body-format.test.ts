@@ -13,9 +13,9 @@ import twilio from 'twilio';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import { createIngestHandler } from '../../lambdas/ingest/app';
-import { createDocumentClient } from '../../lambdas/shared/clients';
-import { EventStore } from '../../lambdas/shared/event-store';
-import type { SecretsPort } from '../../lambdas/shared/secrets';
+import { createDocumentClient } from '../../adapters/clients';
+import { EventStore } from '../../adapters/event-store';
+import type { SecretsPort } from '../../adapters/secrets';
 import { httpEvent, NOW, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

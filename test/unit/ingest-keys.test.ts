@@ -14,10 +14,10 @@ import { signatureHeaders } from '../../core/schemes';
 import { publicJwkOf } from '../../core/schemes/jwks';
 import type { VerificationKeysPort } from '../../core/schemes/types';
 import { createIngestHandler } from '../../lambdas/ingest/app';
-import { createDocumentClient } from '../../lambdas/shared/clients';
-import { EventStore } from '../../lambdas/shared/event-store';
-import type { SecretsPort } from '../../lambdas/shared/secrets';
-import { KeyFetchError } from '../../lambdas/shared/verification-keys';
+import { createDocumentClient } from '../../adapters/clients';
+import { EventStore } from '../../adapters/event-store';
+import type { SecretsPort } from '../../adapters/secrets';
+import { KeyFetchError } from '../../adapters/verification-keys';
 import { httpEvent, NOW, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

@@ -11,8 +11,8 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { activeSecrets } from '../../lambdas/shared/secrets';
-import { overlapMsBySource, type SecretRefreshFailure, SecretsManagerPort } from '../../lambdas/shared/secrets-manager';
+import { activeSecrets } from '../../adapters/secrets';
+import { overlapMsBySource, type SecretRefreshFailure, SecretsManagerPort } from '../../adapters/secrets-manager';
 
 const sm = mockClient(SecretsManagerClient);
 afterEach(() => sm.reset());

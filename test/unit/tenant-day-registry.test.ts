@@ -9,9 +9,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import config from '../../hookledger.config';
 import { createIngestHandler } from '../../lambdas/ingest/app';
-import { createDocumentClient } from '../../lambdas/shared/clients';
-import { EventStore, TenantDayCache } from '../../lambdas/shared/event-store';
-import type { SecretsPort } from '../../lambdas/shared/secrets';
+import { createDocumentClient } from '../../adapters/clients';
+import { EventStore, TenantDayCache } from '../../adapters/event-store';
+import type { SecretsPort } from '../../adapters/secrets';
 import { httpEvent, NOW, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

@@ -10,7 +10,7 @@ import { formatSend } from '../../../cli/commands/send';
 import { send } from '../../../cli/ops/send';
 import { defineConfig } from '../../../core/config/schema';
 import { verifierFor } from '../../../core/schemes';
-import { payloadHmac } from '../../../lambdas/shared/payload-hash';
+import { payloadHmac } from '../../../adapters/payload-hash';
 import { TEST_HASH_KEY } from '../../support/factories';
 import { runCli } from '../../support/cli';
 

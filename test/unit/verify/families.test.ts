@@ -14,7 +14,7 @@ import { mailgunSignature } from '../../../core/schemes/mailgun';
 import type { JsonWebKey, VerifyInput } from '../../../core/schemes/types';
 import { answerGetHandshake, answerGraphValidation } from '../../../lambdas/ingest/handshake';
 import { InputError } from '../../../lambdas/ingest/parse';
-import { HttpVerificationKeys, KeyFetchError } from '../../../lambdas/shared/verification-keys';
+import { HttpVerificationKeys, KeyFetchError } from '../../../adapters/verification-keys';
 
 const NOW = Date.parse('2026-11-30T08:00:00Z');
 const T = Math.floor(NOW / 1000);

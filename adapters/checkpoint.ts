@@ -4,7 +4,7 @@
  * stream filter (kind `checkpoint`), not in the window index (no index keys).
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { checkpointKey } from '../../core/model';
+import { checkpointKey } from '../core/model';
 
 export interface CheckpointItem<State> {
   readonly pk: string;

@@ -12,8 +12,8 @@
  * - Concurrent requests for one kid share one fetch. A key whose TTL ran out keeps serving while the
  *   endpoint cannot be reached. Credentials never appear in errors or logs.
  */
-import { HookledgerError } from '../../core/errors';
-import type { JsonWebKey, KeyRequest, VerificationKeysPort } from '../../core/schemes/types';
+import { HookledgerError } from '../core/errors';
+import type { JsonWebKey, KeyRequest, VerificationKeysPort } from '../core/schemes/types';
 
 export class KeyFetchError extends HookledgerError {
   override readonly name = 'KeyFetchError';

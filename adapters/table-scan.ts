@@ -18,7 +18,7 @@ import {
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
-import type { EventItem, KeyItem, LedgerItem } from '../../core/model';
+import type { EventItem, KeyItem, LedgerItem } from '../core/model';
 
 /** Called after every page: items read so far; `total` when known. */
 export type Progress = (done: number, total: number | undefined) => void;

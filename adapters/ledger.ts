@@ -30,7 +30,7 @@ import {
   ledgerKey,
   type ReplayRequestEntry,
   versionWatermarkKey,
-} from '../../core/model';
+} from '../core/model';
 
 export type ClaimResult =
   | { readonly kind: 'claimed'; readonly attempt: number; readonly replay: boolean }

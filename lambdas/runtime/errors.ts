@@ -1,9 +1,5 @@
-/** Typed errors. Adapters translate SDK errors into these; handlers translate these into responses. */
+/** The consumer runtime's typed errors: what a team's `handle` throws to quarantine or retry a delivery. */
 import { HookledgerError } from '../../core/errors';
-
-export class StorageUnavailableError extends HookledgerError {
-  override readonly name = 'StorageUnavailableError';
-}
 
 /** Thrown by a consumer handler to quarantine the delivery at once (no further retries). */
 export class PermanentError extends HookledgerError {

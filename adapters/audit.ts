@@ -3,7 +3,7 @@
  * Never a secret value. Built here, written by `EventStore.putAudit`: by the CLI (cli/ops/audit.ts)
  * and by the scheduled reconciler's repairs.
  */
-import { type AuditAction, type AuditItem, auditKey } from '../../core/model';
+import { type AuditAction, type AuditItem, auditKey } from '../core/model';
 
 export { type AuditAction, type AuditItem, auditKey };
 

@@ -9,8 +9,8 @@
  * Built here, written by `EventStore.putRequeue` (one conditional put per item): by the CLI (replay,
  * backfill, reconcile --repair) and by the scheduled reconciler.
  */
-import type { EventItem, RequeueItem } from '../../core/model';
-import { requeueKey } from '../../core/model';
+import type { EventItem, RequeueItem } from '../core/model';
+import { requeueKey } from '../core/model';
 
 /** Requeue items are consumed by the stream within seconds; a day covers any stream backlog. */
 export const REQUEUE_TTL_SECONDS = 86_400;

@@ -23,8 +23,8 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { StorageUnavailableError } from './errors';
 import type { PayloadBlobs } from './payload-blobs';
 import { matchesPlainSha256 } from './payload-hash';
-import { MAX_INLINE_PAYLOAD_BYTES, payloadObjectKey } from '../../core/blobs';
-import { HookledgerError } from '../../core/errors';
+import { MAX_INLINE_PAYLOAD_BYTES, payloadObjectKey } from '../core/blobs';
+import { HookledgerError } from '../core/errors';
 import {
   type Attribution,
   type BodyClaimItem,
@@ -45,7 +45,7 @@ import {
   tenantDayItem,
   utcDay,
   WINDOW_INDEX,
-} from '../../core/model';
+} from '../core/model';
 
 /**
  * `duplicate`: this event id was recorded with these very bytes (a provider retry).

@@ -24,8 +24,8 @@ import {
   tenantDayPartition,
   utcDay,
   WINDOW_INDEX,
-} from '../../core/model';
-import { HookledgerError } from '../../core/errors';
+} from '../core/model';
+import { HookledgerError } from '../core/errors';
 import { forEachLimited } from './pool';
 import {
   addReceiptFilter,
