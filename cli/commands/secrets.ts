@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { UsageError } from '../errors';
 import { consumerSecret, type ProvidedSecret, type RetireResult, type RotateResult, retireSecret, rotateSecret } from '../ops/secrets';
+import { RETIRE_BOUND_MS } from '../../lambdas/shared/secrets-manager';
 import type { Target } from '../target';
 import { iso, parseDuration } from '../time';
 import { requireConsumer, requireSource } from './args';
@@ -122,8 +123,13 @@ export function formatRotate(
 }
 
 export function formatRetire(result: RetireResult, source: string, target: Pick<Target, 'kind' | 'label'>): string {
+  const bound =
+    target.kind === 'aws'
+      ? ` (on every intake container within ${RETIRE_BOUND_MS.afterRetire / 1000} s of this retire, ` +
+        `or ${RETIRE_BOUND_MS.afterRotation / 60_000} minutes of the rotation if that is later)`
+      : " (from the local stack's next request)";
   return result.retired
     ? `retired the previous signing secret of ${source} on ${target.label}${result.versionId ? ` (version ${result.versionId} lost AWSPREVIOUS)` : ''}: ` +
-        `only the current secret verifies${target.kind === 'aws' ? ' (each intake container within 30 s)' : ''}.`
+        `only the current secret verifies${bound}.`
     : `${source} has no previous signing secret on ${target.label}: nothing to retire.`;
 }

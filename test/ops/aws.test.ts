@@ -120,7 +120,7 @@ describe('secrets on AWS (hookledger ... --stack)', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
       'retired the previous signing secret of platform on stack Hookledger (eu-west-1) (version c3d4-previous lost AWSPREVIOUS): ' +
-        'only the current secret verifies (each intake container within 30 s).\n',
+        'only the current secret verifies (on every intake container within 30 s of this retire, or 5 minutes of the rotation if that is later).\n',
     );
     expect(sm.commandCalls(UpdateSecretVersionStageCommand).map((c) => c.args[0].input)).toEqual([
       { SecretId: OUTPUTS.SecretArnPlatform, VersionStage: 'AWSPREVIOUS', RemoveFromVersionId: 'c3d4-previous' },
