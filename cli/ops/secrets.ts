@@ -6,8 +6,10 @@
  * `secretOverlapHours`. Local: the secrets-file adapter's `rotate`, which records the overlap's end
  * in the file. The new value is a generated `whsec_` one, or the provider's own (`--value-file`: a
  * public key, a hex key), which must be one the source's scheme can use (`secretSpec`); a scheme that
- * cannot use a generated value refuses a rotation without one. Retire ends the overlap at once. AWS: UpdateSecretVersionStage removes AWSPREVIOUS
- * from the version DescribeSecret says holds it. Local: the adapter's `retire`.
+ * cannot use a generated value refuses a rotation without one.
+ *
+ * Retire ends the overlap at once. AWS: UpdateSecretVersionStage removes AWSPREVIOUS from the version
+ * DescribeSecret says holds it. Local: the adapter's `retire`.
  *
  * Either way one audit item records who did what to which source and when (and, for a rotation,
  * when the overlap ends); the values never leave these functions.
