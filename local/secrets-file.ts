@@ -127,7 +127,7 @@ export class FileSecrets implements SecretsPort {
     section: Section = 'sources',
     value?: string,
   ): Promise<SigningSecrets> {
-    if (value !== undefined && value === '') throw new RangeError('a rotated-to secret cannot be empty');
+    if (value === '') throw new RangeError('a rotated-to secret cannot be empty');
     if (!Number.isSafeInteger(overlapMs) || overlapMs <= 0) throw new RangeError(`overlapMs must be a positive integer, got ${overlapMs}`);
     return this.locked(async () => {
       const file = await this.fill();
