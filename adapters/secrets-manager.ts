@@ -4,7 +4,11 @@
  * - During a rotation both stages verify, `previous` only until the AWSCURRENT version's CreatedDate
  *   plus the source's overlap (`previousUntil`; intake applies it with activeSecrets). While that
  *   overlap is open the cache is re-read every 30 s, so `hookledger secrets retire` (which removes
- *   AWSPREVIOUS) reaches every container within 30 s.
+ *   AWSPREVIOUS) reaches a container that has read the rotation within 30 s. A container whose last
+ *   read predates the rotation still holds the old value as its *current* one until that read's
+ *   5-minute TTL ends: so a retired secret stops verifying everywhere within 5 minutes of the
+ *   rotation or 30 s of the retire, whichever is later (RETIRE_BOUND_MS), and no refresh after that
+ *   can bring it back (Secrets Manager no longer has it under either stage).
  * - After a failed verification the caller asks for a refresh, which is rate-limited so a flood of
  *   bad signatures cannot become a flood of API calls.
  * - When Secrets Manager cannot be read, the last known values keep being served for a bounded time
@@ -26,6 +30,15 @@ export interface SecretRefreshFailure {
   /** Age of the last known values, ms; absent when there were none. */
   readonly ageMs?: number;
 }
+
+/** How long a read is served: 5 minutes, or 30 s while a rotation overlap is open. */
+export const SECRET_CACHE_TTL_MS = 5 * 60_000;
+export const SECRET_OVERLAP_TTL_MS = 30_000;
+/**
+ * How soon a retired secret stops verifying on every intake container (while Secrets Manager can be
+ * read): `afterRotation` of the rotation or `afterRetire` of the retire, whichever is later.
+ */
+export const RETIRE_BOUND_MS = { afterRotation: SECRET_CACHE_TTL_MS, afterRetire: SECRET_OVERLAP_TTL_MS } as const;
 
 export interface SecretsManagerPortOptions {
   readonly client: SecretsManagerClient;
@@ -78,8 +91,8 @@ export class SecretsManagerPort implements SecretsPort {
   private readonly clock: () => number;
 
   constructor(private readonly options: SecretsManagerPortOptions) {
-    this.ttlMs = options.ttlMs ?? 5 * 60_000;
-    this.overlapTtlMs = options.overlapTtlMs ?? 30_000;
+    this.ttlMs = options.ttlMs ?? SECRET_CACHE_TTL_MS;
+    this.overlapTtlMs = options.overlapTtlMs ?? SECRET_OVERLAP_TTL_MS;
     this.minRefreshIntervalMs = options.minRefreshIntervalMs ?? 30_000;
     this.maxStaleMs = options.maxStaleMs ?? 60 * 60_000;
     this.clock = options.clock ?? Date.now;

@@ -110,7 +110,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     signingSecret: async (sourceId) => (await secrets.get(sourceId)).current,
     rotator: {
       kind: 'local',
-      rotate: (sourceId, overlapMs) => secrets.rotate(sourceId, overlapMs),
+      rotate: (sourceId, overlapMs, value) => secrets.rotate(sourceId, overlapMs, 'sources', value),
       retire: (sourceId) => secrets.retire(sourceId),
     },
     consumerSecrets: {

@@ -12,12 +12,14 @@
  *
  * Created on first use with a fresh Standard Webhooks secret (`whsec_` + base64 of 24 random bytes)
  * for each configured source, mode 0600 in a 0700 folder. Values never appear in errors or logs.
- * `get` serves from memory; `refresh` re-reads the file, so a rotation written by another process
- * (the CLI) is picked up after a failed verification, as with Secrets Manager. While a source's
- * overlap is open, `get` re-reads the file every time (cheap locally), so `secrets retire` from the
- * CLI stops the previous secret at the running stack's next request.
+ * `get` serves from memory while the file is the one it read (same inode, modification time and
+ * size: one `stat` per call, cheap locally) and reads it again once it changed, so a rotation or a
+ * `secrets retire` by another process (the CLI) reaches the running stack's very next request,
+ * whatever it had cached: a retired secret is never served as current from memory. `refresh`
+ * re-reads the file unconditionally.
  */
 import { randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { UnknownSecretError, type SecretsPort } from '../adapters/secrets';
@@ -70,6 +72,8 @@ export class FileSecrets implements SecretsPort {
   private readonly consumerIds: readonly string[];
   private readonly clock: () => number;
   private cache: SecretsFile | undefined;
+  /** Which file the cache was read from (inode, mtime, size), taken before reading; undefined after a write of ours. */
+  private cachedStamp: string | undefined;
   /** Serialises file writes within this process. */
   private writing: Promise<unknown> = Promise.resolve();
 
@@ -81,13 +85,11 @@ export class FileSecrets implements SecretsPort {
   }
 
   async get(sourceId: string, section: Section = 'sources'): Promise<SigningSecrets> {
-    this.cache ??= await this.load();
-    const cached = this.pick(this.cache, sourceId, section);
-    // An open overlap may be ended by `secrets retire` in another process: look at the file again.
-    if (cached.previous !== undefined && cached.previousUntil !== undefined && this.clock() < cached.previousUntil) {
+    // Another process (the CLI's rotate or retire) may have replaced the file since it was read.
+    if (this.cache === undefined || this.cachedStamp === undefined || (await this.stamp()) !== this.cachedStamp) {
       return this.refresh(sourceId, section);
     }
-    return cached;
+    return this.pick(this.cache, sourceId, section);
   }
 
   async refresh(sourceId: string, section: Section = 'sources'): Promise<SigningSecrets> {
@@ -115,17 +117,24 @@ export class FileSecrets implements SecretsPort {
   }
 
   /**
-   * Makes a new current secret and keeps the old one as previous until `overlapMs` from now; an
-   * older previous is dropped. Records `rotatedAt` and `previousUntil` with the values.
+   * Makes `value` (the provider's, checked by the caller) or a new generated secret current and keeps
+   * the old one as previous until `overlapMs` from now; an older previous is dropped. Records
+   * `rotatedAt` and `previousUntil` with the values.
    */
-  async rotate(sourceId: string, overlapMs: number = DEFAULT_SECRET_OVERLAP_MS, section: Section = 'sources'): Promise<SigningSecrets> {
+  async rotate(
+    sourceId: string,
+    overlapMs: number = DEFAULT_SECRET_OVERLAP_MS,
+    section: Section = 'sources',
+    value?: string,
+  ): Promise<SigningSecrets> {
+    if (value === '') throw new RangeError('a rotated-to secret cannot be empty');
     if (!Number.isSafeInteger(overlapMs) || overlapMs <= 0) throw new RangeError(`overlapMs must be a positive integer, got ${overlapMs}`);
     return this.locked(async () => {
       const file = await this.fill();
       const old = this.pick(file, sourceId, section);
       const rotatedAt = this.clock();
       const entry: SourceSecretsEntry = {
-        current: newWebhookSecret(),
+        current: value ?? newWebhookSecret(),
         previous: old.current,
         rotatedAt,
         previousUntil: rotatedAt + overlapMs,
@@ -151,6 +160,17 @@ export class FileSecrets implements SecretsPort {
     this.cache = next;
   }
 
+  /** The file's identity now: a rename (every write) changes the inode, an edit in place the mtime or size. */
+  private async stamp(): Promise<string | undefined> {
+    let stats: Stats;
+    try {
+      stats = await stat(this.path);
+    } catch {
+      return undefined; // gone or unreadable: the next read says why
+    }
+    return `${stats.ino}:${stats.mtimeMs}:${stats.size}`;
+  }
+
   /** Runs file updates of this process one at a time. */
   private locked<T>(update: () => Promise<T>): Promise<T> {
     const run = this.writing.then(update);
@@ -172,8 +192,12 @@ export class FileSecrets implements SecretsPort {
     return previousUntil === undefined ? { current, previous } : { current, previous, previousUntil };
   }
 
-  /** Reads the file, creating it or adding missing sources; tightens a too-open mode. */
+  /**
+   * Reads the file, creating it or adding missing sources; tightens a too-open mode. The file's
+   * identity is taken before the read, so a change racing the read is seen at the next `get`.
+   */
   private async load(): Promise<SecretsFile> {
+    const stamp = await this.stamp();
     const existing = await this.read();
     if (
       existing?.payloadHashKey &&
@@ -181,6 +205,7 @@ export class FileSecrets implements SecretsPort {
       this.consumerIds.every((id) => existing.consumers?.[id])
     ) {
       await this.tighten();
+      this.cachedStamp = stamp;
       return existing;
     }
     return this.locked(() => this.fill());
@@ -224,6 +249,8 @@ export class FileSecrets implements SecretsPort {
   }
 
   private async save(file: SecretsFile): Promise<void> {
+    // What was cached is no longer the file's content as read: the next `get` reads it again.
+    this.cachedStamp = undefined;
     await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     const temporary = `${this.path}.${process.pid}.tmp`;
     await writeFile(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });

@@ -1,11 +1,15 @@
 /**
  * Signing-secret rotation and retirement.
  *
- * Rotate. AWS: PutSecretValue with a new `whsec_` value, which moves AWSCURRENT to it and AWSPREVIOUS
- * to the old value; intake accepts AWSPREVIOUS until the new version's CreatedDate plus the source's
+ * Rotate. AWS: PutSecretValue with the new value, which moves AWSCURRENT to it and AWSPREVIOUS to the
+ * old value; intake accepts AWSPREVIOUS until the new version's CreatedDate plus the source's
  * `secretOverlapHours`. Local: the secrets-file adapter's `rotate`, which records the overlap's end
- * in the file. Retire ends the overlap at once. AWS: UpdateSecretVersionStage removes AWSPREVIOUS
- * from the version DescribeSecret says holds it. Local: the adapter's `retire`.
+ * in the file. The new value is a generated `whsec_` one, or the provider's own (`--value-file`: a
+ * public key, a hex key), which must be one the source's scheme can use (`secretSpec`); a scheme that
+ * cannot use a generated value refuses a rotation without one.
+ *
+ * Retire ends the overlap at once. AWS: UpdateSecretVersionStage removes AWSPREVIOUS from the version
+ * DescribeSecret says holds it. Local: the adapter's `retire`.
  *
  * Either way one audit item records who did what to which source and when (and, for a rotation,
  * when the overlap ends); the values never leave these functions.
@@ -18,6 +22,7 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import type { ConsumerConfig, SourceConfig } from '../../core/config/schema';
 import { findConsumer, findSource } from '../../core/config/routing';
+import { secretSpec } from '../../core/schemes';
 import { newWebhookSecret } from '../../local/secrets-file';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, type OperatorDeps } from './deps';
@@ -31,8 +36,11 @@ const OVERLAP_RANGE = { min: HOUR, max: 720 * HOUR } as const;
 export type SecretRotator =
   | {
       readonly kind: 'local';
-      /** New current secret; the old one verifies until `overlapMs` from now (the result's previousUntil). */
-      rotate(sourceId: string, overlapMs: number): Promise<{ readonly previousUntil?: number }>;
+      /**
+       * New current secret (`value`, or a generated one); the old one verifies until `overlapMs` from
+       * now (the result's previousUntil).
+       */
+      rotate(sourceId: string, overlapMs: number, value?: string): Promise<{ readonly previousUntil?: number }>;
       /** Removes the previous secret at once; `retired` is false when there was none. */
       retire(sourceId: string): Promise<{ readonly retired: boolean }>;
     }
@@ -51,15 +59,36 @@ export interface RotateResult {
    * version's CreatedDate, which is this rotation's time give or take the request's latency.
    */
   readonly previousUntil: number;
+  /** `provided`: the provider's value (`--value-file`); `generated`: a new `whsec_` one. */
+  readonly value: 'generated' | 'provided';
   readonly auditKey: string;
+}
+
+/** The provider's new secret and where it was read (a path, or `-` for standard input); never printed. */
+export interface ProvidedSecret {
+  readonly text: string;
+  readonly from: string;
 }
 
 export async function rotateSecret(
   deps: SecretsDeps,
-  request: { source: string; overlapMs?: number /** An HTTP consumer's secret instead of a source's. */; consumer?: boolean },
+  request: {
+    source: string;
+    overlapMs?: number;
+    /** An HTTP consumer's secret instead of a source's. */
+    consumer?: boolean;
+    /** The provider's new value, instead of a generated one. */
+    value?: ProvidedSecret;
+  },
 ): Promise<RotateResult> {
   const { source } = request;
   const config = request.consumer ? httpConsumerOf(deps, source) : sourceOf(deps, source);
+  if (request.consumer && request.value) {
+    throw new UsageError(
+      `--value-file is for a source whose provider issues its secret; hookledger makes the signing secret of http consumer "${source}": rotate it without --value-file`,
+    );
+  }
+  const value = request.consumer ? undefined : checkedValue(config as SourceConfig, request.value);
   const { rotator } = deps;
   const configured = config.secretOverlapHours * HOUR;
   const overlapMs = request.overlapMs ?? configured;
@@ -76,13 +105,14 @@ export async function rotateSecret(
   let versionId: string | undefined;
   let previousUntil = at + overlapMs;
   if (rotator.kind === 'local') {
-    previousUntil = (await rotator.rotate(source, overlapMs)).previousUntil ?? previousUntil;
+    previousUntil = (await rotator.rotate(source, overlapMs, value)).previousUntil ?? previousUntil;
   } else {
     const out = await rotator.client.send(
-      new PutSecretValueCommand({ SecretId: secretIdOf(rotator, source), SecretString: newWebhookSecret() }),
+      new PutSecretValueCommand({ SecretId: secretIdOf(rotator, source), SecretString: value ?? newWebhookSecret() }),
     );
     versionId = out.VersionId;
   }
+  const kind = value === undefined ? 'generated' : 'provided';
   // After the rotation: the audit says what happened, and a failed rotation leaves no false record.
   const audit = await writeAudit(
     deps,
@@ -93,10 +123,36 @@ export async function rotateSecret(
       ...(versionId ? { versionId } : {}),
       overlapMs,
       previousUntil,
+      value: kind,
     },
     { at },
   );
-  return { source, at, where: rotator.kind, ...(versionId ? { versionId } : {}), previousUntil, auditKey: audit.pk };
+  return { source, at, where: rotator.kind, ...(versionId ? { versionId } : {}), previousUntil, value: kind, auditKey: audit.pk };
+}
+
+/**
+ * The value to rotate a source to: the provider's, once its scheme can use it; or undefined for a
+ * generated one, refused where the scheme cannot use one (a public key, a hex key, credentials).
+ * Errors name the file and what was expected, never the value.
+ */
+function checkedValue(source: SourceConfig, provided: ProvidedSecret | undefined): string | undefined {
+  const spec = secretSpec(source.scheme);
+  const name = `source "${source.id}" (${source.provider ?? source.scheme.type})`;
+  if (provided === undefined) {
+    if (spec.generated !== false) return undefined;
+    throw new UsageError(
+      `${name} cannot use a generated secret: its secret is ${spec.expected}. ` +
+        `Rotate with the value the provider gave you: \`hookledger secrets rotate ${source.id} --value-file <path>\` (- for standard input)`,
+    );
+  }
+  const file = provided.from === '-' ? '- (standard input)' : provided.from;
+  if (provided.text === '') {
+    throw new UsageError(`--value-file ${file} is empty; put the value the provider gave you in it (${spec.expected})`);
+  }
+  if (!spec.usable(provided.text)) {
+    throw new UsageError(`--value-file ${file} does not hold what ${name} verifies with: expected ${spec.expected}`);
+  }
+  return provided.text;
 }
 
 export interface RetireResult {

@@ -5,7 +5,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { SecretVersion } from '../model';
-import type { SigningSecrets, VerifyFailureCode, VerifyInput, VerifyResult } from './types';
+import type { SecretSpec, SigningSecrets, VerifyFailureCode, VerifyInput, VerifyResult } from './types';
 import { ConfigurationError } from '../errors';
 
 export type HmacAlgorithm = 'sha1' | 'sha256' | 'sha512';
@@ -14,6 +14,23 @@ export type SignatureEncoding = 'hex' | 'base64' | 'base64url';
 /** A signing secret that cannot be turned into a key: configuration, not request input. */
 export class SigningSecretError extends ConfigurationError {
   override readonly name = 'SigningSecretError';
+}
+
+/** The secret of most schemes: any non-empty text, whose UTF-8 bytes are the HMAC key; a generated one works. */
+export const ANY_TEXT_SECRET: SecretSpec = {
+  generated: 'whsec',
+  expected: 'the signing secret (non-empty text)',
+  usable: (value) => value.length > 0,
+};
+
+/** Whether `read` turns a secret into a key without throwing (SecretSpec.usable). */
+export function readable(read: () => unknown): boolean {
+  try {
+    read();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export const accepted = (secretVersion: SecretVersion): VerifyResult => ({ ok: true, secretVersion });
@@ -60,11 +77,21 @@ export interface HmacCheck {
   readonly keyOf?: (secret: string) => Buffer;
 }
 
-/** Tries `current` first, then `previous`, so a rotation overlap reports which secret signed. */
+/**
+ * Tries `current` first, then `previous`, so a rotation overlap reports which secret signed. A secret
+ * that is no key of this scheme (a generated `whsec_` where the provider's hex key belongs) matches
+ * nothing, like any wrong key: the other one still verifies, and the request is never a 503.
+ */
 export function verifyHmac(check: HmacCheck, secrets: SigningSecrets): VerifyResult {
   const keyOf = check.keyOf ?? utf8Key;
   for (const [version, secret] of inRotationOrder(secrets)) {
-    const expected = createHmac(check.algorithm, keyOf(secret)).update(check.content).digest();
+    let key: Buffer;
+    try {
+      key = keyOf(secret);
+    } catch {
+      continue;
+    }
+    const expected = createHmac(check.algorithm, key).update(check.content).digest();
     if (check.candidates.some((candidate) => constantTimeEqual(candidate, expected))) return accepted(version);
   }
   return rejected('signature_mismatch', `no signature in header ${check.header} matches the body`);

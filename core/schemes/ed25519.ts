@@ -5,7 +5,7 @@
  */
 import { sign as signBytes } from 'node:crypto';
 import { decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance } from './crypto';
-import { ed25519PrivateKey, ed25519PublicKey, ed25519Verifies, verifyWithKeys } from './keys';
+import { ed25519PrivateKey, ed25519PublicKey, ed25519Secret, ed25519Verifies, verifyWithKeys } from './keys';
 import { readTemplatedRequest, compileTemplate, formatTimestamp, renderTemplate, templateHeaders, templateTimestamp } from './template';
 import type { OptionsOf, Scheme, Verifier } from './types';
 
@@ -55,6 +55,7 @@ export const ed25519: Scheme<typeof OPTIONS> = {
     };
   },
   options: OPTIONS,
+  secret: (options) => ed25519Secret(options.keyEncoding, `the provider's ed25519 public key (32 bytes, ${options.keyEncoding})`),
   verifier: ed25519Verifier,
   /** `input.secret` is the private key (32-byte seed) in `keyEncoding`. */
   sign(options, input) {

@@ -6,7 +6,16 @@
  * `v0:{ts}:{body}`, Zoom, Twitch, Square's `{url}{body}`, and every plain HMAC over the body.
  */
 import { createHmac } from 'node:crypto';
-import { decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance, verifyHmac } from './crypto';
+import {
+  ANY_TEXT_SECRET,
+  decodeSignature,
+  headerValue,
+  malformedHeader,
+  missingHeader,
+  outOfTolerance,
+  readable,
+  verifyHmac,
+} from './crypto';
 import {
   readTemplatedRequest,
   compileTemplate,
@@ -103,6 +112,15 @@ export function hmacTemplateSign(
 export const hmacTemplate: Scheme<typeof OPTIONS> = {
   signedParts: partsOf,
   options: OPTIONS,
+  // A key the provider issues in hex or base64 (Adyen, Onfleet) is no generated `whsec_` value.
+  secret: (options) =>
+    options.secretEncoding === 'utf8'
+      ? ANY_TEXT_SECRET
+      : {
+          generated: false,
+          expected: `the provider's HMAC key, in ${options.secretEncoding}`,
+          usable: (value) => readable(() => secretKey(value, options.secretEncoding)),
+        },
   verifier: hmacTemplateVerifier,
   sign: hmacTemplateSign,
 };

@@ -23,7 +23,18 @@ import { stripe } from './stripe';
 import { timestampedHmac } from './timestamped-hmac';
 import { twilio } from './twilio';
 import type { BodyFormat } from '../body';
-import type { KeyRequest, OptionSpecs, OptionsInputOf, OptionsOf, Scheme, SignedParts, SignInput, Verifier, VerifyInput } from './types';
+import type {
+  KeyRequest,
+  OptionSpecs,
+  OptionsInputOf,
+  OptionsOf,
+  Scheme,
+  SecretSpec,
+  SignedParts,
+  SignInput,
+  Verifier,
+  VerifyInput,
+} from './types';
 
 export const SCHEMES = {
   'standard-webhooks': standardWebhooks,
@@ -114,6 +125,20 @@ export function schemeBodyFormat(config: SchemeConfigInput): { readonly format: 
   return { format, fixed: scheme.bodyFormatFixed === true };
 }
 
+/** Any non-empty text: the secret of a scheme that says nothing more (its HMAC key is the text's bytes). */
+const ANY_TEXT: SecretSpec = {
+  generated: 'whsec',
+  expected: 'the signing secret (non-empty text)',
+  usable: (value) => value.length > 0,
+};
+
+/** What a source's secret is under its scheme: whether a generated one works, and how a given one is checked. */
+export function secretSpec(config: SchemeConfigInput): SecretSpec {
+  const spec = schemeOf(config).secret;
+  if (spec === undefined) return ANY_TEXT;
+  return typeof spec === 'function' ? spec(optionsOf(config)) : spec;
+}
+
 /** The options a scheme accepts beside `type` (the config schema validates them). */
 export function schemeOptions(type: SchemeType): OptionSpecs {
   return SCHEMES[type].options;
@@ -123,6 +148,7 @@ export { SigningSecretError } from './crypto';
 export type {
   JsonWebKey,
   KeyRequest,
+  SecretSpec,
   SignedParts,
   SigningSecrets,
   VerificationKeysPort,

@@ -157,6 +157,15 @@ export const jwks: Scheme<typeof OPTIONS> = {
     timestamp: `iat of the token in ${options.header}`,
   }),
   options: OPTIONS,
+  // What the key endpoint authenticates with: the provider's API credentials, never a generated value.
+  secret: {
+    generated: false,
+    expected: '<client_id>:<secret>, the credentials the key endpoint authenticates',
+    usable: (value) => {
+      const colon = value.indexOf(':');
+      return colon > 0 && colon < value.length - 1 && !/\s/.test(value);
+    },
+  },
   verifier: jwksVerifier,
   keyRequest(options, input): KeyRequest | undefined {
     const token = readToken(input, options.header.toLowerCase());

@@ -8,6 +8,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import {
+  ANY_TEXT_SECRET,
   SigningSecretError,
   constantTimeEqual,
   decodeSignature,
@@ -15,6 +16,7 @@ import {
   malformedHeader,
   missingHeader,
   outOfTolerance,
+  readable,
   rejected,
   verifyHmac,
 } from './crypto';
@@ -143,6 +145,14 @@ export const jwt: Scheme<typeof OPTIONS> = {
     timestamp: `iat of the token in ${options.header}`,
   }),
   options: OPTIONS,
+  secret: (options) =>
+    options.secretFormat === 'key:secret'
+      ? {
+          generated: false,
+          expected: "<api key>:<api secret>, the provider's API key and secret",
+          usable: (value) => readable(() => splitSecret(value, options.secretFormat)),
+        }
+      : ANY_TEXT_SECRET,
   verifier: jwtVerifier,
   sign(options, input) {
     const { key, issuer } = splitSecret(input.secret, options.secretFormat);

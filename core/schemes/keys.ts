@@ -4,8 +4,9 @@
  */
 import { createPrivateKey, createPublicKey, type KeyObject, verify as verifySignature } from 'node:crypto';
 import type { SecretVersion } from '../model';
-import { SigningSecretError, accepted, rejected } from './crypto';
-import type { SigningSecrets, VerifyResult } from './types';
+import { SigningSecretError, accepted, readable, rejected } from './crypto';
+import { secretKey } from './template';
+import type { SecretSpec, SigningSecrets, VerifyResult } from './types';
 
 export type KeyEncoding = 'hex' | 'base64';
 
@@ -39,7 +40,11 @@ export function spkiPublicKey(text: string): KeyObject {
   }
 }
 
-/** Tries the current key, then the previous one; any key that cannot be read counts as no match. */
+/**
+ * Tries the current key, then the previous one; a key that cannot be read (a generated `whsec_`
+ * value where the provider's public key belongs) counts as no match, so the other key still verifies
+ * and the request is never a 503.
+ */
 export function verifyWithKeys(
   secrets: SigningSecrets,
   keyOf: (secret: string) => KeyObject,
@@ -49,9 +54,31 @@ export function verifyWithKeys(
   const ordered: Array<[SecretVersion, string]> = [['current', secrets.current]];
   if (secrets.previous !== undefined) ordered.push(['previous', secrets.previous]);
   for (const [version, secret] of ordered) {
-    if (check(keyOf(secret))) return accepted(version);
+    let key: KeyObject;
+    try {
+      key = keyOf(secret);
+    } catch {
+      continue;
+    }
+    if (check(key)) return accepted(version);
   }
   return rejected('signature_mismatch', `the signature in header ${header} does not verify with the source's public key`);
+}
+
+/**
+ * The secret of an ed25519 scheme: the provider's 32-byte public key, written strictly in `encoding`
+ * (a stray character is a paste error, not a key). A generated value never is one.
+ */
+export function ed25519Secret(encoding: KeyEncoding, expected: string, strip = ''): SecretSpec {
+  return {
+    generated: false,
+    expected,
+    usable: (value) => {
+      if (!value.startsWith(strip)) return false;
+      const text = value.slice(strip.length);
+      return readable(() => secretKey(text, encoding)) && readable(() => ed25519PublicKey(text, encoding));
+    },
+  };
 }
 
 export const ed25519Verifies = (key: KeyObject, content: Buffer, signature: Buffer): boolean =>

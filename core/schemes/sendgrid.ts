@@ -52,6 +52,18 @@ export const sendgridVerifier: Verifier = {
 export const sendgrid: Scheme = {
   signedParts: { body: 'bytes', headers: [TIMESTAMP], summary: `the body and ${TIMESTAMP}`, timestamp: TIMESTAMP },
   options: {},
+  secret: {
+    generated: false,
+    expected: "SendGrid's verification key (base64 DER SubjectPublicKeyInfo, ECDSA P-256)",
+    usable: (value) => {
+      try {
+        const key = spkiPublicKey(value);
+        return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
+      } catch {
+        return false;
+      }
+    },
+  },
   verifier: () => sendgridVerifier,
   sign(_options, input) {
     const ts = String(Math.floor(input.now / 1000));

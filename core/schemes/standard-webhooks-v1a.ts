@@ -7,7 +7,7 @@
 import { sign as signBytes } from 'node:crypto';
 import { SigningSecretError, outOfTolerance, signedContent } from './crypto';
 import { namesOf, readSignedRequest } from './standard-webhooks';
-import { ed25519PrivateKey, ed25519PublicKey, ed25519Verifies, verifyWithKeys } from './keys';
+import { ed25519PrivateKey, ed25519PublicKey, ed25519Secret, ed25519Verifies, verifyWithKeys } from './keys';
 import type { OptionsOf, Scheme, Verifier } from './types';
 
 const OPTIONS = {
@@ -40,6 +40,7 @@ export const standardWebhooksV1a: Scheme<typeof OPTIONS> = {
     return { body: 'bytes', headers: [ID, TIMESTAMP], summary: `the body, ${ID} and ${TIMESTAMP}`, timestamp: TIMESTAMP };
   },
   options: OPTIONS,
+  secret: ed25519Secret('base64', "the sender's ed25519 public key (whpk_ + base64 of 32 bytes)", 'whpk_'),
   verifier: createVerifier,
   sign(options, input) {
     const { ID, TIMESTAMP, SIGNATURE } = namesOf(options.headerPrefix);

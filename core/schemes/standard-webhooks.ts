@@ -1,6 +1,7 @@
 /** Standard Webhooks (standardwebhooks.com): `v1,<base64>` HMAC-SHA256 over `${id}.${timestamp}.${body}`. */
 import { createHmac } from 'node:crypto';
 import {
+  ANY_TEXT_SECRET,
   SigningSecretError,
   decodeSignature,
   headerValue,
@@ -8,6 +9,7 @@ import {
   missingHeader,
   outOfTolerance,
   parseUnixSeconds,
+  readable,
   signedContent,
   utf8Key,
   verifyHmac,
@@ -89,6 +91,14 @@ export const standardWebhooks: Scheme<typeof OPTIONS> = {
     return { body: 'bytes', headers: [ID, TIMESTAMP], summary: `the body, ${ID} and ${TIMESTAMP}`, timestamp: TIMESTAMP };
   },
   options: OPTIONS,
+  secret: (options) =>
+    options.secretFormat === 'utf8'
+      ? ANY_TEXT_SECRET
+      : {
+          generated: 'whsec',
+          expected: 'a Standard Webhooks secret (whsec_ + base64)',
+          usable: (value) => readable(() => standardWebhooksKey(value)),
+        },
   verifier: (options) =>
     options.headerPrefix === 'webhook' && options.secretFormat === 'whsec-base64' ? standardWebhooksVerifier : createVerifier(options),
   sign(options, input) {

@@ -164,6 +164,23 @@ export type OptionsInputOf<Specs> = {
 };
 
 /**
+ * What a source's secret is under a scheme, for `hookledger secrets rotate`: whether a value
+ * hookledger generates can be used, and the check a provider's value (`--value-file`) passes before
+ * it is written. A scheme without one takes any non-empty text, generated or not.
+ */
+export interface SecretSpec {
+  /**
+   * `whsec`: a generated `whsec_` + base64 value verifies (the operator then gives it to the
+   * provider); false: only the provider's own value can (a public key, a hex key, API credentials).
+   */
+  readonly generated: 'whsec' | false;
+  /** What the value is, said in errors; never a value. */
+  readonly expected: string;
+  /** Whether `value` can be used as the source's secret (to verify, or to fetch keys with). Never throws. */
+  usable(value: string): boolean;
+}
+
+/**
  * One signature scheme: how a provider signs (`sign`, for `hookledger send` and the tests), how
  * intake checks it (`verifier`), and what the signature covers (`signedParts`), side by side with
  * the header names they share. Listed once in core/schemes/index.ts.
@@ -184,6 +201,8 @@ export interface Scheme<Specs extends OptionSpecs = Record<never, OptionSpec>> {
    * `carrier`): config refuses a source `bodyFormat` that says otherwise.
    */
   readonly bodyFormatFixed?: true;
+  /** What the source's secret is (a function of the options where they decide it); absent: any non-empty text. */
+  readonly secret?: SecretSpec | ((options: OptionsOf<Specs>) => SecretSpec);
   verifier(options: OptionsOf<Specs>): Verifier;
   /** The headers carrying the signature (and whatever else it signs) for one body. */
   sign(options: OptionsOf<Specs>, input: SignInput): Record<string, string>;

@@ -83,14 +83,34 @@ describe('FileSecrets', () => {
       expect(JSON.stringify(await readJson())).not.toContain(first.previous);
     });
 
-    it('reaches another process only through refresh while no overlap is open, like a cached Secrets Manager read', async () => {
+    it("reaches the running stack's next get, which cached the old secret as current before the rotation", async () => {
       const stack = new FileSecrets({ path, sourceIds: ['platform'], clock: () => T0 });
       const cli = new FileSecrets({ path, sourceIds: ['platform'], clock: () => T0 });
       const before = await stack.get('platform');
       const rotated = await cli.rotate('platform', HOUR);
 
-      expect(await stack.get('platform')).toEqual(before);
-      expect(await stack.refresh('platform')).toEqual(rotated);
+      expect(rotated.previous).toBe(before.current);
+      expect(await stack.get('platform')).toEqual(rotated);
+      // Retired by the CLI: the stack's next get no longer has it, neither as previous nor as current.
+      await cli.retire('platform');
+      expect(await stack.get('platform')).toEqual({ current: rotated.current });
+    });
+
+    it("rotates to the provider's value when given one, and keeps the old one as previous", async () => {
+      const secrets = new FileSecrets({ path, sourceIds: ['discord'], clock: () => T0 });
+      const before = await secrets.get('discord');
+      const key = 'b6b5a3f1c2d4e6f8a0b2c4d6e8f0a1b3c5d7e9f1a3b5c7d9e1f3a5b7c9d1e3f5';
+      expect(await secrets.rotate('discord', HOUR, 'sources', key)).toEqual({
+        current: key,
+        previous: before.current,
+        previousUntil: T0 + HOUR,
+      });
+      expect((await readJson()).sources.discord).toEqual({
+        current: key,
+        previous: before.current,
+        rotatedAt: T0,
+        previousUntil: T0 + HOUR,
+      });
     });
   });
 

@@ -112,6 +112,7 @@ describe('rotateSecret', () => {
         where: 'local',
         overlapMs: 72 * HOUR,
         previousUntil: T0 + 72 * HOUR,
+        value: 'generated',
       },
     ]);
     const stored = JSON.stringify(audits);

@@ -15,11 +15,13 @@ import {
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
+import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TargetError } from '../../cli/errors';
 import { lambdaPauseControl, setPaused } from '../../cli/ops/pause';
 import { resolveTarget } from '../../cli/target';
 import { parseDuration, parseTime } from '../../cli/time';
+import { defineConfig } from '../../core/config/schema';
 import { config } from './support';
 import { runCli } from '../support/cli';
 
@@ -118,7 +120,7 @@ describe('secrets on AWS (hookledger ... --stack)', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
       'retired the previous signing secret of platform on stack Hookledger (eu-west-1) (version c3d4-previous lost AWSPREVIOUS): ' +
-        'only the current secret verifies (each intake container within 30 s).\n',
+        'only the current secret verifies (on every intake container within 30 s of this retire, or 5 minutes of the rotation if that is later).\n',
     );
     expect(sm.commandCalls(UpdateSecretVersionStageCommand).map((c) => c.args[0].input)).toEqual([
       { SecretId: OUTPUTS.SecretArnPlatform, VersionStage: 'AWSPREVIOUS', RemoveFromVersionId: 'c3d4-previous' },
@@ -165,6 +167,73 @@ describe('secrets on AWS (hookledger ... --stack)', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/intake takes the overlap from the deployed config \(source "platform" secretOverlapHours 72\)/);
     expect(sm.commandCalls(PutSecretValueCommand)).toHaveLength(1);
+  });
+
+  describe('a secret the provider issues (Discord public key)', () => {
+    const withDiscord = defineConfig({
+      ...config,
+      sources: [...config.sources, { id: 'discord', provider: 'discord', attribution: { keyId: { body: 'application_id' } } }],
+    });
+    const DISCORD_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:discord-XyZ';
+    const KEY = 'b6b5a3f1c2d4e6f8a0b2c4d6e8f0a1b3c5d7e9f1a3b5c7d9e1f3a5b7c9d1e3f5';
+    const outputs = () =>
+      cfn.on(DescribeStacksCommand, { StackName: 'Hookledger' }).resolves({
+        Stacks: [
+          {
+            StackName: 'Hookledger',
+            StackStatus: 'UPDATE_COMPLETE',
+            CreationTime: new Date(),
+            Outputs: Object.entries({ ...OUTPUTS, SecretArnDiscord: DISCORD_ARN }).map(([OutputKey, OutputValue]) => ({
+              OutputKey,
+              OutputValue,
+            })),
+          },
+        ],
+      });
+    const rotate = (argv: string[], stdin?: NodeJS.ReadableStream) =>
+      runCli(
+        ['secrets', 'rotate', 'discord', ...argv, '--stack', 'Hookledger', '--region', 'eu-west-1'],
+        withDiscord,
+        { USER: 'ops-aws', AWS_REGION: 'eu-west-1' },
+        stdin,
+      );
+
+    it("--value-file - puts the provider's value with PutSecretValue, never printing or auditing it", async () => {
+      outputs();
+      sm.on(PutSecretValueCommand).resolves({ VersionId: 'f7a8-provided' });
+      ddb.on(PutCommand).resolves({});
+
+      const rotated = await rotate(['--value-file', '-'], Readable.from([Buffer.from(`${KEY}\n`)]));
+
+      expect(rotated.stderr).toBe('');
+      expect(rotated.code).toBe(0);
+      expect(sm.commandCalls(PutSecretValueCommand).map((c) => c.args[0].input)).toEqual([{ SecretId: DISCORD_ARN, SecretString: KEY }]);
+      expect(rotated.stdout).toMatch(
+        /^rotated the signing secret of discord on stack Hookledger \(eu-west-1\) \(version f7a8-provided\) to the value in standard input\.\n/,
+      );
+      expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).toMatchObject({
+        action: 'secret.rotate',
+        source: 'discord',
+        versionId: 'f7a8-provided',
+        value: 'provided',
+      });
+      expect(rotated.stdout + JSON.stringify(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item)).not.toContain(KEY);
+    });
+
+    it('refuses a generated value (exit 2, naming --value-file) and a value that is no ed25519 key, calling Secrets Manager for neither', async () => {
+      outputs();
+      const generated = await rotate([]);
+      expect(generated.code).toBe(2);
+      expect(generated.stderr).toMatch(/^error: source "discord" \(discord\) cannot use a generated secret: .*--value-file <path>/);
+      const wrong = await rotate(['--value-file', '-'], Readable.from([Buffer.from('whsec_C2FVsBQIhrscChlQIMV5b5sSYspob7oD')]));
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toBe(
+        'error: --value-file - (standard input) does not hold what source "discord" (discord) verifies with: ' +
+          "expected the provider's ed25519 public key (32 bytes, hex)\n",
+      );
+      expect(sm.commandCalls(PutSecretValueCommand)).toHaveLength(0);
+      expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+    });
   });
 });
 

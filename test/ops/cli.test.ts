@@ -297,7 +297,7 @@ describe('hookledger CLI', () => {
     const retired = await cli(['secrets', 'retire', 'platform']);
     expect(retired.code).toBe(0);
     expect(retired.stdout).toMatch(
-      /^retired the previous signing secret of platform on local stack .*: only the current secret verifies\.\n$/,
+      /^retired the previous signing secret of platform on local stack .*: only the current secret verifies \(from the local stack's next request\)\.\n$/,
     );
     expect(await post(old, 'evt_01J9OLDSECRET2')).toEqual({
       status: 401,

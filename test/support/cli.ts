@@ -2,7 +2,13 @@
 import { main } from '../../cli/main';
 import type { HookledgerConfig } from '../../core/config/schema';
 
-export async function runCli(argv: string[], config: HookledgerConfig, env: NodeJS.ProcessEnv) {
+/** `stdin`: what the command reads from standard input (`--value-file -`); default the process's. */
+export async function runCli(
+  argv: string[],
+  config: HookledgerConfig,
+  env: NodeJS.ProcessEnv,
+  stdin: NodeJS.ReadableStream = process.stdin,
+) {
   let stdout = '';
   let stderr = '';
   const sink = (write: (s: string) => void) =>
@@ -12,10 +18,6 @@ export async function runCli(argv: string[], config: HookledgerConfig, env: Node
         return true;
       },
     }) as unknown as NodeJS.WritableStream;
-  const code = await main(
-    argv,
-    { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), stdin: process.stdin, env },
-    config,
-  );
+  const code = await main(argv, { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), stdin, env }, config);
   return { code, stdout, stderr };
 }

@@ -8,7 +8,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import { signatureHeaders } from '../../core/schemes';
 import { publicJwkOf } from '../../core/schemes/jwks';
@@ -17,7 +19,7 @@ import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createDocumentClient } from '../../adapters/clients';
 import { EventStore } from '../../adapters/event-store';
 import type { SecretsPort } from '../../adapters/secrets';
-import { KeyFetchError } from '../../adapters/verification-keys';
+import { HttpVerificationKeys, KeyFetchError } from '../../adapters/verification-keys';
 import { httpEvent, NOW, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 
@@ -112,6 +114,76 @@ describe('intake with a jwks source', () => {
     const res = await handler(httpEvent('platform', body, signedHeaders(body, { secret: TEST_SECRET, at: NOW, msgId: 'msg_1' })));
     expect(res.statusCode).toBe(202);
     expect(asked).toEqual([]);
+  });
+});
+
+describe('invented kids against a fresh container (the real key port, a local key endpoint)', () => {
+  let server: Server;
+  let keysUrl: string;
+  const asked: string[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c) => (text += c));
+      req.on('end', () => {
+        const body = JSON.parse(text) as { key_id: string };
+        asked.push(body.key_id);
+        const known = body.key_id === jwk.kid;
+        res.writeHead(known ? 200 : 400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(known ? { key: jwk } : { error_code: 'INVALID_WEBHOOK_VERIFICATION_KEY_ID' }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    keysUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhook_verification_key/get`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  /** A well-formed Plaid request signed with someone else's key: its kid is one Plaid never issued. */
+  const invented = (i: number) => {
+    const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
+    const headers = signatureHeaders(
+      { type: 'jwks', header: 'plaid-verification' },
+      { body: Buffer.from(BODY), secret: key, now: NOW, messageId: `m${i}` },
+    );
+    return httpEvent('plaid', BODY, { 'content-type': 'application/json', ...headers });
+  };
+
+  it('ten invented kids before the genuine one spend the miss budget; the genuine request is 202 at its retry, stored once', async () => {
+    ddbMock.on(PutCommand).resolves({});
+    asked.length = 0;
+    const plaid = defineConfig({
+      ...config,
+      sources: [{ ...config.sources[0]!, scheme: { type: 'jwks', header: 'plaid-verification', keysUrl } }],
+    });
+    let now = NOW;
+    const { logger } = capturingLogger();
+    const handler = createIngestHandler({
+      config: plaid,
+      store: new EventStore({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }),
+      secrets: {
+        payloadHashKey: async () => TEST_HASH_KEY,
+        get: async () => ({ current: CREDENTIALS }),
+        refresh: async () => ({ current: CREDENTIALS }),
+      },
+      logger,
+      clock: () => now,
+      verificationKeys: new HttpVerificationKeys({ clock: () => now }),
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push((await handler(invented(i))).statusCode as number);
+    expect(statuses).toEqual([...Array(10).fill(401), 503, 503]);
+    expect(ddbMock.commandCalls(PutCommand)).toHaveLength(0);
+
+    expect(await handler(plaidRequest())).toMatchObject({ statusCode: 503 }); // the budget is spent: the provider retries
+    for (let i = 12; i < 40; i++) expect(await handler(invented(i))).toMatchObject({ statusCode: 503 });
+    now += 30_000;
+    expect(await handler(plaidRequest())).toMatchObject({ statusCode: 202 });
+    expect(asked.filter((kid) => kid === jwk.kid)).toHaveLength(1);
+    expect(asked).toHaveLength(11);
+    // One event: its payload and its receipt, under the id derived from the signed body.
+    const stored = ddbMock.commandCalls(PutCommand).map((c) => String(c.args[0].input.Item?.pk));
+    expect(stored).toHaveLength(2);
+    expect(stored.filter((pk) => pk.startsWith('evt#plaid#bh_'))).toHaveLength(1);
   });
 });
 

@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
+import { signatureHeaders, verifierFor } from '../../core/schemes';
 import { activeSecrets } from '../../adapters/secrets';
 import { overlapMsBySource, type SecretRefreshFailure, SecretsManagerPort } from '../../adapters/secrets-manager';
 
@@ -103,6 +104,56 @@ describe('SecretsManagerPort', () => {
       now = T0 + 4 * MIN;
       await secrets.get('platform');
       expect(calls()).toBe(2);
+    });
+  });
+
+  describe('a retired secret on a container whose cache predates the rotation', () => {
+    const OLD = CURRENT;
+    const NEW = 'whsec_bmV3LWN1cnJlbnQtdmFsdWUtMDEyMzQ1Njc4';
+    const BODY = Buffer.from('{"id":"evt_01J8K7M2Q4","type":"invoice.paid","tenant_id":"tenant_204","key_id":"key_42"}');
+    /** What intake answers a request signed with `secret` at `now`: verify, and on a mismatch refresh once. */
+    async function answer(secrets: SecretsManagerPort, secret: string, now: number): Promise<number> {
+      const headers = signatureHeaders({ type: 'standard-webhooks' }, { body: BODY, secret, now, messageId: 'msg_7Qm2' });
+      const input = { rawBody: BODY, headers, now, toleranceSeconds: 300 };
+      const verifier = verifierFor({ type: 'standard-webhooks' });
+      if (verifier.verify(input, activeSecrets(await secrets.get('platform'), now)).ok) return 202;
+      return verifier.verify(input, activeSecrets(await secrets.refresh('platform'), now)).ok ? 202 : 401;
+    }
+
+    it('stops verifying within 5 minutes of the rotation (the TTL of the read before it); a mismatch refresh never brings it back', async () => {
+      let now = T0;
+      stages(ARN, OLD, T0 - 10 * HOUR);
+      const secrets = port(() => now);
+      expect(await answer(secrets, OLD, now)).toBe(202); // read and cached: OLD is current
+
+      sm.reset();
+      stages(ARN, NEW, T0 + MIN, OLD); // secrets rotate at T0 + 1 min
+      sm.reset();
+      stages(ARN, NEW, T0 + MIN); // secrets retire at T0 + 2 min: no AWSPREVIOUS
+      now = T0 + 2 * MIN + SEC;
+      // Inside the bound this container still has OLD as current from its read at T0 (documented).
+      expect(await answer(secrets, OLD, now)).toBe(202);
+      expect(calls()).toBe(0);
+
+      now = T0 + 5 * MIN; // the read's TTL ends, before the rotation's 5 minutes do
+      expect(await answer(secrets, OLD, now)).toBe(401);
+      expect(await answer(secrets, NEW, now)).toBe(202);
+      for (const later of [20 * SEC, 31 * SEC, 10 * MIN]) {
+        now = T0 + 5 * MIN + later;
+        expect(await answer(secrets, OLD, now)).toBe(401); // the mismatch refresh reads NEW alone again
+      }
+      expect(await secrets.get('platform')).toEqual({ current: NEW });
+    });
+
+    it('one read during the overlap is enough: the retire is seen within 30 s of it', async () => {
+      let now = T0;
+      stages(ARN, NEW, T0 - MIN, OLD);
+      const secrets = port(() => now);
+      expect(await answer(secrets, OLD, now)).toBe(202);
+      sm.reset();
+      stages(ARN, NEW, T0 - MIN); // retired at T0 + 1 s
+      now = T0 + 30 * SEC;
+      expect(await answer(secrets, OLD, now)).toBe(401);
     });
   });
 

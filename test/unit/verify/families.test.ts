@@ -245,13 +245,85 @@ describe('the key port: fetched by kid, cached, misses remembered, rate-limited'
     await expect(ask('kid_new')).rejects.toThrow(/did not answer \(TypeError\)/);
   });
 
-  it('makes at most maxFetchesPerMinute calls: invented kids beyond that are refused (503 at intake)', async () => {
+  const junk = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `kid_invented_${String(from + i).padStart(4, '0')}`);
+
+  it('ten invented kids a minute do not keep a fresh container from the genuine key: refused once (503), it is fetched at its retry', async () => {
     calls.length = 0;
-    const keys = new HttpVerificationKeys({ clock: () => NOW, maxFetchesPerMinute: 3 });
+    let now = NOW;
+    const keys = new HttpVerificationKeys({ clock: () => now });
     const ask = (kid: string) => keys.get({ sourceId: 'plaid', url, kid, credentials: 'client_5f2a:secret_9c1d' });
-    for (const kid of ['k1', 'k2', 'k3']) expect(await ask(kid)).toBeUndefined();
-    await expect(ask('k4')).rejects.toBeInstanceOf(KeyFetchError);
-    expect(calls).toHaveLength(3);
+    for (const kid of junk(10)) expect(await ask(kid)).toBeUndefined();
+    await expect(ask(KEY.kid)).rejects.toThrow(
+      new KeyFetchError('verification key fetches for source "plaid" found no key 10 times in the last minute; retry later'),
+    );
+    // The flood goes on (invented kids named once each), and the provider retries 40 s later.
+    now += 20_000;
+    for (const kid of junk(30, 10)) await expect(ask(kid)).rejects.toBeInstanceOf(KeyFetchError);
+    now += 20_000;
+    expect(await ask(KEY.kid)).toEqual(KEY);
+    expect(calls.filter((c) => c.key_id === KEY.kid)).toHaveLength(1);
+    expect(calls).toHaveLength(11);
+  });
+
+  it('a kid refused for the spent budget is fetched when named again, while invented kids named once stay refused', async () => {
+    calls.length = 0;
+    const keys = new HttpVerificationKeys({ clock: () => NOW });
+    const ask = (kid: string) => keys.get({ sourceId: 'plaid', url, kid, credentials: 'client_5f2a:secret_9c1d' });
+    for (const kid of junk(12)) await ask(kid).catch(() => undefined);
+    await expect(ask(KEY.kid)).rejects.toBeInstanceOf(KeyFetchError);
+    await expect(ask('kid_invented_9999')).rejects.toBeInstanceOf(KeyFetchError);
+    expect(await ask(KEY.kid)).toEqual(KEY);
+  });
+
+  it("invented kids at one source spend nothing of a known kid's refresh nor of another source's budget", async () => {
+    calls.length = 0;
+    let now = NOW;
+    const keys = new HttpVerificationKeys({ clock: () => now, ttlMs: 60_000 });
+    const ask = (sourceId: string, kid: string) => keys.get({ sourceId, url, kid, credentials: 'client_5f2a:secret_9c1d' });
+    expect(await ask('plaid', KEY.kid)).toEqual(KEY);
+    now += 61_000; // the known key's TTL ran out
+    for (const kid of junk(25)) await ask('plaid', kid).catch(() => undefined);
+    expect(await ask('plaid', KEY.kid)).toEqual(KEY); // refreshed: a call, though the budget is spent
+    expect(calls.filter((c) => c.key_id === KEY.kid)).toHaveLength(2);
+    expect(await ask('plaid-eu', KEY.kid)).toEqual(KEY); // another source: its own budget
+    expect(calls.filter((c) => c.key_id === KEY.kid)).toHaveLength(3);
+  });
+
+  it('bounds outbound calls under a flood: 200 invented kids named twice each cost 10 misses and 10 retries a minute, per source', async () => {
+    calls.length = 0;
+    let now = NOW;
+    const keys = new HttpVerificationKeys({ clock: () => now });
+    const ask = (kid: string) => keys.get({ sourceId: 'plaid', url, kid, credentials: 'client_5f2a:secret_9c1d' });
+    let refused = 0;
+    for (const kid of [...junk(200), ...junk(200)]) await ask(kid).catch(() => refused++);
+    // The first 10 found no key (remembered: named again they cost nothing), the next 10 came back as retries.
+    expect(calls).toHaveLength(20);
+    expect(refused).toBe(190 + 180);
+    now += 60_001;
+    for (const kid of junk(200, 200)) await ask(kid).catch(() => refused++);
+    expect(calls).toHaveLength(30);
+  });
+
+  it('keeps serving a known key while its refresh fails, asking the endpoint again only after missTtlMs', async () => {
+    calls.length = 0;
+    let now = NOW;
+    let down = false;
+    let attempts = 0;
+    const fetchKey: typeof fetch = async (input, init) => {
+      attempts++;
+      if (down) throw new TypeError('fetch failed');
+      return fetch(input, init);
+    };
+    const keys = new HttpVerificationKeys({ clock: () => now, fetch: fetchKey, ttlMs: 1000 });
+    const ask = () => keys.get({ sourceId: 'plaid', url, kid: KEY.kid, credentials: 'client_5f2a:secret_9c1d' });
+    expect(await ask()).toEqual(KEY);
+    down = true;
+    now += 5000;
+    for (let i = 0; i < 50; i++) expect(await ask()).toEqual(KEY);
+    expect(attempts).toBe(2);
+    now += 60_001;
+    expect(await ask()).toEqual(KEY);
+    expect(attempts).toBe(3);
   });
 });
 

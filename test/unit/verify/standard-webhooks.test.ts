@@ -2,8 +2,9 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { secretSpec } from '../../../core/schemes';
 import { SigningSecretError } from '../../../core/schemes/crypto';
-import { standardWebhooksVerifier } from '../../../core/schemes/standard-webhooks';
+import { standardWebhooksKey, standardWebhooksVerifier } from '../../../core/schemes/standard-webhooks';
 import type { VerifyInput, VerifyResult } from '../../../core/schemes/types';
 
 const CURRENT = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -75,17 +76,25 @@ describe('standard-webhooks verifier', () => {
       expect(verify(request(signed(CURRENT)), { current: bare })).toEqual({ ok: true, secretVersion: 'current' });
     });
 
-    it('throws SigningSecretError, naming no secret, for a prefix-less secret the library refuses (not base64)', () => {
+    // A secret that is no key verifies nothing (401, never a 503), and the other secret still verifies;
+    // `hookledger send` and `secrets rotate --value-file` read it with standardWebhooksKey, which says why.
+    it('matches nothing, naming no secret, with a prefix-less secret the library refuses (not base64)', () => {
       const plain = 'hookledger-dev-secret-7Qm2';
       expect(() => new Webhook(plain)).toThrow();
-      expect(() => verify(request(signed(CURRENT)), { current: plain })).toThrow(SigningSecretError);
-      expect(() => verify(request(signed(CURRENT)), { current: plain })).not.toThrow(/hookledger-dev/);
+      const result = verify(request(signed(CURRENT)), { current: plain });
+      expect(result).toMatchObject({ ok: false, code: 'signature_mismatch' });
+      expect(messageOf(result)).not.toContain('hookledger-dev');
+      expect(verify(request(signed(CURRENT)), { current: plain, previous: CURRENT })).toEqual({ ok: true, secretVersion: 'previous' });
+      expect(() => standardWebhooksKey(plain)).toThrow(SigningSecretError);
+      expect(() => standardWebhooksKey(plain)).not.toThrow(/hookledger-dev/);
     });
 
-    it('throws SigningSecretError, naming no secret, when the part after whsec_ is not base64', () => {
+    it('matches nothing, naming no secret, when the part after whsec_ is not base64', () => {
       const broken = 'whsec_not*base64!';
-      expect(() => verify(request(signed(CURRENT)), { current: broken })).toThrow(SigningSecretError);
-      expect(() => verify(request(signed(CURRENT)), { current: broken })).not.toThrow(/not\*base64/);
+      const result = verify(request(signed(CURRENT)), { current: broken });
+      expect(result).toMatchObject({ ok: false, code: 'signature_mismatch' });
+      expect(messageOf(result)).not.toContain('not*base64');
+      expect(() => standardWebhooksKey(broken)).toThrow(SigningSecretError);
     });
 
     it.each([
@@ -107,7 +116,8 @@ describe('standard-webhooks verifier', () => {
       ['an empty string', ''],
     ])('refuses, as the library does, a secret with %s', (_, secret) => {
       expect(() => new Webhook(secret)).toThrow();
-      expect(() => verify(request(signed(CURRENT)), { current: secret })).toThrow(SigningSecretError);
+      expect(verify(request(signed(CURRENT)), { current: secret })).toMatchObject({ ok: false, code: 'signature_mismatch' });
+      expect(secretSpec({ type: 'standard-webhooks' }).usable(secret)).toBe(false);
     });
 
     it('verifies a library-signed request exactly when the library accepts the secret (property)', () => {
@@ -126,8 +136,9 @@ describe('standard-webhooks verifier', () => {
           } catch {
             library = undefined;
           }
+          expect(secretSpec({ type: 'standard-webhooks' }).usable(secret)).toBe(library !== undefined);
           if (!library) {
-            expect(() => verify(request(signed(CURRENT)), { current: secret })).toThrow(SigningSecretError);
+            expect(verify(request(signed(CURRENT)), { current: secret })).toMatchObject({ ok: false, code: 'signature_mismatch' });
             return;
           }
           const signature = library.sign(MSG_ID, new Date(NOW), BODY);
