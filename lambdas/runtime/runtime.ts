@@ -25,6 +25,7 @@ import type { PayloadBlobs } from '../shared/payload-blobs';
 import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
 import { FIFO_SUFFIX, orderingGroup } from '../../core/config/consumers';
 import { HookledgerError } from '../../core/errors';
+import { maxRetryHoldSeconds } from '../../core/queues';
 
 export type KeyStatus = 'active' | 'revoked' | 'unknown';
 
@@ -237,8 +238,12 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
       return;
     }
     if (!last) {
-      // A destination's Retry-After lengthens the backoff (SQS caps visibility at 12 h).
-      const asked = error instanceof RetryableError && error.retryAfterMs !== undefined ? Math.ceil(error.retryAfterMs / 1000) : 0;
+      // A destination's Retry-After lengthens the backoff, up to this consumer's share of its queue's
+      // retention per receive (at most SQS's 12 h): Retry-Afters never add up past the retention.
+      const asked =
+        error instanceof RetryableError && error.retryAfterMs !== undefined
+          ? Math.min(Math.ceil(error.retryAfterMs / 1000), maxRetryHoldSeconds(consumer))
+          : 0;
       await setVisibility(record, Math.max(backoffSeconds(attempt), asked));
     }
     throw new RetryLater(`attempt ${attempt} failed: ${category}`);
