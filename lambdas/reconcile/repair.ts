@@ -179,7 +179,9 @@ export async function repair(deps: RepairDeps, options: RepairOptions, found?: R
       deps,
       options.carried.map((d) => d.ledgerKey),
     );
-    for (const d of options.carried) {
+    for (const entry of options.carried) {
+      // Only what names the delivery (a carried entry says more: why, since when).
+      const d = deliveryOf(entry);
       const row = rows.get(d.ledgerKey);
       const standing = standingOf('requeue', d, row, cutoff, leasesAbandoned);
       if (standing === 'active') inProgress.push(d);
@@ -399,6 +401,17 @@ export function streamBatchOf(body: string | undefined): StreamBatchRef | undefi
   } catch {
     return undefined;
   }
+}
+
+function deliveryOf(d: RepairDelivery): RepairDelivery {
+  return {
+    kind: d.kind,
+    source: d.source,
+    eventId: d.eventId,
+    consumerId: d.consumerId,
+    ledgerKey: d.ledgerKey,
+    ...(d.replayId ? { replayId: d.replayId } : {}),
+  };
 }
 
 /** The deliveries the fan-out's work items (receipts, re-queues) of a decoded batch stand for. */
