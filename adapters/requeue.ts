@@ -47,3 +47,12 @@ export function requeueItem(
     expiresAt: Math.floor(at / 1000) + REQUEUE_TTL_SECONDS,
   };
 }
+
+/**
+ * A re-queue written again by a repair under the repair's own key (`rq#<repairId>#<ledgerKey>`),
+ * keeping its operation: a replay whose first re-queue the fan-out gave up on stays that replay. The
+ * first item may still be in the table (TTL), and the conditional put never writes a key twice.
+ */
+export function requeueUnder(repairId: string, item: RequeueItem): RequeueItem {
+  return { ...item, pk: requeueKey(repairId, item.source, item.eventId, item.consumerId) };
+}

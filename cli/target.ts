@@ -8,6 +8,7 @@
  */
 import path from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -16,9 +17,10 @@ import type { HookledgerConfig } from '../core/config/schema';
 import { consumerSecretArnOutput, dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
 import type { SigningSecrets } from '../core/schemes/types';
 import { createDocumentClient } from '../adapters/clients';
+import { dynamoStreamBatches, type StreamBatchPort } from '../adapters/stream-batch';
 // Only the local stack's client and state modules: local/wiring.ts would load the whole pipeline
 // (ingest, fan-out, consumer runtime) just to build a document client.
-import { localDynamoClient, localSqsClient } from '../local/clients';
+import { localDynamoClient, localSqsClient, localStreamsClient } from '../local/clients';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from '../local/secrets-file';
 import { DEFAULT_STATE_FILE, isProcessAlive, type LocalStackState, readState, StateFileError, webhookUrlFor } from '../local/state';
 import { TargetError } from './errors';
@@ -36,6 +38,8 @@ export interface Target {
   readonly queues: Readonly<Record<string, QueuePair>>;
   /** The fan-out's on-failure queue (stream batches it gave up on), when the stack names it. */
   readonly fanoutFailureQueueUrl?: string;
+  /** Reads back the EventStore stream records an on-failure record names (repair decodes them). */
+  readonly streamBatches: StreamBatchPort;
   webhookUrl(sourceId: string): string;
   signingSecret(sourceId: string): Promise<string>;
   readonly rotator: SecretRotator;
@@ -89,6 +93,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
   }
   const ddb = createDocumentClient(localDynamoClient(state.dynamo.endpoint));
   const sqs = localSqsClient(state.sqs.endpoint);
+  const streams = localStreamsClient(state.dynamo.endpoint);
   const secrets = new FileSecrets({
     path: state.secretsFile ? path.resolve(options.root, state.secretsFile) : path.join(options.root, DEFAULT_SECRETS_FILE),
     sourceIds: options.config.sources.map((s) => s.id),
@@ -106,6 +111,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     tables: state.tables,
     queues: Object.fromEntries(Object.entries(state.queues).map(([id, q]) => [id, { url: q.url, dlqUrl: q.dlqUrl }])),
     fanoutFailureQueueUrl: state.fanoutFailureQueue.url,
+    streamBatches: dynamoStreamBatches(streams),
     webhookUrl: (sourceId) => webhookUrlFor(state, sourceId),
     signingSecret: async (sourceId) => (await secrets.get(sourceId)).current,
     rotator: {
@@ -128,6 +134,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     destroy: () => {
       ddb.destroy();
       sqs.destroy();
+      streams.destroy();
     },
   };
 }
@@ -178,6 +185,7 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
 
   const ddb = createDocumentClient(clientConfig);
   const sqs = new SQSClient(clientConfig);
+  const streams = new DynamoDBStreamsClient(clientConfig);
   const secretsManager = new SecretsManagerClient(clientConfig);
   const lambda = new LambdaClient(clientConfig);
   return {
@@ -188,6 +196,7 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
     tables,
     queues,
     ...(outputs.get(OUTPUT.fanoutFailureQueueUrl) ? { fanoutFailureQueueUrl: outputs.get(OUTPUT.fanoutFailureQueueUrl) } : {}),
+    streamBatches: dynamoStreamBatches(streams),
     webhookUrl: (sourceId) => `${webhookBase.endsWith('/') ? webhookBase : `${webhookBase}/`}${encodeURIComponent(sourceId)}`,
     signingSecret: async (sourceId) => {
       const secretId = secretIds[sourceId];
@@ -223,6 +232,7 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
     destroy: () => {
       ddb.destroy();
       sqs.destroy();
+      streams.destroy();
       secretsManager.destroy();
       lambda.destroy();
     },

@@ -27,6 +27,13 @@ export const SECRET_REFRESH_FAILURE_METRIC = 'SecretRefreshFailures';
 export const RECONCILE_VIOLATIONS_METRIC = 'ReconcileViolations';
 /** Deliveries one reconcile run re-queued; dimension `Stack` only. */
 export const RECONCILE_REPAIRS_METRIC = 'ReconcileRepairs';
+/**
+ * Deliveries a scheduled reconcile run could not repair (paused consumer, over its per-run limit, or
+ * still in progress) and carried forward to the next run; dimension `Stack` only.
+ */
+export const RECONCILE_CARRIED_METRIC = 'ReconcileCarried';
+/** Deliveries a run could not carry forward because the carry-forward was full (logged by ids); dimension `Stack` only. */
+export const RECONCILE_CARRY_DROPPED_METRIC = 'ReconcileCarryDropped';
 /** 1 when a reconcile run stopped before the end of its window (its checkpoint resumes it), else 0; dimension `Stack` only. */
 export const RECONCILE_INCOMPLETE_METRIC = 'ReconcileIncomplete';
 /** An HTTP consumer's circuit breaker opened (the consumer was paused); dimensions `Consumer` and `Stack`. */

@@ -4,6 +4,7 @@
  * account from the local stack).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
@@ -14,6 +15,11 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as 
 
 export function localDynamoClient(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 3 });
+}
+
+/** DynamoDB Local's Streams API (the same endpoint as its tables). */
+export function localStreamsClient(endpoint: string): DynamoDBStreamsClient {
+  return new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 3 });
 }
 
 /**

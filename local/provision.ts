@@ -26,7 +26,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { HookledgerConfig } from '../core/config/schema';
 import { TABLE_KEY, TTL_ATTRIBUTE, WINDOW_INDEX } from '../core/model';
-import { QUEUE_RETENTION } from '../core/queues';
+import { consumerRetentionSeconds, QUEUE_RETENTION } from '../core/queues';
 import { FIFO_SUFFIX, isOrdered } from '../core/config/consumers';
 
 export interface ConsumerQueues {
@@ -59,7 +59,6 @@ export interface ProvisionOptions {
 
 /** SQS's maximum, so a message outlives any retry budget on its way through the DLQ. */
 const DEAD_LETTER_RETENTION = String(QUEUE_RETENTION.deadLetterSeconds);
-const CONSUMER_RETENTION = String(QUEUE_RETENTION.consumerDefaultSeconds);
 
 export async function provisionLocalStack(options: ProvisionOptions): Promise<ProvisionedStack> {
   const { config, dynamo, sqs, tables } = options;
@@ -98,7 +97,7 @@ export async function provisionLocalStack(options: ProvisionOptions): Promise<Pr
       name,
       {
         VisibilityTimeout: String(consumer.visibilityTimeoutSeconds),
-        MessageRetentionPeriod: CONSUMER_RETENTION,
+        MessageRetentionPeriod: String(consumerRetentionSeconds(consumer)),
         RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: consumer.maxReceiveCount }),
       },
       fifoAttributes,

@@ -48,7 +48,9 @@ export function register(program: Command, ctx: CommandContext): void {
               ddb: target.ddb,
               tables: target.tables,
               operator: ctx.operator,
-              ...(target.fanoutFailureQueueUrl ? { fanoutFailures: { sqs: target.sqs, queueUrl: target.fanoutFailureQueueUrl } } : {}),
+              ...(target.fanoutFailureQueueUrl
+                ? { fanoutFailures: { sqs: target.sqs, queueUrl: target.fanoutFailureQueueUrl, streams: target.streamBatches } }
+                : {}),
             },
             { ...window, ...mode, graceMs, paused, dryRun: options.dryRun, trigger: 'cli', onProgress: bar },
           );
@@ -108,7 +110,11 @@ export function formatRepair(result: RepairResult): string {
   if (result.notRepairable > 0) lines.push(`${result.notRepairable} violation(s) a re-send cannot fix (see the list above).`);
   if (failures && failures.read > 0) {
     lines.push(
-      `Fan-out failure records: ${failures.read} read, ${failures.cleared} cleared${failures.unreadable ? `, ${failures.unreadable} unreadable (left)` : ''}.`,
+      `Fan-out failure records: ${failures.read} read, ${failures.cleared} cleared${failures.unreadable ? `, ${failures.unreadable} unreadable (left)` : ''}` +
+        (failures.undecoded
+          ? `, ${failures.undecoded} undecoded (left: their stream records could not be read back, kept 24 h; their time range's receipts were checked, older receipts' replays and repairs need an operator)`
+          : '') +
+        '.',
     );
   }
   return lines.join('\n');

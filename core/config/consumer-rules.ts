@@ -5,6 +5,7 @@
  * through it: the same rule, the same message. Pure TypeScript: no zod here.
  */
 import { ConfigurationError } from '../errors';
+import { QUEUE_RETENTION, RETENTION_HEADROOM_SECONDS, retentionNeededSeconds } from '../queues';
 
 /** AWS guidance for SQS-triggered Lambdas: the lease must outlast several attempts' worth of work. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
@@ -72,6 +73,24 @@ export const CONSUMER_RULES: readonly ConsumerRule[] = [
     },
   },
   inLimits('maxReceiveCount', ' (receives before a message moves to the DLQ)'),
+  {
+    // The queue's retention follows the retry budget (core/queues.ts consumerRetentionSeconds) up to
+    // 13 days; beyond that a failing message would expire in its queue before SQS moved it to the DLQ.
+    field: 'maxReceiveCount',
+    breaks: (c) => retentionNeededSeconds(c) > QUEUE_RETENTION.consumerMaxSeconds,
+    message: (c) => {
+      const usable = QUEUE_RETENTION.consumerMaxSeconds - RETENTION_HEADROOM_SECONDS;
+      const maxReceives = Math.floor(usable / c.visibilityTimeoutSeconds);
+      const maxVisibility = Math.floor(usable / c.maxReceiveCount);
+      return (
+        `maxReceiveCount ${c.maxReceiveCount} x visibilityTimeoutSeconds ${c.visibilityTimeoutSeconds} = ` +
+        `${c.maxReceiveCount * c.visibilityTimeoutSeconds} s of retries, plus a day's headroom, outlasts the longest queue retention ` +
+        `(${QUEUE_RETENTION.consumerMaxSeconds} s, 13 days; its DLQ keeps 14): failing messages would expire before reaching the DLQ. ` +
+        `Lower maxReceiveCount to at most ${maxReceives}` +
+        (maxVisibility >= VISIBILITY_TIMEOUT_FACTOR * c.timeoutSeconds ? ` or visibilityTimeoutSeconds to at most ${maxVisibility}` : '')
+      );
+    },
+  },
   inLimits('batchSize', ' (messages per SQS receive)'),
   inLimits('maxConcurrency', ' (batches of this consumer running at once)'),
   {

@@ -6,6 +6,13 @@
  * violation (ids only), publishes `ReconcileViolations` (found by this run), `ReconcileIncomplete`
  * (1 when it stopped early) and `ReconcileRepairs`, and returns the report (the whole window's so
  * far) with how far it got. A failed read throws, so the invocation fails and the errors alarm sees it.
+ *
+ * Carry-forward (scheduled runs with repair): a delivery a run could not repair (its consumer paused,
+ * an open circuit, over `maxPerRun`) or that is still in progress is remembered in `ckpt#reconcile-carry`
+ * and checked again by every following run, which re-queues it once it can (oldest first) and forgets
+ * it once its ledger row is done or quarantined or it was re-queued. Without it, a window is checked
+ * once: what its run skipped would wait for a manual `reconcile --repair`. At most MAX_CARRIED are
+ * remembered; beyond that they are logged by ids and counted (`ReconcileCarryDropped`).
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Logger } from '../shared/logger';
@@ -24,12 +31,14 @@ import {
   reportOf,
 } from './reconcile';
 import { CheckpointStore } from '../../adapters/checkpoint';
-import { type RepairDeps, type RepairResult, repair } from './repair';
+import { type RepairDeps, type RepairDelivery, type RepairResult, repair, type UnrepairedReason } from './repair';
 
 export { METRICS_NAMESPACE } from '../../core/metrics';
 import {
   DIMENSION,
   METRICS_NAMESPACE,
+  RECONCILE_CARRIED_METRIC,
+  RECONCILE_CARRY_DROPPED_METRIC,
   RECONCILE_INCOMPLETE_METRIC,
   RECONCILE_REPAIRS_METRIC,
   RECONCILE_VIOLATIONS_METRIC,
@@ -68,6 +77,8 @@ export interface ReconcileHandlerDeps extends ReconcileDeps {
   readonly consumers?: readonly string[];
   /** The checkpoint of a job. @default `ckpt#<job>` in the EventStore (`ckpt#reconcile` for the schedule) */
   readonly checkpoints?: (job: string) => CheckpointStore<ReconcileCheckpointState>;
+  /** Where the schedule's carry-forward lives. @default `ckpt#reconcile-carry` in the EventStore */
+  readonly carry?: CheckpointStore<CarryState>;
   /** Stop taking pages when the invocation has less than this left. @default DEFAULT_MARGIN_MS */
   readonly marginMs?: number;
   /** Receipts per page. @default DEFAULT_PAGE_SIZE (reconcile.ts) */
@@ -89,8 +100,32 @@ export interface ReconcileRunResult extends ReconcileReport {
   readonly repair?: Pick<
     RepairResult,
     'repairId' | 'candidates' | 'repaired' | 'unrepaired' | 'unrepairedByReason' | 'fanoutFailureRecords'
-  >;
+  > & {
+    /** Scheduled runs: deliveries carried forward to the next run, and those the carry had no room for. */
+    readonly carried?: number;
+    readonly carryDropped?: number;
+  };
 }
+
+/** A delivery the scheduled reconciler carries from run to run until it is repaired or settles. */
+export interface CarriedDelivery extends RepairDelivery {
+  /** Why the last run did not re-queue it. */
+  readonly reason: UnrepairedReason | 'in_progress';
+  /** When a run first could not repair it. */
+  readonly since: number;
+  /** Runs that have carried it on. */
+  readonly runs: number;
+}
+
+/** The carry-forward item's state (`ckpt#reconcile-carry`). */
+export interface CarryState {
+  /** Oldest first: the next run takes them before its own findings. */
+  readonly deliveries: readonly CarriedDelivery[];
+}
+
+export const RECONCILE_CARRY_JOB = 'reconcile-carry';
+/** Carried deliveries kept (a few hundred bytes each: the item stays far below DynamoDB's 400 KB). */
+export const MAX_CARRIED = 1000;
 
 /**
  * Powertools metrics whose only dimension is `Stack`: Powertools adds a `service` dimension by
@@ -136,6 +171,7 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
     deps.checkpoints ??
     ((job: string) => new CheckpointStore<ReconcileCheckpointState>({ ddb: deps.ddb, tableName: deps.tables.events }, job));
   const marginMs = deps.marginMs ?? DEFAULT_MARGIN_MS;
+  const carryStore = deps.carry ?? new CheckpointStore<CarryState>({ ddb: deps.ddb, tableName: deps.tables.events }, RECONCILE_CARRY_JOB);
   return async (input?: unknown, context?: InvocationContext): Promise<ReconcileRunResult> => {
     const now = clock();
     const request = manualInput(input);
@@ -188,8 +224,11 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
     const found = pages.found;
 
     let repaired: RepairResult | undefined;
+    let carry: { kept: CarriedDelivery[]; dropped: CarriedDelivery[] } | undefined;
     if (deps.repair) {
-      // This run's findings only: earlier runs of the window repaired theirs.
+      // Only the schedule carries forward: a manual window's run must not overwrite what it carries.
+      const carried = scheduled ? ((await carryStore.load())?.state.deliveries ?? []) : [];
+      // This run's findings only (earlier runs of the window repaired theirs), after what earlier runs carried.
       repaired = await repair(
         { ddb: deps.ddb, tables: deps.tables, clock: deps.clock, operator: 'reconciler', fanoutFailures: deps.repair.fanoutFailures },
         {
@@ -197,9 +236,14 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
           paused: await deps.repair.pausedConsumers(),
           maxRepairs: deps.repair.maxPerRun,
           trigger: 'schedule',
+          carried,
         },
         { ...report, violations: found },
       );
+      if (scheduled) {
+        carry = carryForward(carried, repaired, now);
+        if (carried.length > 0 || carry.kept.length > 0) await carryStore.save({ deliveries: carry.kept }, clock());
+      }
     }
     // Saved whether complete or not: the next run resumes an unfinished window, or catches up from a finished one.
     await checkpoints.save(
@@ -249,6 +293,26 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
       });
       deps.metrics.addMetric(RECONCILE_REPAIRS_METRIC, MetricUnit.Count, repaired.repaired);
     }
+    if (carry) {
+      for (const d of carry.dropped.slice(0, MAX_LOGGED_VIOLATIONS)) {
+        deps.logger.warn('not carried forward: the carry-forward is full; repair it with `hookledger reconcile --repair`', {
+          reason: d.reason,
+          source: d.source,
+          event_id: d.eventId,
+          consumer_id: d.consumerId,
+        });
+      }
+      deps.logger.info('carried forward', {
+        carried: carry.kept.length,
+        dropped: carry.dropped.length,
+        ...Object.fromEntries(
+          (['paused', 'limit', 'in_progress'] as const).map((r) => [r, carry.kept.filter((d) => d.reason === r).length]),
+        ),
+        ...(carry.kept[0] ? { oldest_since: iso(carry.kept[0].since) } : {}),
+      });
+      deps.metrics.addMetric(RECONCILE_CARRIED_METRIC, MetricUnit.Count, carry.kept.length);
+      deps.metrics.addMetric(RECONCILE_CARRY_DROPPED_METRIC, MetricUnit.Count, carry.dropped.length);
+    }
     deps.metrics.publishStoredMetrics();
     const progress = {
       complete,
@@ -269,9 +333,42 @@ export function createReconcileHandler(deps: ReconcileHandlerDeps) {
         unrepaired,
         unrepairedByReason,
         ...(fanoutFailureRecords ? { fanoutFailureRecords } : {}),
+        ...(carry ? { carried: carry.kept.length, carryDropped: carry.dropped.length } : {}),
       },
     };
   };
+}
+
+/**
+ * What the next run carries: every delivery this run could not re-queue (paused, over the limit) and
+ * the carried ones still in progress, oldest first, at most MAX_CARRIED (the newest beyond are dropped).
+ */
+function carryForward(
+  before: readonly CarriedDelivery[],
+  result: RepairResult,
+  now: number,
+): { kept: CarriedDelivery[]; dropped: CarriedDelivery[] } {
+  const earlier = new Map(before.map((d) => [d.ledgerKey, d]));
+  const next = new Map<string, CarriedDelivery>();
+  const keep = (d: RepairDelivery, reason: CarriedDelivery['reason']) => {
+    if (next.has(d.ledgerKey)) return;
+    const had = earlier.get(d.ledgerKey);
+    next.set(d.ledgerKey, {
+      kind: d.kind,
+      source: d.source,
+      eventId: d.eventId,
+      consumerId: d.consumerId,
+      ledgerKey: d.ledgerKey,
+      ...(d.replayId ? { replayId: d.replayId } : {}),
+      reason,
+      since: had?.since ?? now,
+      runs: (had?.runs ?? 0) + 1,
+    });
+  };
+  for (const d of result.unrepairedDeliveries) keep(d, d.reason);
+  for (const d of result.inProgress) keep(d, 'in_progress');
+  const all = [...next.values()].sort((a, b) => a.since - b.since || a.ledgerKey.localeCompare(b.ledgerKey));
+  return { kept: all.slice(0, MAX_CARRIED), dropped: all.slice(MAX_CARRIED) };
 }
 
 const iso = (at: number) => new Date(at).toISOString();

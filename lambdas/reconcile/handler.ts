@@ -1,10 +1,12 @@
 /** Lambda entry for the scheduled reconcile (EventBridge rule; see lib/constructs/reconciler.ts). */
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../../adapters/clients';
 import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../../core/env';
 import { createLogger } from '../shared/logger';
+import { dynamoStreamBatches } from '../../adapters/stream-batch';
 import { createReconcileHandler, createViolationsMetrics } from './app';
 import { pausedConsumers } from './paused';
 
@@ -21,7 +23,12 @@ function repairFromEnv(): Parameters<typeof createReconcileHandler>[0]['repair']
   return {
     maxPerRun,
     pausedConsumers: () => pausedConsumers(lambda, queueArns),
-    fanoutFailures: { sqs: new SQSClient({}), queueUrl: requireEnv(ENV.fanoutFailureQueueUrl) },
+    fanoutFailures: {
+      sqs: new SQSClient({}),
+      queueUrl: requireEnv(ENV.fanoutFailureQueueUrl),
+      // The records a failure record names, read back from the EventStore stream (kept 24 h).
+      streams: dynamoStreamBatches(new DynamoDBStreamsClient({})),
+    },
   };
 }
 

@@ -418,7 +418,7 @@ export function lastClosedWindow(now: number, options: { windowMs?: number; grac
  * before `cutoff`. This is what a worker that crashed or timed out on its last allowed receive leaves
  * behind (SQS moved the message to the DLQ, but the runtime never got to mark it quarantined).
  */
-function isStalled(item: LedgerItem, cutoff: number, leasesAbandoned: boolean): boolean {
+export function isStalled(item: LedgerItem, cutoff: number, leasesAbandoned: boolean): boolean {
   if (item.state === 'leased') return leasesAbandoned || (item.leaseUntil ?? 0) < cutoff;
   if (item.state === 'retrying') {
     const lastFailure = item.errors?.at(-1)?.at ?? item.receivedAt;

@@ -15,25 +15,37 @@
  * `attempt`; the ledger's one row per (event, consumer) is never written twice.
  *
  * The fan-out's on-failure queue: each record there names a stream batch the fan-out gave up on, by
- * shard, sequence numbers and approximate arrival times (on AWS not the keys). The receipts that
- * arrived in that time range are reconciled with no grace and their missing deliveries repaired; the
- * record is deleted once every one of them was re-queued (kept, and reported, otherwise).
+ * stream, shard, first and last sequence numbers and approximate arrival times (on AWS never the
+ * keys). The batch is decoded by reading those stream records back (adapters/stream-batch.ts):
+ * receipts (each delivery with no ledger row is repaired) and re-queue items, whose receipts can be of
+ * any age (a replay, a backfill, an earlier repair): each is re-sent unless its ledger row shows it
+ * took effect (a replay: the row names its replay id; a repair: the row is done, quarantined or in
+ * progress), a replay as the same replay. The record is deleted only when every delivery it names
+ * took effect or was re-queued by this run. A record that cannot be decoded (the stream keeps records
+ * 24 h; no stream access) is never deleted: the receipts that arrived in its time range are still
+ * repaired, and the record stays on the queue, counted as `undecoded`, for an operator.
+ *
+ * `carried`: deliveries an earlier scheduled run could not repair (paused consumer, over the per-run
+ * limit). Their ledger rows are read again: done or quarantined ones are dropped, those in progress
+ * are returned in `inProgress`, the others are candidates ahead of this run's findings.
  */
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { auditItem } from '../../adapters/audit';
 import { EventStore } from '../../adapters/event-store';
 import { newRepairId } from '../../adapters/ids';
-import { type EventItem, eventKey } from '../../core/model';
-import { requeueItem } from '../../adapters/requeue';
+import { type EventItem, eventKey, type LedgerItem, ledgerKey, type RequeueItem } from '../../core/model';
+import { requeueItem, requeueUnder } from '../../adapters/requeue';
+import type { StreamBatchPort, StreamBatchRef } from '../../adapters/stream-batch';
 import {
+  DEFAULT_GRACE_MS,
+  isStalled,
   type ReconcileDeps,
   type ReconcileOptions,
   type ReconcileReport,
   reconcile,
-  type Violation,
   type ViolationKind,
 } from './reconcile';
-import { eventStoreItemsByKey } from '../../adapters/table-scan';
+import { eventStoreItemsByKey, ledgerItemsByKey } from '../../adapters/table-scan';
 import { forEachLimited } from '../../adapters/pool';
 
 export const REPAIRABLE_KINDS: readonly ViolationKind[] = ['missing_delivery', 'stalled_delivery'];
@@ -44,11 +56,22 @@ const WRITE_CONCURRENCY = 8;
 const ARRIVAL_MARGIN_BEFORE_MS = 60_000;
 const ARRIVAL_MARGIN_AFTER_MS = 120_000;
 
+/** The fan-out's on-failure queue, and the stream its records name. */
+export interface FanoutFailureQueue {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  /**
+   * Reads back the stream records a failure record names. Without it no record can be decoded, so
+   * none is deleted (its time range's receipts are still repaired).
+   */
+  readonly streams?: StreamBatchPort;
+}
+
 export interface RepairDeps extends ReconcileDeps {
   /** Recorded on the audit item: the CLI's $USER, `reconciler`, `npm start`. */
   readonly operator: string;
   /** The fan-out's on-failure queue, when the caller can read it. */
-  readonly fanoutFailures?: { readonly sqs: SQSClient; readonly queueUrl: string };
+  readonly fanoutFailures?: FanoutFailureQueue;
 }
 
 export interface RepairOptions extends ReconcileOptions {
@@ -60,6 +83,8 @@ export interface RepairOptions extends ReconcileOptions {
   readonly maxRepairs?: number;
   /** What started the repair, on the audit item. */
   readonly trigger: 'cli' | 'schedule' | 'start';
+  /** Deliveries earlier runs could not repair (the scheduled reconciler's carry-forward): checked again, taken first. */
+  readonly carried?: readonly RepairDelivery[];
 }
 
 export type UnrepairedReason = 'paused' | 'limit';
@@ -70,6 +95,11 @@ export interface RepairDelivery {
   readonly eventId: string;
   readonly consumerId: string;
   readonly ledgerKey: string;
+  /**
+   * A replay or backfill whose re-queue was lost (a fan-out failure record named it): re-sent as that
+   * replay, since a plain repair leaves a done delivery as it is.
+   */
+  readonly replayId?: string;
 }
 
 export interface RepairResult {
@@ -88,13 +118,34 @@ export interface RepairResult {
   readonly unrepairedDeliveries: readonly (RepairDelivery & { readonly reason: UnrepairedReason })[];
   /** Violations a re-send cannot fix (tenant_mismatch, done_without_usage, ...): listed in the report. */
   readonly notRepairable: number;
-  readonly fanoutFailureRecords?: { readonly read: number; readonly cleared: number; readonly unreadable: number };
+  /** Carried deliveries still in progress (a live lease, a recent retry): not re-sent; to be checked again. */
+  readonly inProgress: readonly RepairDelivery[];
+  /**
+   * `cleared`: deleted (everything they name took effect or was re-queued); `undecoded`: kept, their
+   * stream records past retention or unreadable; the rest kept for deliveries not repaired now.
+   */
+  readonly fanoutFailureRecords?: {
+    readonly read: number;
+    readonly cleared: number;
+    readonly unreadable: number;
+    readonly undecoded: number;
+  };
 }
 
 interface FailureRecord {
   readonly receiptHandle: string;
   readonly from: number;
   readonly to: number;
+  readonly batch?: StreamBatchRef;
+}
+
+/** Whether a delivery named for repair took effect, is under way, or must be sent again. */
+type Standing = 'settled' | 'active' | 'lost';
+
+/** What a decoded failure record names: a receipt's delivery, or a re-queue (repair, replay, backfill). */
+interface Named {
+  readonly origin: 'receipt' | 'requeue';
+  readonly delivery: RepairDelivery;
 }
 
 /**
@@ -106,17 +157,53 @@ export async function repair(deps: RepairDeps, options: RepairOptions, found?: R
   const report = found ?? (await reconcile(deps, options));
   const paused = options.paused ?? new Set<string>();
 
-  const candidates = new Map<string, RepairDelivery>();
-  const add = (v: Violation) => {
-    if (!REPAIRABLE_KINDS.includes(v.kind) || candidates.has(v.ledgerKey)) return;
-    candidates.set(v.ledgerKey, { kind: v.kind, source: v.source, eventId: v.eventId, consumerId: v.consumerId, ledgerKey: v.ledgerKey });
-  };
-  for (const v of report.violations) add(v);
+  const cutoff = now - (options.graceMs ?? DEFAULT_GRACE_MS);
+  const leasesAbandoned = options.leasesAbandoned === true;
 
-  // The fan-out's failure records: their receipts' deliveries, whatever the grace.
+  // In the order they are taken under the limit: carried (oldest) first, then failure records', then this window's.
+  const candidates = new Map<string, RepairDelivery>();
+  const add = (d: RepairDelivery) => {
+    const had = candidates.get(d.ledgerKey);
+    // A replay re-sent covers a repair of the same delivery too (it is claimed as usual when not done).
+    if (!had) candidates.set(d.ledgerKey, d);
+    else if (d.replayId && !had.replayId) candidates.set(d.ledgerKey, { ...had, replayId: d.replayId });
+  };
+  const lost = (d: RepairDelivery, row: LedgerItem | undefined): RepairDelivery => ({
+    ...d,
+    kind: row && !d.replayId ? 'stalled_delivery' : 'missing_delivery',
+  });
+
+  const inProgress: RepairDelivery[] = [];
+  if (options.carried && options.carried.length > 0) {
+    const rows = await ledgerItemsByKey<LedgerItem>(
+      deps,
+      options.carried.map((d) => d.ledgerKey),
+    );
+    for (const entry of options.carried) {
+      // Only what names the delivery (a carried entry says more: why, since when).
+      const d = deliveryOf(entry);
+      const row = rows.get(d.ledgerKey);
+      const standing = standingOf('requeue', d, row, cutoff, leasesAbandoned);
+      if (standing === 'active') inProgress.push(d);
+      else if (standing === 'lost') add(lost(d, row));
+    }
+  }
+
+  // The fan-out's failure records: what each names, decoded from the stream, whatever the grace.
   const failures = deps.fanoutFailures ? await readFailureRecords(deps.fanoutFailures, options.dryRun === true) : undefined;
-  const keysOfRecord = new Map<FailureRecord, string[]>();
+  /** Per decoded record: the deliveries still to re-send for it to be cleared (undefined: not decoded). */
+  const owedByRecord = new Map<FailureRecord, string[] | undefined>();
+  let undecoded = 0;
+  const named: { record: FailureRecord; items: Named[] }[] = [];
   for (const record of failures?.records ?? []) {
+    const read = record.batch && deps.fanoutFailures?.streams ? await deps.fanoutFailures.streams.read(record.batch) : undefined;
+    if (read?.kind === 'read') {
+      named.push({ record, items: namedBy(read.images) });
+      continue;
+    }
+    // Not decodable: the receipts of its time range are still repaired; the record is kept.
+    undecoded++;
+    owedByRecord.set(record, undefined);
     const ranged = await reconcile(deps, {
       from: record.from,
       to: record.to,
@@ -124,13 +211,31 @@ export async function repair(deps: RepairDeps, options: RepairOptions, found?: R
       leasesAbandoned: options.leasesAbandoned,
       consumers: options.consumers,
     });
-    const keys: string[] = [];
     for (const v of ranged.violations) {
-      if (v.kind !== 'missing_delivery') continue;
-      add(v);
-      keys.push(v.ledgerKey);
+      if (v.kind === 'missing_delivery')
+        add({ kind: v.kind, source: v.source, eventId: v.eventId, consumerId: v.consumerId, ledgerKey: v.ledgerKey });
     }
-    keysOfRecord.set(record, keys);
+  }
+  if (named.length > 0) {
+    const rows = await ledgerItemsByKey<LedgerItem>(
+      deps,
+      named.flatMap((n) => n.items.map((i) => i.delivery.ledgerKey)),
+    );
+    for (const { record, items } of named) {
+      const owed: string[] = [];
+      for (const { origin, delivery } of items) {
+        const row = rows.get(delivery.ledgerKey);
+        if (standingOf(origin, delivery, row, cutoff, leasesAbandoned) !== 'lost') continue;
+        add(lost(delivery, row));
+        owed.push(delivery.ledgerKey);
+      }
+      owedByRecord.set(record, owed);
+    }
+  }
+
+  for (const v of report.violations) {
+    if (REPAIRABLE_KINDS.includes(v.kind))
+      add({ kind: v.kind, source: v.source, eventId: v.eventId, consumerId: v.consumerId, ledgerKey: v.ledgerKey });
   }
 
   const limit = options.maxRepairs ?? Number.POSITIVE_INFINITY;
@@ -152,10 +257,18 @@ export async function repair(deps: RepairDeps, options: RepairOptions, found?: R
     unrepairedByReason,
     unrepairedDeliveries,
     notRepairable,
+    inProgress,
   };
   const failureSummary = (cleared: number) =>
     failures
-      ? { fanoutFailureRecords: { read: failures.records.length + failures.unreadable, cleared, unreadable: failures.unreadable } }
+      ? {
+          fanoutFailureRecords: {
+            read: failures.records.length + failures.unreadable,
+            cleared,
+            unreadable: failures.unreadable,
+            undecoded,
+          },
+        }
       : {};
 
   if (options.dryRun) {
@@ -165,6 +278,7 @@ export async function repair(deps: RepairDeps, options: RepairOptions, found?: R
 
   let repairId: string | undefined;
   let repaired = 0;
+  const requeued = new Set<string>();
   if (chosen.length > 0) {
     const receipts = await eventStoreItemsByKey<EventItem>(
       deps,
@@ -184,6 +298,10 @@ export async function repair(deps: RepairDeps, options: RepairOptions, found?: R
           count: chosen.length,
           deliveries: chosen.slice(0, MAX_AUDITED_DELIVERIES).map((d) => d.ledgerKey),
           ...(chosen.length > MAX_AUDITED_DELIVERIES ? { deliveriesNotListed: chosen.length - MAX_AUDITED_DELIVERIES } : {}),
+          // Replays and backfills whose re-queue the fan-out gave up on: re-sent as those replays.
+          ...(chosen.some((d) => d.replayId)
+            ? { replaysResent: chosen.filter((d) => d.replayId).map((d) => ({ ledgerKey: d.ledgerKey, replayId: d.replayId })) }
+            : {}),
           unrepaired: { ...unrepairedByReason },
         },
       ),
@@ -192,18 +310,23 @@ export async function repair(deps: RepairDeps, options: RepairOptions, found?: R
     await forEachLimited(chosen, WRITE_CONCURRENCY, async (d) => {
       const receipt = receipts.get(eventKey(d.source, d.eventId));
       // A stalled row whose receipt is gone is reported by reconcile as usage_without_event instead.
-      if (!receipt) return;
-      await store.putRequeue(requeueItem(receipt, d.consumerId, { repairId: id }, now));
+      if (receipt?.kind !== 'event') return;
+      await store.putRequeue(
+        d.replayId
+          ? requeueUnder(id, requeueItem(receipt, d.consumerId, { replayId: d.replayId }, now))
+          : requeueItem(receipt, d.consumerId, { repairId: id }, now),
+      );
+      requeued.add(d.ledgerKey);
       repaired++;
     });
   }
 
   let cleared = 0;
   if (failures) {
-    const left = new Set(unrepairedDeliveries.map((d) => d.ledgerKey));
     const keep: FailureRecord[] = [];
     for (const record of failures.records) {
-      if ((keysOfRecord.get(record) ?? []).some((k) => left.has(k))) keep.push(record);
+      const owed = owedByRecord.get(record);
+      if (owed === undefined || owed.some((k) => !requeued.has(k))) keep.push(record);
       else {
         await deps.fanoutFailures!.sqs.send(
           new DeleteMessageCommand({ QueueUrl: deps.fanoutFailures!.queueUrl, ReceiptHandle: record.receiptHandle }),
@@ -241,7 +364,8 @@ async function readFailureRecords(
     for (const m of messages) {
       seen.add(m.MessageId!);
       const range = arrivalRange(m.Body);
-      if (range && m.ReceiptHandle) records.push({ receiptHandle: m.ReceiptHandle, ...range });
+      const batch = streamBatchOf(m.Body);
+      if (range && m.ReceiptHandle) records.push({ receiptHandle: m.ReceiptHandle, ...range, ...(batch ? { batch } : {}) });
       else unreadable++;
     }
   }
@@ -259,6 +383,92 @@ export function arrivalRange(body: string | undefined): { from: number; to: numb
   } catch {
     return undefined;
   }
+}
+
+/** Where a failure record's stream batch is: stream, shard, first and last sequence numbers. */
+export function streamBatchOf(body: string | undefined): StreamBatchRef | undefined {
+  try {
+    const info = (JSON.parse(body ?? '') as { DDBStreamBatchInfo?: Record<string, unknown> }).DDBStreamBatchInfo;
+    const [streamArn, shardId, startSequenceNumber, endSequenceNumber] = [
+      info?.streamArn,
+      info?.shardId,
+      info?.startSequenceNumber,
+      info?.endSequenceNumber,
+    ];
+    if (typeof streamArn !== 'string' || typeof shardId !== 'string') return undefined;
+    if (typeof startSequenceNumber !== 'string' || typeof endSequenceNumber !== 'string') return undefined;
+    return { streamArn, shardId, startSequenceNumber, endSequenceNumber };
+  } catch {
+    return undefined;
+  }
+}
+
+function deliveryOf(d: RepairDelivery): RepairDelivery {
+  return {
+    kind: d.kind,
+    source: d.source,
+    eventId: d.eventId,
+    consumerId: d.consumerId,
+    ledgerKey: d.ledgerKey,
+    ...(d.replayId ? { replayId: d.replayId } : {}),
+  };
+}
+
+/** The deliveries the fan-out's work items (receipts, re-queues) of a decoded batch stand for. */
+function namedBy(images: readonly Record<string, unknown>[]): Named[] {
+  const out: Named[] = [];
+  for (const image of images) {
+    const { kind, source, eventId } = image as { kind?: unknown; source?: unknown; eventId?: unknown };
+    if (typeof source !== 'string' || typeof eventId !== 'string') continue;
+    const of = (consumerId: string, replayId?: string): RepairDelivery => ({
+      kind: 'missing_delivery',
+      source,
+      eventId,
+      consumerId,
+      ledgerKey: ledgerKey(source, eventId, consumerId),
+      ...(replayId ? { replayId } : {}),
+    });
+    if (kind === 'event') {
+      const consumers = (image as Partial<EventItem>).consumers;
+      for (const consumerId of Array.isArray(consumers) ? consumers : []) {
+        if (typeof consumerId === 'string') out.push({ origin: 'receipt', delivery: of(consumerId) });
+      }
+    } else if (kind === 'requeue') {
+      const requeue = image as Partial<RequeueItem>;
+      if (typeof requeue.consumerId !== 'string') continue;
+      out.push({
+        origin: 'requeue',
+        delivery: of(requeue.consumerId, typeof requeue.replayId === 'string' ? requeue.replayId : undefined),
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * A receipt's delivery took effect once it has a ledger row (a message reached the consumer). A
+ * replay took effect once the row names its replay id (claimed under it). A repair (or a carried
+ * delivery) once the row is done or quarantined; a live lease or a retry within the grace is under
+ * way; anything else (no row, a stalled one) must be sent again.
+ */
+function standingOf(
+  origin: Named['origin'],
+  d: RepairDelivery,
+  row: LedgerItem | undefined,
+  cutoff: number,
+  leasesAbandoned: boolean,
+): Standing {
+  if (d.replayId) {
+    const ran =
+      row !== undefined &&
+      (row.replayId === d.replayId ||
+        (row.replays ?? []).some((r) => r.replayId === d.replayId) ||
+        (row.reads ?? []).some((r) => r.replayId === d.replayId));
+    return ran ? 'settled' : 'lost';
+  }
+  if (!row) return 'lost';
+  if (origin === 'receipt' || row.state === 'done' || row.state === 'quarantined') return 'settled';
+  return isStalled(row, cutoff, leasesAbandoned) ? 'lost' : 'active';
 }
 
 /** Makes held failure records visible again at once (a dry run, or records whose deliveries are not all repaired). */

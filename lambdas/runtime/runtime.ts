@@ -10,7 +10,8 @@
  * Failures are recorded with their category and attempt, backed off through the message's
  * visibility, and reported one by one (partial batch response). On the last allowed receive the
  * delivery is marked quarantined before SQS moves the message to this consumer's DLQ; a
- * PermanentError quarantines at once and sends the message to the DLQ itself.
+ * PermanentError quarantines at once and sends the message to the DLQ itself (an ordered
+ * consumer's FIFO DLQ: in the message's own group, so its key is released after one attempt).
  */
 import { BatchProcessor, EventType, processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
@@ -22,8 +23,9 @@ import type { Ledger } from '../../adapters/ledger';
 import type { Logger } from '../shared/logger';
 import type { PayloadBlobs } from '../../adapters/payload-blobs';
 import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
-import { orderingGroup } from '../../core/config/consumers';
+import { FIFO_SUFFIX, orderingGroup } from '../../core/config/consumers';
 import { HookledgerError } from '../../core/errors';
+import { maxRetryHoldSeconds } from '../../core/queues';
 
 export type KeyStatus = 'active' | 'revoked' | 'unknown';
 
@@ -230,13 +232,18 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
             quarantineReason: { DataType: 'String', StringValue: category },
             attempt: { DataType: 'Number', StringValue: String(attempt) },
           },
+          ...dlqFifoParameters(deps.dlqUrl, record, message),
         }),
       );
       return;
     }
     if (!last) {
-      // A destination's Retry-After lengthens the backoff (SQS caps visibility at 12 h).
-      const asked = error instanceof RetryableError && error.retryAfterMs !== undefined ? Math.ceil(error.retryAfterMs / 1000) : 0;
+      // A destination's Retry-After lengthens the backoff, up to this consumer's share of its queue's
+      // retention per receive (at most SQS's 12 h): Retry-Afters never add up past the retention.
+      const asked =
+        error instanceof RetryableError && error.retryAfterMs !== undefined
+          ? Math.min(Math.ceil(error.retryAfterMs / 1000), maxRetryHoldSeconds(consumer))
+          : 0;
       await setVisibility(record, Math.max(backoffSeconds(attempt), asked));
     }
     throw new RetryLater(`attempt ${attempt} failed: ${category}`);
@@ -278,6 +285,24 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
       context,
       throwOnFullBatchFailure: false,
     }) as Promise<SQSBatchResponse>;
+  };
+}
+
+/**
+ * An ordered consumer's DLQ is FIFO (SQS requires it of a FIFO queue's DLQ) and refuses a send
+ * without a group: the message keeps its own group (a redrive puts it back in its key's order),
+ * and its SQS message id deduplicates a send retried after a crash before the source message was
+ * deleted, while a later quarantine of the same delivery (redriven, replayed) is a new message.
+ */
+function dlqFifoParameters(
+  dlqUrl: string,
+  record: SQSRecord,
+  message: DeliveryMessage,
+): { MessageGroupId: string; MessageDeduplicationId: string } | Record<string, never> {
+  if (!dlqUrl.endsWith(FIFO_SUFFIX)) return {};
+  return {
+    MessageGroupId: record.attributes.MessageGroupId ?? orderingGroup(message),
+    MessageDeduplicationId: `quarantine-${record.messageId}`.slice(0, 128),
   };
 }
 

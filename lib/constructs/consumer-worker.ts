@@ -8,7 +8,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
 import { keyPattern, ledgerKeyPatternOf } from '../../core/model';
-import { QUEUE_RETENTION } from '../../core/queues';
+import { consumerRetentionSeconds, QUEUE_RETENTION, retentionNeededSeconds } from '../../core/queues';
 import type { ConsumerConfig } from '../../core/config/schema';
 import { FIFO_SUFFIX, isOrdered, workerEntry } from '../../core/config/consumers';
 import { assertConsumerRules } from '../../core/config/consumer-rules';
@@ -25,8 +25,10 @@ export interface ConsumerWorkerProps {
   readonly ledger: dynamodb.ITable;
   /**
    * How long an unreceived message stays on the queue. Shorter than the DLQ's 14 days, because a
-   * message keeps its original enqueue time when it moves to the DLQ.
-   * @default Duration.days(7)
+   * message keeps its original enqueue time when it moves to the DLQ; at least the consumer's retry
+   * budget (`maxReceiveCount` x `visibilityTimeoutSeconds`) plus a day, so that no failing message
+   * expires before it reaches the DLQ.
+   * @default 7 days, or longer when the retry budget needs it (core/queues.ts consumerRetentionSeconds)
    */
   readonly queueRetention?: Duration;
   /**
@@ -63,10 +65,17 @@ export class ConsumerWorker extends Construct {
     const c = props.consumer;
     // The schema's consumer rules, in case the config did not go through defineConfig.
     assertConsumerRules(c);
-    const retention = props.queueRetention ?? Duration.seconds(QUEUE_RETENTION.consumerDefaultSeconds);
+    const retention = props.queueRetention ?? Duration.seconds(consumerRetentionSeconds(c));
     if (retention.toSeconds() > QUEUE_RETENTION.consumerMaxSeconds) {
       throw new Error(
         `consumer ${c.id}: queueRetention must be at most 13 days so a message still has a day in the 14-day DLQ, got ${retention.toSeconds()} seconds`,
+      );
+    }
+    if (retention.toSeconds() < retentionNeededSeconds(c)) {
+      throw new Error(
+        `consumer ${c.id}: queueRetention ${retention.toSeconds()} s is shorter than maxReceiveCount ${c.maxReceiveCount} x visibilityTimeoutSeconds ` +
+          `${c.visibilityTimeoutSeconds} plus a day (${retentionNeededSeconds(c)} s): failing messages would expire before reaching the DLQ; ` +
+          'leave queueRetention unset (it follows the retry budget) or raise it',
       );
     }
     this.consumerId = c.id;

@@ -121,6 +121,14 @@ export class Reconciler extends Construct {
       // Repairs write requeue items and one audit item per run: new items only, never an update.
       grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], [keyPattern('requeue'), keyPattern('audit')]);
       props.repair.fanOutFailureQueue.grantConsumeMessages(this.handler);
+      // A failure record names a stream batch by sequence numbers only: read back to know what it held.
+      if (props.events.tableStreamArn) {
+        iam.Grant.addToPrincipal({
+          grantee: this.handler,
+          actions: ['dynamodb:GetShardIterator', 'dynamodb:GetRecords'],
+          resourceArns: [props.events.tableStreamArn],
+        });
+      }
       iam.Grant.addToPrincipal({
         grantee: this.handler,
         actions: ['lambda:ListEventSourceMappings'],

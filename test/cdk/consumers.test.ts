@@ -235,3 +235,35 @@ describe('reserved concurrency (opt-in per consumer)', () => {
     );
   });
 });
+
+describe('queue retention against the retry budget (a failing message must reach its DLQ before it expires)', () => {
+  const withRetries = (maxReceiveCount: number, visibilityTimeoutSeconds: number) => ({
+    ...CONFIGS[0].config,
+    consumers: CONFIGS[0].config.consumers.map((c, i) =>
+      i === 0 ? { ...c, maxReceiveCount, visibilityTimeoutSeconds, timeoutSeconds: Math.min(900, visibilityTimeoutSeconds / 6) } : c,
+    ),
+  });
+  const retentionOf = (json: Json) =>
+    Object.fromEntries(workers(json).map((w) => [w.consumerId, json.Resources[w.queueId].Properties.MessageRetentionPeriod]));
+
+  it('lengthens the queue retention of 20 receives x a 12 h lease to 11 days (10 days of retries + a day); the others keep 7', () => {
+    const json = synth(withRetries(20, 43_200)).json;
+    expect(retentionOf(json)).toEqual({ 'billing-meter': 11 * 86_400, 'audit-writer': 7 * 86_400, 'risk-evaluator': 7 * 86_400 });
+    const w = workers(json).find((x) => x.consumerId === 'billing-meter')!;
+    expect(json.Resources[w.dlqId].Properties.MessageRetentionPeriod).toBe(14 * 86_400);
+    expect(json.Resources[w.queueId].Properties.RedrivePolicy.maxReceiveCount).toBe(20);
+  });
+
+  it('refuses 1000 receives x a 12 h lease (500 days of retries against 13 days of retention), naming the consumer, the numbers and the fix', () => {
+    expect(() => defineConfig(withRetries(1000, 43_200))).toThrow(
+      'consumers[id=billing-meter].maxReceiveCount (value 1000): maxReceiveCount 1000 x visibilityTimeoutSeconds 43200 = 43200000 s of retries, ' +
+        "plus a day's headroom, outlasts the longest queue retention (1123200 s, 13 days; its DLQ keeps 14): failing messages would expire " +
+        'before reaching the DLQ. Lower maxReceiveCount to at most 24',
+    );
+    // 25 receives x 12 h is 12.5 days: with the day's headroom, past 13 days too.
+    expect(() => defineConfig(withRetries(25, 43_200))).toThrow(
+      /maxReceiveCount \(value 25\).*Lower maxReceiveCount to at most 24 or visibilityTimeoutSeconds to at most 41472$/s,
+    );
+    expect(defineConfig(withRetries(24, 43_200)).consumers[0]?.maxReceiveCount).toBe(24);
+  });
+});

@@ -128,6 +128,15 @@ describe('reconciler with repair on (default config)', () => {
     expect(sendTarget).not.toBe(failureQueueId);
   });
 
+  it("may read the EventStore's stream records back (GetShardIterator, GetRecords; to decode fan-out failure records), no other stream", () => {
+    const eventStoreId = refTarget(json.Outputs.EventStoreTableName.Value);
+    const streamReads = statements.filter((st) =>
+      actionsOf(st).some((a) => /^dynamodb:(GetRecords|GetShardIterator|DescribeStream|ListStreams)$/.test(a)),
+    );
+    expect(streamReads.map((st) => actionsOf(st).sort())).toEqual([['dynamodb:GetRecords', 'dynamodb:GetShardIterator']]);
+    expect(streamReads[0]?.Resource).toEqual({ 'Fn::GetAtt': [eventStoreId, 'StreamArn'] });
+  });
+
   it('may list event source mappings (to skip paused consumers) but never change one', () => {
     const lambdaActions = statements.flatMap(actionsOf).filter((a) => a.startsWith('lambda:'));
     expect(lambdaActions).toEqual(['lambda:ListEventSourceMappings']);

@@ -23,27 +23,38 @@ import type { DeliveryMessage, LedgerItem } from '../../core/model';
 import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
 import { takeAll } from '../reliability/support';
-import { platformEvent } from '../support/factories';
+import { platformEvent, signedHeaders } from '../support/factories';
 import { ledgerRows, queueDepth, send, startTestStack } from '../support/stack';
+import { localStreamsClient } from '../../local/clients';
+import { dynamoStreamBatches } from '../../adapters/stream-batch';
 
 let stack: LocalStack;
 let t0: number;
 let statePath: string;
+/** Added to the stack's clock: a negative offset makes intake record receipts in the past. */
+let clockOffset = 0;
+const clock = () => Date.now() + clockOffset;
+const DAY = 86_400_000;
 
 beforeAll(async () => {
   // The fan-out failure below is planted: keep the stream poller's warnings about it off the console.
-  stack = await startTestStack({ pollerLogger: () => ({ warn: () => undefined, error: () => undefined }) });
+  stack = await startTestStack({ pollerLogger: () => ({ warn: () => undefined, error: () => undefined }), clock });
   t0 = Date.now() - 1000;
   statePath = path.join(mkdtempSync(path.join(tmpdir(), 'hookledger-repair-')), 'state.json');
   await writeState(statePath, stackState(stack, null));
 });
 afterAll(() => stack?.stop());
 
-const deps = (): RepairDeps => ({
+/** Without `streams`: a caller that cannot read the EventStore stream back (or past its 24 h). */
+const deps = (options: { streams?: boolean } = {}): RepairDeps => ({
   ddb: stack.handlers.ddb,
   tables: stack.resources.tables,
   operator: 'e2e',
-  fanoutFailures: { sqs: stack.handlers.sqs, queueUrl: stack.resources.fanoutFailureQueue.url },
+  fanoutFailures: {
+    sqs: stack.handlers.sqs,
+    queueUrl: stack.resources.fanoutFailureQueue.url,
+    ...(options.streams === false ? {} : { streams: dynamoStreamBatches(localStreamsClient(stack.endpoints.dynamodb)) }),
+  },
 });
 const window = () => ({ from: t0, to: Date.now() + 1, graceMs: 0 });
 const queueOf = (consumer: string) => stack.resources.queues[consumer]!.url;
@@ -88,6 +99,44 @@ async function auditOf(repairId: string) {
     }),
   );
   return out.Items ?? [];
+}
+
+/** An event received `daysAgo` days ago (intake's clock set back) and delivered to its consumers then. */
+async function sendOld(id: string, daysAgo: number): Promise<void> {
+  clockOffset = -daysAgo * DAY;
+  try {
+    const body = JSON.stringify(platformEvent({ id, type: 'payment.succeeded' }));
+    const secret = (await stack.secrets.get('platform')).current;
+    const res = await fetch(stack.webhookUrl('platform'), {
+      method: 'POST',
+      headers: signedHeaders(body, { secret, at: clock(), msgId: `msg_${id}` }),
+      body,
+    });
+    expect(res.status).toBe(202);
+    await stack.drain();
+  } finally {
+    clockOffset = 0;
+  }
+}
+
+/** Replays `eventId` to `consumer` with `hookledger replay` while the fan-out fails on that re-queue, until it is skipped. */
+async function replayLostByFanout(eventId: string, consumer: string): Promise<string> {
+  const original = stack.handlers.fanout;
+  const handlers = stack.handlers as { fanout: FanoutHandler };
+  handlers.fanout = async (event) => {
+    const requeueOf = (r: (typeof event.Records)[number]) =>
+      r.dynamodb?.NewImage?.kind?.S === 'requeue' && r.dynamodb.NewImage.eventId?.S === eventId;
+    if (event.Records.some(requeueOf)) throw new Error('injected fan-out failure');
+    return original(event);
+  };
+  try {
+    const replayed = await cli(['replay', '--consumer', consumer, '--event', eventId, '--yes', '--json']);
+    expect(replayed.code).toBe(0);
+    await waitFor('the on-failure record', async () => (await queueDepth(stack, stack.resources.fanoutFailureQueue.url)) === 1);
+    return (JSON.parse(replayed.stdout) as { replayId: string }).replayId;
+  } finally {
+    handlers.fanout = original;
+  }
 }
 
 describe('reconcile --repair on planted losses (local stack)', () => {
@@ -314,6 +363,62 @@ describe('reconcile --repair on planted losses (local stack)', () => {
     const row = rows.Items?.[0] as LedgerItem | undefined;
     expect(row?.reads).toHaveLength(1);
     expect(row?.replays).toBeUndefined();
+  });
+
+  it('re-sends a replay of a three-day-old receipt whose re-queue the fan-out gave up on, and only then clears the record', async () => {
+    await sendOld('evt_01J8K7RO01', 3);
+    const before = (await rowsOf('evt_01J8K7RO01')).find((r) => r.consumerId === 'billing-meter');
+    expect(before).toMatchObject({ state: 'done', attempt: 1, units: 5 });
+    expect(before!.receivedAt).toBeLessThan(Date.now() - 2 * DAY);
+    const replayId = await replayLostByFanout('evt_01J8K7RO01', 'billing-meter');
+    expect(replayId).toMatch(/^rpl_/);
+    // The replay never reached billing-meter: no replay on its row.
+    expect((await rowsOf('evt_01J8K7RO01')).find((r) => r.consumerId === 'billing-meter')?.replays).toBeUndefined();
+
+    // The receipt is outside the record's arrival range: only decoding the record finds the replay.
+    const result = await repair(deps(), { from: Date.now() - 3_600_000, to: Date.now() + 1, graceMs: 0, trigger: 'cli' });
+    expect(result.deliveries).toEqual([
+      {
+        kind: 'missing_delivery',
+        source: 'platform',
+        eventId: 'evt_01J8K7RO01',
+        consumerId: 'billing-meter',
+        ledgerKey: 'platform:evt_01J8K7RO01#billing-meter',
+        replayId,
+      },
+    ]);
+    expect(result).toMatchObject({ repaired: 1, unrepaired: 0, fanoutFailureRecords: { read: 1, cleared: 1, undecoded: 0 } });
+    expect(await auditOf(result.repairId!)).toEqual([
+      expect.objectContaining({ replaysResent: [{ ledgerKey: 'platform:evt_01J8K7RO01#billing-meter', replayId }] }),
+    ]);
+    expect(await queueDepth(stack, stack.resources.fanoutFailureQueue.url)).toBe(0);
+    await stack.drain();
+    // Replayed once, as that replay: re-run without a second charge; the other consumers untouched.
+    const rows = await rowsOf('evt_01J8K7RO01');
+    expect(rows.map((r) => [r.consumerId, r.state, r.attempt, r.units, (r.replays ?? []).map((p) => p.replayId)])).toEqual([
+      ['audit-writer', 'done', 1, 1, []],
+      ['billing-meter', 'done', 2, 5, [replayId]],
+      ['risk-evaluator', 'done', 1, 1, []],
+    ]);
+  });
+
+  it('keeps an on-failure record it cannot decode (no stream records to read) and reports it; a later decoding run repairs it', async () => {
+    await sendOld('evt_01J8K7RO02', 2);
+    const replayId = await replayLostByFanout('evt_01J8K7RO02', 'audit-writer');
+
+    const blind = await repair(deps({ streams: false }), { from: Date.now() - 3_600_000, to: Date.now() + 1, graceMs: 0, trigger: 'cli' });
+    expect(blind).toMatchObject({ repaired: 0, fanoutFailureRecords: { read: 1, cleared: 0, undecoded: 1, unreadable: 0 } });
+    expect(await queueDepth(stack, stack.resources.fanoutFailureQueue.url)).toBe(1);
+    const shown = await cli(['reconcile', '--repair', '--dry-run', '--grace', '0s', '--from', '-1h']);
+    expect(shown.stdout).toContain('Fan-out failure records: 1 read, 0 cleared.');
+
+    const fixed = await repair(deps(), { from: Date.now() - 3_600_000, to: Date.now() + 1, graceMs: 0, trigger: 'cli' });
+    expect(fixed.deliveries.map((d) => [d.ledgerKey, d.replayId])).toEqual([['platform:evt_01J8K7RO02#audit-writer', replayId]]);
+    expect(fixed.fanoutFailureRecords).toEqual({ read: 1, cleared: 1, unreadable: 0, undecoded: 0 });
+    await stack.drain();
+    const row = (await rowsOf('evt_01J8K7RO02')).find((r) => r.consumerId === 'audit-writer');
+    expect(row).toMatchObject({ state: 'done', attempt: 2, units: 1 });
+    expect(row?.replays?.map((p) => p.replayId)).toEqual([replayId]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReconcileHandler, createViolationsMetrics } from '../../lambdas/reconcile/app';
+import { type CarryState, createReconcileHandler, createViolationsMetrics } from '../../lambdas/reconcile/app';
 import { lastClosedWindow, reconcile } from '../../lambdas/reconcile/reconcile';
 import { arrivalRange } from '../../lambdas/reconcile/repair';
 import { capturingLogger } from '../support/logs';
@@ -318,6 +318,9 @@ describe('reconcile Lambda', () => {
       ['ReconcileViolations', 'Count', 3],
       ['ReconcileIncomplete', 'Count', 0],
       ['ReconcileRepairs', 'Count', 2],
+      // The paused consumer's delivery is carried to the next run.
+      ['ReconcileCarried', 'Count', 1],
+      ['ReconcileCarryDropped', 'Count', 0],
     ]);
     const requeues = (await items(env, stack.tables.events)).filter((i) => i.kind === 'requeue');
     expect(requeues.map((r) => `${r.eventId}#${r.consumerId}`).sort()).toEqual([
@@ -345,6 +348,79 @@ describe('reconcile Lambda', () => {
     });
     const second = await limited({ 'detail-type': 'Scheduled Event', source: 'aws.events' });
     expect(second.repair).toMatchObject({ candidates: 3, repaired: 1, unrepaired: 2, unrepairedByReason: { paused: 0, limit: 2 } });
+  });
+
+  it('carries forward what a run could not repair (paused consumer, over its limit); later scheduled runs repair it without a manual run', async () => {
+    const stack = await cleanWindow();
+    // Three invoice.paid receipts at 10:30, 10:31, 10:32, nothing delivered: six missing deliveries.
+    const ids = ['evt_01J8K7M4C1', 'evt_01J8K7M4C2', 'evt_01J8K7M4C3'];
+    for (const [i, id] of ids.entries()) await stack.seed.receipt({ eventId: id, receivedAt: T0 + (30 + i) * MIN, type: 'invoice.paid' });
+    const { logger, lines } = capturingLogger('hookledger-reconcile');
+    const m = fakeMetrics();
+    let now = T0 + HOUR + 20 * MIN;
+    let paused = new Set(['audit-writer']);
+    const handler = createReconcileHandler({
+      ...stack.deps,
+      logger,
+      metrics: m.metrics as never,
+      clock: () => now,
+      repair: { maxPerRun: 2, pausedConsumers: async () => paused },
+    });
+    const scheduled = { 'detail-type': 'Scheduled Event', source: 'aws.events' };
+    const requeued = async () =>
+      (await items(env, stack.tables.events))
+        .filter((i) => i.kind === 'requeue')
+        .map((r) => `${r.eventId}#${r.consumerId}`)
+        .sort();
+
+    // Run 1 (window 10:00-11:00): audit-writer paused (3), billing-meter over the limit of 2 (1).
+    const first = await handler(scheduled);
+    expect(first.repair).toMatchObject({ repaired: 2, unrepaired: 4, unrepairedByReason: { paused: 3, limit: 1 } });
+    expect(await requeued()).toEqual(['evt_01J8K7M4C1#billing-meter', 'evt_01J8K7M4C2#billing-meter']);
+    const carryItem = async () =>
+      (await items(env, stack.tables.events)).find((i) => i.pk === 'ckpt#reconcile-carry') as { state: CarryState } | undefined;
+    const carry = await carryItem();
+
+    // Resumed. Meanwhile C1's original message reached audit-writer (done); C2's is being handled now.
+    paused = new Set();
+    now = T0 + 2 * HOUR + 20 * MIN;
+    await stack.seed.deliver('evt_01J8K7M4C1', 'audit-writer', 1, now - 10 * MIN);
+    await stack.seed.claim('evt_01J8K7M4C2', 'audit-writer', now, 60_000);
+
+    // Run 2 (window 11:00-12:00, empty): the carried deliveries only.
+    const second = await handler(scheduled);
+    expect(second).toMatchObject({ from: T0 + HOUR, to: T0 + 2 * HOUR, receipts: 0 });
+    expect(second.repair).toMatchObject({ repaired: 2, unrepaired: 0, carried: 1, carryDropped: 0 });
+    expect(await requeued()).toEqual([
+      'evt_01J8K7M4C1#billing-meter',
+      'evt_01J8K7M4C2#billing-meter',
+      'evt_01J8K7M4C3#audit-writer',
+      'evt_01J8K7M4C3#billing-meter',
+    ]);
+
+    // Run 3: C2's worker never finished (its lease ended past the grace): re-queued; nothing left to carry.
+    now = T0 + 3 * HOUR + 20 * MIN;
+    const third = await handler(scheduled);
+    expect(third.repair).toMatchObject({ repaired: 1, unrepaired: 0, carried: 0 });
+    expect((await requeued()).filter((k) => k === 'evt_01J8K7M4C2#audit-writer')).toHaveLength(1);
+    expect((await carryItem())?.state.deliveries).toEqual([]);
+
+    // What run 1 carried: the paused consumer's three and the one over the limit, since run 1.
+    expect(first.repair).toMatchObject({ carried: 4, carryDropped: 0 });
+    expect(carry?.state.deliveries.map((d) => [d.ledgerKey, d.reason, d.since, d.runs])).toEqual([
+      ['platform:evt_01J8K7M4C1#audit-writer', 'paused', T0 + HOUR + 20 * MIN, 1],
+      ['platform:evt_01J8K7M4C2#audit-writer', 'paused', T0 + HOUR + 20 * MIN, 1],
+      ['platform:evt_01J8K7M4C3#audit-writer', 'paused', T0 + HOUR + 20 * MIN, 1],
+      ['platform:evt_01J8K7M4C3#billing-meter', 'limit', T0 + HOUR + 20 * MIN, 1],
+    ]);
+    expect(m.added.filter(([name]) => name === 'ReconcileCarried').map(([, , v]) => v)).toEqual([4, 1, 0]);
+    expect(m.added.filter(([name]) => name === 'ReconcileRepairs').map(([, , v]) => v)).toEqual([2, 2, 1]);
+    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(logged.filter((l) => l.message === 'carried forward').map((l) => [l.carried, l.paused, l.limit, l.in_progress])).toEqual([
+      [4, 3, 1, 0],
+      [1, 0, 0, 1],
+      [0, 0, 0, 0],
+    ]);
   });
 
   it('works through a window in pages within its time budget, checkpoints, and resumes to the same report', async () => {

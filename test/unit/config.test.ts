@@ -47,6 +47,13 @@ describe('config', () => {
         /consumers\[id=billing-meter\]\.visibilityTimeoutSeconds \(value 30\): must be at least 6x timeoutSeconds \(60\), got 30/,
       );
     });
+    it('refuses 200 receives x a 2 h lease (16.7 days of retries): failing messages would expire before their DLQ; names the fix', () => {
+      const input = base();
+      input.consumers[0] = { ...input.consumers[0]!, maxReceiveCount: 200, visibilityTimeoutSeconds: 7200, timeoutSeconds: 600 };
+      expect(() => defineConfig(input)).toThrow(
+        /consumers\[id=billing-meter\]\.maxReceiveCount \(value 200\): maxReceiveCount 200 x visibilityTimeoutSeconds 7200 = 1440000 s of retries.*Lower maxReceiveCount to at most 144 or visibilityTimeoutSeconds to at most 5184$/s,
+      );
+    });
     it('rejects a duplicate consumer id', () => {
       const input = base();
       input.consumers.push({ ...input.consumers[0]! });

@@ -3,7 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import config from '../../hookledger.config';
 import { type ConsumerHandle, type DeliveryContext, createConsumerHandler } from '../../lambdas/runtime/runtime';
-import { PermanentError } from '../../lambdas/runtime/errors';
+import { PermanentError, RetryableError } from '../../lambdas/runtime/errors';
 import type { AckRequest, ClaimResult, FailRequest } from '../../adapters/ledger';
 import { findConsumer } from '../../core/config/routing';
 import { deliveryMessage, NOW, sqsRecord } from '../support/factories';
@@ -34,11 +34,11 @@ function fakeLedger(claim: ClaimResult, ackResult = true) {
   };
 }
 
-function run(ledger: ReturnType<typeof fakeLedger>, handle: ConsumerHandle) {
+function run(ledger: ReturnType<typeof fakeLedger>, handle: ConsumerHandle, consumer = billing) {
   sqsMock.on(ChangeMessageVisibilityCommand).resolves({}).on(SendMessageCommand).resolves({});
   return createConsumerHandler(
     {
-      consumer: billing,
+      consumer,
       ledger,
       events: { getKey: async () => undefined },
       sqs: new SQSClient({ region: 'us-east-1' }),
@@ -128,6 +128,20 @@ describe('consumer runtime', () => {
       expect(r3.batchItemFailures).toEqual([{ itemIdentifier: 'm3' }]);
       expect(first.failures).toMatchObject([{ attempt: 1, category: 'TypeError', errorMessage: 'upstream said no', quarantine: false }]);
       expect(visibilityCalls()).toEqual([2, 8]);
+    });
+
+    it('holds a 12 h Retry-After of a 20-receive consumer to its share of the 7-day retention (25,920 s), so the retries cannot outlast it', async () => {
+      const patient = { ...billing, maxReceiveCount: 20 };
+      const limited: ConsumerHandle = async () => {
+        throw new RetryableError('destination answered 429', 'http_429', 43_200_000);
+      };
+      const ledger = fakeLedger({ kind: 'claimed', attempt: 1, replay: false });
+      const res = await run(ledger, limited, patient)({ Records: [sqsRecord(deliveryMessage(), { messageId: 'm-429', receiveCount: 1 })] });
+      expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm-429' }]);
+      // (7 days - 1 day of headroom) / 20 receives; at the default 5 receives the whole 12 h is honoured.
+      const defaults = fakeLedger({ kind: 'claimed', attempt: 1, replay: false });
+      await run(defaults, limited)({ Records: [sqsRecord(deliveryMessage(), { messageId: 'm-429b', receiveCount: 1 })] });
+      expect(visibilityCalls()).toEqual([25_920, 43_200]);
     });
 
     it('marks the delivery quarantined on the last allowed receive and lets SQS move it to the DLQ', async () => {
