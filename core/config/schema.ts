@@ -12,6 +12,7 @@ import {
   type SchemeConfigInput,
   type SchemeType,
   schemeBodyFormat,
+  schemeHandshake,
   schemeOptions,
   signedParts,
 } from '../schemes';
@@ -308,7 +309,11 @@ const baseSourceSchema = z
     }
   })
   // One body format per source, resolved once: everything that reads a body reads `source.bodyFormat`.
-  .transform((s) => ({ ...s, bodyFormat: s.bodyFormat ?? schemeBodyFormat(s.scheme).format }));
+  // Likewise the handshake: the source's (its preset's), else the one its scheme declares (Slack's).
+  .transform((s) => {
+    const handshake = s.handshake ?? schemeHandshake(s.scheme);
+    return { ...s, bodyFormat: s.bodyFormat ?? schemeBodyFormat(s.scheme).format, ...(handshake ? { handshake } : {}) };
+  });
 /** A source as written with a scheme and its attribution spelled out. */
 export type SchemeSourceInput = z.input<typeof baseSourceSchema>;
 type BaseSourceInput = SchemeSourceInput;

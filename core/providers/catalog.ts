@@ -37,6 +37,23 @@ export const HANDSHAKES = [
 ] as const;
 export type Handshake = (typeof HANDSHAKES)[number];
 
+/**
+ * When intake answers each handshake (lambdas/ingest/handshake.ts): the method it arrives by, and
+ * whether the request is verified first. Unsigned ones (Meta's and Dropbox's GETs, Graph's
+ * validationToken POST) only echo what the caller sent, so they come before verification; the
+ * others compute or echo only for a caller who holds the secret (Okta's Authorization, the signed POSTs).
+ */
+export type HandshakePhase = 'before-verification' | 'after-verification';
+export const HANDSHAKE_STEPS: Readonly<Record<Handshake, { readonly method: 'GET' | 'POST'; readonly phase: HandshakePhase }>> = {
+  'slack-url-verification': { method: 'POST', phase: 'after-verification' },
+  'zoom-url-validation': { method: 'POST', phase: 'after-verification' },
+  'discord-ping': { method: 'POST', phase: 'after-verification' },
+  'meta-hub-challenge': { method: 'GET', phase: 'before-verification' },
+  'dropbox-challenge': { method: 'GET', phase: 'before-verification' },
+  'okta-verification': { method: 'GET', phase: 'after-verification' },
+  'graph-validation-token': { method: 'POST', phase: 'before-verification' },
+};
+
 export type Proof = 'sdk' | 'vector' | 'unproved';
 
 export interface ProviderPreset {

@@ -23,6 +23,7 @@ import { stripe } from './stripe';
 import { timestampedHmac } from './timestamped-hmac';
 import { twilio } from './twilio';
 import type { BodyFormat } from '../body';
+import type { Handshake } from '../providers/catalog';
 import type {
   KeyRequest,
   OptionSpecs,
@@ -123,6 +124,11 @@ export function schemeBodyFormat(config: SchemeConfigInput): { readonly format: 
   const scheme = schemeOf(config);
   const format = typeof scheme.bodyFormat === 'function' ? scheme.bodyFormat(optionsOf(config)) : (scheme.bodyFormat ?? 'json');
   return { format, fixed: scheme.bodyFormatFixed === true };
+}
+
+/** The handshake the scheme itself declares (Slack's url_verification), or undefined. */
+export function schemeHandshake(config: SchemeConfigInput): Handshake | undefined {
+  return schemeOf(config).handshake;
 }
 
 /** Any non-empty text: the secret of a scheme that says nothing more (its HMAC key is the text's bytes). */

@@ -39,6 +39,8 @@ export const slackVerifier: Verifier = {
 export const slack: Scheme = {
   signedParts: { body: 'bytes', headers: [TIMESTAMP], summary: `the body and ${TIMESTAMP}`, timestamp: TIMESTAMP },
   options: {},
+  // https://api.slack.com/events/url_verification: every Events API app is asked it.
+  handshake: 'slack-url-verification',
   verifier: () => slackVerifier,
   sign(_options, input) {
     const ts = String(Math.floor(input.now / 1000));

@@ -1,5 +1,6 @@
 import type { BodyFormat } from '../body';
 import type { SecretVersion } from '../model';
+import type { Handshake } from '../providers/catalog';
 
 /** The signing secrets of one source: AWSCURRENT and, during a rotation overlap, AWSPREVIOUS. */
 export interface SigningSecrets {
@@ -203,6 +204,11 @@ export interface Scheme<Specs extends OptionSpecs = Record<never, OptionSpec>> {
   readonly bodyFormatFixed?: true;
   /** What the source's secret is (a function of the options where they decide it); absent: any non-empty text. */
   readonly secret?: SecretSpec | ((options: OptionsOf<Specs>) => SecretSpec);
+  /**
+   * The handshake every source of this scheme answers when it names none (Slack's url_verification,
+   * which comes with the scheme whatever the preset): config resolves it into `source.handshake`.
+   */
+  readonly handshake?: Handshake;
   verifier(options: OptionsOf<Specs>): Verifier;
   /** The headers carrying the signature (and whatever else it signs) for one body. */
   sign(options: OptionsOf<Specs>, input: SignInput): Record<string, string>;

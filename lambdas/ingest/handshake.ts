@@ -7,11 +7,15 @@
  * Microsoft Graph's validationToken POST are not signed by their providers: they only echo a value
  * the caller sent, as text/plain with nosniff (never HTML), capped in length; Meta's is answered only
  * for the configured verify token and Okta's only with the hook's shared secret.
+ *
+ * Which handshake a source answers, by which method and in which phase, is data: `source.handshake`
+ * (from its preset, or its scheme: Slack's) and `HANDSHAKE_STEPS` (core/providers/catalog.ts).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Handshake } from '../../core/providers/catalog';
+import { HANDSHAKE_STEPS, type Handshake, type HandshakePhase } from '../../core/providers/catalog';
 import { InputError } from './parse';
+import type { IngestRequest } from './request';
 
 const MAX_TOKEN = 256;
 /** Graph's validation tokens are sentences with a request id; a little longer. */
@@ -32,11 +36,41 @@ const plain = (body: string): APIGatewayProxyStructuredResultV2 => ({
   body,
 });
 
-/** The handshakes that arrive as GET; every other source answers a GET 405. */
-export const GET_HANDSHAKES: ReadonlySet<Handshake> = new Set(['meta-hub-challenge', 'dropbox-challenge', 'okta-verification']);
+/** What a handshake answered after verification may use: the body read and the secret that verified it. */
+export interface VerifiedRequest {
+  readonly body: Record<string, unknown>;
+  readonly secret: string;
+}
 
-/** The reply when `body` is this provider's handshake, or undefined when it is an ordinary event. */
+/**
+ * The step: the reply to the source's handshake when this request is one and `phase` is when it is
+ * answered; undefined otherwise (an ordinary event, or the wrong phase). Refusals are InputErrors.
+ */
+export function answerHandshake(request: IngestRequest, phase: 'before-verification'): APIGatewayProxyStructuredResultV2 | undefined;
 export function answerHandshake(
+  request: IngestRequest,
+  phase: 'after-verification',
+  verified: VerifiedRequest,
+): APIGatewayProxyStructuredResultV2 | undefined;
+export function answerHandshake(
+  request: IngestRequest,
+  phase: HandshakePhase,
+  verified?: VerifiedRequest,
+): APIGatewayProxyStructuredResultV2 | undefined {
+  const kind = request.source.handshake;
+  if (kind === undefined) return undefined;
+  const step = HANDSHAKE_STEPS[kind];
+  if (step.phase !== phase || step.method !== request.method) return undefined;
+  if (step.method === 'GET') {
+    return answerGetHandshake(kind, { query: request.query, headers: request.headers, verifyToken: request.source.verifyToken });
+  }
+  if (phase === 'before-verification') return kind === 'graph-validation-token' ? answerGraphValidation(request.query) : undefined;
+  if (!verified) throw new Error(`the ${kind} handshake is answered with the verified body and secret`);
+  return answerSignedHandshake(kind, verified.body, verified.secret);
+}
+
+/** The reply when `body` is this provider's signed-POST handshake, or undefined when it is an ordinary event. */
+export function answerSignedHandshake(
   kind: Handshake,
   body: Record<string, unknown>,
   secret: string,
@@ -82,7 +116,7 @@ export interface GetHandshakeRequest {
 }
 
 /**
- * The answer to a GET handshake (Okta's shared secret is checked by the caller first). Refusals are
+ * The answer to a GET handshake (Okta's shared secret is verified first: its phase is after verification). Refusals are
  * InputErrors: 403 for a wrong Meta verify token, 400 for a missing or unechoable challenge.
  */
 export function answerGetHandshake(kind: Handshake, request: GetHandshakeRequest): APIGatewayProxyStructuredResultV2 {

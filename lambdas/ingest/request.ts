@@ -1,0 +1,120 @@
+/**
+ * Intake's first two steps: `route` finds the source and reads the Lambda event into a request;
+ * `checkShape` refuses what no verifier or reader should see (too many headers, too large a body,
+ * control characters, a method the source does not answer, a media type or a form size the source's
+ * body format refuses). Pure: no I/O.
+ */
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { countFormFields, mediaTypeConflict } from '../../core/body';
+import { findSource } from '../../core/config/routing';
+import type { HookledgerConfig, SourceConfig } from '../../core/config/schema';
+import { HANDSHAKE_STEPS } from '../../core/providers/catalog';
+import { schemeBodyFormat } from '../../core/schemes';
+import { findControlCharacterHeader, InputError } from './parse';
+
+/** One webhook request, as the steps after `route` read it. */
+export interface IngestRequest {
+  readonly source: SourceConfig;
+  /** Upper case; POST unless the event says otherwise. */
+  readonly method: string;
+  /** Lower-case names. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly rawBody: Buffer;
+  readonly query: URLSearchParams;
+  /** The URL the provider called, as Twilio and Square sign it. */
+  readonly url: string;
+  readonly receivedAt: number;
+}
+
+/** The request to a registered source; 404 `unknown_source` for any other path. */
+export function route(event: APIGatewayProxyEventV2, config: HookledgerConfig, receivedAt: number): IngestRequest {
+  const sourceId = event.pathParameters?.source ?? '';
+  const source = findSource(config, sourceId);
+  if (!source) {
+    throw new InputError('unknown_source', `no webhook source is registered at /hooks/${sourceId.slice(0, 40)}`, 404);
+  }
+  const headers = normaliseHeaders(event.headers);
+  return {
+    source,
+    method: (event.requestContext?.http?.method ?? 'POST').toUpperCase(),
+    headers,
+    rawBody: decodeBody(event),
+    query: new URLSearchParams(event.rawQueryString ?? ''),
+    url: requestUrl(event, headers),
+    receivedAt,
+  };
+}
+
+/**
+ * Bounds before anything reads the request: headers (count, control characters), body size, the
+ * method (POST, or the GET of the source's handshake: `405 Allow: POST` otherwise), and for a POST
+ * the body's shape: the source's format decides how it is read (never the unsigned Content-Type, so
+ * one naming another format is refused: 415), and a form is bounded in fields (counted in one pass
+ * over the bytes) before a verifier sorts them.
+ */
+export function checkShape(request: IngestRequest): void {
+  const { source, headers, rawBody } = request;
+  const headerCount = Object.keys(headers).length;
+  if (headerCount > source.maxHeaders) {
+    throw new InputError(
+      'too_many_headers',
+      `request has ${headerCount} headers; source "${source.id}" accepts at most ${source.maxHeaders} (maxHeaders)`,
+    );
+  }
+  if (rawBody.length > source.maxBodyBytes) {
+    throw new InputError(
+      'payload_too_large',
+      `body is ${rawBody.length} bytes; source "${source.id}" accepts at most ${source.maxBodyBytes}`,
+      413,
+    );
+  }
+  const badHeader = findControlCharacterHeader(headers);
+  if (badHeader) throw new InputError('invalid_header', `header ${badHeader} contains control characters`);
+
+  if (request.method !== 'POST') {
+    // Only a handshake arriving by GET is answered; nothing is ever stored for a GET.
+    const handshake = request.method === 'GET' ? source.handshake : undefined;
+    if (!handshake || HANDSHAKE_STEPS[handshake].method !== 'GET') {
+      throw new InputError('method_not_allowed', `source "${source.id}" accepts POST only`, 405, { allow: 'POST' });
+    }
+    return;
+  }
+  const conflict = mediaTypeConflict(headers['content-type'], source.bodyFormat, source.id);
+  if (conflict) throw new InputError('unsupported_media_type', conflict, 415);
+  // Twilio's verifier reads form parameters even on a JSON source when the URL has no bodySHA256.
+  if (source.bodyFormat === 'form' || schemeBodyFormat(source.scheme).format === 'form') {
+    const fields = countFormFields(rawBody);
+    if (fields > source.maxFormFields) {
+      throw new InputError(
+        'too_many_fields',
+        `body has ${fields} form fields; source "${source.id}" accepts at most ${source.maxFormFields} (maxFormFields)`,
+        413,
+      );
+    }
+  }
+}
+
+/**
+ * The URL the provider called, as Twilio and Square sign it: the forwarded scheme (API Gateway and
+ * the local gateway both set x-forwarded-proto), the Host header as sent (with its port, if any),
+ * the path and the query string exactly as received.
+ */
+function requestUrl(event: APIGatewayProxyEventV2, headers: Record<string, string>): string {
+  const proto = headers['x-forwarded-proto']?.split(',')[0]?.trim() || 'https';
+  const host = headers.host ?? event.requestContext?.domainName ?? '';
+  const path = event.rawPath ?? '';
+  return `${proto}://${host}${path}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`;
+}
+
+function normaliseHeaders(headers: APIGatewayProxyEventV2['headers'] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (value !== undefined) out[name.toLowerCase()] = value;
+  }
+  return out;
+}
+
+function decodeBody(event: APIGatewayProxyEventV2): Buffer {
+  if (!event.body) return Buffer.alloc(0);
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+}
