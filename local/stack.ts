@@ -114,10 +114,16 @@ export interface LocalStack {
   killStorage(): Promise<void>;
   /** Starts DynamoDB Local again on the same port and data folder. */
   startStorage(): Promise<void>;
-  /** Stops the pollers and the gateway (the emulators keep running). */
+  /** Stops the pollers and the TTL sweeper (the gateway and the emulators keep running). */
   stopPipeline(): Promise<void>;
   /** Starts the pollers again after stopPipeline (a "consumer restart"). */
   startPipeline(): Promise<void>;
+  /**
+   * Stops everything in the reverse order of start: the pollers (each waits for its calls in
+   * flight), the admin server, the gateway, the SQS emulator, and DynamoDB Local last, so nothing
+   * is still reading when it goes. The pollers are told synchronously, in the call itself. Safe to
+   * call twice.
+   */
   stop(): Promise<void>;
 }
 
@@ -287,8 +293,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const stopPipeline = async () => {
       if (!running) return;
       running = false;
-      await ttlSweeper.stop();
-      await Promise.all([fanoutPoller.stop(), ...Object.values(consumerPollers).map((p) => p.stop())]);
+      // All told at once, before anything is awaited: on Ctrl-C every tick counts (the JVM got it too).
+      await Promise.all([ttlSweeper.stop(), fanoutPoller.stop(), ...Object.values(consumerPollers).map((p) => p.stop())]);
       // The stream poller restarts after its in-memory checkpoint (like Lambda's); SQS pollers are
       // single-use, and SQS itself keeps their place.
       consumerPollers = makeConsumerPollers();
@@ -330,6 +336,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       consumers: config.consumers.map((c) => c.id),
     });
     started.push({ stop: () => new Promise<void>((resolve) => admin.server.close(() => resolve())) });
+    let stopped: Promise<void> | undefined;
 
     const stack: LocalStack = {
       config,
@@ -385,9 +392,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       },
       stopPipeline,
       startPipeline,
-      async stop() {
-        await stopPipeline();
-        for (const part of started.reverse()) await part.stop().catch(() => undefined);
+      stop() {
+        stopped ??= (async () => {
+          await stopPipeline();
+          // Started as DynamoDB Local, SQS emulator, gateway, admin server: stopped the other way round.
+          for (const part of [...started].reverse()) await part.stop().catch(() => undefined);
+        })();
+        return stopped;
       },
     };
     return stack;

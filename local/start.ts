@@ -82,9 +82,11 @@ Press Ctrl-C to stop.
   const shutdown = async () => {
     if (stopping) return;
     stopping = true;
+    // Stop at once, before anything is awaited: Ctrl-C reached DynamoDB Local's JVM as well, so the
+    // pollers must stop reading now. The stack stops in the reverse order of start, storage last.
+    const stopped = stack.stop();
     console.log('\nhookledger: stopping...');
-    await removeState(stateFile);
-    await stack.stop();
+    await Promise.all([stopped, removeState(stateFile)]);
     process.exit(0);
   };
   process.on('SIGINT', shutdown);

@@ -11,6 +11,11 @@
  *    (the rules are listed there), as pure decisions this loop carries out.
  * Checkpoints live in memory unless a CheckpointStore is given: stop() then start() resumes after
  * the last completed record.
+ *
+ * stop() waits for every call it started (reads, shard discoveries, the batch with the handler), and
+ * what fails once stop() was called is not logged: that is the stop itself. On Ctrl-C the terminal
+ * signals DynamoDB Local's JVM too, so its calls in flight then fail with ECONNREFUSED; the records
+ * not done are read again after the checkpoint at the next start.
  */
 import { randomUUID } from 'node:crypto';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
@@ -80,7 +85,10 @@ export interface DrainOptions {
 
 export interface StreamPoller {
   start(): Promise<void>;
-  /** Stops polling; waits for the batch in flight (it is not retried until the next start). */
+  /**
+   * Stops polling; waits for every read and shard discovery in flight and for the batch with the
+   * handler (it is not retried until the next start). Failures after this call are not logged.
+   */
   stop(): Promise<void>;
   /** Resolves once every shard has been read to its current end and the handler is idle. */
   drained(options?: DrainOptions): Promise<void>;
@@ -123,6 +131,8 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
   let everStarted = false;
   let stopSignal = new AbortController();
   let discoveryLoop: Promise<void> | undefined;
+  /** Shard discoveries started by a shard read to its end (the loop's own are awaited by the loop). */
+  const discoveries = new Set<Promise<void>>();
   const waiters = new Set<() => void>();
 
   const notify = () => {
@@ -130,6 +140,18 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
   };
 
   const sleep = (ms: number) => sleepFor(ms, stopSignal.signal);
+
+  /** Logs an error unless stop() was called: then the failure is the stop (storage going down with it). */
+  const failed = (message: string, extra: Record<string, unknown>) => {
+    if (running) logger.error(message, extra);
+  };
+
+  function discoverInBackground(): void {
+    const discovery = discover(false)
+      .catch((error: unknown) => failed('shard discovery failed', { error: describe(error) }))
+      .finally(() => discoveries.delete(discovery));
+    discoveries.add(discovery);
+  }
 
   async function discover(firstPass: boolean): Promise<void> {
     const arn = await reader.refresh();
@@ -145,7 +167,7 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
     try {
       await reader.openIterator(arn, shard, initial);
     } catch (error) {
-      logger.error('GetShardIterator failed', { shardId: shard.shardId, error: describe(error) });
+      failed('GetShardIterator failed', { shardId: shard.shardId, error: describe(error) });
       shard.loop = undefined;
       return;
     }
@@ -154,7 +176,7 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
         if (shard.buffer.length === 0) {
           if (shard.closed || !shard.iterator) {
             shard.finished = true;
-            void discover(false).catch((error: unknown) => logger.error('shard discovery failed', { error: describe(error) }));
+            discoverInBackground();
             break;
           }
           if (await reader.read(arn, shard)) {
@@ -168,8 +190,9 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
         const done = await processBatch(arn, shard, batch);
         reader.complete(arn, shard, batch, done);
       } catch (error) {
+        if (!running) break;
         if (!(await reader.recover(arn, shard, error))) {
-          logger.error('reading the stream failed; retrying', { shardId: shard.shardId, error: describe(error) });
+          failed('reading the stream failed; retrying', { shardId: shard.shardId, error: describe(error) });
           await sleep(1000);
         }
       } finally {
@@ -195,7 +218,7 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
       const records = batch.slice(step.start, step.end);
       const outcome = await invoke(records);
       if (outcome.kind === 'error') {
-        logger.error('stream handler failed', { shardId: shard.shardId, records: records.length, error: describe(outcome.error) });
+        failed('stream handler failed', { shardId: shard.shardId, records: records.length, error: describe(outcome.error) });
       }
       const after = run.invoked(outcome);
       if (after.kind === 'skip') {
@@ -238,7 +261,7 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
         await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(invocationRecord) }));
         return true;
       } catch (error) {
-        logger.error('sending to the on-failure queue failed; retrying', { queueUrl, error: describe(error) });
+        failed('sending to the on-failure queue failed; retrying', { queueUrl, error: describe(error) });
         await sleep(1000);
       }
     }
@@ -268,7 +291,7 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
         while (running) {
           await sleep(discoveryIntervalMs);
           if (!running) break;
-          await discover(false).catch((error: unknown) => logger.error('shard discovery failed', { error: describe(error) }));
+          await discover(false).catch((error: unknown) => failed('shard discovery failed', { error: describe(error) }));
         }
       })();
     },
@@ -277,8 +300,13 @@ export function createStreamPoller(options: StreamPollerOptions): StreamPoller {
       if (!running) return;
       running = false;
       stopSignal.abort();
-      await Promise.all([discoveryLoop, ...reader.shards().map((shard) => shard.loop)]);
-      discoveryLoop = undefined;
+      // Until nothing runs: a discovery in flight may have started a shard's loop before it saw the stop.
+      for (;;) {
+        const pending = [discoveryLoop, ...discoveries, ...reader.shards().map((shard) => shard.loop)].filter((p) => p !== undefined);
+        if (pending.length === 0) break;
+        await Promise.allSettled(pending);
+        discoveryLoop = undefined;
+      }
       notify();
     },
 

@@ -13,7 +13,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import twilio from 'twilio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import { findProvider } from '../../core/providers/catalog';
@@ -24,6 +23,7 @@ import { scanAll } from '../../adapters/table-scan';
 import { KEY_PREFIX, tenantDayKey } from '../../core/model';
 import type { LocalStack } from '../../local/stack';
 import { startTestStack } from '../support/stack';
+import { twilioSignature } from '../support/twilio';
 
 const ed = generateKeyPairSync('ed25519');
 const edRaw = (der: Buffer) => der.subarray(-32).toString('base64');
@@ -233,8 +233,8 @@ describe('twilio: a form body, stored as received, attributed from form fields, 
   const body = new URLSearchParams(form).toString();
   const formHeaders = (signature: string) => ({ 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature });
 
-  it('records the request the twilio library signed for the gateway URL, under AccountSid, and delivers only the listed fields', async () => {
-    const signature = twilio.getExpectedTwilioSignature(VERIFY.twilio, stack.webhookUrl('twilio'), form);
+  it('records the request signed as Twilio signs it for the gateway URL, under AccountSid, and delivers only the listed fields', async () => {
+    const signature = twilioSignature(VERIFY.twilio, stack.webhookUrl('twilio'), form);
     const item = await accepted('twilio', () => post('twilio', body, formHeaders(signature)), form.MessageSid, form.AccountSid);
     expect(item).toMatchObject({ eventType: 'delivered', keyId: form.MessagingServiceSid, consumers: ['sms-log'] });
     const payload = await stack.handlers.eventStore.getPayload('twilio', form.MessageSid, item?.payloadHmac as string);
@@ -246,7 +246,7 @@ describe('twilio: a form body, stored as received, attributed from form fields, 
   });
 
   it('refuses the same signature over a changed form field: 401, nothing stored', async () => {
-    const signature = twilio.getExpectedTwilioSignature(VERIFY.twilio, stack.webhookUrl('twilio'), form);
+    const signature = twilioSignature(VERIFY.twilio, stack.webhookUrl('twilio'), form);
     const forged = new URLSearchParams({ ...form, MessageSid: 'SM00000000000000000000000000000001' }).toString();
     await refused(() => post('twilio', forged, formHeaders(signature)), 401, 'signature_mismatch');
   });

@@ -3,6 +3,9 @@
  * foreground job), with its data, secrets and state file in a folder of the test's (HOOKLEDGER_HOME)
  * and the gateway on a fixed port, so a restart answers on the same URL. Ctrl-C is SIGINT to the
  * whole group (the JVM gets it too, as from a terminal); a crash is SIGKILL to the whole group.
+ * By default Node runs local/start.ts itself (with tsx's loader); `tsxCli` runs it through tsx's
+ * command line exactly as the `start` script does (a tsx process relaying signals to the Node
+ * process that runs the stack).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -28,9 +31,16 @@ export interface NpmStart {
 
 export const statePathOf = (home: string) => path.join(home, 'state.json');
 
-export async function npmStart(home: string, port: number, timeoutMs = 90_000): Promise<NpmStart> {
+export async function npmStart(
+  home: string,
+  port: number,
+  { timeoutMs = 90_000, tsxCli = false }: { timeoutMs?: number; tsxCli?: boolean } = {},
+): Promise<NpmStart> {
   const t0 = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/start.ts'], {
+  const args = tsxCli
+    ? [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'local/start.ts']
+    : ['--import', 'tsx', 'local/start.ts'];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     detached: true,
     env: { ...process.env, HOOKLEDGER_HOME: home, HOOKLEDGER_PORT: String(port), HOOKLEDGER_LOG: '' },
@@ -57,7 +67,8 @@ export async function npmStart(home: string, port: number, timeoutMs = 90_000): 
     await new Promise((r) => setTimeout(r, 100));
   }
   const state = await readState(statePathOf(home));
-  if (!state || state.pid !== child.pid)
+  // Through tsx's command line, the stack runs in tsx's child process.
+  if (!state || (tsxCli ? state.pid === child.pid : state.pid !== child.pid))
     throw new Error(`state file of npm start (pid ${child.pid}) not written: ${JSON.stringify(state)}`);
   return { child, state, ddb: localDocumentClient(state.dynamo.endpoint), output: () => output, startMs: Date.now() - t0, exited, signal };
 }

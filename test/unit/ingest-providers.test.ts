@@ -6,7 +6,6 @@ import { createHmac } from 'node:crypto';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import twilio from 'twilio';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import { signatureHeaders } from '../../core/schemes';
@@ -17,6 +16,7 @@ import type { SecretsPort } from '../../adapters/secrets';
 import { ed25519Pair } from '../providers/support';
 import { httpEvent, NOW, TEST_HASH_KEY } from '../support/factories';
 import { capturingLogger } from '../support/logs';
+import { twilioSignature } from '../support/twilio';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
 afterEach(() => ddbMock.reset());
@@ -71,10 +71,10 @@ describe('twilio: a form body signed with the URL', () => {
   const body = new URLSearchParams(form).toString();
   const url = 'https://hooks.example.com/hooks/twilio-sms?region=eu';
 
-  it("records the event the twilio library signed, attributed from the form's fields", async () => {
+  it("records the event signed as Twilio signs (HMAC-SHA1 over the URL and the sorted form fields), attributed from the form's fields", async () => {
     ddbMock.on(PutCommand).resolves({});
     const { handler, outcomes } = setup();
-    const signature = twilio.getExpectedTwilioSignature(TWILIO_TOKEN, url, form);
+    const signature = twilioSignature(TWILIO_TOKEN, url, form);
     const res = await handler(
       request('twilio-sms', body, { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, 'region=eu'),
     );
@@ -91,7 +91,7 @@ describe('twilio: a form body signed with the URL', () => {
 
   it('refuses the same signature on another URL (the query string is signed): 401 signature_mismatch, nothing stored', async () => {
     const { handler } = setup();
-    const signature = twilio.getExpectedTwilioSignature(TWILIO_TOKEN, url, form);
+    const signature = twilioSignature(TWILIO_TOKEN, url, form);
     const res = await handler(
       request('twilio-sms', body, { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature }, 'region=us'),
     );

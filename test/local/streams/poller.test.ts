@@ -368,6 +368,52 @@ describe('stream poller over shards that roll over', () => {
     ]);
   });
 
+  it('stop() waits for the shard discovery that a shard read to its end started', async () => {
+    const api = fakeStreams([{ id: 'shardId-parent', closed: true, from: 1, records: [wire(1, 'evt_01J8K7M2Q4')] }]);
+    let describes = 0;
+    let inFlight = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const seen: (string | undefined)[] = [];
+    const logger = recordingLogger();
+    const subject = createStreamPoller({
+      streams: {
+        ...api,
+        // The first DescribeStream is start()'s; the second, the look for children once the parent is read out: held.
+        describeStream: async (input) => {
+          describes += 1;
+          inFlight += 1;
+          try {
+            if (describes === 2) await gate;
+            return await api.describeStream(input);
+          } finally {
+            inFlight -= 1;
+          }
+        },
+      },
+      tableName: 'fake',
+      handler: async (event) => void seen.push(...pks(event)),
+      pollIntervalMs: 10,
+      discoveryIntervalMs: 60_000,
+      logger,
+    });
+    await subject.start();
+    await waitFor('the discovery after the parent shard', () => (describes === 2 ? true : undefined), 3000);
+    let stopped = false;
+    const stopping = subject.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+
+    expect(inFlight).toBe(0);
+    expect(describes).toBe(2);
+    expect(seen).toEqual(['evt#platform#evt_01J8K7M2Q4']);
+    expect(logger.lines).toEqual([]);
+  });
+
   it("turns DynamoDB Local's TTL delete record into the REMOVE that AWS sends", async () => {
     const ttlDelete = wire(1, 'evt_01J8K7M2Q4', 'UNKNOWN_TO_SDK_VERSION');
     const records: DynamoDBRecord[] = [];
@@ -391,5 +437,110 @@ describe('stream poller over shards that roll over', () => {
         eventSourceARN: STREAM,
       }),
     ]);
+  });
+});
+
+// Ctrl-C in a terminal reaches every process of the foreground job: `npm start`'s Node process and
+// DynamoDB Local's JVM alike. So while the stack stops, the JVM may already be gone; whatever the
+// poller had in flight then fails. Those failures are the stop, not errors: nothing may be printed,
+// and stop() must wait for every call it started.
+describe('stream poller stopped by a Ctrl-C that DynamoDB Local got too', () => {
+  const started: DynamoLocal[] = [];
+  afterAll(async () => {
+    await Promise.all(started.map((jvm) => jvm.stop()));
+  });
+
+  /** A table on a DynamoDB Local of the test's own (this test stops it), its real streams API, observed. */
+  async function ownTable(eventIds: string[]) {
+    const jvm = await startDynamoLocal({ port: await freePort(), dbPath: null });
+    started.push(jvm);
+    const client = localDynamoClient(jvm.endpoint);
+    const table = uniqueName('events');
+    await createEventsTable(client, table);
+    for (const id of eventIds) await putItem(client, table, eventItem(id));
+    client.destroy();
+    const real = createLocalStreamsApi({ endpoint: jvm.endpoint });
+    const calls = { started: 0, inFlight: 0 };
+    /** Runs `before` once, on the next call of `operation`, then makes the call. */
+    const hooks: Partial<Record<keyof DynamoStreamsApi, () => Promise<void>>> = {};
+    const observe =
+      <K extends keyof DynamoStreamsApi>(operation: K) =>
+      async (input: Parameters<DynamoStreamsApi[K]>[0]): Promise<Awaited<ReturnType<DynamoStreamsApi[K]>>> => {
+        calls.started += 1;
+        calls.inFlight += 1;
+        try {
+          const before = hooks[operation];
+          delete hooks[operation];
+          await before?.();
+          const call = real[operation] as (input: Parameters<DynamoStreamsApi[K]>[0]) => ReturnType<DynamoStreamsApi[K]>;
+          return await call(input);
+        } finally {
+          calls.inFlight -= 1;
+        }
+      };
+    const api: DynamoStreamsApi = {
+      listStreams: observe('listStreams'),
+      describeStream: observe('describeStream'),
+      getShardIterator: observe('getShardIterator'),
+      getRecords: observe('getRecords'),
+    };
+    return { jvm, table, api, calls, hooks };
+  }
+
+  it('a GetRecords in flight when DynamoDB Local went down: stop() waits for it, nothing is logged, nothing is read after', async () => {
+    const { jvm, table, api, calls, hooks } = await ownTable(['evt_01J8K7M2Q4']);
+    const seen: (string | undefined)[] = [];
+    const logger = recordingLogger();
+    const subject = createStreamPoller({
+      streams: api,
+      tableName: table,
+      handler: async (event) => void seen.push(...pks(event)),
+      pollIntervalMs: 20,
+      logger,
+    });
+    await subject.start();
+    await subject.drained();
+    expect(seen).toEqual(['evt#platform#evt_01J8K7M2Q4']);
+
+    // The next read finds the JVM gone (Ctrl-C), and the stack's stop() is called meanwhile.
+    let stopped: Promise<void> | undefined;
+    hooks.getRecords = async () => {
+      await jvm.stop();
+      stopped = subject.stop();
+    };
+    await waitFor('the Ctrl-C during a read', () => (stopped ? true : undefined), 5000);
+    await stopped;
+    const afterStop = calls.started;
+
+    expect(calls.inFlight).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(calls.started).toBe(afterStop);
+    expect(logger.lines).toEqual([]);
+  });
+
+  it('a shard discovery in flight when DynamoDB Local went down: stop() waits for it, nothing is logged', async () => {
+    const { jvm, table, api, calls, hooks } = await ownTable(['evt_01J8K7M2Q5']);
+    const logger = recordingLogger();
+    const subject = createStreamPoller({
+      streams: api,
+      tableName: table,
+      handler: async () => undefined,
+      pollIntervalMs: 20,
+      discoveryIntervalMs: 30,
+      logger,
+    });
+    await subject.start();
+    await subject.drained();
+
+    let stopped: Promise<void> | undefined;
+    hooks.listStreams = async () => {
+      await jvm.stop();
+      stopped = subject.stop();
+    };
+    await waitFor('the Ctrl-C during a shard discovery', () => (stopped ? true : undefined), 5000);
+    await stopped;
+
+    expect(calls.inFlight).toBe(0);
+    expect(logger.lines).toEqual([]);
   });
 });

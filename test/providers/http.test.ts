@@ -20,7 +20,7 @@ import { createIngestHandler } from '../../lambdas/ingest/app';
 import { EventStore } from '../../adapters/event-store';
 import type { SecretsPort } from '../../adapters/secrets';
 import { type HttpGateway, startHttpGateway } from '../../local/http-gateway';
-import { ed25519Pair } from '../providers/support';
+import { ed25519Pair } from './support';
 import { createTable, startTestDynamo } from '../support/dynamo';
 import { TEST_HASH_KEY } from '../support/factories';
 import { capturingLogger } from '../support/logs';

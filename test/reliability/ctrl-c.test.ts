@@ -1,0 +1,95 @@
+/**
+ * Ctrl-C on `npm start` (issue 22): the terminal sends SIGINT to the whole foreground job, DynamoDB
+ * Local's JVM included. The stack must stop in the reverse order of start, its pollers first and
+ * storage last, and print nothing after "hookledger: stopping...": no poller still reading a
+ * DynamoDB Local that is going (the ECONNREFUSED on every shard this used to print).
+ *
+ * Run through tsx's command line, exactly as the `start` script does, three times on the same data
+ * (each run with an event delivered, so the stream has records and checkpoints to read).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { LedgerItem } from '../../core/model';
+import { scanAll } from '../../lambdas/shared/table-scan';
+import { freePort } from '../../local/emulators';
+import { readState } from '../../local/state';
+import { signedHeaders } from '../support/factories';
+import { type NpmStart, npmStart, signingSecret, statePathOf } from './npm-start';
+import { sleep } from './support';
+
+const answers = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+describe('Ctrl-C on npm start', () => {
+  let current: NpmStart | undefined;
+  const home = mkdtempSync(path.join(tmpdir(), 'hookledger-ctrl-c-'));
+  afterAll(async () => {
+    current?.signal('SIGKILL');
+    await current?.exited;
+    current?.ddb.destroy();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('stops silently, storage last: nothing printed after "stopping...", exit 0, every port released, state file removed (3 runs on the same data)', async () => {
+    const port = await freePort();
+    for (const [run, eventId] of ['evt_01J8K7CC01', 'evt_01J8K7CC02', 'evt_01J8K7CC03'].entries()) {
+      const started = await npmStart(home, port, { tsxCli: true });
+      current = started;
+      const body = JSON.stringify({
+        id: eventId,
+        type: 'payment.succeeded',
+        tenant_id: 'tenant_204',
+        key_id: 'key_42',
+        data: { amount: 1200 },
+      });
+      const res = await fetch(`http://127.0.0.1:${port}/hooks/platform`, {
+        method: 'POST',
+        headers: signedHeaders(body, { secret: await signingSecret(home), msgId: `msg_${eventId}`, at: Date.now() }),
+        body,
+      });
+      expect(res.status).toBe(202);
+      // Done, and reported: npm start prints one line per delivery once its ledger row is written.
+      const deadline = Date.now() + 60_000;
+      const reported = () =>
+        started
+          .output()
+          .split('\n')
+          .filter((line) => line.includes(eventId) && /^\s+ok\s/.test(line)).length;
+      let done: string[] = [];
+      while (done.length < 3 || reported() < 3) {
+        if (Date.now() > deadline) throw new Error(`run ${run + 1}: deliveries not done: ${JSON.stringify(done)}\n${started.output()}`);
+        await sleep(250);
+        const rows = await scanAll<LedgerItem>(started.ddb, { TableName: started.state.tables.ledger, ConsistentRead: true });
+        done = rows.filter((r) => r.eventId === eventId && r.state === 'done').map((r) => r.consumerId);
+      }
+      expect(done.sort()).toEqual(['audit-writer', 'billing-meter', 'risk-evaluator']);
+      expect(reported()).toBe(3);
+      started.ddb.destroy();
+
+      // Ctrl-C: SIGINT to the foreground process group.
+      started.signal('SIGINT');
+      const code = await started.exited;
+      current = undefined;
+      const output = started.output();
+      const after = output.slice(output.indexOf('hookledger: stopping...') + 'hookledger: stopping...'.length);
+      expect(output).toContain('hookledger: stopping...');
+      expect({ run: run + 1, after: after.trim() }).toEqual({ run: run + 1, after: '' });
+      expect(output).not.toContain('ECONNREFUSED');
+      expect(code).toBe(0);
+      expect(await answers(started.state.dynamo.port)).toBe(false);
+      expect(await answers(started.state.sqs.port)).toBe(false);
+      expect(await answers(port)).toBe(false);
+      expect(await readState(statePathOf(home))).toBeUndefined();
+    }
+  }, 300_000);
+});
