@@ -269,10 +269,12 @@ export async function startDynamoLocal(options: StartDynamoLocalOptions): Promis
   ];
   const env = { ...process.env, DDB_LOCAL_TELEMETRY: '0' };
   // umask 077: the database file and SQLite's journals are created 0600 (no umask on Windows).
+  // SIGINT ignored: the terminal's Ctrl-C reaches the whole process group, and storage must stop last,
+  // when the stack stops it (SIGTERM), not while a delivery is still writing.
   const child: ChildProcess =
     process.platform === 'win32'
       ? spawn('java', java, { cwd: home, env, stdio: 'pipe' })
-      : spawn('/bin/sh', ['-c', 'umask 077 && exec "$@"', 'sh', 'java', ...java], { cwd: home, env, stdio: 'pipe' });
+      : spawn('/bin/sh', ['-c', 'umask 077 && trap "" INT && exec "$@"', 'sh', 'java', ...java], { cwd: home, env, stdio: 'pipe' });
   liveChildren.add(child);
 
   // Keep the last few KB of output for error messages; an undrained pipe would block the JVM.

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LedgerItem } from '../../core/model';
-import { scanAll } from '../../lambdas/shared/table-scan';
+import { scanAll } from '../../adapters/table-scan';
 import { freePort } from '../../local/emulators';
 import { readState } from '../../local/state';
 import { signedHeaders } from '../support/factories';

@@ -8,9 +8,17 @@
  */
 import { createHmac } from 'node:crypto';
 
-export function twilioSignature(authToken: string, url: string, form: Readonly<Record<string, string>>): string {
+export function twilioSignature(authToken: string, url: string, form: Readonly<Record<string, string | readonly string[]>>): string {
+  // A repeated field: its name once per distinct value, the values sorted (as the twilio package does).
+  const field = (name: string, value: string | readonly string[]): string =>
+    typeof value === 'string'
+      ? name + value
+      : [...new Set(value)]
+          .sort()
+          .map((one) => name + one)
+          .join('');
   const data = Object.keys(form)
     .sort()
-    .reduce((text, name) => text + name + form[name], url);
+    .reduce((text, name) => text + field(name, form[name] as string | readonly string[]), url);
   return createHmac('sha1', authToken).update(Buffer.from(data, 'utf8')).digest('base64');
 }

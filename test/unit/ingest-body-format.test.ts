@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import twilio from 'twilio';
+import { twilioSignature } from '../support/twilio';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import { createIngestHandler } from '../../lambdas/ingest/app';
@@ -165,7 +165,7 @@ describe('a form source (twilio): the body is read as form fields', () => {
   };
   const body = new URLSearchParams(form).toString();
   const url = 'https://hooks.example.com/hooks/twilio-sms';
-  const signature = twilio.getExpectedTwilioSignature(TWILIO_TOKEN, url, form);
+  const signature = twilioSignature(TWILIO_TOKEN, url, form);
 
   it('refuses its signed form body sent as application/json: 415 naming the form format, nothing stored', async () => {
     const { handler, reads } = setup();
@@ -204,7 +204,7 @@ describe('a form source (twilio): the body is read as form fields', () => {
   it('refuses a repeated attribution field (its order is not signed): 400 invalid_attribution naming it, nothing stored', async () => {
     const { handler } = setup();
     const twice = `${body}&MessageSid=SM00000000000000000000000000000002`;
-    const signed = twilio.getExpectedTwilioSignature(TWILIO_TOKEN, url, {
+    const signed = twilioSignature(TWILIO_TOKEN, url, {
       ...form,
       MessageSid: [form.MessageSid, 'SM00000000000000000000000000000002'],
     });
@@ -290,7 +290,7 @@ describe('bounds on form fields and headers, checked before verification', () =>
       handler(
         request('twilio-small', new URLSearchParams(form).toString(), {
           'content-type': 'application/x-www-form-urlencoded',
-          'x-twilio-signature': twilio.getExpectedTwilioSignature(TWILIO_TOKEN, url, form),
+          'x-twilio-signature': twilioSignature(TWILIO_TOKEN, url, form),
         }),
       );
     expect(answer(await post({ ...base, ...fields(46) }))).toEqual([202, { event_id: base.MessageSid, deliveries: 1 }]);
@@ -339,7 +339,7 @@ describe('bounds on form fields and headers, checked before verification', () =>
       MessageStatus: 'sent',
       MessagingServiceSid: 'MG9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d',
     };
-    const signature = twilio.getExpectedTwilioSignature(TWILIO_TOKEN, 'https://hooks.example.com/hooks/twilio-small', form);
+    const signature = twilioSignature(TWILIO_TOKEN, 'https://hooks.example.com/hooks/twilio-small', form);
     const padded = (n: number) => ({
       'content-type': 'application/x-www-form-urlencoded',
       'x-twilio-signature': signature,

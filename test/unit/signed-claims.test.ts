@@ -4,7 +4,7 @@
  * then refused by the config schema, naming the source, the field and what to use instead.
  */
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import twilio from 'twilio';
+import { twilioSignature } from '../support/twilio';
 import { describe, expect, it } from 'vitest';
 import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
 import { type SchemeConfigInput, signatureHeaders, signedParts, verifierFor } from '../../core/schemes';
@@ -40,7 +40,7 @@ describe('twilio signs the sorted form parameters, not the body bytes', () => {
         rawBody: Buffer.from(body),
         headers: {
           'content-type': 'application/x-www-form-urlencoded',
-          'x-twilio-signature': twilio.getExpectedTwilioSignature(TOKEN, URL, form),
+          'x-twilio-signature': twilioSignature(TOKEN, URL, form),
         },
         now: NOW,
         toleranceSeconds: 300,
