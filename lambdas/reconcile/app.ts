@@ -7,7 +7,7 @@
  * (1 when it stopped early) and `ReconcileRepairs`, and returns the report (the whole window's so
  * far) with how far it got. A failed read throws, so the invocation fails and the errors alarm sees it.
  */
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Logger } from '../shared/logger';
 import {
   DEFAULT_GRACE_MS,
@@ -26,14 +26,7 @@ import {
 import { CheckpointStore } from '../../adapters/checkpoint';
 import { type RepairDeps, type RepairResult, repair } from './repair';
 
-export { METRICS_NAMESPACE } from '../../core/metrics';
-import {
-  DIMENSION,
-  METRICS_NAMESPACE,
-  RECONCILE_INCOMPLETE_METRIC,
-  RECONCILE_REPAIRS_METRIC,
-  RECONCILE_VIOLATIONS_METRIC,
-} from '../../core/metrics';
+import { RECONCILE_INCOMPLETE_METRIC, RECONCILE_REPAIRS_METRIC, RECONCILE_VIOLATIONS_METRIC } from '../../core/metrics';
 import { HookledgerError } from '../../core/errors';
 /** Violations logged one line each; the rest are counted in the summary line. */
 const MAX_LOGGED_VIOLATIONS = 200;
@@ -51,6 +44,7 @@ export interface ReconcileInput {
 
 export interface ReconcileHandlerDeps extends ReconcileDeps {
   readonly logger: Logger;
+  /** createReconcileMetrics (lambdas/shared/metrics.ts) in the Lambda. */
   readonly metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'>;
   readonly clock?: () => number;
   /** @default one hour */
@@ -90,18 +84,6 @@ export interface ReconcileRunResult extends ReconcileReport {
     RepairResult,
     'repairId' | 'candidates' | 'repaired' | 'unrepaired' | 'unrepairedByReason' | 'fanoutFailureRecords'
   >;
-}
-
-/**
- * Powertools metrics whose only dimension is `Stack`: Powertools adds a `service` dimension by
- * default, and a metric with an extra dimension is a different metric to the alarm, which names
- * `Stack` alone.
- */
-export function createViolationsMetrics(stackName: string): Metrics {
-  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'hookledger-reconcile' });
-  metrics.clearDefaultDimensions();
-  metrics.setDefaultDimensions({ [DIMENSION.stack]: stackName });
-  return metrics;
 }
 
 /** The checkpoint of the scheduled reconcile (`ckpt#reconcile`). */
