@@ -3,7 +3,7 @@
  *
  * Read by the CDK app (to build queues, workers and alarms), by the Lambdas (routing and
  * verification, bundled in), by the local stack and by the CLI. `defineConfig` validates once and
- * throws a single `ConfigError` naming the bad value, so a typo fails `cdk synth`, not production.
+ * throws a single `ConfigurationError` naming the bad value, so a typo fails `cdk synth`, not production.
  */
 import { z } from 'zod';
 import {
@@ -577,11 +577,7 @@ export const configSchema = z
 export type HookledgerConfigInput = z.input<typeof configSchema>;
 export type HookledgerConfig = z.infer<typeof configSchema>;
 
-export class ConfigError extends ConfigurationError {
-  override readonly name = 'ConfigError';
-}
-
-/** Validates a configuration; throws one ConfigError naming every bad value and where it is. */
+/** Validates a configuration; throws one ConfigurationError naming every bad value and where it is. */
 export function defineConfig(input: HookledgerConfigInput): HookledgerConfig {
   const parsed = configSchema.safeParse(input);
   if (parsed.success) return parsed.data;
@@ -591,7 +587,7 @@ export function defineConfig(input: HookledgerConfigInput): HookledgerConfig {
     const where = describePath(input, issue.path, resolved);
     return `${where}: ${issue.message}`;
   });
-  throw new ConfigError(`invalid hookledger config:\n  ${lines.join('\n  ')}`);
+  throw new ConfigurationError(`invalid hookledger config:\n  ${lines.join('\n  ')}`);
 }
 
 function describePath(input: unknown, path: readonly PropertyKey[], resolved?: unknown): string {
