@@ -18,7 +18,7 @@ import {
 import type { OptionSpec } from '../schemes/types';
 import { ConfigurationError } from '../errors';
 import { parseTemplate } from '../schemes/template';
-import { closeProviderNames, findProvider, HANDSHAKES, PROVIDER_NAMES } from '../providers/catalog';
+import { closeProviderNames, type FieldLocation, findProvider, HANDSHAKES, PROVIDER_NAMES } from '../providers/catalog';
 import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING } from '../blobs';
 import { checkConsumer } from './consumer-rules';
 import {
@@ -34,7 +34,11 @@ const ID = /^[a-z][a-z0-9-]{0,39}$/;
 const idSchema = (what: string) =>
   z.string().regex(ID, `${what} must be 1-40 chars of lower-case letters, digits and '-', starting with a letter`);
 
-/** Where one attribution field is read from: a dotted JSON path in the body, or a request header. */
+/**
+ * Where one attribution field is read: a `FieldLocation` (core/providers/catalog.ts), validated: a
+ * dotted path in the body, a request header, or a fixed `value` (for what no signed part carries:
+ * Mailgun signs only a token, so its event type, tenant and key are fixed per source).
+ */
 export const fieldSourceSchema = z.union([
   z
     .object({
@@ -62,14 +66,7 @@ export const fieldSourceSchema = z.union([
         .regex(/^[\x21-\x7e]+$/, 'value must be printable ASCII without spaces'),
     })
     .strict(),
-]);
-/**
- * Where an attribution field is read: a body path, a header, or a fixed `value` (for what no signed
- * part carries: Mailgun signs only a token, so its event type, tenant and key are fixed per source).
- */
-export type AttributionSource = z.infer<typeof fieldSourceSchema>;
-/** A location read from the request (body path or header); a fixed `value` is an AttributionSource. */
-export type FieldSource = Exclude<AttributionSource, { readonly value: string }>;
+]) satisfies z.ZodType<FieldLocation>;
 
 /**
  * An event id derived from the signed body, for providers whose webhooks carry none (Meta, Dropbox):
