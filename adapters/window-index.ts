@@ -25,7 +25,7 @@ import {
   utcDay,
   WINDOW_INDEX,
 } from '../core/model';
-import { HookledgerError } from '../core/errors';
+import { WindowError } from '../core/errors';
 import { forEachLimited } from './pool';
 import {
   addReceiptFilter,
@@ -275,7 +275,7 @@ export class WindowReader {
 export const MAX_WINDOW_DAYS = 3660;
 
 /** A window longer than MAX_WINDOW_DAYS: the scan (`--scan`) is the way to read all of history. */
-export class WindowTooLongError extends HookledgerError {
+export class WindowTooLongError extends WindowError {
   override readonly name = 'WindowTooLongError';
 }
 

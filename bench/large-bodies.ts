@@ -1,5 +1,5 @@
 /**
- * Large bodies (issue 13): intake latency and DynamoDB units per webhook for 64 KiB, 512 KiB and
+ * Large bodies (core/blobs.ts): intake latency and DynamoDB units per webhook for 64 KiB, 512 KiB and
  * 2 MiB bodies, sent one at a time through the gateway with the pipeline running (each webhook is
  * delivered to every subscribed consumer before the next is sent, so the units include the fan-out's
  * payload read and the latencies are not contended). Bodies past MAX_INLINE_PAYLOAD_BYTES stored

@@ -1,10 +1,11 @@
 /**
  * The CLI's errors: one base class, one subclass per way a command can fail. `main` prints the
- * message of any `CliError` as it is (`error: <message>`) and exits with its `exitCode`; anything
- * else is unexpected and is printed with its class name, exit 3.
+ * message of any `CliError` as it is (`error: <message>`) and exits with its `exitCode`; an error of
+ * another boundary becomes one in `cliErrorOf`, the one translation; anything else is unexpected
+ * and is printed with its class name, exit 3.
  */
 
-import { HookledgerError } from '../core/errors';
+import { HookledgerError, WindowError } from '../core/errors';
 
 /** The process exit codes, as `hookledger --help` lists them. */
 export const EXIT = { ok: 0, found: 1, usage: 2, failed: 3 } as const;
@@ -47,4 +48,15 @@ export class OperationFailedError extends CliError {
 export class TargetError extends CliError {
   override readonly name = 'TargetError';
   readonly exitCode = EXIT.failed;
+}
+
+/**
+ * The CLI boundary's one translation: a `CliError` is itself; an error of another boundary the CLI
+ * has a meaning for becomes that `CliError`, message unchanged (a window the readers refuse,
+ * `WindowError`: the command line is wrong, exit 2); anything else is unexpected (`undefined`).
+ */
+export function cliErrorOf(error: unknown): CliError | undefined {
+  if (error instanceof CliError) return error;
+  if (error instanceof WindowError) return new UsageError(error.message, { cause: error });
+  return undefined;
 }

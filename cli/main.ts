@@ -3,10 +3,8 @@ import type { HookledgerConfig } from '../core/config/schema';
 import defaultConfig from '../hookledger.config';
 import { type CliIo, createContext } from './commands/context';
 import { COMMANDS } from './commands/index';
-import { CliError, EXIT } from './errors';
+import { cliErrorOf, EXIT } from './errors';
 import { PROJECT_ROOT } from '../core/paths';
-import { ReconcileWindowError } from '../lambdas/reconcile/reconcile';
-import { WindowTooLongError } from '../adapters/window-index';
 
 export type { CliIo } from './commands/context';
 export { EXIT } from './errors';
@@ -51,14 +49,10 @@ function exitCodeOf(error: unknown, warn: (text: string) => void): number {
       ? EXIT.ok
       : EXIT.usage;
   }
-  if (error instanceof CliError) {
-    warn(`error: ${error.message}`);
-    return error.exitCode;
-  }
-  // A window the readers refuse (from >= to, longer than the index reads): the command line is wrong.
-  if (error instanceof WindowTooLongError || error instanceof ReconcileWindowError) {
-    warn(`error: ${error.message}`);
-    return EXIT.usage;
+  const expected = cliErrorOf(error);
+  if (expected) {
+    warn(`error: ${expected.message}`);
+    return expected.exitCode;
   }
   // Unexpected (an SDK error, a bug): the class name helps whoever reads the report.
   const name = error instanceof Error ? error.name : 'Error';

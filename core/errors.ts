@@ -1,9 +1,10 @@
 /**
  * The error hierarchy. Every error hookledger raises on purpose extends `HookledgerError`; anything
- * else that reaches a boundary is a bug. Each boundary translates by class, never by name:
- * intake answers `InputError` with its status, the consumer runtime quarantines `PermanentError`,
- * the CLI maps `CliError` subclasses to exit codes, and a `ConfigurationError` stops synth, start-up
- * or a cold start with a message naming the value to fix.
+ * else that reaches a boundary is a bug. Each boundary translates by class, never by name, in one
+ * place (the table in ARCHITECTURE.md, "The rules"): intake answers `InputError` with its status,
+ * the consumer runtime quarantines `PermanentError`, the CLI maps `CliError` subclasses to exit
+ * codes (`cliErrorOf` in cli/errors.ts turns a `WindowError` into a usage error), and a
+ * `ConfigurationError` stops synth, start-up or a cold start with a message naming the value to fix.
  *
  * Subclasses keep a literal `name` (it survives minification and is the `category` recorded on a
  * failed delivery).
@@ -18,4 +19,12 @@ export class HookledgerError extends Error {
  */
 export class ConfigurationError extends HookledgerError {
   override readonly name: string = 'ConfigurationError';
+}
+
+/**
+ * A time window a reader refuses: its start not before its end, a negative grace, longer than the
+ * window index reads. The request is wrong; change the window, retrying cannot help.
+ */
+export class WindowError extends HookledgerError {
+  override readonly name: string = 'WindowError';
 }

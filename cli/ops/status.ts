@@ -8,10 +8,10 @@
  * read live and are whole. A delivery of an event received before the window is not counted (nor is
  * its age in `oldestPendingAt`): knowing how many there are would cost the scan the window avoids.
  *
- * Scale: by window, status reads the window index (window-index.ts): the tenant-day registry of the
+ * Scale: by window, status reads the window index (adapters/window-index.ts): the tenant-day registry of the
  * window's days, the window's receipts and their ledger rows by key, so its cost follows the window,
  * never the history kept. `scan: true` (`--scan`) is the old whole-history answer: two full Scans
- * (table-scan.ts), projected down to the few attributes used, billed for every item of both tables;
+ * (adapters/table-scan.ts), projected down to the few attributes used, billed for every item of both tables;
  * only the scan counts a ledger row whose receipt does not exist.
  */
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';

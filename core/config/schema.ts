@@ -3,7 +3,7 @@
  *
  * Read by the CDK app (to build queues, workers and alarms), by the Lambdas (routing and
  * verification, bundled in), by the local stack and by the CLI. `defineConfig` validates once and
- * throws a single `ConfigError` naming the bad value, so a typo fails `cdk synth`, not production.
+ * throws a single `ConfigurationError` naming the bad value, so a typo fails `cdk synth`, not production.
  */
 import { z } from 'zod';
 import {
@@ -19,7 +19,7 @@ import {
 import type { OptionSpec } from '../schemes/types';
 import { ConfigurationError } from '../errors';
 import { parseTemplate } from '../schemes/template';
-import { closeProviderNames, findProvider, HANDSHAKES, PROVIDER_NAMES } from '../providers/catalog';
+import { closeProviderNames, type FieldLocation, findProvider, HANDSHAKES, PROVIDER_NAMES } from '../providers/catalog';
 import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING } from '../blobs';
 import { checkConsumer } from './consumer-rules';
 import {
@@ -35,7 +35,11 @@ const ID = /^[a-z][a-z0-9-]{0,39}$/;
 const idSchema = (what: string) =>
   z.string().regex(ID, `${what} must be 1-40 chars of lower-case letters, digits and '-', starting with a letter`);
 
-/** Where one attribution field is read from: a dotted JSON path in the body, or a request header. */
+/**
+ * Where one attribution field is read: a `FieldLocation` (core/providers/catalog.ts), validated: a
+ * dotted path in the body, a request header, or a fixed `value` (for what no signed part carries:
+ * Mailgun signs only a token, so its event type, tenant and key are fixed per source).
+ */
 export const fieldSourceSchema = z.union([
   z
     .object({
@@ -63,14 +67,7 @@ export const fieldSourceSchema = z.union([
         .regex(/^[\x21-\x7e]+$/, 'value must be printable ASCII without spaces'),
     })
     .strict(),
-]);
-/**
- * Where an attribution field is read: a body path, a header, or a fixed `value` (for what no signed
- * part carries: Mailgun signs only a token, so its event type, tenant and key are fixed per source).
- */
-export type AttributionSource = z.infer<typeof fieldSourceSchema>;
-/** A location read from the request (body path or header); a fixed `value` is an AttributionSource. */
-export type FieldSource = Exclude<AttributionSource, { readonly value: string }>;
+]) satisfies z.ZodType<FieldLocation>;
 
 /**
  * An event id derived from the signed body, for providers whose webhooks carry none (Meta, Dropbox):
@@ -582,11 +579,7 @@ export const configSchema = z
 export type HookledgerConfigInput = z.input<typeof configSchema>;
 export type HookledgerConfig = z.infer<typeof configSchema>;
 
-export class ConfigError extends ConfigurationError {
-  override readonly name = 'ConfigError';
-}
-
-/** Validates a configuration; throws one ConfigError naming every bad value and where it is. */
+/** Validates a configuration; throws one ConfigurationError naming every bad value and where it is. */
 export function defineConfig(input: HookledgerConfigInput): HookledgerConfig {
   const parsed = configSchema.safeParse(input);
   if (parsed.success) return parsed.data;
@@ -596,7 +589,7 @@ export function defineConfig(input: HookledgerConfigInput): HookledgerConfig {
     const where = describePath(input, issue.path, resolved);
     return `${where}: ${issue.message}`;
   });
-  throw new ConfigError(`invalid hookledger config:\n  ${lines.join('\n  ')}`);
+  throw new ConfigurationError(`invalid hookledger config:\n  ${lines.join('\n  ')}`);
 }
 
 function describePath(input: unknown, path: readonly PropertyKey[], resolved?: unknown): string {

@@ -615,7 +615,7 @@ export const PROVIDERS: readonly ProviderPreset[] = [
     provedBy: 'twilio getExpectedTwilioSignature / validateRequest / validateRequestWithBody',
     docs: 'https://www.twilio.com/docs/usage/webhooks/webhooks-security',
   },
-  // --- Proved by the providers' SDKs in issue 15's second round -------------------------------------
+  // --- Proved by the providers' SDKs (test/providers/sdk.test.ts) ------------------------------------
   {
     name: 'notion',
     title: 'Notion',
@@ -1036,7 +1036,7 @@ function editDistance(a: string, b: string): number {
   return previous[b.length] ?? 0;
 }
 
-/** The catalog row `hookledger providers --json` prints (issue 15). */
+/** The catalog row `hookledger providers --json` prints (cli/commands/providers.ts). */
 export interface ProviderSummary {
   readonly name: string;
   readonly scheme: string;

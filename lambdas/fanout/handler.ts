@@ -8,7 +8,7 @@ import { EventStore } from '../../adapters/event-store';
 import { S3PayloadBlobs } from '../../adapters/payload-blobs';
 import { createLogger } from '../shared/logger';
 import { consumerVersionPaths, consumerViews, createFanoutHandler, FANOUT_READ_RETRY_MS, sourceBodyFormats } from './app';
-import { createSkippedDeliveriesMetric } from './metrics';
+import { createSkippedDeliveriesMetric } from '../shared/metrics';
 
 /** GetObject on payloads/* (large bodies), PutObject on views/* (claim-checked views). */
 const bucket = new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) });

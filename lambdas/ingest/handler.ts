@@ -1,5 +1,4 @@
 /** Lambda entry for intake. Configuration and clients are built once, at cold start. */
-import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { bundledConfig } from '../shared/bundled-config';
@@ -8,17 +7,16 @@ import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { EventStore } from '../../adapters/event-store';
 import { S3PayloadBlobs } from '../../adapters/payload-blobs';
 import { createLogger } from '../shared/logger';
-import { createIntakeMetrics } from '../shared/intake-metrics';
-import { DIMENSION, METRICS_NAMESPACE, SECRET_REFRESH_FAILURE_METRIC } from '../../core/metrics';
+import { createIntakeMetrics, createSecretRefreshFailureMetric } from '../shared/metrics';
 import { overlapMsBySource, SecretsManagerPort } from '../../adapters/secrets-manager';
 import { HttpVerificationKeys } from '../../adapters/verification-keys';
 import { createIngestHandler } from './app';
 
-const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'hookledger-ingest' });
 const config = bundledConfig();
 const logger = createLogger('hookledger-ingest');
 /** The `Stack` dimension of the intake metrics: two copies in one account keep their own series. */
 const stackName = requireEnv(ENV.stackName);
+const onSecretRefreshFailure = createSecretRefreshFailureMetric(stackName);
 
 export const handler = createIngestHandler({
   config,
@@ -43,10 +41,7 @@ export const handler = createIngestHandler({
         served: failure.servedStale ? 'last known values' : 'nothing (503)',
         ...(failure.ageMs !== undefined ? { age_ms: failure.ageMs } : {}),
       });
-      const metric = metrics.singleMetric();
-      metric.addDimension('Stack', stackName);
-      metric.addDimension(DIMENSION.served, failure.servedStale ? 'stale' : 'none');
-      metric.addMetric(SECRET_REFRESH_FAILURE_METRIC, MetricUnit.Count, 1);
+      onSecretRefreshFailure(failure.servedStale ? 'stale' : 'none');
     },
   }),
   logger,

@@ -14,7 +14,7 @@
  * once: what its run skipped would wait for a manual `reconcile --repair`. At most MAX_CARRIED are
  * remembered; beyond that they are logged by ids and counted (`ReconcileCarryDropped`).
  */
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Logger } from '../shared/logger';
 import {
   DEFAULT_GRACE_MS,
@@ -33,10 +33,7 @@ import {
 import { CheckpointStore } from '../../adapters/checkpoint';
 import { type RepairDeps, type RepairDelivery, type RepairResult, repair, type UnrepairedReason } from './repair';
 
-export { METRICS_NAMESPACE } from '../../core/metrics';
 import {
-  DIMENSION,
-  METRICS_NAMESPACE,
   RECONCILE_CARRIED_METRIC,
   RECONCILE_CARRY_DROPPED_METRIC,
   RECONCILE_INCOMPLETE_METRIC,
@@ -60,6 +57,7 @@ export interface ReconcileInput {
 
 export interface ReconcileHandlerDeps extends ReconcileDeps {
   readonly logger: Logger;
+  /** createReconcileMetrics (lambdas/shared/metrics.ts) in the Lambda. */
   readonly metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'>;
   readonly clock?: () => number;
   /** @default one hour */
@@ -126,18 +124,6 @@ export interface CarryState {
 export const RECONCILE_CARRY_JOB = 'reconcile-carry';
 /** Carried deliveries kept (a few hundred bytes each: the item stays far below DynamoDB's 400 KB). */
 export const MAX_CARRIED = 1000;
-
-/**
- * Powertools metrics whose only dimension is `Stack`: Powertools adds a `service` dimension by
- * default, and a metric with an extra dimension is a different metric to the alarm, which names
- * `Stack` alone.
- */
-export function createViolationsMetrics(stackName: string): Metrics {
-  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'hookledger-reconcile' });
-  metrics.clearDefaultDimensions();
-  metrics.setDefaultDimensions({ [DIMENSION.stack]: stackName });
-  return metrics;
-}
 
 /** The checkpoint of the scheduled reconcile (`ckpt#reconcile`). */
 export interface ReconcileCheckpointState {

@@ -7,7 +7,8 @@ import { createDocumentClient } from '../../adapters/clients';
 import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../../core/env';
 import { createLogger } from '../shared/logger';
 import { dynamoStreamBatches } from '../../adapters/stream-batch';
-import { createReconcileHandler, createViolationsMetrics } from './app';
+import { createReconcileMetrics } from '../shared/metrics';
+import { createReconcileHandler } from './app';
 import { pausedConsumers } from './paused';
 
 /** Set by the stack when `reconcile.repair` is on (the default); absent, the reconciler only checks. */
@@ -35,7 +36,7 @@ function repairFromEnv(): Parameters<typeof createReconcileHandler>[0]['repair']
 export const handler = createReconcileHandler({
   ddb: createDocumentClient(),
   tables: { events: requireEnv(ENV.eventsTable), ledger: requireEnv(ENV.ledgerTable) },
-  metrics: createViolationsMetrics(requireEnv(ENV.stackName)),
+  metrics: createReconcileMetrics(requireEnv(ENV.stackName)),
   logger: createLogger('hookledger-reconcile'),
   repair: repairFromEnv(),
   // Every configured consumer's row of each receipt is looked up, so a row outside its delivery set is found.

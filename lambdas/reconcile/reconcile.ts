@@ -29,7 +29,7 @@ import {
   scanReceipts,
   type Window,
 } from '../../adapters/table-scan';
-import { HookledgerError } from '../../core/errors';
+import { WindowError } from '../../core/errors';
 
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 60 * MINUTE_MS;
@@ -282,7 +282,7 @@ function checkOptions(options: ReconcileOptions): number {
   return graceMs;
 }
 
-export class ReconcileWindowError extends HookledgerError {
+export class ReconcileWindowError extends WindowError {
   override readonly name = 'ReconcileWindowError';
 }
 

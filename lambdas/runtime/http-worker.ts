@@ -5,15 +5,14 @@
  */
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import { findConsumer } from '../../core/config/routing';
 import { ENV, requireEnv } from '../../core/env';
-import { DIMENSION, HTTP_CIRCUIT_OPEN_METRIC, METRICS_NAMESPACE } from '../../core/metrics';
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../../adapters/clients';
 import { eventSourcePause } from '../shared/event-source-pause';
 import { Ledger } from '../../adapters/ledger';
 import { createLogger } from '../shared/logger';
+import { createCircuitOpenMetric } from '../shared/metrics';
 import { SecretsManagerPort } from '../../adapters/secrets-manager';
 import { createHttpHandle } from './http';
 import { lambdaConsumer } from './lambda';
@@ -33,9 +32,7 @@ function build(): ConsumerLambdaHandler {
   const consumer = findConsumer(bundledConfig(), consumerId);
   if (consumer?.kind !== 'http') throw new Error(`consumer ${consumerId} is not an http consumer in the bundled configuration`);
   const logger = createLogger(`hookledger-${consumerId}`);
-  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: `hookledger-${consumerId}` });
-  metrics.clearDefaultDimensions();
-  metrics.setDefaultDimensions({ [DIMENSION.stack]: requireEnv(ENV.stackName), [DIMENSION.consumer]: consumerId });
+  const onBreakerOpen = createCircuitOpenMetric(requireEnv(ENV.stackName), consumerId);
   const handle: ConsumerHandle = createHttpHandle({
     consumer,
     secrets: new SecretsManagerPort({
@@ -45,10 +42,7 @@ function build(): ConsumerLambdaHandler {
     }),
     breaker: new Ledger({ client: createDocumentClient(), tableName: requireEnv(ENV.ledgerTable) }),
     pause: eventSourcePause({ lambda: new LambdaClient({}), queueArn: requireEnv(ENV.queueArn) }),
-    onBreakerOpen: () => {
-      metrics.addMetric(HTTP_CIRCUIT_OPEN_METRIC, MetricUnit.Count, 1);
-      metrics.publishStoredMetrics();
-    },
+    onBreakerOpen,
     logger,
   });
   return lambdaConsumer(consumerId, handle);

@@ -413,7 +413,7 @@ function intakeRow({ api, count, clientErrors, serverErrors }: IntakeSignals): c
 function intakeOutcomesWidget(stackDimension: string): cloudwatch.IWidget {
   return new cloudwatch.GraphWidget({
     title: 'Intake outcomes (recorded, duplicate, refusal codes)',
-    // Published by the ingest function as EMF (lambdas/shared/intake-metrics.ts): one series per outcome.
+    // Published by the ingest function as EMF (lambdas/shared/metrics.ts): one series per outcome.
     left: [searchOfStack(INTAKE_METRIC, INTAKE_DIMENSIONS, stackDimension)],
     width: 24,
     stacked: true,
@@ -457,7 +457,7 @@ function healthRow({ secrets, reconcile }: Signals): cloudwatch.IWidget[] {
 function skippedDeliveriesWidget(stackDimension: string): cloudwatch.IWidget {
   return new cloudwatch.GraphWidget({
     title: 'Fan-out deliveries skipped: consumer no longer configured',
-    // Published by the fan-out as EMF (lambdas/fanout/metrics.ts): one series per removed consumer.
+    // Published by the fan-out as EMF (lambdas/shared/metrics.ts): one series per removed consumer.
     left: [searchOfStack(FANOUT_SKIPPED_METRIC, FANOUT_SKIPPED_DIMENSIONS, stackDimension)],
     width: 24,
   });

@@ -1,5 +1,5 @@
 /**
- * The payload bucket (issue 13, large bodies): its properties, and who may do what under which
+ * The payload bucket (lib/constructs/payload-bucket.ts): its properties, and who may do what under which
  * prefix. What an emulator cannot prove (fauxqs has no IAM): intake only writes payloads/*, the
  * fan-out reads payloads/* and writes views/*, and each consumer's role reads views/<its id>/* and
  * nothing else; no role may list the bucket or read another consumer's views.

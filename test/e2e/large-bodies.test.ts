@@ -1,5 +1,5 @@
 /**
- * Large bodies (issue 13, item 3) on the local stack: a 2 MB body is accepted, kept in the payload
+ * Large bodies (core/blobs.ts) on the local stack: a 2 MB body is accepted, kept in the payload
  * bucket (fauxqs S3) with a payload item that references it, narrowed per consumer (the view too
  * large for a queue message travels by claim check under views/<consumer>/), delivered and traced;
  * a body over the source's maximum is refused 413 by intake, naming the limit.

@@ -1,5 +1,5 @@
 /**
- * The payload travels narrowed (issue 13): the fan-out reads each event's payload once and each
+ * The payload travels narrowed (`fields`, lambdas/fanout/app.ts): the fan-out reads each event's payload once and each
  * consumer's queue message carries only that consumer's fields; replays take the same path, a
  * duplicate copy of a re-queue message runs the handler once per replay id, and a delivery whose
  * payload has passed retention is refused with its reason while its siblings are untouched.

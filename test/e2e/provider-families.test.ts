@@ -1,5 +1,5 @@
 /**
- * Every scheme family end to end through HTTP on the local stack (issue 15): the local gateway,
+ * Every scheme family end to end through HTTP on the local stack (core/schemes/index.ts): the local gateway,
  * the real intake handler, DynamoDB Local and fauxqs, sources written as `provider: '<name>'`.
  * Each accepted request answers 202 and leaves exactly one receipt with its event id and tenant;
  * each handshake gets its provider's exact answer and leaves nothing; one tampered request per

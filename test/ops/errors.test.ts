@@ -3,7 +3,10 @@
  * alone; commander's own errors exit 2. Runs main in-process against a state file that does not exist.
  */
 import { describe, expect, it } from 'vitest';
-import { CliError, ConflictError, EXIT, NotFoundError, OperationFailedError, TargetError, UsageError } from '../../cli/errors';
+import { CliError, ConflictError, cliErrorOf, EXIT, NotFoundError, OperationFailedError, TargetError, UsageError } from '../../cli/errors';
+import { daysOf } from '../../adapters/window-index';
+import { ConfigurationError } from '../../core/errors';
+import { reconcile } from '../../lambdas/reconcile/reconcile';
 import { config } from './support';
 import { runCli } from '../support/cli';
 
@@ -23,6 +26,40 @@ describe('cli errors', () => {
     expect(error.exitCode).toBe(exitCode);
     expect(error.name).toBe(Class.name);
     expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  it('translates a window the index refuses (longer than 3660 days) into a usage error, exit 2, message unchanged', () => {
+    const refused = (() => {
+      try {
+        daysOf({ from: Date.parse('1990-01-01T00:00:00Z'), to: Date.parse('2026-11-29T00:00:00Z') });
+      } catch (error) {
+        return error;
+      }
+    })();
+    const translated = cliErrorOf(refused);
+
+    expect(translated).toBeInstanceOf(UsageError);
+    expect(translated?.exitCode).toBe(2);
+    expect(translated?.message).toBe(
+      'a window of 13481 days is more than the index reads (3660); narrow --from/--to, or read all of history with --scan',
+    );
+    expect(translated?.cause).toBe(refused);
+  });
+
+  it('translates a reconcile window with from >= to into a usage error, exit 2', async () => {
+    const at = Date.parse('2026-11-29T10:00:00Z');
+    const refused = await reconcile({} as never, { from: at, to: at }).catch((error: unknown) => error);
+    const translated = cliErrorOf(refused);
+
+    expect(translated).toBeInstanceOf(UsageError);
+    expect(translated?.message).toBe('the window must have from < to, got from=2026-11-29T10:00:00.000Z to=2026-11-29T10:00:00.000Z');
+  });
+
+  it('passes a CliError through as it is and leaves errors it has no meaning for (a config error, an SDK error) unexpected', () => {
+    const notFound = new NotFoundError('no receipt for evt_01J8K7M2Q4');
+    expect(cliErrorOf(notFound)).toBe(notFound);
+    expect(cliErrorOf(new ConfigurationError('EVENTS_TABLE is not set'))).toBeUndefined();
+    expect(cliErrorOf(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }))).toBeUndefined();
   });
 
   it('keeps the exit codes --help lists', () => {

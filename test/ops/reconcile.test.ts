@@ -1,6 +1,7 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CarryState, createReconcileHandler, createViolationsMetrics } from '../../lambdas/reconcile/app';
+import { type CarryState, createReconcileHandler } from '../../lambdas/reconcile/app';
+import { createReconcileMetrics } from '../../lambdas/shared/metrics';
 import { lastClosedWindow, reconcile } from '../../lambdas/reconcile/reconcile';
 import { arrivalRange } from '../../lambdas/reconcile/repair';
 import { capturingLogger } from '../support/logs';
@@ -490,7 +491,7 @@ describe('reconcile Lambda', () => {
   });
 
   it('emits Hookledger/ReconcileViolations with the Stack dimension alone, as the alarm names it', () => {
-    const metrics = createViolationsMetrics('Hookledger-prod');
+    const metrics = createReconcileMetrics('Hookledger-prod');
     metrics.addMetric('ReconcileViolations', 'Count', 2);
     const emf = metrics.serializeMetrics() as unknown as {
       _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] };

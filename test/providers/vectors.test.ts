@@ -2,12 +2,12 @@
  * Signatures said to be published in providers' docs. An entry is `proof: 'vector'` in the catalog only
  * when its vector is `confirmed`: the secret, request and signature were found on the cited page.
  *
- * The four below were written from memory by an earlier change. In issue 15's second round they were
- * looked up (the docs and pages search corpora) and none could be confirmed on its cited page; what
- * was found is in `confirmation`. They stay as fixed-request consistency checks of the verifiers
- * (accepted at their instant; refused under another secret, with a changed byte, and late), but they
- * prove nothing about the providers and no catalog entry counts them: Slack, GitHub, Svix and Twilio
- * are each proved by the provider's own npm code in sdk.test.ts.
+ * The four below were written from memory, then looked up (the docs and pages search corpora), and
+ * none could be confirmed on its cited page; what was found is in `confirmation`. They stay as
+ * fixed-request consistency checks of the verifiers (accepted at their instant; refused under
+ * another secret, with a changed byte, and late), but they prove nothing about the providers and
+ * no catalog entry counts them: Slack, GitHub, Svix and Twilio are each proved by the provider's own
+ * npm code in sdk.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../core/providers/catalog';

@@ -320,7 +320,7 @@ describe('a consumer restart of the local stack (local/stack.ts)', () => {
   }, 60_000);
 });
 
-// --- `npm start` itself, restarted (issue 10) ----------------------------------------------------
+// --- `npm start` itself, restarted (local/start.ts) ----------------------------------------------
 // The SQS emulator keeps its messages in memory (fauxqs 1.9.2 has no persistence), so whatever
 // waited in a queue is gone after Ctrl-C or a crash, while the tables remember every delivery not yet
 // done. The start-up repair re-queues those; the consumers' claims make a copy that was not lost

@@ -62,7 +62,7 @@ function request(): APIGatewayProxyEventV2 {
 }
 
 describe('ingest handler wiring', () => {
-  it('logs and counts a failed secret read (Served none: nothing cached) and answers 503', async () => {
+  it("logs and counts a failed secret read (Served none: nothing cached) under the alarm's Stack and Served dimensions only, and answers 503", async () => {
     sm.on(GetSecretValueCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
     const { handler } = await import('../../lambdas/ingest/handler');
 
@@ -88,7 +88,9 @@ describe('ingest handler wiring', () => {
       SecretRefreshFailures: 1,
       Served: 'none',
       Stack: 'Hookledger',
-      _aws: { CloudWatchMetrics: [{ Namespace: 'Hookledger' }] },
+      _aws: { CloudWatchMetrics: [{ Namespace: 'Hookledger', Dimensions: [['Stack', 'Served']] }] },
     });
+    // Exactly the dimensions the SecretRefreshFailures alarm names: a `service` dimension would make it another metric.
+    expect(emf).not.toHaveProperty('service');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Large bodies (issue 13), without AWS: the body-size ceiling in the config, the fan-out's claim
+ * Large bodies (core/blobs.ts), without AWS: the body-size ceiling in the config, the fan-out's claim
  * check for views too large for a queue message, and the runtime reading a claim-checked view.
  */
 import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';

@@ -1,6 +1,6 @@
 /**
- * What a scheme claims its signature covers, and the config refusals that rest on the claim (issue 21,
- * items 3 and 4). Each attack is shown through the real verifier first (why the refusal matters),
+ * What a scheme claims its signature covers (`signedParts`, core/schemes/types.ts), and the config
+ * refusals that rest on the claim. Each attack is shown through the real verifier first (why the refusal matters),
  * then refused by the config schema, naming the source, the field and what to use instead.
  */
 import { createHash, generateKeyPairSync } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * The scheme families issue 15 added last: Mailgun's token-only signature, ES256 tokens whose keys
+ * The scheme families beyond an HMAC of the body: Mailgun's token-only signature, ES256 tokens whose keys
  * are fetched by kid (Plaid), shared secrets (Okta's header, Microsoft Graph's clientState), the
  * cached key port, and the unsigned handshakes' answers.
  */

@@ -1,10 +1,16 @@
 /**
- * The per-stack metrics as the functions emit them (EMF): intake requests by Stack and Outcome, and
- * fan-out deliveries skipped for a consumer no longer configured, by Stack and Consumer.
+ * The per-stack metrics as the functions emit them (EMF, lambdas/shared/metrics.ts): intake requests
+ * by Stack and Outcome, failed secret reads by Stack and Served, fan-out deliveries skipped for a
+ * consumer no longer configured and HTTP circuits opened, by Stack and Consumer. Exactly the
+ * dimensions the dashboard and alarms name: no Powertools `service` dimension.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createSkippedDeliveriesMetric } from '../../lambdas/fanout/metrics';
-import { createIntakeMetrics } from '../../lambdas/shared/intake-metrics';
+import {
+  createCircuitOpenMetric,
+  createIntakeMetrics,
+  createSecretRefreshFailureMetric,
+  createSkippedDeliveriesMetric,
+} from '../../lambdas/shared/metrics';
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -68,5 +74,51 @@ describe('createSkippedDeliveriesMetric', () => {
       FanOutSkippedDeliveries: 3,
     });
     expect(line).not.toHaveProperty('service');
+  });
+});
+
+describe('createSecretRefreshFailureMetric', () => {
+  it('emits SecretRefreshFailures once per failed read, by Stack and Served only (the alarm names both)', () => {
+    const onFailure = createSecretRefreshFailureMetric('Hookledger-staging');
+    const [stale, none] = emitted(() => {
+      onFailure('stale');
+      onFailure('none');
+    });
+    expect(stale).toMatchObject({
+      _aws: {
+        CloudWatchMetrics: [
+          { Namespace: 'Hookledger', Dimensions: [['Stack', 'Served']], Metrics: [{ Name: 'SecretRefreshFailures', Unit: 'Count' }] },
+        ],
+      },
+      Stack: 'Hookledger-staging',
+      Served: 'stale',
+      SecretRefreshFailures: 1,
+    });
+    expect(stale).not.toHaveProperty('service');
+    expect(none).toMatchObject({ Stack: 'Hookledger-staging', Served: 'none', SecretRefreshFailures: 1 });
+  });
+});
+
+describe('createCircuitOpenMetric', () => {
+  it('emits HttpCircuitOpened for its consumer, by Stack and Consumer only', () => {
+    const onOpen = createCircuitOpenMetric('Hookledger-prod', 'crm-sync');
+    const [line] = emitted(() => onOpen());
+    expect(line).toMatchObject({
+      _aws: {
+        CloudWatchMetrics: [
+          { Namespace: 'Hookledger', Dimensions: [['Stack', 'Consumer']], Metrics: [{ Name: 'HttpCircuitOpened', Unit: 'Count' }] },
+        ],
+      },
+      Stack: 'Hookledger-prod',
+      Consumer: 'crm-sync',
+      HttpCircuitOpened: 1,
+    });
+    expect(line).not.toHaveProperty('service');
+  });
+
+  it('refuses an empty stack name, naming the metric it would merge', () => {
+    expect(() => createCircuitOpenMetric('', 'crm-sync')).toThrow(
+      'stackName must not be empty: it is the Stack dimension of HttpCircuitOpened',
+    );
   });
 });
