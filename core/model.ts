@@ -339,7 +339,9 @@ export const WINDOW_INDEX = {
   projected: ['kind', 'source', 'eventId', 'eventType', 'tenantId', 'keyId', 'consumers', 'receivedAt', 'secretVersion', 'shards'],
 } as const;
 
-export const DAY_MS = 86_400_000;
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 60 * MINUTE_MS;
+export const DAY_MS = 24 * HOUR_MS;
 /** The UTC day of an epoch-ms instant, `yyyy-mm-dd`. */
 export const utcDay = (at: number) => new Date(at).toISOString().slice(0, 10);
 /** The first part of the GSI partition listing the tenants of one UTC day: `tenants#<day>`. */

@@ -15,14 +15,13 @@
  * remembered; beyond that they are logged by ids and counted (`ReconcileCarryDropped`).
  */
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { HOUR_MS, MINUTE_MS } from '../../core/model';
 import type { Logger } from '../shared/logger';
 import {
   DEFAULT_GRACE_MS,
   emptyTally,
-  HOUR_MS,
   lastClosedWindow,
   MAX_TALLY_VIOLATIONS,
-  MINUTE_MS,
   type ReconcileCursor,
   type ReconcileDeps,
   type ReconcileReport,

@@ -18,7 +18,7 @@
  *
  * Quarantined deliveries are not violations (they are parked in the DLQ on purpose); they are counted.
  */
-import { eventKey, type EventItem, type LedgerItem, ledgerKey, parseLedgerKey } from '../../core/model';
+import { eventKey, type EventItem, HOUR_MS, type LedgerItem, ledgerKey, MINUTE_MS, parseLedgerKey } from '../../core/model';
 import { type IndexedReceipt, WindowReader } from '../../adapters/window-index';
 import {
   eventStoreItemsByKey,
@@ -31,8 +31,6 @@ import {
 } from '../../adapters/table-scan';
 import { WindowError } from '../../core/errors';
 
-export const MINUTE_MS = 60_000;
-export const HOUR_MS = 60 * MINUTE_MS;
 /** Work younger than this may still be on its way through the stream and the queue. */
 export const DEFAULT_GRACE_MS = 15 * MINUTE_MS;
 

@@ -7,6 +7,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { findConsumer } from '../../core/config/routing';
 import { ENV, requireEnv } from '../../core/env';
+import { HOUR_MS } from '../../core/model';
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../../adapters/clients';
 import { eventSourcePause } from '../shared/event-source-pause';
@@ -17,8 +18,6 @@ import { SecretsManagerPort } from '../../adapters/secrets-manager';
 import { createHttpHandle } from './http';
 import { lambdaConsumer } from './lambda';
 import type { ConsumerHandle, ConsumerLambdaHandler } from './runtime';
-
-const HOUR_MS = 3_600_000;
 
 let built: ConsumerLambdaHandler | undefined;
 
