@@ -10,7 +10,7 @@ import { findSource, subscribedConsumers } from '../../core/config/routing';
 import type { HookledgerConfig, SourceConfig } from '../../core/config/schema';
 import { countFormFields, mediaTypeConflict } from '../../core/body';
 import { StorageUnavailableError } from '../../adapters/errors';
-import type { EventStore } from '../../adapters/event-store';
+import type { IntakeStore } from '../../adapters/event-stores';
 import type { Logger } from '../shared/logger';
 import type { Attribution, KeyItem } from '../../core/model';
 import { payloadHmac as keyedHash } from '../../adapters/payload-hash';
@@ -23,7 +23,7 @@ import { orderingKeysFor } from './ordering';
 
 export interface IngestDeps {
   readonly config: HookledgerConfig;
-  readonly store: Pick<EventStore, 'recordEvent' | 'getKey' | 'claimBody'>;
+  readonly store: IntakeStore;
   readonly secrets: SecretsPort;
   readonly logger: Logger;
   readonly clock?: () => number;

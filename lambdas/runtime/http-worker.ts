@@ -12,7 +12,7 @@ import { DIMENSION, HTTP_CIRCUIT_OPEN_METRIC, METRICS_NAMESPACE } from '../../co
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../../adapters/clients';
 import { eventSourcePause } from '../shared/event-source-pause';
-import { Ledger } from '../../adapters/ledger';
+import { Breakers } from '../../adapters/ledger-controls';
 import { createLogger } from '../shared/logger';
 import { SecretsManagerPort } from '../../adapters/secrets-manager';
 import { createHttpHandle } from './http';
@@ -43,7 +43,7 @@ function build(): ConsumerLambdaHandler {
       secretIds: { [consumerId]: requireEnv(ENV.consumerSecret) },
       overlapMs: { [consumerId]: consumer.secretOverlapHours * HOUR_MS },
     }),
-    breaker: new Ledger({ client: createDocumentClient(), tableName: requireEnv(ENV.ledgerTable) }),
+    breaker: new Breakers({ client: createDocumentClient(), tableName: requireEnv(ENV.ledgerTable) }),
     pause: eventSourcePause({ lambda: new LambdaClient({}), queueArn: requireEnv(ENV.queueArn) }),
     onBreakerOpen: () => {
       metrics.addMetric(HTTP_CIRCUIT_OPEN_METRIC, MetricUnit.Count, 1);
