@@ -1,6 +1,6 @@
 /**
  * Audit items in the EventStore (`audit#<iso>#<id>`, kind `audit`): who did what, when, to what.
- * Never a secret value. Built here, written by `EventStore.putAudit`: by the CLI (cli/ops/audit.ts)
+ * Never a secret value. Built here, written by `AuditLog.putAudit`: by the CLI (cli/ops/audit.ts)
  * and by the scheduled reconciler's repairs.
  */
 import { type AuditAction, type AuditItem, auditKey } from '../core/model';

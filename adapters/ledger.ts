@@ -13,15 +13,14 @@
  * past that, `readsDropped` / `errorsDropped` count what was not kept, so a row stays far below
  * DynamoDB's 400 KB item limit at any `maxReceiveCount` (the count, not the list, grows).
  *
- * And one operator write, `noteReplayRequest` (hookledger replay), which only appends a note.
+ * And one operator write, `noteReplayRequest` (hookledger replay), which only appends a note. The
+ * consumers' control items (version watermarks, circuit breakers) are in ledger-controls.ts.
  */
 import { type AttributeValue, ConditionalCheckFailedException, type ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
-import type { ConsumedCapacityObserver } from './event-store';
-import { translate } from './event-store';
+import { type ConsumedCapacityObserver, translate } from './table';
 import {
-  breakerKey,
   type DeliveryMessage,
   eventKey,
   LEDGER_LIST_CAP,
@@ -29,7 +28,6 @@ import {
   type LedgerKeyParts,
   ledgerKey,
   type ReplayRequestEntry,
-  versionWatermarkKey,
 } from '../core/model';
 
 export type ClaimResult =
@@ -291,76 +289,6 @@ export class Ledger {
       if (error instanceof ConditionalCheckFailedException) return false;
       // The operator's path: other SDK errors reach the CLI as they are.
       throw error;
-    }
-  }
-
-  /**
-   * Ordered consumers with `version`: whether an event of `version` is older than one already
-   * acknowledged for its key. The watermark is a control item among the consumer's own rows.
-   */
-  async isStaleVersion(consumerId: string, key: string, version: string | number): Promise<boolean> {
-    const out = await this.options.client.send(
-      new GetCommand({ TableName: this.options.tableName, Key: { pk: versionWatermarkKey(consumerId, key) }, ConsistentRead: true }),
-    );
-    const seen: unknown = out.Item?.version;
-    if (seen === undefined || typeof seen !== typeof version) return false;
-    return (version as string | number) < (seen as string | number);
-  }
-
-  /** Raises the key's watermark to `version` (never lowers it; a lower or equal one is a no-op). */
-  async advanceVersion(consumerId: string, key: string, version: string | number, now: number): Promise<void> {
-    try {
-      await this.options.client.send(
-        new UpdateCommand({
-          TableName: this.options.tableName,
-          Key: { pk: versionWatermarkKey(consumerId, key) },
-          UpdateExpression: 'SET #version = :v, #at = :now, #kind = :kind',
-          ConditionExpression: 'attribute_not_exists(#version) OR #version < :v',
-          ExpressionAttributeNames: { '#version': 'version', '#at': 'at', '#kind': 'kind' },
-          ExpressionAttributeValues: { ':v': version, ':now': now, ':kind': 'control' },
-        }),
-      );
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return;
-      throw translate(error);
-    }
-  }
-
-  /** HTTP consumers' circuit breaker: one more consecutive failure; returns the count. */
-  async recordBreakerFailure(consumerId: string, now: number): Promise<number> {
-    try {
-      const out = await this.options.client.send(
-        new UpdateCommand({
-          TableName: this.options.tableName,
-          Key: { pk: breakerKey(consumerId) },
-          UpdateExpression: 'ADD #failures :one SET #at = :now, #kind = :kind',
-          ExpressionAttributeNames: { '#failures': 'failures', '#at': 'at', '#kind': 'kind' },
-          ExpressionAttributeValues: { ':one': 1, ':now': now, ':kind': 'control' },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
-      return Number(out.Attributes?.failures ?? 1);
-    } catch (error) {
-      throw translate(error);
-    }
-  }
-
-  /** A success closes the breaker: the consecutive-failure count goes back to 0 (no write when it is 0). */
-  async resetBreaker(consumerId: string, now: number): Promise<void> {
-    try {
-      await this.options.client.send(
-        new UpdateCommand({
-          TableName: this.options.tableName,
-          Key: { pk: breakerKey(consumerId) },
-          UpdateExpression: 'SET #failures = :zero, #at = :now',
-          ConditionExpression: '#failures > :zero',
-          ExpressionAttributeNames: { '#failures': 'failures', '#at': 'at' },
-          ExpressionAttributeValues: { ':zero': 0, ':now': now },
-        }),
-      );
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return;
-      throw translate(error);
     }
   }
 

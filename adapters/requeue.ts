@@ -6,7 +6,7 @@
  *   repair (repairId)  an ordinary delivery: a done one stays done (the claim is a no-op), anything
  *                      else is claimed as usual, so a repair can never add a ledger row or a charge.
  *
- * Built here, written by `EventStore.putRequeue` (one conditional put per item): by the CLI (replay,
+ * Built here, written by `Requeues.putRequeue` (one conditional put per item): by the CLI (replay,
  * backfill, reconcile --repair) and by the scheduled reconciler.
  */
 import type { EventItem, RequeueItem } from '../core/model';

@@ -1,8 +1,8 @@
 /**
  * The scanner: read-only bulk reads of both tables, shared by reconcile (the scheduled Lambda and
  * `hookledger reconcile`), the operator CLI (status, usage, keys, replay and backfill by window,
- * trace) and the tests. Single-item reads and every write stay with the adapters (event-store.ts,
- * ledger.ts).
+ * trace) and the tests. Single-item reads and every write stay with the adapters (receipts.ts,
+ * payloads.ts, key-registry.ts, audit-log.ts, requeues.ts, ledger.ts, ledger-controls.ts).
  *
  * Scale: a Scan reads (and is billed for) the whole table, whatever its filter. Window operations
  * read the window index instead (window-index.ts); scans are kept for what has no window: full-

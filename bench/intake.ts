@@ -69,7 +69,7 @@ export interface FloorResult {
   readonly putsPerSecond: number;
 }
 
-/** What EventStore.recordEvent writes for one webhook: the payload item, then the receipt, both conditional. */
+/** What Receipts.recordEvent writes for one webhook: the payload item, then the receipt, both conditional. */
 /** The floor's writes only need a hash of the same size as intake's, not intake's key. */
 const HASH_KEY = randomBytes(32);
 

@@ -121,7 +121,7 @@ export async function bodyProtection(
     if (res.status === 200 && JSON.parse(res.text).event_id === r.eventId) duplicates++;
   }
   await stack.drain();
-  // Failed conditions are billed as 1 WRU each on AWS; EventStore reports them so.
+  // Failed conditions are billed as 1 WRU each on AWS; the adapters report them so.
   return { traffic, replay: { requests: count, duplicates, accepted, writeUnits: m.capacity.writeUnits / count } };
 }
 

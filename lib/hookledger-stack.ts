@@ -12,7 +12,7 @@ import {
 } from '../core/outputs';
 import { type ConsumerVpcPlacement, ConsumerWorker } from './constructs/consumer-worker';
 import { BUNDLED_CONFIG_CONTEXT } from './constructs/hookledger-function';
-import { EventStore } from './constructs/event-store';
+import { Storage } from './constructs/storage';
 import { FanOut } from './constructs/fan-out';
 import { IngestApi } from './constructs/ingest-api';
 import { Observability } from './constructs/observability';
@@ -39,7 +39,7 @@ export interface HookledgerStackProps extends StackProps {
  */
 export class HookledgerStack extends Stack {
   readonly config: HookledgerConfig;
-  readonly eventStore: EventStore;
+  readonly storage: Storage;
   readonly payloadBucket: PayloadBucket;
   readonly ingest: IngestApi;
   readonly fanOut: FanOut;
@@ -62,8 +62,9 @@ export class HookledgerStack extends Stack {
       'source',
     );
 
-    this.eventStore = new EventStore(this, 'EventStore');
-    const { events, ledger } = this.eventStore;
+    // The id is a contract: the tables' logical ids derive from it.
+    this.storage = new Storage(this, 'EventStore');
+    const { events, ledger } = this.storage;
 
     this.payloadBucket = new PayloadBucket(this, 'PayloadBucket', { retentionDays: config.retention.payloadDays });
     const bucketName = this.payloadBucket.bucket.bucketName;

@@ -112,7 +112,7 @@ export async function provisionLocalStack(options: ProvisionOptions): Promise<Pr
   };
 }
 
-/** The EventStore's window index, as lib/constructs/event-store.ts declares it (core/model.ts WINDOW_INDEX). */
+/** The EventStore's window index, as lib/constructs/storage.ts declares it (core/model.ts WINDOW_INDEX). */
 const windowIndex: GlobalSecondaryIndex = {
   IndexName: WINDOW_INDEX.name,
   KeySchema: [

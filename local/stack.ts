@@ -10,7 +10,7 @@ import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import defaultConfig from '../hookledger.config';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
-import type { ConsumedCapacityObserver } from '../adapters/event-store';
+import type { ConsumedCapacityObserver } from '../adapters/table';
 import type { Logger } from '../lambdas/shared/logger';
 import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../core/queues';
 import type { HookledgerConfig } from '../core/config/schema';

@@ -22,8 +22,10 @@ import {
 } from '../lambdas/fanout/app';
 import { createIngestHandler, type IngestHandler } from '../lambdas/ingest/app';
 import { createDocumentClient } from '../adapters/clients';
-import { type ConsumedCapacityObserver, EventStore } from '../adapters/event-store';
+import { type EventStores, eventStores, intakeStore } from '../adapters/event-stores';
+import type { ConsumedCapacityObserver } from '../adapters/table';
 import { Ledger } from '../adapters/ledger';
+import { Breakers, VersionWatermarks } from '../adapters/ledger-controls';
 import { createLogger, type Logger } from '../lambdas/shared/logger';
 import { S3PayloadBlobs } from '../adapters/payload-blobs';
 import type { SecretsPort } from '../adapters/secrets';
@@ -90,7 +92,8 @@ export interface LocalHandlers {
   readonly consumers: Readonly<Record<string, ConsumerLambdaHandler>>;
   readonly ddb: DynamoDBDocumentClient;
   readonly sqs: SQSClient;
-  readonly eventStore: EventStore;
+  /** The EventStore table's adapters: receipts, payloads, keys, audit, requeues. */
+  readonly stores: EventStores;
   readonly ledger: Ledger;
   /** The payload bucket's adapter, when one is wired. */
   readonly blobs?: S3PayloadBlobs;
@@ -105,7 +108,7 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
   const blobs = options.payloadBucket
     ? new S3PayloadBlobs({ client: localS3Client(endpoints.s3 ?? endpoints.sqs), bucket: options.payloadBucket })
     : undefined;
-  const eventStore = new EventStore({
+  const stores = eventStores({
     client: ddb,
     tableName: resources.tables.events,
     ...(blobs ? { blobs } : {}),
@@ -113,12 +116,14 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
     onCapacity: options.onCapacity,
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  const ledger = new Ledger({ client: ddb, tableName: resources.tables.ledger, onCapacity: options.onCapacity });
+  const ledgerTable = { client: ddb, tableName: resources.tables.ledger };
+  const ledger = new Ledger({ ...ledgerTable, onCapacity: options.onCapacity });
+  const versions = new VersionWatermarks(ledgerTable);
   const root = options.root ?? PROJECT_ROOT;
 
   const ingest = createIngestHandler({
     config,
-    store: eventStore,
+    store: intakeStore(stores),
     secrets: options.secrets,
     logger: logger('hookledger-ingest'),
     clock: options.clock,
@@ -127,7 +132,7 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
   });
   const fanout = createFanoutHandler({
     sqs,
-    payloads: eventStore,
+    payloads: stores.payloads,
     views: consumerViews(config),
     bodyFormats: sourceBodyFormats(config),
     versionPaths: consumerVersionPaths(config),
@@ -147,8 +152,8 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
       {
         consumer,
         ledger,
-        events: eventStore,
-        versions: ledger,
+        events: stores.keys,
+        versions,
         sqs,
         queueUrl: queue.url,
         dlqUrl: queue.dlqUrl,
@@ -161,14 +166,14 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
       handle,
     );
   }
-  return { ingest, fanout, consumers, ddb, sqs, eventStore, ledger, ...(blobs ? { blobs } : {}) };
+  return { ingest, fanout, consumers, ddb, sqs, stores, ledger, ...(blobs ? { blobs } : {}) };
 
   function httpHandle(consumer: ConsumerConfig): ConsumerHandle {
     if (!options.consumerSecrets) throw new Error(`http consumer ${consumer.id} needs consumerSecrets`);
     return createHttpHandle({
       consumer,
       secrets: options.consumerSecrets,
-      breaker: ledger,
+      breaker: new Breakers(ledgerTable),
       pause: options.pause ?? (async () => undefined),
       onBreakerOpen: options.onBreakerOpen,
       logger: logger(`hookledger-${consumer.id}`),

@@ -9,7 +9,7 @@
  */
 import { type AuditAction, type AuditItem, auditItem, auditKey } from '../../adapters/audit';
 import { newAuditId } from './ids';
-import { now as clockNow, eventStoreOf, type OperatorDeps } from './deps';
+import { now as clockNow, eventStoresOf, type OperatorDeps } from './deps';
 
 export { type AuditAction, type AuditItem, auditKey };
 
@@ -22,6 +22,6 @@ export async function writeAudit(
   const at = options.at ?? clockNow(deps);
   const auditId = options.id ?? newAuditId(at);
   const item = auditItem({ action, auditId, at, operator: deps.operator }, details);
-  await eventStoreOf(deps).putAudit(item);
+  await eventStoresOf(deps).audit.putAudit(item);
   return item;
 }

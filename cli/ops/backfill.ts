@@ -10,7 +10,7 @@ import { requeueItem } from '../../adapters/requeue';
 import type { Window } from '../../adapters/table-scan';
 import { WindowReader, windowReceiptsInFull } from '../../adapters/window-index';
 import { writeAudit } from './audit';
-import { type ConfigDeps, now as clockNow, eventStoreOf, type OperatorDeps, type Progress } from './deps';
+import { type ConfigDeps, now as clockNow, eventStoresOf, type OperatorDeps, type Progress } from './deps';
 import { UsageError } from '../errors';
 import { newReplayId } from './ids';
 import { forEachLimited } from '../../adapters/pool';
@@ -79,7 +79,7 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
     { replayId, consumer: consumer.id, window: { from: iso(window.from), to: iso(window.to) }, count: matching.length },
     { id: replayId, at },
   );
-  const store = eventStoreOf(deps);
+  const { receipts, requeues } = eventStoresOf(deps);
   let added = 0;
   let alreadyPresent = 0;
   await forEachLimited(
@@ -87,11 +87,11 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
     WRITE_CONCURRENCY,
     async (receipt) => {
       // The delivery set first (so reconcile expects the delivery), then the requeue that sends it.
-      if (!(await store.addToDeliverySet(receipt.source, receipt.eventId, consumer.id))) {
+      if (!(await receipts.addToDeliverySet(receipt.source, receipt.eventId, consumer.id))) {
         alreadyPresent++;
         return;
       }
-      await store.putRequeue(requeueItem(receipt, consumer.id, replayId, at));
+      await requeues.putRequeue(requeueItem(receipt, consumer.id, replayId, at));
       added++;
     },
     request.onProgress,

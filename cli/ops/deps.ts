@@ -5,7 +5,7 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HookledgerConfig } from '../../core/config/schema';
-import { EventStore } from '../../adapters/event-store';
+import { eventStores } from '../../adapters/event-stores';
 import { Ledger } from '../../adapters/ledger';
 import type { Progress, TableNames } from '../../adapters/table-scan';
 
@@ -33,8 +33,11 @@ export interface ConfigDeps {
 
 export const now = (deps: { readonly clock?: () => number }) => (deps.clock ?? Date.now)();
 
-/** The EventStore adapter over the injected client: every single-item read and write the operations make. */
-export const eventStoreOf = (deps: StoreDeps) => new EventStore({ client: deps.ddb, tableName: deps.tables.events, clock: deps.clock });
+/**
+ * The EventStore table's adapters (receipts, payloads, keys, audit, requeues) over the injected client:
+ * every single-item read and write the operations make.
+ */
+export const eventStoresOf = (deps: StoreDeps) => eventStores({ client: deps.ddb, tableName: deps.tables.events, clock: deps.clock });
 
 /** The Ledger adapter over the injected client. */
 export const ledgerOf = (deps: StoreDeps) => new Ledger({ client: deps.ddb, tableName: deps.tables.ledger });

@@ -5,7 +5,7 @@
 import { scanKeys } from '../../adapters/table-scan';
 import { type KeyItem, keyRegistryKey } from '../../core/model';
 import { writeAudit } from './audit';
-import { now as clockNow, eventStoreOf, type OperatorDeps, type StoreDeps } from './deps';
+import { now as clockNow, eventStoresOf, type OperatorDeps, type StoreDeps } from './deps';
 import { ConflictError, NotFoundError, UsageError } from '../errors';
 import { newKeyId } from './ids';
 
@@ -18,7 +18,7 @@ export async function issueKey(deps: OperatorDeps, request: { tenant: string; ke
   if (!request.tenant) throw new UsageError('a key needs a tenant (--tenant)');
   const item: KeyItem = { pk: keyRegistryKey(keyId), kind: 'key', keyId, tenantId: request.tenant, status: 'active', createdAt: at };
   // Never re-issue an id: events already attributed to it must keep meaning the same tenant.
-  if (!(await eventStoreOf(deps).createKey(item))) {
+  if (!(await eventStoresOf(deps).keys.createKey(item))) {
     throw new ConflictError(`key ${keyId} already exists; key ids are never reused, pick another (or omit --key-id)`);
   }
   await writeAudit(deps, 'key.issue', { keyId, tenant: request.tenant }, { at });
@@ -33,7 +33,7 @@ export interface RevokeResult {
 
 export async function revokeKey(deps: OperatorDeps, request: { keyId: string }): Promise<RevokeResult> {
   const at = clockNow(deps);
-  const revoked = await eventStoreOf(deps).revokeKey(request.keyId, at);
+  const revoked = await eventStoresOf(deps).keys.revokeKey(request.keyId, at);
   if (!revoked) throw new NotFoundError(`no key ${request.keyId}; list keys with \`hookledger keys list\``);
   if (revoked.alreadyRevoked) return revoked;
   await writeAudit(deps, 'key.revoke', { keyId: request.keyId, tenant: revoked.key.tenantId }, { at });

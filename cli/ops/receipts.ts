@@ -4,7 +4,7 @@
  * adapter's; this module only turns what it found into the operator's answer.
  */
 import type { EventItem } from '../../core/model';
-import { type ConfigDeps, eventStoreOf, type StoreDeps } from './deps';
+import { type ConfigDeps, eventStoresOf, type StoreDeps } from './deps';
 import { NotFoundError, UsageError } from '../errors';
 
 /** The receipt of one event, trying every configured source when none is given. */
@@ -15,7 +15,7 @@ export async function findReceipt(
   consumer?: string,
 ): Promise<EventItem> {
   const sources = source !== undefined ? [source] : deps.config.sources.map((s) => s.id);
-  const found = await eventStoreOf(deps).findReceipts(eventId, sources);
+  const found = await eventStoresOf(deps).receipts.findReceipts(eventId, sources);
   if (found.length === 0) {
     throw new NotFoundError(`no receipt for event ${eventId} (sources tried: ${sources.join(', ')}); check the id, or pass --source`);
   }

@@ -14,7 +14,7 @@ import { ledgerItemsByKey, type Window } from '../../adapters/table-scan';
 import { WindowReader, windowReceiptsInFull } from '../../adapters/window-index';
 import { type DeliveryState, type LedgerItem, ledgerKey } from '../../core/model';
 import { writeAudit } from './audit';
-import { type ConfigDeps, now as clockNow, eventStoreOf, ledgerOf, type OperatorDeps, type Progress } from './deps';
+import { type ConfigDeps, now as clockNow, eventStoresOf, ledgerOf, type OperatorDeps, type Progress } from './deps';
 import { UsageError } from '../errors';
 import { newReplayId } from './ids';
 import { forEachLimited } from '../../adapters/pool';
@@ -124,7 +124,7 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
     { id: replayId, at },
   );
 
-  const store = eventStoreOf(deps);
+  const { requeues } = eventStoresOf(deps);
   const ledger = ledgerOf(deps);
   let requeued = 0;
   let annotated = 0;
@@ -133,7 +133,7 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
     WRITE_CONCURRENCY,
     async (receipt) => {
       // The requeue first: a ledger note about a replay that was never sent would mislead.
-      await store.putRequeue(requeueItem(receipt, consumer, replayId, at));
+      await requeues.putRequeue(requeueItem(receipt, consumer, replayId, at));
       requeued++;
       if (states.has(ledgerKey(receipt.source, receipt.eventId, consumer))) {
         const delivery = { source: receipt.source, eventId: receipt.eventId, consumerId: consumer };

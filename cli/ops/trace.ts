@@ -14,7 +14,7 @@ import {
   type ReadEntry,
   type ReplayRequestEntry,
 } from '../../core/model';
-import { type ConfigDeps, eventStoreOf, type StoreDeps } from './deps';
+import { type ConfigDeps, eventStoresOf, type StoreDeps } from './deps';
 import { findReceipt } from './receipts';
 
 export interface TraceDelivery {
@@ -63,9 +63,9 @@ export interface TraceReport {
 
 export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, options: { source?: string } = {}): Promise<TraceReport> {
   const receipt: EventItem = await findReceipt(deps, eventId, options.source);
-  const store = eventStoreOf(deps);
-  const payloadState = await store.payloadState(receipt.source, receipt.eventId, receipt.payloadHmac);
-  const conflict: ConflictItem | undefined = await store.getConflict(receipt.source, receipt.eventId);
+  const { payloads, receipts } = eventStoresOf(deps);
+  const payloadState = await payloads.payloadState(receipt.source, receipt.eventId, receipt.payloadHmac);
+  const conflict: ConflictItem | undefined = await receipts.getConflict(receipt.source, receipt.eventId);
 
   const expected = receipt.consumers ?? [];
   const candidates = [...new Set([...expected, ...deps.config.consumers.map((c) => c.id)])];

@@ -15,7 +15,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Logger } from '../shared/logger';
-import type { EventStore } from '../../adapters/event-store';
+import type { Payloads } from '../../adapters/payloads';
 import type { PayloadBlobs } from '../../adapters/payload-blobs';
 import { viewObjectKey } from '../../core/blobs';
 import type { HookledgerConfig } from '../../core/config/schema';
@@ -37,7 +37,7 @@ export interface FanoutDeps {
    */
   readonly onSkipped?: (consumerId: string, count: number) => void;
   /** Where the stored payloads are read, once per event. */
-  readonly payloads: Pick<EventStore, 'getPayload'>;
+  readonly payloads: Pick<Payloads, 'getPayload'>;
   /** consumer id -> the payload fields (dotted paths) it may see: its config's `fields`. */
   readonly views: Readonly<Record<string, readonly string[]>>;
   /**

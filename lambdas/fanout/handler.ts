@@ -4,7 +4,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../../adapters/clients';
-import { EventStore } from '../../adapters/event-store';
+import { Payloads } from '../../adapters/payloads';
 import { S3PayloadBlobs } from '../../adapters/payload-blobs';
 import { createLogger } from '../shared/logger';
 import { consumerVersionPaths, consumerViews, createFanoutHandler, FANOUT_READ_RETRY_MS, sourceBodyFormats } from './app';
@@ -19,7 +19,7 @@ const config = bundledConfig();
 export const handler = createFanoutHandler({
   sqs: new SQSClient({}),
   queueUrls: requireJsonEnv(ENV.queueUrls),
-  payloads: new EventStore({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable), blobs: bucket }),
+  payloads: new Payloads({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable), blobs: bucket }),
   viewObjects: bucket,
   views: consumerViews(config),
   bodyFormats: sourceBodyFormats(config),

@@ -11,7 +11,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { HookledgerConfig } from '../../core/config/schema';
 import { StorageUnavailableError } from '../../adapters/errors';
-import type { EventStore } from '../../adapters/event-store';
+import type { IntakeStore } from '../../adapters/event-stores';
 import type { Logger } from '../shared/logger';
 import { payloadHmac as keyedHash } from '../../adapters/payload-hash';
 import type { SecretsPort } from '../../adapters/secrets';
@@ -25,7 +25,7 @@ import { readSecrets, verify } from './verify';
 
 export interface IngestDeps {
   readonly config: HookledgerConfig;
-  readonly store: Pick<EventStore, 'recordEvent' | 'getKey' | 'claimBody'>;
+  readonly store: IntakeStore;
   readonly secrets: SecretsPort;
   readonly logger: Logger;
   readonly clock?: () => number;

@@ -4,7 +4,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../../adapters/clients';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
-import { EventStore } from '../../adapters/event-store';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { S3PayloadBlobs } from '../../adapters/payload-blobs';
 import { createLogger } from '../shared/logger';
 import { createIntakeMetrics, createSecretRefreshFailureMetric } from '../shared/metrics';
@@ -20,13 +20,15 @@ const onSecretRefreshFailure = createSecretRefreshFailureMetric(stackName);
 
 export const handler = createIngestHandler({
   config,
-  store: new EventStore({
-    client: createDocumentClient(),
-    tableName: requireEnv(ENV.eventsTable),
-    shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
-    // Bodies too large for a payload item (core/blobs.ts); PutObject on payloads/* only.
-    blobs: new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) }),
-  }),
+  store: intakeStore(
+    eventStores({
+      client: createDocumentClient(),
+      tableName: requireEnv(ENV.eventsTable),
+      shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
+      // Bodies too large for a payload item (core/blobs.ts); PutObject on payloads/* only.
+      blobs: new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) }),
+    }),
+  ),
   secrets: new SecretsManagerPort({
     client: new SecretsManagerClient({}),
     secretIds: requireJsonEnv(ENV.sourceSecrets),

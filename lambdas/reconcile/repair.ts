@@ -31,7 +31,8 @@
  */
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { auditItem } from '../../adapters/audit';
-import { EventStore } from '../../adapters/event-store';
+import { AuditLog } from '../../adapters/audit-log';
+import { Requeues } from '../../adapters/requeues';
 import { newRepairId } from '../../adapters/ids';
 import { type EventItem, eventKey, type LedgerItem, ledgerKey, type RequeueItem } from '../../core/model';
 import { requeueItem, requeueUnder } from '../../adapters/requeue';
@@ -285,9 +286,9 @@ export async function repair(deps: RepairDeps, options: RepairOptions, found?: R
       chosen.map((d) => eventKey(d.source, d.eventId)),
     );
     repairId = newRepairId(now);
-    const store = new EventStore({ client: deps.ddb, tableName: deps.tables.events });
+    const table = { client: deps.ddb, tableName: deps.tables.events };
     // The audit first, as replay does: a run that dies half-way still says what it set out to do.
-    await store.putAudit(
+    await new AuditLog(table).putAudit(
       auditItem(
         { action: 'repair', auditId: repairId, at: now, operator: deps.operator },
         {
@@ -307,11 +308,12 @@ export async function repair(deps: RepairDeps, options: RepairOptions, found?: R
       ),
     );
     const id = repairId;
+    const requeues = new Requeues(table);
     await forEachLimited(chosen, WRITE_CONCURRENCY, async (d) => {
       const receipt = receipts.get(eventKey(d.source, d.eventId));
       // A stalled row whose receipt is gone is reported by reconcile as usage_without_event instead.
       if (receipt?.kind !== 'event') return;
-      await store.putRequeue(
+      await requeues.putRequeue(
         d.replayId
           ? requeueUnder(id, requeueItem(receipt, d.consumerId, { replayId: d.replayId }, now))
           : requeueItem(receipt, d.consumerId, { repairId: id }, now),

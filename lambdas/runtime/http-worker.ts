@@ -11,7 +11,7 @@ import { HOUR_MS } from '../../core/model';
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../../adapters/clients';
 import { eventSourcePause } from '../shared/event-source-pause';
-import { Ledger } from '../../adapters/ledger';
+import { Breakers } from '../../adapters/ledger-controls';
 import { createLogger } from '../shared/logger';
 import { createCircuitOpenMetric } from '../shared/metrics';
 import { SecretsManagerPort } from '../../adapters/secrets-manager';
@@ -39,7 +39,7 @@ function build(): ConsumerLambdaHandler {
       secretIds: { [consumerId]: requireEnv(ENV.consumerSecret) },
       overlapMs: { [consumerId]: consumer.secretOverlapHours * HOUR_MS },
     }),
-    breaker: new Ledger({ client: createDocumentClient(), tableName: requireEnv(ENV.ledgerTable) }),
+    breaker: new Breakers({ client: createDocumentClient(), tableName: requireEnv(ENV.ledgerTable) }),
     pause: eventSourcePause({ lambda: new LambdaClient({}), queueArn: requireEnv(ENV.queueArn) }),
     onBreakerOpen,
     logger,

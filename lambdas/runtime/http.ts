@@ -15,7 +15,7 @@ import type { ConsumerConfig, HttpDeliveryConfig } from '../../core/config/schem
 import { standardWebhooks } from '../../core/schemes/standard-webhooks';
 import type { SigningSecrets } from '../../core/schemes/types';
 import { PermanentError, RetryableError } from './errors';
-import type { Ledger } from '../../adapters/ledger';
+import type { Breakers } from '../../adapters/ledger-controls';
 import type { Logger } from '../shared/logger';
 import { activeSecrets } from '../../adapters/secrets';
 import type { ConsumerHandle } from './runtime';
@@ -29,7 +29,7 @@ export interface HttpHandleDeps {
   readonly consumer: ConsumerConfig;
   readonly secrets: ConsumerSecretsPort;
   /** The breaker's consecutive-failure count, kept among the consumer's own ledger rows. */
-  readonly breaker: Pick<Ledger, 'recordBreakerFailure' | 'resetBreaker'>;
+  readonly breaker: Pick<Breakers, 'recordBreakerFailure' | 'resetBreaker'>;
   /**
    * Opens the breaker: pauses the consumer as `hookledger pause` does (its event source mapping on
    * AWS, its poller locally). Not awaited by the delivery that trips it.

@@ -8,8 +8,9 @@ import { findConsumer } from '../../core/config/routing';
 import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../../adapters/clients';
 import { ENV, requireEnv } from '../../core/env';
-import { EventStore } from '../../adapters/event-store';
+import { KeyRegistry } from '../../adapters/key-registry';
 import { Ledger } from '../../adapters/ledger';
+import { VersionWatermarks } from '../../adapters/ledger-controls';
 import { S3PayloadBlobs } from '../../adapters/payload-blobs';
 import { createLogger } from '../shared/logger';
 import { type ConsumerHandle, type ConsumerLambdaHandler, createConsumerHandler } from './runtime';
@@ -35,8 +36,8 @@ function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandle
       consumer,
       ledger,
       // Ordered consumers with `version`: the per-key watermark lives among its own ledger rows.
-      versions: ledger,
-      events: new EventStore({ client, tableName: requireEnv(ENV.eventsTable) }),
+      versions: new VersionWatermarks({ client, tableName: requireEnv(ENV.ledgerTable) }),
+      events: new KeyRegistry({ client, tableName: requireEnv(ENV.eventsTable) }),
       sqs: new SQSClient({}),
       queueUrl: requireEnv(ENV.queueUrl),
       dlqUrl: requireEnv(ENV.dlqUrl),

@@ -18,8 +18,9 @@ import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } fr
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { ConsumerConfig } from '../../core/config/schema';
 import { errorCategory, errorMessage, PermanentError, RetryableError } from './errors';
-import type { EventStore } from '../../adapters/event-store';
+import type { KeyRegistry } from '../../adapters/key-registry';
 import type { Ledger } from '../../adapters/ledger';
+import type { VersionWatermarks } from '../../adapters/ledger-controls';
 import type { Logger } from '../shared/logger';
 import type { PayloadBlobs } from '../../adapters/payload-blobs';
 import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
@@ -58,12 +59,12 @@ export type ConsumerHandle = (delivery: DeliveryContext) => Promise<DeliveryResu
 export interface ConsumerRuntimeDeps {
   readonly consumer: ConsumerConfig;
   readonly ledger: Pick<Ledger, 'claim' | 'acknowledge' | 'recordFailure'>;
-  readonly events: Pick<EventStore, 'getKey'>;
+  readonly events: Pick<KeyRegistry, 'getKey'>;
   /**
    * Ordered consumers with a `version`: the per-key watermark of acknowledged versions.
    * @default - no stale dropping
    */
-  readonly versions?: Pick<Ledger, 'isStaleVersion' | 'advanceVersion'>;
+  readonly versions?: Pick<VersionWatermarks, 'isStaleVersion' | 'advanceVersion'>;
   readonly sqs: SQSClient;
   readonly queueUrl: string;
   readonly dlqUrl: string;

@@ -13,7 +13,7 @@ import type { ConsumerConfig } from '../../core/config/schema';
 import { FIFO_SUFFIX, isOrdered, workerEntry } from '../../core/config/consumers';
 import { assertConsumerRules } from '../../core/config/consumer-rules';
 import { deadLetterQueueProps, workQueueProps } from './defaults';
-import { grantItemsByKeyPattern } from './event-store';
+import { grantItemsByKeyPattern } from './storage';
 import { HookledgerFunction } from './hookledger-function';
 
 export interface ConsumerWorkerProps {

@@ -8,7 +8,7 @@ import { ENV } from '../../core/env';
 import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../../core/queues';
 import { deadLetterQueueProps } from './defaults';
 import { HookledgerFunction } from './hookledger-function';
-import { grantItemsByKeyPattern } from './event-store';
+import { grantItemsByKeyPattern } from './storage';
 import { keyPattern } from '../../core/model';
 
 /** A consumer's delivery queue, as the fan-out sees it. */

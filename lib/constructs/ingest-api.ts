@@ -6,7 +6,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { grantItemsByKeyPattern } from './event-store';
+import { grantItemsByKeyPattern } from './storage';
 import { ENV } from '../../core/env';
 import { keyPattern } from '../../core/model';
 import { HookledgerFunction } from './hookledger-function';

@@ -7,7 +7,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
 import { keyPattern, WINDOW_INDEX } from '../../core/model';
-import { grantItemsByKeyPattern } from './event-store';
+import { grantItemsByKeyPattern } from './storage';
 import { deadLetterQueueProps } from './defaults';
 import { HookledgerFunction } from './hookledger-function';
 

@@ -237,7 +237,7 @@ describe('twilio: a form body, stored as received, attributed from form fields, 
     const signature = twilioSignature(VERIFY.twilio, stack.webhookUrl('twilio'), form);
     const item = await accepted('twilio', () => post('twilio', body, formHeaders(signature)), form.MessageSid, form.AccountSid);
     expect(item).toMatchObject({ eventType: 'delivered', keyId: form.MessagingServiceSid, consumers: ['sms-log'] });
-    const payload = await stack.handlers.eventStore.getPayload('twilio', form.MessageSid, item?.payloadHmac as string);
+    const payload = await stack.handlers.stores.payloads.getPayload('twilio', form.MessageSid, item?.payloadHmac as string);
     expect(payload?.toString('utf8')).toBe(body);
     await stack.drain();
     expect(delivered).toHaveLength(1);

@@ -1,5 +1,5 @@
 /**
- * Integrity at the door, on DynamoDB Local through the real intake handler and EventStore: a
+ * Integrity at the door, on DynamoDB Local through the real intake handler and the EventStore table's adapters: a
  * captured request re-sent with new unsigned headers, the same event id with other bytes, and any
  * interleaving of two such requests with storage failures between their writes.
  */
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeaders } from '../../core/schemes';
 import baseConfig from '../../hookledger.config';
 import { createIngestHandler, type IngestHandler } from '../../lambdas/ingest/app';
-import { EventStore } from '../../adapters/event-store';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { type EventItem, type PayloadItem, payloadKey } from '../../core/model';
 import { payloadHmac } from '../../adapters/payload-hash';
 import type { SecretsPort } from '../../adapters/secrets';
@@ -48,7 +48,7 @@ function ingest(table: string, client: DynamoDBDocumentClient = dynamo.doc) {
   const outcomes: string[] = [];
   const handler: IngestHandler = createIngestHandler({
     config,
-    store: new EventStore({ client, tableName: table }),
+    store: intakeStore(eventStores({ client, tableName: table })),
     secrets,
     logger: capturingLogger().logger,
     clock: () => NOW,
@@ -244,10 +244,10 @@ describe('retention', () => {
   it('never serves a payload past its expiry, though TTL has not deleted the item', async () => {
     const table = await freshTable();
     let now = NOW;
-    const store = new EventStore({ client: dynamo.doc, tableName: table, clock: () => now });
+    const store = eventStores({ client: dynamo.doc, tableName: table, clock: () => now });
     const body = Buffer.from(JSON.stringify(platformEvent({ id: 'evt_01J8K7RET1' })));
     const hmac = payloadHmac(TEST_HASH_KEY, body);
-    await store.recordEvent(
+    await store.receipts.recordEvent(
       {
         source: 'platform',
         eventId: 'evt_01J8K7RET1',
@@ -263,9 +263,9 @@ describe('retention', () => {
       },
       body,
     );
-    expect((await store.getPayload('platform', 'evt_01J8K7RET1', hmac))?.equals(body)).toBe(true);
+    expect((await store.payloads.getPayload('platform', 'evt_01J8K7RET1', hmac))?.equals(body)).toBe(true);
     now = NOW + 30 * 86_400_000;
-    expect(await store.getPayload('platform', 'evt_01J8K7RET1', hmac)).toBeUndefined();
+    expect(await store.payloads.getPayload('platform', 'evt_01J8K7RET1', hmac)).toBeUndefined();
     // Still in the table: only the read refuses it.
     const raw = await dynamo.doc.send(new GetCommand({ TableName: table, Key: { pk: payloadKey('platform', 'evt_01J8K7RET1', hmac) } }));
     expect(raw.Item).toBeDefined();

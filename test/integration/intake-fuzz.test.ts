@@ -22,7 +22,7 @@ import config from '../../hookledger.config';
 import { defineConfig } from '../../core/config/schema';
 import { GITHUB_SOURCE } from '../support/provider-sources';
 import { createIngestHandler, type IngestHandler } from '../../lambdas/ingest/app';
-import { EventStore } from '../../adapters/event-store';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { httpEvent, NOW, OLD_SECRET, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 import { createTable, startTestDynamo } from '../support/dynamo';
@@ -41,7 +41,7 @@ beforeAll(async () => {
   lines = captured.lines;
   handler = createIngestHandler({
     config,
-    store: new EventStore({ client: dynamo.doc, tableName: 'events' }),
+    store: intakeStore(eventStores({ client: dynamo.doc, tableName: 'events' })),
     secrets: {
       get: async () => ({ current: TEST_SECRET, previous: OLD_SECRET, previousUntil: NOW + 3_600_000 }),
       refresh: async () => ({ current: TEST_SECRET, previous: OLD_SECRET, previousUntil: NOW + 3_600_000 }),
@@ -254,7 +254,7 @@ describe('intake under mutated signed requests', () => {
     const mutationConfig = defineConfig({ ...config, sources: [...config.sources, GITHUB_SOURCE, TWILIO_SOURCE] });
     const mutated = createIngestHandler({
       config: mutationConfig,
-      store: new EventStore({ client: dynamo.doc, tableName: 'mutations' }),
+      store: intakeStore(eventStores({ client: dynamo.doc, tableName: 'mutations' })),
       secrets: {
         get: async (source) => ({ current: SECRETS[source]! }),
         refresh: async (source) => ({ current: SECRETS[source]! }),

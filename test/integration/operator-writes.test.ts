@@ -1,11 +1,11 @@
 /**
- * The adapters' operator paths on DynamoDB Local: the EventStore's requeue, audit, key registry,
- * delivery-set and trace reads, the Ledger's replay notes, and the shared scanner's filters.
+ * The adapters' operator paths on DynamoDB Local: the EventStore table's requeues, audit log, key
+ * registry, delivery-set and trace reads, the Ledger's replay notes, and the shared scanner's filters.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditItem } from '../../adapters/audit';
-import { EventStore } from '../../adapters/event-store';
+import { eventStores } from '../../adapters/event-stores';
 import { Ledger } from '../../adapters/ledger';
 import { requeueItem } from '../../adapters/requeue';
 import {
@@ -33,7 +33,7 @@ async function freshTables() {
   const n = ++tableNo;
   const tables = { events: `ops-events-${n}`, ledger: `ops-ledger-${n}` };
   await Promise.all([createTable(dynamo.client, tables.events, true), createTable(dynamo.client, tables.ledger)]);
-  const store = new EventStore({ client: dynamo.doc, tableName: tables.events, clock: () => NOW });
+  const store = eventStores({ client: dynamo.doc, tableName: tables.events, clock: () => NOW });
   const ledger = new Ledger({ client: dynamo.doc, tableName: tables.ledger });
   return { tables, deps: { ddb: dynamo.doc, tables }, store, ledger };
 }
@@ -59,14 +59,14 @@ async function rawItem(table: string, pk: string) {
   return (await dynamo.doc.send(new GetCommand({ TableName: table, Key: { pk } }))).Item;
 }
 
-describe('EventStore operator paths', () => {
+describe('EventStore table operator paths', () => {
   describe('putRequeue', () => {
     it('writes the requeue item once; a retried write of the same item is a no-op, not a second item', async () => {
       const { tables, store } = await freshTables();
       const receipt = { ...receiptFields('evt_rq_1'), pk: eventKey('platform', 'evt_rq_1'), kind: 'event' as const };
       const item = requeueItem(receipt, 'billing-meter', 'rpl_1', NOW);
-      await store.putRequeue(item);
-      await store.putRequeue({ ...item, createdAt: NOW + 1 });
+      await store.requeues.putRequeue(item);
+      await store.requeues.putRequeue({ ...item, createdAt: NOW + 1 });
       expect(await rawItem(tables.events, item.pk)).toMatchObject({ kind: 'requeue', replayId: 'rpl_1', createdAt: NOW });
     });
   });
@@ -75,9 +75,9 @@ describe('EventStore operator paths', () => {
     it('writes the audit item under auditKey and refuses to overwrite it', async () => {
       const { tables, store } = await freshTables();
       const item = auditItem({ action: 'replay', auditId: 'aud_1', at: NOW, operator: 'ops' }, { count: 3 });
-      await store.putAudit(item);
+      await store.audit.putAudit(item);
       expect(await rawItem(tables.events, item.pk)).toEqual({ ...item });
-      await expect(store.putAudit({ ...item, count: 4 })).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
+      await expect(store.audit.putAudit({ ...item, count: 4 })).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
       expect((await rawItem(tables.events, item.pk))?.count).toBe(3);
     });
   });
@@ -94,28 +94,28 @@ describe('EventStore operator paths', () => {
 
     it('creates a key once and reports an existing id without touching it', async () => {
       const { store } = await freshTables();
-      expect(await store.createKey(key('key_a'))).toBe(true);
-      expect(await store.createKey({ ...key('key_a'), tenantId: 'tenant_other' })).toBe(false);
-      expect(await store.getKey('key_a')).toMatchObject({ tenantId: 'tenant_204', status: 'active' });
+      expect(await store.keys.createKey(key('key_a'))).toBe(true);
+      expect(await store.keys.createKey({ ...key('key_a'), tenantId: 'tenant_other' })).toBe(false);
+      expect(await store.keys.getKey('key_a')).toMatchObject({ tenantId: 'tenant_204', status: 'active' });
     });
 
     it('revokes an existing key and returns it; an unknown id returns undefined and writes nothing', async () => {
       const { tables, store } = await freshTables();
-      await store.createKey(key('key_b'));
-      expect(await store.revokeKey('key_b', NOW + 5)).toMatchObject({
+      await store.keys.createKey(key('key_b'));
+      expect(await store.keys.revokeKey('key_b', NOW + 5)).toMatchObject({
         alreadyRevoked: false,
         key: { keyId: 'key_b', status: 'revoked', revokedAt: NOW + 5 },
       });
-      expect(await store.revokeKey('key_b', NOW + 7)).toMatchObject({ alreadyRevoked: true, key: { revokedAt: NOW + 5 } });
-      expect(await store.revokeKey('key_missing', NOW + 6)).toBeUndefined();
+      expect(await store.keys.revokeKey('key_b', NOW + 7)).toMatchObject({ alreadyRevoked: true, key: { revokedAt: NOW + 5 } });
+      expect(await store.keys.revokeKey('key_missing', NOW + 6)).toBeUndefined();
       expect(await rawItem(tables.events, keyRegistryKey('key_missing'))).toBeUndefined();
     });
 
     it('scanKeys lists the registry, optionally one tenant', async () => {
       const { deps, store } = await freshTables();
-      await store.createKey(key('key_c'));
-      await store.createKey({ ...key('key_d'), tenantId: 'tenant_9' });
-      await store.recordEvent(receiptFields('evt_k_1'), Buffer.from('{}'));
+      await store.keys.createKey(key('key_c'));
+      await store.keys.createKey({ ...key('key_d'), tenantId: 'tenant_9' });
+      await store.receipts.recordEvent(receiptFields('evt_k_1'), Buffer.from('{}'));
       expect((await scanKeys(deps)).map((k) => k.keyId).sort()).toEqual(['key_c', 'key_d']);
       expect((await scanKeys(deps, { tenant: 'tenant_9' })).map((k) => k.keyId)).toEqual(['key_d']);
     });
@@ -124,10 +124,10 @@ describe('EventStore operator paths', () => {
   describe('addToDeliverySet', () => {
     it('adds a consumer to a receipt once; a second add and a missing receipt return false', async () => {
       const { tables, store } = await freshTables();
-      await store.recordEvent(receiptFields('evt_bf_1'), Buffer.from('{}'));
-      expect(await store.addToDeliverySet('platform', 'evt_bf_1', 'audit-writer')).toBe(true);
-      expect(await store.addToDeliverySet('platform', 'evt_bf_1', 'audit-writer')).toBe(false);
-      expect(await store.addToDeliverySet('platform', 'evt_none', 'audit-writer')).toBe(false);
+      await store.receipts.recordEvent(receiptFields('evt_bf_1'), Buffer.from('{}'));
+      expect(await store.receipts.addToDeliverySet('platform', 'evt_bf_1', 'audit-writer')).toBe(true);
+      expect(await store.receipts.addToDeliverySet('platform', 'evt_bf_1', 'audit-writer')).toBe(false);
+      expect(await store.receipts.addToDeliverySet('platform', 'evt_none', 'audit-writer')).toBe(false);
       expect((await rawItem(tables.events, eventKey('platform', 'evt_bf_1')))?.consumers).toEqual(['billing-meter', 'audit-writer']);
       expect(await rawItem(tables.events, eventKey('platform', 'evt_none'))).toBeUndefined();
     });
@@ -136,30 +136,36 @@ describe('EventStore operator paths', () => {
   describe('trace reads', () => {
     it('findReceipts returns the receipt of each source that has the id', async () => {
       const { store } = await freshTables();
-      await store.recordEvent(receiptFields('evt_f_1'), Buffer.from('{}'));
-      await store.recordEvent(receiptFields('evt_f_1', { source: 'other' }), Buffer.from('{}'));
-      expect((await store.findReceipts('evt_f_1', ['platform'])).map((r) => r.source)).toEqual(['platform']);
-      expect((await store.findReceipts('evt_f_1', ['platform', 'other', 'third'])).map((r) => r.source)).toEqual(['platform', 'other']);
-      expect(await store.findReceipts('evt_absent', ['platform'])).toEqual([]);
+      await store.receipts.recordEvent(receiptFields('evt_f_1'), Buffer.from('{}'));
+      await store.receipts.recordEvent(receiptFields('evt_f_1', { source: 'other' }), Buffer.from('{}'));
+      expect((await store.receipts.findReceipts('evt_f_1', ['platform'])).map((r) => r.source)).toEqual(['platform']);
+      expect((await store.receipts.findReceipts('evt_f_1', ['platform', 'other', 'third'])).map((r) => r.source)).toEqual([
+        'platform',
+        'other',
+      ]);
+      expect(await store.receipts.findReceipts('evt_absent', ['platform'])).toEqual([]);
     });
 
     it('hasPayload is true while the payload is stored and within retention', async () => {
       const { store } = await freshTables();
-      await store.recordEvent(receiptFields('evt_p_1'), Buffer.from('{}'));
-      await store.recordEvent(receiptFields('evt_p_2', { payloadExpiresAt: NOW - 1000 }), Buffer.from('{}'));
-      expect(await store.hasPayload('platform', 'evt_p_1', 'hmac-evt_p_1')).toBe(true);
-      expect(await store.hasPayload('platform', 'evt_p_2', 'hmac-evt_p_2')).toBe(false);
-      expect(await store.hasPayload('platform', 'evt_p_1', 'hmac-other')).toBe(false);
+      await store.receipts.recordEvent(receiptFields('evt_p_1'), Buffer.from('{}'));
+      await store.receipts.recordEvent(receiptFields('evt_p_2', { payloadExpiresAt: NOW - 1000 }), Buffer.from('{}'));
+      expect(await store.payloads.hasPayload('platform', 'evt_p_1', 'hmac-evt_p_1')).toBe(true);
+      expect(await store.payloads.hasPayload('platform', 'evt_p_2', 'hmac-evt_p_2')).toBe(false);
+      expect(await store.payloads.hasPayload('platform', 'evt_p_1', 'hmac-other')).toBe(false);
     });
 
     it('getConflict returns the conflict audit of an event id that was reused with other bytes', async () => {
       const { store } = await freshTables();
-      await store.recordEvent(receiptFields('evt_c_1'), Buffer.from('{}'));
-      expect(await store.getConflict('platform', 'evt_c_1')).toBeUndefined();
+      await store.receipts.recordEvent(receiptFields('evt_c_1'), Buffer.from('{}'));
+      expect(await store.receipts.getConflict('platform', 'evt_c_1')).toBeUndefined();
       expect(
-        await store.recordEvent(receiptFields('evt_c_1', { payloadHmac: 'hmac-other', receivedAt: NOW + 1 }), Buffer.from('{"x":1}')),
+        await store.receipts.recordEvent(
+          receiptFields('evt_c_1', { payloadHmac: 'hmac-other', receivedAt: NOW + 1 }),
+          Buffer.from('{"x":1}'),
+        ),
       ).toBe('duplicate_conflict');
-      expect(await store.getConflict('platform', 'evt_c_1')).toMatchObject({
+      expect(await store.receipts.getConflict('platform', 'evt_c_1')).toMatchObject({
         count: 1,
         entries: [{ at: NOW + 1, payloadHmac: 'hmac-other' }],
       });
@@ -196,8 +202,8 @@ describe('Ledger.noteReplayRequest', () => {
 describe('table-scan', () => {
   it('scans receipts by window and attribution, status projections and usage rows by ackAt', async () => {
     const { deps, store, ledger } = await freshTables();
-    await store.recordEvent(receiptFields('evt_s_1'), Buffer.from('{}'));
-    await store.recordEvent(
+    await store.receipts.recordEvent(receiptFields('evt_s_1'), Buffer.from('{}'));
+    await store.receipts.recordEvent(
       receiptFields('evt_s_2', { receivedAt: NOW + 60_000, tenantId: 'tenant_9', eventType: 'invoice.voided' }),
       Buffer.from('{}'),
     );
@@ -230,7 +236,7 @@ describe('table-scan', () => {
 
   it('reads items by key from either table, projected when asked', async () => {
     const { deps, store, ledger } = await freshTables();
-    await store.recordEvent(receiptFields('evt_b_1'), Buffer.from('{}'));
+    await store.receipts.recordEvent(receiptFields('evt_b_1'), Buffer.from('{}'));
     const message = deliveryMessage({ eventId: 'evt_b_1' });
     await ledger.claim({ message, now: NOW, leaseMs: 60_000, principal: 'p' });
     const receipts = await eventStoreItemsByKey(deps, [eventKey('platform', 'evt_b_1'), eventKey('platform', 'evt_missing')]);

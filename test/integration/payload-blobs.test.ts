@@ -1,5 +1,5 @@
 /**
- * The payload bucket's adapter paths on DynamoDB Local and fauxqs's S3: EventStore keeps a body
+ * The payload bucket's adapter paths on DynamoDB Local and fauxqs's S3: Payloads keeps a body
  * whose stored size passes MAX_INLINE_PAYLOAD_BYTES in the bucket (object first, then the item that
  * references it) and reads it back transparently; small bodies stay inline; a missing object reads
  * as expired; S3 errors become StorageUnavailableError.
@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_INLINE_PAYLOAD_BYTES } from '../../core/blobs';
 import { type EventItem, type PayloadItem, payloadKey } from '../../core/model';
 import { StorageUnavailableError } from '../../adapters/errors';
-import { EventStore, PayloadBucketMissingError } from '../../adapters/event-store';
+import { type EventStores, eventStores } from '../../adapters/event-stores';
+import { PayloadBucketMissingError } from '../../adapters/payloads';
 import { S3PayloadBlobs } from '../../adapters/payload-blobs';
 import { createLocalPayloadBucket, localS3Client } from '../../local/clients';
 import { freePort, type SqsEmulator, startSqsEmulator } from '../../local/emulators';
@@ -21,7 +22,7 @@ import { NOW } from '../support/factories';
 let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
 let fauxqs: SqsEmulator;
 let blobs: S3PayloadBlobs;
-let store: EventStore;
+let store: EventStores;
 const writes: [string, number][] = [];
 
 beforeAll(async () => {
@@ -29,7 +30,7 @@ beforeAll(async () => {
   await createTable(dynamo.client, 'events', true);
   const s3 = localS3Client(fauxqs.endpoint);
   blobs = new S3PayloadBlobs({ client: s3, bucket: await createLocalPayloadBucket(s3, 'payloads-test') });
-  store = new EventStore({ client: dynamo.doc, tableName: 'events', blobs, clock: () => NOW, onCapacity: (op, w) => writes.push([op, w]) });
+  store = eventStores({ client: dynamo.doc, tableName: 'events', blobs, clock: () => NOW, onCapacity: (op, w) => writes.push([op, w]) });
 }, 60_000);
 afterAll(async () => {
   await dynamo?.stop();
@@ -62,11 +63,11 @@ const item = async (eventId: string, hmac: string) =>
   (await dynamo.doc.send(new GetCommand({ TableName: 'events', Key: { pk: payloadKey('platform', eventId, hmac) }, ConsistentRead: true })))
     .Item as PayloadItem | undefined;
 
-describe('EventStore with the payload bucket (DynamoDB Local + fauxqs S3)', () => {
+describe('Receipts and Payloads with the payload bucket (DynamoDB Local + fauxqs S3)', () => {
   it('keeps a 1 MB body in the bucket, references it from a small payload item, and reads it back', async () => {
     const body = incompressible(1_000_000);
     writes.length = 0;
-    expect(await store.recordEvent(event('evt_01J8K7M1MB', 'a1'.repeat(32), body.length), body)).toBe('recorded');
+    expect(await store.receipts.recordEvent(event('evt_01J8K7M1MB', 'a1'.repeat(32), body.length), body)).toBe('recorded');
     const stored = (await item('evt_01J8K7M1MB', 'a1'.repeat(32)))!;
     expect(stored.s3Key).toBe(`payloads/platform/evt_01J8K7M1MB/${'a1'.repeat(32)}`);
     expect(stored.body).toBeUndefined();
@@ -82,23 +83,26 @@ describe('EventStore with the payload bucket (DynamoDB Local + fauxqs S3)', () =
       ['putPayload', 1],
       ['putEvent', 1],
     ]);
-    expect((await store.getPayload('platform', 'evt_01J8K7M1MB', 'a1'.repeat(32)))!.equals(body)).toBe(true);
-    expect(await store.payloadState('platform', 'evt_01J8K7M1MB', 'a1'.repeat(32))).toEqual({ present: true, s3Key: stored.s3Key });
+    expect((await store.payloads.getPayload('platform', 'evt_01J8K7M1MB', 'a1'.repeat(32)))!.equals(body)).toBe(true);
+    expect(await store.payloads.payloadState('platform', 'evt_01J8K7M1MB', 'a1'.repeat(32))).toEqual({
+      present: true,
+      s3Key: stored.s3Key,
+    });
   });
 
   it('keeps a body under the threshold inline, with no object', async () => {
     const body = Buffer.from(JSON.stringify({ id: 'evt_01J8K7M2Q4', tenant_id: 'tenant_204' }));
-    expect(await store.recordEvent(event('evt_01J8K7M2Q4', 'b2'.repeat(32), body.length), body)).toBe('recorded');
+    expect(await store.receipts.recordEvent(event('evt_01J8K7M2Q4', 'b2'.repeat(32), body.length), body)).toBe('recorded');
     const stored = (await item('evt_01J8K7M2Q4', 'b2'.repeat(32)))!;
     expect(stored.s3Key).toBeUndefined();
     expect(Buffer.from(stored.body!).equals(body)).toBe(true);
     expect(await blobs.get(`payloads/platform/evt_01J8K7M2Q4/${'b2'.repeat(32)}`)).toBeUndefined();
-    expect((await store.getPayload('platform', 'evt_01J8K7M2Q4', 'b2'.repeat(32)))!.equals(body)).toBe(true);
+    expect((await store.payloads.getPayload('platform', 'evt_01J8K7M2Q4', 'b2'.repeat(32)))!.equals(body)).toBe(true);
   });
 
   it('answers a retry of the same large body duplicate, rewriting the same object', async () => {
     const body = incompressible(1_000_000);
-    expect(await store.recordEvent(event('evt_01J8K7M1MB', 'a1'.repeat(32), body.length), body)).toBe('duplicate');
+    expect(await store.receipts.recordEvent(event('evt_01J8K7M1MB', 'a1'.repeat(32), body.length), body)).toBe('duplicate');
   });
 
   it('reads a payload whose object is gone (lifecycle) as expired', async () => {
@@ -116,25 +120,27 @@ describe('EventStore with the payload bucket (DynamoDB Local + fauxqs S3)', () =
         },
       }),
     );
-    expect(await store.getPayload('platform', 'evt_01J8K7GONE', 'c3')).toBeUndefined();
+    expect(await store.payloads.getPayload('platform', 'evt_01J8K7GONE', 'c3')).toBeUndefined();
   });
 
   it('refuses a large body when no bucket is wired, before writing anything', async () => {
-    const bare = new EventStore({ client: dynamo.doc, tableName: 'events', clock: () => NOW });
+    const bare = eventStores({ client: dynamo.doc, tableName: 'events', clock: () => NOW });
     const body = incompressible(1_000_000);
-    await expect(bare.recordEvent(event('evt_01J8K7NOBK', 'd4'.repeat(32), body.length), body)).rejects.toThrow(PayloadBucketMissingError);
+    await expect(bare.receipts.recordEvent(event('evt_01J8K7NOBK', 'd4'.repeat(32), body.length), body)).rejects.toThrow(
+      PayloadBucketMissingError,
+    );
     expect(await item('evt_01J8K7NOBK', 'd4'.repeat(32))).toBeUndefined();
   });
 
   it('turns an S3 failure into StorageUnavailableError (intake answers 503) and writes no item', async () => {
-    const broken = new EventStore({
+    const broken = eventStores({
       client: dynamo.doc,
       tableName: 'events',
       clock: () => NOW,
       blobs: new S3PayloadBlobs({ client: localS3Client(fauxqs.endpoint), bucket: 'no-such-bucket' }),
     });
     const body = incompressible(1_000_000);
-    const attempt = broken.recordEvent(event('evt_01J8K7S3NO', 'e5'.repeat(32), body.length), body);
+    const attempt = broken.receipts.recordEvent(event('evt_01J8K7S3NO', 'e5'.repeat(32), body.length), body);
     await expect(attempt).rejects.toThrow(StorageUnavailableError);
     await expect(attempt).rejects.toThrow(/^payload bucket unavailable \(put: /);
     expect(await item('evt_01J8K7S3NO', 'e5'.repeat(32))).toBeUndefined();

@@ -44,7 +44,7 @@ describe('import boundaries (biome.jsonc)', () => {
     ['adapters', "import { z } from 'zod';\nexport const planted = z;\n", 'never zod'],
     [
       'lib/constructs',
-      "import { EventStore } from '../../adapters/event-store';\nexport const planted = EventStore;\n",
+      "import { Receipts } from '../../adapters/receipts';\nexport const planted = Receipts;\n",
       'Constructs never import handler internals',
     ],
     [
@@ -94,10 +94,10 @@ describe('import boundaries (biome.jsonc)', () => {
   it.each([
     ['lambdas/shared', "import { eventKey } from '../../core/model';\nexport const planted = eventKey;\n"],
     ['lib/constructs', "import { ENV } from '../../core/env';\nexport const planted = ENV;\n"],
-    ['cli', "import { EventStore } from '../adapters/event-store';\nexport const planted = EventStore;\n"],
+    ['cli', "import { KeyRegistry } from '../adapters/key-registry';\nexport const planted = KeyRegistry;\n"],
     ['cli', "import { reconcile } from '../lambdas/reconcile/reconcile';\nexport const planted = reconcile;\n"],
     ['adapters', "import { eventKey } from '../core/model';\nexport const planted = eventKey;\n"],
-    ['lambdas/ingest', "import { EventStore } from '../../adapters/event-store';\nexport const planted = EventStore;\n"],
+    ['lambdas/ingest', "import { Receipts } from '../../adapters/receipts';\nexport const planted = Receipts;\n"],
     ['core/config', "import { SCHEMES } from '../schemes';\nexport const planted = SCHEMES;\n"],
   ])('accepts an import the layering allows in %s (%#)', async (folder, source) => {
     expect(restricted(await lintPlanted(folder, source))).toEqual([]);

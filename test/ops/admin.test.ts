@@ -40,7 +40,7 @@ describe('keys', () => {
     const key = await issueKey(deps, { tenant: 'tenant_204', keyId: 'key_42' });
     expect(key).toEqual({ pk: 'key#key_42', kind: 'key', keyId: 'key_42', tenantId: 'tenant_204', status: 'active', createdAt: T0 });
     // The runtime's read path sees it.
-    expect(await stack.store.getKey('key_42')).toEqual(key);
+    expect(await stack.store.keys.getKey('key_42')).toEqual(key);
     await expect(issueKey(deps, { tenant: 'tenant_311', keyId: 'key_42' })).rejects.toBeInstanceOf(ConflictError);
     now += 1000;
     const generated = await issueKey(deps, { tenant: 'tenant_311' });

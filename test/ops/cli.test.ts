@@ -20,6 +20,7 @@ import { FileSecrets } from '../../local/secrets-file';
 import type { LocalStackState } from '../../local/state';
 import { signedHeaders } from '../support/factories';
 import { config, freshStack, HOUR, items, MIN, type OpsEnv, startOpsEnv } from './support';
+import { intakeStore } from '../../adapters/event-stores';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin/hookledger.mjs');
@@ -46,7 +47,7 @@ beforeAll(async () => {
   const secrets = new FileSecrets({ path: secretsFile, sourceIds: ['platform'] });
   gateway = await startHttpGateway({
     port: 0,
-    handler: createIngestHandler({ config, store: stack.store, secrets, logger: createLogger('ingest', { silent: true }) }),
+    handler: createIngestHandler({ config, store: intakeStore(stack.store), secrets, logger: createLogger('ingest', { silent: true }) }),
   });
   admin = createServer((req, res) => {
     adminCalls.push(`${req.method} ${req.url}`);

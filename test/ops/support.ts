@@ -1,6 +1,6 @@
 /**
  * Support for the operations tests: DynamoDB Local and fauxqs on free ports, tables and queues made
- * by the local stack's own provisioning, and seeding through the real write paths (EventStore.
+ * by the local stack's own provisioning, and seeding through the real write paths (Receipts.
  * recordEvent, Ledger.claim/acknowledge/recordFailure), so the operations read exactly what the
  * handlers write.
  */
@@ -10,7 +10,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import defaultConfig from '../../hookledger.config';
 import type { HookledgerConfig } from '../../core/config/schema';
 import { subscribedConsumers } from '../../core/config/routing';
-import { EventStore } from '../../adapters/event-store';
+import { type EventStores, eventStores } from '../../adapters/event-stores';
 import { Ledger } from '../../adapters/ledger';
 import type { DeliveryMessage, EventItem, SecretVersion } from '../../core/model';
 import { localSqsClient } from '../../local/clients';
@@ -63,7 +63,7 @@ export async function freshStack(env: OpsEnv, cfg: HookledgerConfig = config) {
     queuePrefix: `t${n}-`,
   });
   const ddb = env.dynamo.doc;
-  const store = new EventStore({ client: ddb, tableName: resources.tables.events });
+  const store = eventStores({ client: ddb, tableName: resources.tables.events });
   const ledger = new Ledger({ client: ddb, tableName: resources.tables.ledger });
   const queues = Object.fromEntries(Object.entries(resources.queues).map(([id, q]) => [id, { url: q.url, dlqUrl: q.dlqUrl }]));
   return { resources, tables: resources.tables, queues, ddb, store, ledger, seed: seeder(store, ledger, cfg) };
@@ -81,7 +81,7 @@ export interface ReceiptSeed {
   readonly payloadDays?: number;
 }
 
-function seeder(store: EventStore, ledger: Ledger, cfg: HookledgerConfig) {
+function seeder(store: EventStores, ledger: Ledger, cfg: HookledgerConfig) {
   const receipts = new Map<string, EventItem>();
   const message = (eventId: string, consumerId: string, overrides: Partial<DeliveryMessage> = {}): DeliveryMessage => {
     const receipt = receipts.get(eventId);
@@ -101,7 +101,7 @@ function seeder(store: EventStore, ledger: Ledger, cfg: HookledgerConfig) {
   const policy = (consumerId: string) => cfg.consumers.find((c) => c.id === consumerId)?.policyVersion ?? 'v1';
   return {
     message,
-    /** Intake's write: payload + receipt, through EventStore.recordEvent. */
+    /** Intake's write: payload + receipt, through Receipts.recordEvent. */
     async receipt(seed: ReceiptSeed): Promise<EventItem> {
       const type = seed.type ?? 'payment.succeeded';
       const body = JSON.stringify({
@@ -125,7 +125,7 @@ function seeder(store: EventStore, ledger: Ledger, cfg: HookledgerConfig) {
         secretVersion: seed.secretVersion ?? 'current',
         payloadExpiresAt: seed.receivedAt + (seed.payloadDays ?? 30) * 86_400_000,
       };
-      await store.recordEvent(event, raw);
+      await store.receipts.recordEvent(event, raw);
       const item = { ...event, pk: `evt#${SOURCE}#${seed.eventId}`, kind: 'event' as const };
       receipts.set(seed.eventId, item);
       return item;

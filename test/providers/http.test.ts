@@ -1,6 +1,6 @@
 /**
  * Every scheme family end to end through HTTP: the local gateway (local/http-gateway.ts) in front of
- * the real intake handler and EventStore on DynamoDB Local, sources written as `provider: '<name>'`,
+ * the real intake handler and the EventStore table's adapters on DynamoDB Local, sources written as `provider: '<name>'`,
  * requests signed by the provider's own npm code where it can sign (Svix, Stripe, Sanity, HubSpot,
  * Twilio, Octokit) and by our signer where the provider's code only verifies (its acceptance of
  * that signer is proved in test/providers/sdk.test.ts). Handshakes are answered and leave no item.
@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
 import { signatureHeaders } from '../../core/schemes';
 import { createIngestHandler } from '../../lambdas/ingest/app';
-import { EventStore } from '../../adapters/event-store';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
 import { type HttpGateway, startHttpGateway } from '../../local/http-gateway';
 import { ed25519Pair } from './support';
@@ -75,7 +75,7 @@ beforeAll(async () => {
   };
   const handler = createIngestHandler({
     config,
-    store: new EventStore({ client: dynamo.doc, tableName: TABLE }),
+    store: intakeStore(eventStores({ client: dynamo.doc, tableName: TABLE })),
     secrets,
     logger: capturingLogger().logger,
   });

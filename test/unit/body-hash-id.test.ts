@@ -11,7 +11,7 @@ import { defineConfig } from '../../core/config/schema';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { extractAttribution, parseBody } from '../../lambdas/ingest/parse';
 import { createDocumentClient } from '../../adapters/clients';
-import { EventStore } from '../../adapters/event-store';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { payloadHmac } from '../../adapters/payload-hash';
 import type { SecretsPort } from '../../adapters/secrets';
 import { httpEvent, NOW, TEST_HASH_KEY } from '../support/factories';
@@ -90,7 +90,7 @@ describe('intake with an event id derived from the body', () => {
       get: async (id) => ({ current: id === 'wa' ? META_SECRET : DROPBOX_SECRET }),
       refresh: async (id) => ({ current: id === 'wa' ? META_SECRET : DROPBOX_SECRET }),
     };
-    const store = new EventStore({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' });
+    const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
     return createIngestHandler({ config, store, secrets, logger, clock: () => NOW });
   }
 

@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createDocumentClient } from '../../adapters/clients';
-import { EventStore } from '../../adapters/event-store';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
 import { httpEvent, NOW, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
@@ -71,7 +71,7 @@ function setup() {
       return { current: SECRETS[source]! };
     },
   };
-  const store = new EventStore({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' });
+  const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
   const handler = createIngestHandler({ config, store, secrets, logger, clock: () => NOW, onOutcome: (o) => outcomes.push(o) });
   return { handler, lines, outcomes, reads };
 }

@@ -17,7 +17,7 @@ import { publicJwkOf } from '../../core/schemes/jwks';
 import type { VerificationKeysPort } from '../../core/schemes/types';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createDocumentClient } from '../../adapters/clients';
-import { EventStore } from '../../adapters/event-store';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
 import { HttpVerificationKeys, KeyFetchError } from '../../adapters/verification-keys';
 import { httpEvent, NOW, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
@@ -52,7 +52,7 @@ function setup(verificationKeys?: VerificationKeysPort) {
     get: async (source) => ({ current: source === 'plaid' ? CREDENTIALS : TEST_SECRET }),
     refresh: async (source) => ({ current: source === 'plaid' ? CREDENTIALS : TEST_SECRET }),
   };
-  const store = new EventStore({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' });
+  const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
   const handler = createIngestHandler({
     config,
     store,
@@ -159,7 +159,7 @@ describe('invented kids against a fresh container (the real key port, a local ke
     const { logger } = capturingLogger();
     const handler = createIngestHandler({
       config: plaid,
-      store: new EventStore({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }),
+      store: intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' })),
       secrets: {
         payloadHashKey: async () => TEST_HASH_KEY,
         get: async () => ({ current: CREDENTIALS }),

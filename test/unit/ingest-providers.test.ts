@@ -11,7 +11,7 @@ import { defineConfig } from '../../core/config/schema';
 import { signatureHeaders } from '../../core/schemes';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createDocumentClient } from '../../adapters/clients';
-import { EventStore } from '../../adapters/event-store';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
 import { ed25519Pair } from '../providers/support';
 import { httpEvent, NOW, TEST_HASH_KEY } from '../support/factories';
@@ -47,7 +47,7 @@ function setup() {
     get: async (source) => ({ current: SECRETS[source]! }),
     refresh: async (source) => ({ current: SECRETS[source]! }),
   };
-  const store = new EventStore({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' });
+  const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
   const handler = createIngestHandler({ config, store, secrets, logger, clock: () => NOW, onOutcome: (o) => outcomes.push(o) });
   return { handler, lines, outcomes };
 }

@@ -12,7 +12,7 @@ import type { EventItem, KeyItem } from '../../core/model';
 import { signatureHeaders } from '../../core/schemes';
 import type { SigningSecrets } from '../../core/schemes/types';
 import { createDocumentClient } from '../../adapters/clients';
-import { EventStore } from '../../adapters/event-store';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { answerHandshake } from '../../lambdas/ingest/handshake';
@@ -513,7 +513,7 @@ describe('the handler reads the signing secrets once per request', () => {
 
   function handlerWith(port: SecretsPort) {
     const { logger } = capturingLogger();
-    const store = new EventStore({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' });
+    const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
     return createIngestHandler({ config, store, secrets: port, logger, clock: () => NOW });
   }
 

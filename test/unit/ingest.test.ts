@@ -6,7 +6,7 @@ import { signatureHeaders } from '../../core/schemes';
 import config from '../../hookledger.config';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createDocumentClient } from '../../adapters/clients';
-import { EventStore } from '../../adapters/event-store';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { payloadHmac } from '../../adapters/payload-hash';
 import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig } from '../../core/config/schema';
@@ -18,7 +18,7 @@ const ddbMock = mockClient(DynamoDBDocumentClient);
 function setup(secrets: SecretsPort = staticSecrets({ current: TEST_SECRET }), cfg = config) {
   const { logger, lines } = capturingLogger();
   const outcomes: string[] = [];
-  const store = new EventStore({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' });
+  const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
   const handler = createIngestHandler({ config: cfg, store, secrets, logger, clock: () => NOW, onOutcome: (o) => outcomes.push(o) });
   return { handler, lines, outcomes };
 }

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import config from '../../hookledger.config';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createDocumentClient } from '../../adapters/clients';
-import { EventStore, TenantDayCache } from '../../adapters/event-store';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
+import { TenantDayCache } from '../../adapters/receipts';
 import type { SecretsPort } from '../../adapters/secrets';
 import { httpEvent, NOW, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
@@ -24,11 +25,12 @@ const secrets: SecretsPort = {
   refresh: async () => ({ current: TEST_SECRET }),
 };
 
-/** One execution environment: one EventStore, a clock the test moves. */
+/** One execution environment: one Receipts, a clock the test moves. */
 function environment() {
   let now = NOW;
-  const store = new EventStore({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' });
-  const handler = createIngestHandler({ config, store, secrets, logger: capturingLogger().logger, clock: () => now });
+  const stores = eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' });
+  const store = stores.receipts;
+  const handler = createIngestHandler({ config, store: intakeStore(stores), secrets, logger: capturingLogger().logger, clock: () => now });
   const send = (id: string, tenant: string) => {
     const body = JSON.stringify(platformEvent({ id, tenant_id: tenant }));
     return handler(httpEvent('platform', body, signedHeaders(body, { at: now, msgId: `msg_${id}` })));

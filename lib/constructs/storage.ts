@@ -4,7 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE_KEY, TTL_ATTRIBUTE, WINDOW_INDEX } from '../../core/model';
 
-export interface EventStoreProps {
+export interface StorageProps {
   /**
    * What happens to both tables when they leave the stack. They hold the receipts and the billing
    * ledger, so the default keeps them.
@@ -21,15 +21,16 @@ export interface EventStoreProps {
 /**
  * The stateful half of hookledger: the EventStore (receipts, payloads, re-queues, key registry; its
  * stream drives the fan-out) and the Ledger (one item per event and consumer). Key layout: see
- * core/model.ts.
+ * core/model.ts. Its construct id in the stack stays `EventStore`: the tables' logical ids derive
+ * from it.
  */
-export class EventStore extends Construct {
+export class Storage extends Construct {
   /** Partition key `pk`; stream NEW_IMAGE; TTL attribute `expiresAt`; the window index (GSI). */
   readonly events: dynamodb.ITable;
   /** Partition key `pk` = `<source>:<eventId>#<consumerId>`. */
   readonly ledger: dynamodb.ITable;
 
-  constructor(scope: Construct, id: string, props: EventStoreProps = {}) {
+  constructor(scope: Construct, id: string, props: StorageProps = {}) {
     super(scope, id);
     const common: dynamodb.TableProps = {
       partitionKey: { name: TABLE_KEY, type: dynamodb.AttributeType.STRING },
