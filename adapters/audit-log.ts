@@ -2,8 +2,9 @@
  * The operator audit log in the EventStore table (`audit#<iso>#<id>` items, built by audit.ts):
  * written by the CLI and by the scheduled reconciler's repairs.
  */
-import { EventTable } from './table';
+
 import type { AuditItem } from '../core/model';
+import { EventTable } from './table';
 
 export class AuditLog extends EventTable {
   /** An operator action's audit item; never overwrites one (a failed condition is thrown). */

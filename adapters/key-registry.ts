@@ -5,8 +5,8 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { EventTable } from './table';
 import { type KeyItem, keyRegistryKey } from '../core/model';
+import { EventTable } from './table';
 
 export class KeyRegistry extends EventTable {
   async getKey(keyId: string): Promise<KeyItem | undefined> {

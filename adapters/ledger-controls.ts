@@ -10,8 +10,8 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { translate } from './table';
 import { breakerKey, versionWatermarkKey } from '../core/model';
+import { translate } from './table';
 
 export interface LedgerTableOptions {
   readonly client: DynamoDBDocumentClient;

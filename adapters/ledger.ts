@@ -17,9 +17,8 @@
  * consumers' control items (version watermarks, circuit breakers) are in ledger-controls.ts.
  */
 import { type AttributeValue, ConditionalCheckFailedException, type ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { type ConsumedCapacityObserver, translate } from './table';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   type DeliveryMessage,
   eventKey,
@@ -29,6 +28,7 @@ import {
   ledgerKey,
   type ReplayRequestEntry,
 } from '../core/model';
+import { type ConsumedCapacityObserver, translate } from './table';
 
 export type ClaimResult =
   | { readonly kind: 'claimed'; readonly attempt: number; readonly replay: boolean }

@@ -7,11 +7,11 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import type { PayloadBlobs } from './payload-blobs';
-import { EventTable, type TableOptions, translate } from './table';
 import { MAX_INLINE_PAYLOAD_BYTES, payloadObjectKey } from '../core/blobs';
 import { HookledgerError } from '../core/errors';
 import { type EventItem, type PayloadItem, payloadKey } from '../core/model';
+import type { PayloadBlobs } from './payload-blobs';
+import { EventTable, type TableOptions, translate } from './table';
 
 export interface PayloadsOptions extends TableOptions {
   /** Epoch ms; decides whether a payload is past its retention. Default Date.now. */

@@ -7,17 +7,13 @@
 import { type AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { StorageUnavailableError } from './errors';
-import { matchesPlainSha256 } from './payload-hash';
-import type { Payloads } from './payloads';
-import { EventTable, type TableOptions, translate } from './table';
 import {
   type Attribution,
   type BodyClaimItem,
   bodyClaimKey,
   type ConflictEntry,
-  conflictKey,
   type ConflictItem,
+  conflictKey,
   type EventItem,
   eventKey,
   MAX_CONFLICT_ENTRIES,
@@ -26,6 +22,10 @@ import {
   utcDay,
   WINDOW_INDEX,
 } from '../core/model';
+import { StorageUnavailableError } from './errors';
+import { matchesPlainSha256 } from './payload-hash';
+import type { Payloads } from './payloads';
+import { EventTable, type TableOptions, translate } from './table';
 
 /**
  * `duplicate`: this event id was recorded with these very bytes (a provider retry).

@@ -3,8 +3,8 @@
  * backfill, reconcile --repair) and by the scheduled reconciler.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { EventTable } from './table';
 import type { RequeueItem } from '../core/model';
+import { EventTable } from './table';
 
 export class Requeues extends EventTable {
   /**

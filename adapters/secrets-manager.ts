@@ -16,9 +16,9 @@
  *   every request; past that bound the error is thrown as before (intake answers 503).
  */
 import { GetSecretValueCommand, ResourceNotFoundException, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SigningSecrets } from '../core/schemes/types';
 import type { SecretsPort } from './secrets';
 import { UnknownSecretError } from './secrets';
-import type { SigningSecrets } from '../core/schemes/types';
 
 /** One failed read of a source's secret. Names the error, never a value. */
 export interface SecretRefreshFailure {

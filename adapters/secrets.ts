@@ -1,5 +1,5 @@
-import type { SigningSecrets } from '../core/schemes/types';
 import { ConfigurationError } from '../core/errors';
+import type { SigningSecrets } from '../core/schemes/types';
 
 /**
  * Where a source's signing secrets come from. Secrets Manager in AWS (see secrets-manager.ts);

@@ -9,13 +9,14 @@
  * The answer is the NEW_IMAGE of every INSERT in the range (the only records the fan-out is given);
  * which of them were the fan-out's work (receipts, re-queues) is the caller's to decide.
  */
+
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
   type DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 
 /** Where a stream batch was, as Lambda's on-failure record names it (`DDBStreamBatchInfo`). */

@@ -9,6 +9,8 @@
  * history audits (`--scan`: the only way to find a ledger row whose receipt does not exist), the
  * key registry, `hookledger index backfill`.
  */
+
+import type { ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   type BatchGetCommandInput,
@@ -17,7 +19,6 @@ import {
   ScanCommand,
   type ScanCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import type { EventItem, KeyItem, LedgerItem } from '../core/model';
 
 /** Called after every page: items read so far; `total` when known. */

@@ -13,6 +13,7 @@
  */
 import type { ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { WindowError } from '../core/errors';
 import {
   DAY_MS,
   dayTenantsPartition,
@@ -25,12 +26,11 @@ import {
   utcDay,
   WINDOW_INDEX,
 } from '../core/model';
-import { WindowError } from '../core/errors';
 import { forEachLimited } from './pool';
 import {
   addReceiptFilter,
-  batchGet,
   type BatchGetOptions,
+  batchGet,
   eventStoreItemsByKey,
   type Progress,
   type ScanDeps,

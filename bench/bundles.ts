@@ -9,11 +9,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build, type BuildOptions } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
+import { workerEntry } from '../core/config/consumers';
 import type { HookledgerConfig } from '../core/config/schema';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { median } from './stats';
-import { workerEntry } from '../core/config/consumers';
 
 export const BUNDLE_DIR = path.join(ROOT, 'bench', 'bundles');
 

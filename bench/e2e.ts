@@ -4,7 +4,7 @@
  */
 import type { LocalStack } from '../local/stack';
 import type { DeliveryTracker } from './meters';
-import { signRequest, paymentEvent } from './payload';
+import { paymentEvent, signRequest } from './payload';
 import { percentile } from './stats';
 import { post } from './units';
 

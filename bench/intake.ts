@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { payloadHmac } from '../adapters/payload-hash';
 import type { EventItem, PayloadItem } from '../core/model';
 import { eventKey, payloadKey } from '../core/model';
-import { payloadHmac } from '../adapters/payload-hash';
-import { localDocumentClient } from '../local/wiring';
-import type { LocalStack } from '../local/stack';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
+import type { LocalStack } from '../local/stack';
+import { localDocumentClient } from '../local/wiring';
 import { paymentEvent, signedPayments } from './payload';
 import { SOURCE } from './units';
 

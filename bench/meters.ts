@@ -13,9 +13,9 @@
  *    prices them from bench/prices.json).
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { createLogger, type Logger } from '../lambdas/shared/logger';
-import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import type { FanoutHandler } from '../lambdas/fanout/app';
+import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
+import { createLogger, type Logger } from '../lambdas/shared/logger';
 import type { DeliveryProgress, LocalStack } from '../local/stack';
 
 export class CapacityMeter {

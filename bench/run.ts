@@ -10,22 +10,21 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MAX_BODY_BYTES_CEILING } from '../core/blobs';
 import { subscribedConsumers } from '../core/config/routing';
-import { startLocalStack } from '../local/stack';
+import { defineConfig } from '../core/config/schema';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
+import baseConfig from '../hookledger.config';
+import { startLocalStack } from '../local/stack';
 import { measureBundles } from './bundles';
-import { measureWindow, type WindowBenchResult } from './window';
 import { loadPrices, usdPerMillion } from './cost';
 import { endToEnd } from './e2e';
 import { intakeAgainstFloor } from './intake';
 import { LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
-import { MAX_BODY_BYTES_CEILING } from '../core/blobs';
 import { CapacityMeter, countInvocations, DeliveryTracker, InvocationMeter, LogMeter, SqsMeter } from './meters';
 import { paymentEvent, TARGET_BYTES } from './payload';
 import { fmt, printNotes, printTable } from './report';
 import { round } from './stats';
-import { defineConfig } from '../core/config/schema';
-import baseConfig from '../hookledger.config';
 import {
   BODY_PROTECTED_SOURCE,
   type BodyProtectionResult,
@@ -37,6 +36,7 @@ import {
   SOURCE,
   type TrafficResult,
 } from './units';
+import { measureWindow, type WindowBenchResult } from './window';
 
 // The SDK's notice that Node 20 support ends in 2027 (set it to 'false' to see it).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

@@ -7,10 +7,10 @@
  */
 import { type AttributeValue, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { eventKey, ledgerKey, payloadKey } from '../core/model';
+import { signatureHeaders } from '../core/schemes';
 import { localDynamoClient } from '../local/clients';
 import type { LocalStack } from '../local/stack';
 import type { CapacityMeter, DeliveryTracker, InvocationMeter, LogMeter, SqsMeter } from './meters';
-import { signatureHeaders } from '../core/schemes';
 import { paymentEvent, type SignedRequest, signedPayments } from './payload';
 
 export interface Meters {

@@ -11,19 +11,19 @@
  * Data is written with BatchWriteItem in the shapes the handlers write (keys and index attributes
  * from core/model.ts): the section measures reads, and seeding through intake would take minutes.
  */
-import { writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { BatchWriteCommand, type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import baseConfig from '../hookledger.config';
-import { subscribedConsumers } from '../core/config/routing';
-import { eventKey, ledgerKey, payloadKey, receiptIndexAttributes, tenantDayItem, utcDay } from '../core/model';
-import { reconcile } from '../lambdas/reconcile/reconcile';
+import { createDocumentClient } from '../adapters/clients';
 import { WindowReader } from '../adapters/window-index';
 import { usage } from '../cli/ops/usage';
-import { provisionLocalStack } from '../local/provision';
+import { subscribedConsumers } from '../core/config/routing';
+import { eventKey, ledgerKey, payloadKey, receiptIndexAttributes, tenantDayItem, utcDay } from '../core/model';
+import baseConfig from '../hookledger.config';
+import { reconcile } from '../lambdas/reconcile/reconcile';
 import { localDynamoClient, localSqsClient } from '../local/clients';
 import { freePort, startDynamoLocal, startSqsEmulator } from '../local/emulators';
-import { createDocumentClient } from '../adapters/clients';
+import { provisionLocalStack } from '../local/provision';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

@@ -1,10 +1,10 @@
 import { Command, CommanderError } from 'commander';
 import type { HookledgerConfig } from '../core/config/schema';
+import { PROJECT_ROOT } from '../core/paths';
 import defaultConfig from '../hookledger.config';
 import { type CliIo, createContext } from './commands/context';
 import { COMMANDS } from './commands/index';
 import { cliErrorOf, EXIT } from './errors';
-import { PROJECT_ROOT } from '../core/paths';
 
 export type { CliIo } from './commands/context';
 export { EXIT } from './errors';

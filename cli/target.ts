@@ -13,11 +13,11 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createDocumentClient } from '../adapters/clients';
+import { dynamoStreamBatches, type StreamBatchPort } from '../adapters/stream-batch';
 import type { HookledgerConfig } from '../core/config/schema';
 import { consumerSecretArnOutput, dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
 import type { SigningSecrets } from '../core/schemes/types';
-import { createDocumentClient } from '../adapters/clients';
-import { dynamoStreamBatches, type StreamBatchPort } from '../adapters/stream-batch';
 // Only the local stack's client and state modules: local/wiring.ts would load the whole pipeline
 // (ingest, fan-out, consumer runtime) just to build a document client.
 import { localDynamoClient, localSqsClient, localStreamsClient } from '../local/clients';

@@ -1,6 +1,7 @@
 import { type App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from '../core/config/schema';
+import { ENV } from '../core/env';
 import {
   assertDistinctOutputSuffixes,
   consumerSecretArnOutput,
@@ -11,14 +12,13 @@ import {
   secretArnOutput,
 } from '../core/outputs';
 import { type ConsumerVpcPlacement, ConsumerWorker } from './constructs/consumer-worker';
-import { BUNDLED_CONFIG_CONTEXT } from './constructs/hookledger-function';
-import { Storage } from './constructs/storage';
 import { FanOut } from './constructs/fan-out';
+import { BUNDLED_CONFIG_CONTEXT } from './constructs/hookledger-function';
 import { IngestApi } from './constructs/ingest-api';
 import { Observability } from './constructs/observability';
 import { PayloadBucket } from './constructs/payload-bucket';
-import { ENV } from '../core/env';
 import { Reconciler } from './constructs/reconciler';
+import { Storage } from './constructs/storage';
 
 export interface HookledgerStackProps extends StackProps {
   /**

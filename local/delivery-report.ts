@@ -6,8 +6,8 @@
  * ledger row, which the runtime wrote before answering.
  */
 import type { SQSBatchResponse } from 'aws-lambda';
-import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import type { LedgerItem } from '../core/model';
+import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 
 export type DeliveryVerdict = 'ok' | 'retrying' | 'quarantined';
 

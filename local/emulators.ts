@@ -7,15 +7,15 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
-import { createServer, createConnection, type AddressInfo } from 'node:net';
+import { type AddressInfo, createConnection, createServer } from 'node:net';
 import path, { resolve } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { PROJECT_ROOT } from '../core/paths';
 import { buildApp } from 'fauxqs';
 import { createSqsServer } from 'local-aws-sqs';
+import { HookledgerError } from '../core/errors';
+import { PROJECT_ROOT } from '../core/paths';
 import { LOCAL_REGION, localDynamoClient } from './clients';
 import { sleep } from './support';
-import { HookledgerError } from '../core/errors';
 
 const LOOPBACK = '127.0.0.1';
 

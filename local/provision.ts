@@ -5,29 +5,29 @@
  */
 import {
   CreateTableCommand,
-  type GlobalSecondaryIndex,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
+  type DynamoDBClient,
+  type GlobalSecondaryIndex,
   ResourceInUseException,
+  type StreamSpecification,
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
-  type DynamoDBClient,
-  type StreamSpecification,
 } from '@aws-sdk/client-dynamodb';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
+  type QueueAttributeName,
   QueueDoesNotExist,
   SetQueueAttributesCommand,
-  type QueueAttributeName,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { FIFO_SUFFIX, isOrdered } from '../core/config/consumers';
 import type { HookledgerConfig } from '../core/config/schema';
 import { TABLE_KEY, TTL_ATTRIBUTE, WINDOW_INDEX } from '../core/model';
 import { consumerRetentionSeconds, QUEUE_RETENTION } from '../core/queues';
-import { FIFO_SUFFIX, isOrdered } from '../core/config/consumers';
 
 export interface ConsumerQueues {
   readonly url: string;

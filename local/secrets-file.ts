@@ -22,9 +22,9 @@ import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { UnknownSecretError, type SecretsPort } from '../adapters/secrets';
-import type { SigningSecrets } from '../core/schemes/types';
+import { type SecretsPort, UnknownSecretError } from '../adapters/secrets';
 import { HookledgerError } from '../core/errors';
+import type { SigningSecrets } from '../core/schemes/types';
 
 export const DEFAULT_SECRETS_FILE = '.hookledger/secrets.json';
 

@@ -8,15 +8,15 @@
  */
 import {
   DeleteMessageBatchCommand,
-  ReceiveMessageCommand,
   type Message,
   type MessageAttributeValue,
+  ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
+import { HookledgerError } from '../core/errors';
 import { LOCAL_REGION } from './clients';
 import { consoleLogger, describe, type PollerLogger, sleep } from './support';
-import { HookledgerError } from '../core/errors';
 
 export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 

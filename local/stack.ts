@@ -8,15 +8,16 @@
 import path from 'node:path';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import defaultConfig from '../hookledger.config';
-import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import type { ConsumedCapacityObserver } from '../adapters/table';
-import type { Logger } from '../lambdas/shared/logger';
-import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../core/queues';
 import type { HookledgerConfig } from '../core/config/schema';
+import { PROJECT_ROOT } from '../core/paths';
+import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../core/queues';
+import defaultConfig from '../hookledger.config';
+import { type RepairResult, repair } from '../lambdas/reconcile/repair';
+import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
+import type { Logger } from '../lambdas/shared/logger';
 import { startAdminServer } from './admin-server';
 import { createLocalPayloadBucket, LOCAL_REGION, localDynamoClient, localS3Client, localSqsClient } from './clients';
-import { createLocalStreamsApi } from './streams/dynamodb-streams';
 import { type DynamoLocal, freePort, type SqsEmulator, startDynamoLocal, startSqsEmulator } from './emulators';
 import { type HttpGateway, startHttpGateway } from './http-gateway';
 import { type ProvisionedStack, provisionLocalStack } from './provision';
@@ -24,12 +25,11 @@ import { DEFAULT_SECRETS_FILE, FileSecrets } from './secrets-file';
 import { createSqsPoller, type SqsPoller } from './sqs-poller';
 import type { LocalStackState } from './state';
 import { fileCheckpointStore } from './streams/checkpoints';
+import { createLocalStreamsApi } from './streams/dynamodb-streams';
 import { createStreamPoller, type StreamPoller } from './streams/poller';
 import { type PollerLogger, sleep } from './support';
 import { createTtlSweeper, type TtlSweeper } from './ttl-sweeper';
 import { buildHandlers, type LocalHandlers, localDocumentClient } from './wiring';
-import { type RepairResult, repair } from '../lambdas/reconcile/repair';
-import { PROJECT_ROOT } from '../core/paths';
 
 export interface LocalStackOptions {
   readonly config?: HookledgerConfig;

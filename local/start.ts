@@ -5,11 +5,11 @@
  */
 import path from 'node:path';
 import { Ledger } from '../adapters/ledger';
+import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { createLogger } from '../lambdas/shared/logger';
 import { reportDeliveries } from './delivery-report';
 import { assertJava, EmulatorError } from './emulators';
 import { type LocalStack, stackState, startLocalStack } from './stack';
-import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { DEFAULT_STATE_FILE, removeState, writeState } from './state';
 import { localDocumentClient } from './wiring';
 

@@ -10,12 +10,12 @@
  * 'dynamodb.amazonaws.com' }). Items more than five years past their TTL are left alone, as on AWS.
  */
 import {
+  type AttributeValue,
   ConditionalCheckFailedException,
   DeleteItemCommand,
   DescribeTableCommand,
-  ScanCommand,
-  type AttributeValue,
   type DynamoDBClient,
+  ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { TTL_ATTRIBUTE } from '../core/model';
 import type { PollerLogger } from './support';

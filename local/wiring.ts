@@ -7,32 +7,32 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ConsumerConfig, HookledgerConfig } from '../core/config/schema';
+import { createDocumentClient } from '../adapters/clients';
+import { type EventStores, eventStores, intakeStore } from '../adapters/event-stores';
+import { Ledger } from '../adapters/ledger';
+import { Breakers, VersionWatermarks } from '../adapters/ledger-controls';
+import { S3PayloadBlobs } from '../adapters/payload-blobs';
+import type { SecretsPort } from '../adapters/secrets';
+import type { ConsumedCapacityObserver } from '../adapters/table';
+import { HttpVerificationKeys } from '../adapters/verification-keys';
 import { workerEntry } from '../core/config/consumers';
-import { type ConsumerSecretsPort, createHttpHandle } from '../lambdas/runtime/http';
-import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
-import { createConsumerHandler } from '../lambdas/runtime/runtime';
+import type { ConsumerConfig, HookledgerConfig } from '../core/config/schema';
+import { PROJECT_ROOT } from '../core/paths';
+import type { VerificationKeysPort } from '../core/schemes/types';
 import {
   consumerVersionPaths,
   consumerViews,
   createFanoutHandler,
   FANOUT_READ_RETRY_MS,
-  sourceBodyFormats,
   type FanoutHandler,
+  sourceBodyFormats,
 } from '../lambdas/fanout/app';
 import { createIngestHandler, type IngestHandler } from '../lambdas/ingest/app';
-import { createDocumentClient } from '../adapters/clients';
-import { type EventStores, eventStores, intakeStore } from '../adapters/event-stores';
-import type { ConsumedCapacityObserver } from '../adapters/table';
-import { Ledger } from '../adapters/ledger';
-import { Breakers, VersionWatermarks } from '../adapters/ledger-controls';
+import { type ConsumerSecretsPort, createHttpHandle } from '../lambdas/runtime/http';
+import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
+import { createConsumerHandler } from '../lambdas/runtime/runtime';
 import { createLogger, type Logger } from '../lambdas/shared/logger';
-import { S3PayloadBlobs } from '../adapters/payload-blobs';
-import type { SecretsPort } from '../adapters/secrets';
-import { HttpVerificationKeys } from '../adapters/verification-keys';
-import type { VerificationKeysPort } from '../core/schemes/types';
 import { localDynamoClient, localS3Client, localSqsClient } from './clients';
-import { PROJECT_ROOT } from '../core/paths';
 
 export interface LocalEndpoints {
   readonly dynamodb: string;

@@ -1,9 +1,9 @@
 /** `hookledger secrets rotate|retire <source>`: webhook signing secrets; values are never printed. */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { RETIRE_BOUND_MS } from '../../adapters/secrets-manager';
 import { UsageError } from '../errors';
 import { consumerSecret, type ProvidedSecret, type RetireResult, type RotateResult, retireSecret, rotateSecret } from '../ops/secrets';
-import { RETIRE_BOUND_MS } from '../../adapters/secrets-manager';
 import type { Target } from '../target';
 import { iso, parseDuration } from '../time';
 import { requireConsumer, requireSource } from './args';

@@ -1,11 +1,11 @@
 /** `hookledger usage`: billable units by tenant and consumer over a window. */
 import type { Command } from 'commander';
+import { UsageError } from '../errors';
 import { csv, table } from '../format';
 import { type UsageReport, usage } from '../ops/usage';
 import { iso } from '../time';
 import { parseWindow, requireConsumer } from './args';
 import type { CommandContext } from './context';
-import { UsageError } from '../errors';
 
 export function register(program: Command, ctx: CommandContext): void {
   program

@@ -8,8 +8,8 @@
  * action leaves no false record.
  */
 import { type AuditAction, type AuditItem, auditItem, auditKey } from '../../adapters/audit';
-import { newAuditId } from './ids';
 import { now as clockNow, eventStoresOf, type OperatorDeps } from './deps';
+import { newAuditId } from './ids';
 
 export { type AuditAction, type AuditItem, auditKey };
 

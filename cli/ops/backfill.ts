@@ -4,16 +4,17 @@
  * delivery set lacks it: add the consumer to the delivery set (so reconcile expects its ledger item),
  * then write a requeue item (so it is delivered). Audit first.
  */
-import { iso } from '../time';
-import { findConsumer, matchesEventType } from '../../core/config/routing';
+
+import { forEachLimited } from '../../adapters/pool';
 import { requeueItem } from '../../adapters/requeue';
 import type { Window } from '../../adapters/table-scan';
 import { WindowReader, windowReceiptsInFull } from '../../adapters/window-index';
+import { findConsumer, matchesEventType } from '../../core/config/routing';
+import { UsageError } from '../errors';
+import { iso } from '../time';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoresOf, type OperatorDeps, type Progress } from './deps';
-import { UsageError } from '../errors';
 import { newReplayId } from './ids';
-import { forEachLimited } from '../../adapters/pool';
 import { splitByRetention } from './receipts';
 
 const WRITE_CONCURRENCY = 8;

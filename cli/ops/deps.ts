@@ -4,10 +4,10 @@
  * build them for DynamoDB Local and fauxqs.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { HookledgerConfig } from '../../core/config/schema';
 import { eventStores } from '../../adapters/event-stores';
 import { Ledger } from '../../adapters/ledger';
 import type { Progress, TableNames } from '../../adapters/table-scan';
+import type { HookledgerConfig } from '../../core/config/schema';
 
 export type { Progress, TableNames };
 

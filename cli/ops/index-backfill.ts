@@ -7,9 +7,10 @@
  * second run finds nothing to do. Stream MODIFY records it causes are not work for the fan-out (its
  * filter passes INSERTs).
  */
-import { scanAll } from '../../adapters/table-scan';
+
 import { eventStores } from '../../adapters/event-stores';
 import { forEachLimited } from '../../adapters/pool';
+import { scanAll } from '../../adapters/table-scan';
 import type { EventItem } from '../../core/model';
 import { RESERVED_KEY_PARTS, tenantDayPartition, utcDay, WINDOW_INDEX } from '../../core/model';
 import type { ConfigDeps, Progress, StoreDeps } from './deps';

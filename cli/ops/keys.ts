@@ -4,9 +4,9 @@
  */
 import { scanKeys } from '../../adapters/table-scan';
 import { type KeyItem, keyRegistryKey } from '../../core/model';
+import { ConflictError, NotFoundError, UsageError } from '../errors';
 import { writeAudit } from './audit';
 import { now as clockNow, eventStoresOf, type OperatorDeps, type StoreDeps } from './deps';
-import { ConflictError, NotFoundError, UsageError } from '../errors';
 import { newKeyId } from './ids';
 
 const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;

@@ -4,8 +4,8 @@
  * adapter's; this module only turns what it found into the operator's answer.
  */
 import type { EventItem } from '../../core/model';
-import { type ConfigDeps, eventStoresOf, type StoreDeps } from './deps';
 import { NotFoundError, UsageError } from '../errors';
+import { type ConfigDeps, eventStoresOf, type StoreDeps } from './deps';
 
 /** The receipt of one event, trying every configured source when none is given. */
 export async function findReceipt(

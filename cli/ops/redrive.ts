@@ -18,9 +18,9 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import type { ConfigDeps, Progress, QueuePair } from './deps';
-import { OperationFailedError, UsageError } from '../errors';
 import { FIFO_SUFFIX, UNKEYED_GROUP } from '../../core/config/consumers';
+import { OperationFailedError, UsageError } from '../errors';
+import type { ConfigDeps, Progress, QueuePair } from './deps';
 
 export interface RedriveDeps extends ConfigDeps {
   readonly sqs: SQSClient;

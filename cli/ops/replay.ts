@@ -7,17 +7,18 @@
  * Why this is harmless to billing: the consumer runtime re-runs a done delivery under a replay lease
  * and records it in `replays`, never in `units` (see adapters/ledger.ts, claimReplay).
  */
-import { iso } from '../time';
-import { findConsumer } from '../../core/config/routing';
+
+import { forEachLimited } from '../../adapters/pool';
 import { requeueItem } from '../../adapters/requeue';
 import { ledgerItemsByKey, type Window } from '../../adapters/table-scan';
 import { WindowReader, windowReceiptsInFull } from '../../adapters/window-index';
+import { findConsumer } from '../../core/config/routing';
 import { type DeliveryState, type LedgerItem, ledgerKey } from '../../core/model';
+import { UsageError } from '../errors';
+import { iso } from '../time';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoresOf, ledgerOf, type OperatorDeps, type Progress } from './deps';
-import { UsageError } from '../errors';
 import { newReplayId } from './ids';
-import { forEachLimited } from '../../adapters/pool';
 import { findReceipt, splitByRetention } from './receipts';
 
 const WRITE_CONCURRENCY = 8;

@@ -20,13 +20,13 @@ import {
   type SecretsManagerClient,
   UpdateSecretVersionStageCommand,
 } from '@aws-sdk/client-secrets-manager';
-import type { ConsumerConfig, SourceConfig } from '../../core/config/schema';
 import { findConsumer, findSource } from '../../core/config/routing';
+import type { ConsumerConfig, SourceConfig } from '../../core/config/schema';
 import { secretSpec } from '../../core/schemes';
 import { newWebhookSecret } from '../../local/secrets-file';
+import { UsageError } from '../errors';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, type OperatorDeps } from './deps';
-import { UsageError } from '../errors';
 
 const HOUR = 3_600_000;
 /** The range `secretOverlapHours` allows, in ms. */

@@ -22,7 +22,7 @@ import {
   scanReceiptSummaries,
   type Window,
 } from '../../adapters/table-scan';
-import { WindowReader, type WindowReadCounters } from '../../adapters/window-index';
+import { type WindowReadCounters, WindowReader } from '../../adapters/window-index';
 import { DAY_MS, LEDGER_CONSUMER_SEPARATOR, ledgerKey } from '../../core/model';
 import { type ConfigDeps, now as clockNow, type Progress, type QueuePair, type StoreDeps } from './deps';
 

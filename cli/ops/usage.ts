@@ -9,12 +9,13 @@
  * tenant's rows of that month and nothing else. `scan: true` scans the whole Ledger instead and
  * windows on the acknowledgement time (`ackAt`), as before the index; its cost grows with history.
  */
-import { iso } from '../time';
+
 import { scanUsageRows, type UsageRowItem, type Window } from '../../adapters/table-scan';
-import { WindowReader, type WindowReadCounters } from '../../adapters/window-index';
+import { type WindowReadCounters, WindowReader } from '../../adapters/window-index';
 import type { LedgerItem } from '../../core/model';
-import type { Progress, StoreDeps } from './deps';
 import { UsageError } from '../errors';
+import { iso } from '../time';
+import type { Progress, StoreDeps } from './deps';
 
 export interface UsageRequest extends Window {
   readonly tenant?: string;

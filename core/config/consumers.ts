@@ -3,8 +3,8 @@
  * local stack, the fan-out and the runtime). No zod here: Lambdas import this module.
  */
 import { createHash } from 'node:crypto';
-import type { ConsumerConfig } from './schema';
 import { type DeliveryMessage, ledgerKey } from '../model';
+import type { ConsumerConfig } from './schema';
 
 /** The shared worker every HTTP destination consumer runs (the consumer runtime with a POSTing handle). */
 export const HTTP_WORKER_ENTRY = 'lambdas/runtime/http-worker.ts';

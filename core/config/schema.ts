@@ -6,6 +6,17 @@
  * throws a single `ConfigurationError` naming the bad value, so a typo fails `cdk synth`, not production.
  */
 import { z } from 'zod';
+import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING } from '../blobs';
+import {
+  BODY_FORMATS,
+  DEFAULT_MAX_FORM_FIELDS,
+  DEFAULT_MAX_HEADERS,
+  MAX_FORM_FIELDS_CEILING,
+  MAX_HEADERS_CEILING,
+  MIN_MAX_HEADERS,
+} from '../body';
+import { ConfigurationError } from '../errors';
+import { closeProviderNames, type FieldLocation, findProvider, HANDSHAKES, PROVIDER_NAMES } from '../providers/catalog';
 import {
   SCHEME_TYPES,
   type SchemeConfig,
@@ -16,20 +27,9 @@ import {
   schemeOptions,
   signedParts,
 } from '../schemes';
-import type { OptionSpec } from '../schemes/types';
-import { ConfigurationError } from '../errors';
 import { parseTemplate } from '../schemes/template';
-import { closeProviderNames, type FieldLocation, findProvider, HANDSHAKES, PROVIDER_NAMES } from '../providers/catalog';
-import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING } from '../blobs';
+import type { OptionSpec } from '../schemes/types';
 import { checkConsumer } from './consumer-rules';
-import {
-  BODY_FORMATS,
-  DEFAULT_MAX_FORM_FIELDS,
-  DEFAULT_MAX_HEADERS,
-  MAX_FORM_FIELDS_CEILING,
-  MAX_HEADERS_CEILING,
-  MIN_MAX_HEADERS,
-} from '../body';
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/;
 const idSchema = (what: string) =>

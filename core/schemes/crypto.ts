@@ -4,9 +4,9 @@
  * Nothing here puts a secret, a computed signature or the body into a message.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { ConfigurationError } from '../errors';
 import type { SecretVersion } from '../model';
 import type { SecretSpec, SigningSecrets, VerifyFailureCode, VerifyInput, VerifyResult } from './types';
-import { ConfigurationError } from '../errors';
 
 export type HmacAlgorithm = 'sha1' | 'sha256' | 'sha512';
 export type SignatureEncoding = 'hex' | 'base64' | 'base64url';

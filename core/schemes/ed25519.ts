@@ -6,7 +6,7 @@
 import { sign as signBytes } from 'node:crypto';
 import { decodeSignature, headerValue, malformedHeader, missingHeader, outOfTolerance } from './crypto';
 import { ed25519PrivateKey, ed25519PublicKey, ed25519Secret, ed25519Verifies, verifyWithKeys } from './keys';
-import { readTemplatedRequest, compileTemplate, formatTimestamp, renderTemplate, templateHeaders, templateTimestamp } from './template';
+import { compileTemplate, formatTimestamp, readTemplatedRequest, renderTemplate, templateHeaders, templateTimestamp } from './template';
 import type { OptionsOf, Scheme, Verifier } from './types';
 
 const OPTIONS = {

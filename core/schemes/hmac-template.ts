@@ -17,9 +17,9 @@ import {
   verifyHmac,
 } from './crypto';
 import {
-  readTemplatedRequest,
   compileTemplate,
   formatTimestamp,
+  readTemplatedRequest,
   renderTemplate,
   secretKey,
   templateHeaders,

@@ -3,6 +3,9 @@
  * verifier, signed parts, options; see `Scheme` in ./types) and add one line here. The config
  * schema, intake, `hookledger send` and the signed-parts tests all read this registry.
  */
+
+import type { BodyFormat } from '../body';
+import type { Handshake } from '../providers/catalog';
 import { clientState } from './client-state';
 import { ed25519 } from './ed25519';
 import { github } from './github';
@@ -22,8 +25,6 @@ import { standardWebhooksV1a } from './standard-webhooks-v1a';
 import { stripe } from './stripe';
 import { timestampedHmac } from './timestamped-hmac';
 import { twilio } from './twilio';
-import type { BodyFormat } from '../body';
-import type { Handshake } from '../providers/catalog';
 import type {
   KeyRequest,
   OptionSpecs,
@@ -156,9 +157,9 @@ export type {
   KeyRequest,
   SecretSpec,
   SignedParts,
+  SignInput,
   SigningSecrets,
   VerificationKeysPort,
-  SignInput,
   Verifier,
   VerifyFailureCode,
   VerifyInput,

@@ -13,7 +13,6 @@
  */
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, sign as signBytes, verify as verifySignature } from 'node:crypto';
 import {
-  SigningSecretError,
   accepted,
   constantTimeEqual,
   decodeSignature,
@@ -22,8 +21,9 @@ import {
   missingHeader,
   outOfTolerance,
   rejected,
+  SigningSecretError,
 } from './crypto';
-import type { JsonWebKey, KeyRequest, OptionsOf, Scheme, VerifyInput, Verifier } from './types';
+import type { JsonWebKey, KeyRequest, OptionsOf, Scheme, Verifier, VerifyInput } from './types';
 
 const OPTIONS = {
   header: { kind: 'header' },

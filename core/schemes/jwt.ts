@@ -9,7 +9,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import {
   ANY_TEXT_SECRET,
-  SigningSecretError,
   constantTimeEqual,
   decodeSignature,
   headerValue,
@@ -18,6 +17,7 @@ import {
   outOfTolerance,
   readable,
   rejected,
+  SigningSecretError,
   verifyHmac,
 } from './crypto';
 import type { OptionsOf, Scheme, Verifier } from './types';

@@ -4,7 +4,7 @@
  */
 import { createPrivateKey, createPublicKey, type KeyObject, verify as verifySignature } from 'node:crypto';
 import type { SecretVersion } from '../model';
-import { SigningSecretError, accepted, readable, rejected } from './crypto';
+import { accepted, readable, rejected, SigningSecretError } from './crypto';
 import { secretKey } from './template';
 import type { SecretSpec, SigningSecrets, VerifyResult } from './types';
 

@@ -11,9 +11,9 @@
  * (`{ value: '...' }`) on the source. See https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks
  */
 import { createHmac } from 'node:crypto';
-import { decodeSignature, outOfTolerance, parseUnixSeconds, rejected, verifyHmac } from './crypto';
 import { MEDIA_TYPES, mediaTypeOf } from '../body';
-import type { OptionsOf, Scheme, SignedParts, VerifyInput, Verifier } from './types';
+import { decodeSignature, outOfTolerance, parseUnixSeconds, rejected, verifyHmac } from './crypto';
+import type { OptionsOf, Scheme, SignedParts, Verifier, VerifyInput } from './types';
 
 const OPTIONS = {
   /** Where the signature fields are: the JSON body's `signature` object, or top-level form fields. */

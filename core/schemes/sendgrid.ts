@@ -6,13 +6,13 @@
  */
 import { createPrivateKey, sign as signBytes, verify as verifySignature } from 'node:crypto';
 import {
-  SigningSecretError,
   decodeSignature,
   headerValue,
   malformedHeader,
   missingHeader,
   outOfTolerance,
   parseUnixSeconds,
+  SigningSecretError,
   signedContent,
 } from './crypto';
 import { spkiPublicKey, verifyWithKeys } from './keys';

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { SecretVersion } from '../model';
 import { accepted, constantTimeEqual, headerValue, malformedHeader, missingHeader, rejected } from './crypto';
-import type { OptionsOf, Scheme, SigningSecrets, VerifyResult, Verifier } from './types';
+import type { OptionsOf, Scheme, SigningSecrets, Verifier, VerifyResult } from './types';
 
 const OPTIONS = {
   header: { kind: 'header' },

@@ -5,9 +5,9 @@
  * `hookledger send`) takes the secret key, `whsk_<base64 of the 32-byte seed (or seed + public key)>`.
  */
 import { sign as signBytes } from 'node:crypto';
-import { SigningSecretError, outOfTolerance, signedContent } from './crypto';
-import { namesOf, readSignedRequest } from './standard-webhooks';
+import { outOfTolerance, SigningSecretError, signedContent } from './crypto';
 import { ed25519PrivateKey, ed25519PublicKey, ed25519Secret, ed25519Verifies, verifyWithKeys } from './keys';
+import { namesOf, readSignedRequest } from './standard-webhooks';
 import type { OptionsOf, Scheme, Verifier } from './types';
 
 const OPTIONS = {

@@ -2,7 +2,6 @@
 import { createHmac } from 'node:crypto';
 import {
   ANY_TEXT_SECRET,
-  SigningSecretError,
   decodeSignature,
   headerValue,
   malformedHeader,
@@ -10,6 +9,7 @@ import {
   outOfTolerance,
   parseUnixSeconds,
   readable,
+  SigningSecretError,
   signedContent,
   utf8Key,
   verifyHmac,

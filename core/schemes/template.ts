@@ -4,7 +4,7 @@
  * received, `{url}` the full request URL, `{t}` the timestamp of a `t=...,v1=...` header,
  * `{header:name}` a request header's value; everything else is literal text.
  */
-import { SigningSecretError, headerValue, malformedHeader, missingHeader, rejected } from './crypto';
+import { headerValue, malformedHeader, missingHeader, rejected, SigningSecretError } from './crypto';
 import type { SignedParts, VerifyInput, VerifyResult } from './types';
 
 export type TemplatePart =

@@ -10,20 +10,20 @@
  * at-least-once and the consumer runtime's claim makes a second copy harmless.
  */
 import { createHash } from 'node:crypto';
-import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import type { Logger } from '../shared/logger';
-import type { Payloads } from '../../adapters/payloads';
-import type { PayloadBlobs } from '../../adapters/payload-blobs';
-import { viewObjectKey } from '../../core/blobs';
-import type { HookledgerConfig } from '../../core/config/schema';
 import { narrowPayload, readPath } from '../../adapters/dotted-path';
+import type { PayloadBlobs } from '../../adapters/payload-blobs';
+import type { Payloads } from '../../adapters/payloads';
+import { viewObjectKey } from '../../core/blobs';
 import { type BodyFormat, BodyFormatError, readBody } from '../../core/body';
-import { type DeliveryMessage, type EventItem, MAX_QUEUE_MESSAGE_BYTES, type RequeueItem } from '../../core/model';
-import { HookledgerError } from '../../core/errors';
 import { fifoSendParameters } from '../../core/config/consumers';
+import type { HookledgerConfig } from '../../core/config/schema';
+import { HookledgerError } from '../../core/errors';
+import { type DeliveryMessage, type EventItem, MAX_QUEUE_MESSAGE_BYTES, type RequeueItem } from '../../core/model';
+import type { Logger } from '../shared/logger';
 
 export interface FanoutDeps {
   readonly sqs: SQSClient;

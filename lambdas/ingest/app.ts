@@ -9,13 +9,13 @@
  * only log line is the rejection reason.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { HookledgerConfig } from '../../core/config/schema';
 import { StorageUnavailableError } from '../../adapters/errors';
 import type { IntakeStore } from '../../adapters/event-stores';
-import type { Logger } from '../shared/logger';
 import { payloadHmac as keyedHash } from '../../adapters/payload-hash';
 import type { SecretsPort } from '../../adapters/secrets';
+import type { HookledgerConfig } from '../../core/config/schema';
 import type { VerificationKeysPort } from '../../core/schemes/types';
+import type { Logger } from '../shared/logger';
 import { answerHandshake } from './handshake';
 import { InputError } from './parse';
 import { attribute, checkKey, claimBody, readBody, record } from './record';

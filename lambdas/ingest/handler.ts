@@ -1,15 +1,15 @@
 /** Lambda entry for intake. Configuration and clients are built once, at cold start. */
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../../adapters/clients';
-import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { S3PayloadBlobs } from '../../adapters/payload-blobs';
-import { createLogger } from '../shared/logger';
-import { createIntakeMetrics, createSecretRefreshFailureMetric } from '../shared/metrics';
 import { overlapMsBySource, SecretsManagerPort } from '../../adapters/secrets-manager';
 import { HttpVerificationKeys } from '../../adapters/verification-keys';
+import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
+import { bundledConfig } from '../shared/bundled-config';
+import { createLogger } from '../shared/logger';
+import { createIntakeMetrics, createSecretRefreshFailureMetric } from '../shared/metrics';
 import { createIngestHandler } from './app';
 
 const config = bundledConfig();

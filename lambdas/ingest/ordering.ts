@@ -3,10 +3,11 @@
  * message group, and only intake holds the signed body. Read from signed parts only (the tenant
  * captured at intake, or a field of the signed body), like the attribution.
  */
-import { findConsumer } from '../../core/config/routing';
-import { UNKEYED_GROUP } from '../../core/config/consumers';
-import type { HookledgerConfig } from '../../core/config/schema';
+
 import { readPath } from '../../adapters/dotted-path';
+import { UNKEYED_GROUP } from '../../core/config/consumers';
+import { findConsumer } from '../../core/config/routing';
+import type { HookledgerConfig } from '../../core/config/schema';
 
 /** Ordered consumer id -> ordering key, for the consumers of one delivery set; undefined when none is ordered. */
 export function orderingKeysFor(

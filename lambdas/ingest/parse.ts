@@ -2,9 +2,10 @@
  * Turning verified bytes into the body's fields and an attribution tuple, refusing anything odd with an
  * error that names the field. Pure functions: no I/O, no logging.
  */
-import { BODY_HASH_ID_PREFIX, type EventIdSource, type SourceConfig } from '../../core/config/schema';
+
 import { readPath } from '../../adapters/dotted-path';
 import { type BodyFormat, BodyFormatError, readBody } from '../../core/body';
+import { BODY_HASH_ID_PREFIX, type EventIdSource, type SourceConfig } from '../../core/config/schema';
 import { HookledgerError } from '../../core/errors';
 
 export class InputError extends HookledgerError {

@@ -3,10 +3,11 @@
  * serves the verifier, a fetched key's credentials and the handshake's answer. Only a mismatch looks
  * again (`refresh`, once): the secret may have been rotated since it was cached.
  */
-import type { JsonWebKey, SigningSecrets, VerificationKeysPort, VerifyInput } from '../../core/schemes/types';
-import { keyRequestFor, verifierFor } from '../../core/schemes';
-import type { SecretVersion } from '../../core/model';
+
 import { activeSecrets, type SecretsPort } from '../../adapters/secrets';
+import type { SecretVersion } from '../../core/model';
+import { keyRequestFor, verifierFor } from '../../core/schemes';
+import type { JsonWebKey, SigningSecrets, VerificationKeysPort, VerifyInput } from '../../core/schemes/types';
 import { InputError } from './parse';
 import type { IngestRequest } from './request';
 

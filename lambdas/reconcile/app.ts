@@ -15,6 +15,15 @@
  * remembered; beyond that they are logged by ids and counted (`ReconcileCarryDropped`).
  */
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { CheckpointStore } from '../../adapters/checkpoint';
+import { HookledgerError } from '../../core/errors';
+import {
+  RECONCILE_CARRIED_METRIC,
+  RECONCILE_CARRY_DROPPED_METRIC,
+  RECONCILE_INCOMPLETE_METRIC,
+  RECONCILE_REPAIRS_METRIC,
+  RECONCILE_VIOLATIONS_METRIC,
+} from '../../core/metrics';
 import { HOUR_MS, MINUTE_MS } from '../../core/model';
 import type { Logger } from '../shared/logger';
 import {
@@ -29,17 +38,8 @@ import {
   reconcilePages,
   reportOf,
 } from './reconcile';
-import { CheckpointStore } from '../../adapters/checkpoint';
-import { type RepairDeps, type RepairDelivery, type RepairResult, repair, type UnrepairedReason } from './repair';
+import { type RepairDelivery, type RepairDeps, type RepairResult, repair, type UnrepairedReason } from './repair';
 
-import {
-  RECONCILE_CARRIED_METRIC,
-  RECONCILE_CARRY_DROPPED_METRIC,
-  RECONCILE_INCOMPLETE_METRIC,
-  RECONCILE_REPAIRS_METRIC,
-  RECONCILE_VIOLATIONS_METRIC,
-} from '../../core/metrics';
-import { HookledgerError } from '../../core/errors';
 /** Violations logged one line each; the rest are counted in the summary line. */
 const MAX_LOGGED_VIOLATIONS = 200;
 

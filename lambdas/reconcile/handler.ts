@@ -2,11 +2,11 @@
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../../adapters/clients';
-import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../../core/env';
-import { createLogger } from '../shared/logger';
 import { dynamoStreamBatches } from '../../adapters/stream-batch';
+import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../../core/env';
+import { bundledConfig } from '../shared/bundled-config';
+import { createLogger } from '../shared/logger';
 import { createReconcileMetrics } from '../shared/metrics';
 import { createReconcileHandler } from './app';
 import { pausedConsumers } from './paused';

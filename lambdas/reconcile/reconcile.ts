@@ -18,8 +18,7 @@
  *
  * Quarantined deliveries are not violations (they are parked in the DLQ on purpose); they are counted.
  */
-import { eventKey, type EventItem, HOUR_MS, type LedgerItem, ledgerKey, MINUTE_MS, parseLedgerKey } from '../../core/model';
-import { type IndexedReceipt, WindowReader } from '../../adapters/window-index';
+
 import {
   eventStoreItemsByKey,
   ledgerItemsByKey,
@@ -29,7 +28,9 @@ import {
   scanReceipts,
   type Window,
 } from '../../adapters/table-scan';
+import { type IndexedReceipt, WindowReader } from '../../adapters/window-index';
 import { WindowError } from '../../core/errors';
+import { type EventItem, eventKey, HOUR_MS, type LedgerItem, ledgerKey, MINUTE_MS, parseLedgerKey } from '../../core/model';
 
 /** Work younger than this may still be on its way through the stream and the queue. */
 export const DEFAULT_GRACE_MS = 15 * MINUTE_MS;

@@ -32,11 +32,13 @@
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { auditItem } from '../../adapters/audit';
 import { AuditLog } from '../../adapters/audit-log';
-import { Requeues } from '../../adapters/requeues';
 import { newRepairId } from '../../adapters/ids';
-import { type EventItem, eventKey, type LedgerItem, ledgerKey, type RequeueItem } from '../../core/model';
+import { forEachLimited } from '../../adapters/pool';
 import { requeueItem, requeueUnder } from '../../adapters/requeue';
+import { Requeues } from '../../adapters/requeues';
 import type { StreamBatchPort, StreamBatchRef } from '../../adapters/stream-batch';
+import { eventStoreItemsByKey, ledgerItemsByKey } from '../../adapters/table-scan';
+import { type EventItem, eventKey, type LedgerItem, ledgerKey, type RequeueItem } from '../../core/model';
 import {
   DEFAULT_GRACE_MS,
   isStalled,
@@ -46,8 +48,6 @@ import {
   reconcile,
   type ViolationKind,
 } from './reconcile';
-import { eventStoreItemsByKey, ledgerItemsByKey } from '../../adapters/table-scan';
-import { forEachLimited } from '../../adapters/pool';
 
 export const REPAIRABLE_KINDS: readonly ViolationKind[] = ['missing_delivery', 'stalled_delivery'];
 /** Ledger keys listed on the audit item; beyond this the item says how many more (items stop at 400 KB). */

@@ -5,16 +5,16 @@
  */
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { createDocumentClient } from '../../adapters/clients';
+import { Breakers } from '../../adapters/ledger-controls';
+import { SecretsManagerPort } from '../../adapters/secrets-manager';
 import { findConsumer } from '../../core/config/routing';
 import { ENV, requireEnv } from '../../core/env';
 import { HOUR_MS } from '../../core/model';
 import { bundledConfig } from '../shared/bundled-config';
-import { createDocumentClient } from '../../adapters/clients';
 import { eventSourcePause } from '../shared/event-source-pause';
-import { Breakers } from '../../adapters/ledger-controls';
 import { createLogger } from '../shared/logger';
 import { createCircuitOpenMetric } from '../shared/metrics';
-import { SecretsManagerPort } from '../../adapters/secrets-manager';
 import { createHttpHandle } from './http';
 import { lambdaConsumer } from './lambda';
 import type { ConsumerHandle, ConsumerLambdaHandler } from './runtime';

@@ -11,13 +11,14 @@
  *   network errors               breaker, which pauses the consumer after `breakAfterFailures`
  *                                consecutive failures
  */
+
+import type { Breakers } from '../../adapters/ledger-controls';
+import { activeSecrets } from '../../adapters/secrets';
 import type { ConsumerConfig, HttpDeliveryConfig } from '../../core/config/schema';
 import { standardWebhooks } from '../../core/schemes/standard-webhooks';
 import type { SigningSecrets } from '../../core/schemes/types';
-import { PermanentError, RetryableError } from './errors';
-import type { Breakers } from '../../adapters/ledger-controls';
 import type { Logger } from '../shared/logger';
-import { activeSecrets } from '../../adapters/secrets';
+import { PermanentError, RetryableError } from './errors';
 import type { ConsumerHandle } from './runtime';
 
 /** Where an HTTP consumer's signing secrets come from (Secrets Manager, or the local secrets file). */

@@ -4,14 +4,14 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { findConsumer } from '../../core/config/routing';
-import { bundledConfig } from '../shared/bundled-config';
 import { createDocumentClient } from '../../adapters/clients';
-import { ENV, requireEnv } from '../../core/env';
 import { KeyRegistry } from '../../adapters/key-registry';
 import { Ledger } from '../../adapters/ledger';
 import { VersionWatermarks } from '../../adapters/ledger-controls';
 import { S3PayloadBlobs } from '../../adapters/payload-blobs';
+import { findConsumer } from '../../core/config/routing';
+import { ENV, requireEnv } from '../../core/env';
+import { bundledConfig } from '../shared/bundled-config';
 import { createLogger } from '../shared/logger';
 import { type ConsumerHandle, type ConsumerLambdaHandler, createConsumerHandler } from './runtime';
 

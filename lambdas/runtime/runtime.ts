@@ -16,17 +16,17 @@
 import { BatchProcessor, EventType, processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { ConsumerConfig } from '../../core/config/schema';
-import { errorCategory, errorMessage, PermanentError, RetryableError } from './errors';
 import type { KeyRegistry } from '../../adapters/key-registry';
 import type { Ledger } from '../../adapters/ledger';
 import type { VersionWatermarks } from '../../adapters/ledger-controls';
-import type { Logger } from '../shared/logger';
 import type { PayloadBlobs } from '../../adapters/payload-blobs';
-import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
 import { FIFO_SUFFIX, orderingGroup } from '../../core/config/consumers';
+import type { ConsumerConfig } from '../../core/config/schema';
 import { HookledgerError } from '../../core/errors';
+import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
 import { maxRetryHoldSeconds } from '../../core/queues';
+import type { Logger } from '../shared/logger';
+import { errorCategory, errorMessage, PermanentError, RetryableError } from './errors';
 
 export type KeyStatus = 'active' | 'revoked' | 'unknown';
 

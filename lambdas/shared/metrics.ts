@@ -6,7 +6,7 @@
  * (and its own dimensions) alone. Single-line publishers add and flush in one synchronous step,
  * so no other call's dimensions can slip in between (`singleMetric()` would bring `service` back).
  */
-import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import {
   DIMENSION,
   FANOUT_SKIPPED_METRIC,

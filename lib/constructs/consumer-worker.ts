@@ -2,19 +2,19 @@ import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'a
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { assertConsumerRules } from '../../core/config/consumer-rules';
+import { FIFO_SUFFIX, isOrdered, workerEntry } from '../../core/config/consumers';
+import type { ConsumerConfig } from '../../core/config/schema';
 import { ENV } from '../../core/env';
 import { keyPattern, ledgerKeyPatternOf } from '../../core/model';
 import { consumerRetentionSeconds, QUEUE_RETENTION, retentionNeededSeconds } from '../../core/queues';
-import type { ConsumerConfig } from '../../core/config/schema';
-import { FIFO_SUFFIX, isOrdered, workerEntry } from '../../core/config/consumers';
-import { assertConsumerRules } from '../../core/config/consumer-rules';
 import { deadLetterQueueProps, workQueueProps } from './defaults';
-import { grantItemsByKeyPattern } from './storage';
 import { HookledgerFunction } from './hookledger-function';
+import { grantItemsByKeyPattern } from './storage';
 
 export interface ConsumerWorkerProps {
   /** The consumer's entry in hookledger.config.ts (id, entry, retry budget, lease, concurrency). */

@@ -5,11 +5,11 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
+import { keyPattern } from '../../core/model';
 import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../../core/queues';
 import { deadLetterQueueProps } from './defaults';
 import { HookledgerFunction } from './hookledger-function';
 import { grantItemsByKeyPattern } from './storage';
-import { keyPattern } from '../../core/model';
 
 /** A consumer's delivery queue, as the fan-out sees it. */
 export interface ConsumerQueue {

@@ -8,10 +8,9 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { BUNDLED_CONFIG_DEFINE } from '../../core/env';
-import { PROJECT_ROOT } from '../../core/paths';
-
 /** Namespace of every custom metric the stack emits and alarms on (Powertools reads it from env). */
 import { METRICS_NAMESPACE } from '../../core/metrics';
+import { PROJECT_ROOT } from '../../core/paths';
 
 /** The one runtime for every function; the esbuild target below must match it. */
 export const RUNTIME = lambda.Runtime.NODEJS_22_X;

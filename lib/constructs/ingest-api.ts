@@ -6,10 +6,10 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { grantItemsByKeyPattern } from './storage';
 import { ENV } from '../../core/env';
 import { keyPattern } from '../../core/model';
 import { HookledgerFunction } from './hookledger-function';
+import { grantItemsByKeyPattern } from './storage';
 
 export interface IngestApiProps {
   /** Source ids from the config; one route parameter value and one signing secret each. */

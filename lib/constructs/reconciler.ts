@@ -7,9 +7,9 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
 import { keyPattern, WINDOW_INDEX } from '../../core/model';
-import { grantItemsByKeyPattern } from './storage';
 import { deadLetterQueueProps } from './defaults';
 import { HookledgerFunction } from './hookledger-function';
+import { grantItemsByKeyPattern } from './storage';
 
 export interface ReconcilerRepairProps {
   /** At most this many re-queues per run (1-10000). */

@@ -22,7 +22,7 @@ import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { LOCAL_REGION } from '../clients';
 import { consoleLogger, describe, type PollerLogger, sleep as sleepFor } from '../support';
-import { type BatchRun, onFailureRecord, type Outcome, outcomeOf, type SkipStep, startBatch } from './batch-policy';
+import { type BatchRun, type Outcome, onFailureRecord, outcomeOf, type SkipStep, startBatch } from './batch-policy';
 import type { CheckpointStore } from './checkpoints';
 import type { DynamoStreamsApi } from './dynamodb-streams';
 import { StreamPollerError } from './errors';

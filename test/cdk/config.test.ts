@@ -2,10 +2,10 @@
 import { Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { type ConsumerConfig, type HookledgerConfigInput, defineConfig } from '../../core/config/schema';
+import { type ConsumerConfig, defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
+import { pascalCase } from '../../core/outputs';
 import { ConsumerWorker } from '../../lib/constructs/consumer-worker';
 import { addHookledgerStack } from '../../lib/hookledger-stack';
-import { pascalCase } from '../../core/outputs';
 import { CONFIGS, defaultConfig, fourConsumerConfig, synth, testApp } from './support';
 
 function withConsumer(patch: Partial<ConsumerConfig>): HookledgerConfigInput {

@@ -7,19 +7,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import { pascalCase } from '../../core/outputs';
 import {
-  CONFIGS,
-  type Json,
   actionsOf,
   allIdentityStatements,
+  CONFIGS,
+  type Json,
   mappingsOf,
-  resolvePseudo,
-  resourceTargets,
   refTarget,
+  resolvePseudo,
   resourcesOfType,
+  resourceTargets,
   statementsOfRole,
   synth,
-  workers,
   type WorkerView,
+  workers,
 } from './support';
 
 describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {

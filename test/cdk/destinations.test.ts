@@ -4,6 +4,7 @@
  * its own event source mapping and nothing else); the circuit-breaker alarm; VPC placement.
  */
 import { type App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { HookledgerConfigInput } from '../../core/config/schema';
@@ -19,10 +20,9 @@ import {
   statementsOfRole,
   synth,
   testApp,
-  workers,
   type WorkerView,
+  workers,
 } from './support';
-import { Template } from 'aws-cdk-lib/assertions';
 
 const config: HookledgerConfigInput = {
   sources: defaultConfig.sources,

@@ -6,14 +6,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import {
-  CONFIGS,
-  type Json,
   actionsOf,
+  CONFIGS,
   functionWithEnv,
+  type Json,
   mappingsOf,
   refTarget,
-  resourceTargets,
   resourcesOfType,
+  resourceTargets,
   statementsOfRole,
   synth,
   workers,

@@ -4,13 +4,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import { pascalCase } from '../../core/outputs';
 import {
-  CONFIGS,
-  type Synthesized,
   actionsOf,
+  CONFIGS,
   functionWithEnv,
   refTarget,
-  resourceTargets,
   resourcesOfType,
+  resourceTargets,
+  type Synthesized,
   statementsOfRole,
   synth,
 } from './support';

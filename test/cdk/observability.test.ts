@@ -3,16 +3,16 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import {
-  CONFIGS,
-  type Json,
-  type Synthesized,
   actionsOf,
   asArray,
+  CONFIGS,
   defaultConfig,
   functionWithEnv,
+  type Json,
   refTarget,
-  resourceTargets,
   resourcesOfType,
+  resourceTargets,
+  type Synthesized,
   statementsOfRole,
   synth,
   workers,

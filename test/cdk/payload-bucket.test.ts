@@ -4,11 +4,12 @@
  * fan-out reads payloads/* and writes views/*, and each consumer's role reads views/<its id>/* and
  * nothing else; no role may list the bucket or read another consumer's views.
  */
+
+import { Stack } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import { PayloadBucket } from '../../lib/constructs/payload-bucket';
-import { allIdentityStatements, actionsOf, CONFIGS, type Json, refTarget, resourcesOfType, synth, testApp } from './support';
-import { Stack } from 'aws-cdk-lib';
+import { actionsOf, allIdentityStatements, CONFIGS, type Json, refTarget, resourcesOfType, synth, testApp } from './support';
 
 /** `<bucket>/payloads/*` for a Fn::Join of the bucket's Arn and a key pattern; the raw JSON otherwise. */
 function objectPattern(resource: Json, bucketId: string): string {

@@ -2,20 +2,19 @@
  * The reconciler with repair on (the default, `reconcile.repair`): what it may write, read and call,
  * and how it is told the limit and the queues. Emulators cannot show IAM; these assertions do.
  */
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { Stack } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import { Reconciler } from '../../lib/constructs/reconciler';
 import {
-  type Json,
   actionsOf,
   defaultConfig,
+  type Json,
   refTarget,
-  resourceTargets,
   resourcesOfType,
+  resourceTargets,
   statementsOfRole,
   synth,
   workers,

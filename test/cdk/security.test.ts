@@ -4,11 +4,11 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  CONFIGS,
-  type Json,
   actionsOf,
   allIdentityStatements,
   asArray,
+  CONFIGS,
+  type Json,
   refTarget,
   resourcesOfType,
   statementsOfRole,

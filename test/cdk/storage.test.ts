@@ -1,7 +1,7 @@
 /** The stateful half: both tables keep their data through mistakes (PITR, retain, deletion protection). */
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Synthesized, defaultConfig, synth } from './support';
+import { defaultConfig, type Synthesized, synth } from './support';
 
 describe('EventStore and Ledger tables', () => {
   let s: Synthesized;

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import defaultConfig from '../../hookledger.config';
 import type { HookledgerConfigInput } from '../../core/config/schema';
+import defaultConfig from '../../hookledger.config';
 import { HookledgerStack } from '../../lib/hookledger-stack';
 
 export { defaultConfig };

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HookledgerStack } from '../../lib/hookledger-stack';
-import { CONFIGS, type Json, asArray, refTarget, resolvePseudo, resourcesOfType, testApp } from './support';
+import { asArray, CONFIGS, type Json, refTarget, resolvePseudo, resourcesOfType, testApp } from './support';
 
 const NAMES = ['Hookledger', 'Other'] as const;
 

@@ -6,16 +6,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scanAll } from '../../adapters/table-scan';
 import { replay } from '../../cli/ops/replay';
-import { signatureHeaders } from '../../core/schemes';
 import { trace } from '../../cli/ops/trace';
-import baseConfig from '../../hookledger.config';
 import { defineConfig } from '../../core/config/schema';
+import { signatureHeaders } from '../../core/schemes';
+import baseConfig from '../../hookledger.config';
 import type { LocalStack } from '../../local/stack';
 import { platformEvent, signedHeaders } from '../support/factories';
 import { GITHUB_SOURCE } from '../support/provider-sources';
 import { doneRows, ledgerRows, send, startTestStack } from '../support/stack';
-import { scanAll } from '../../adapters/table-scan';
 
 const config = defineConfig({ ...baseConfig, sources: [...baseConfig.sources, GITHUB_SOURCE] });
 const GITHUB_BODY = readFileSync(path.join(import.meta.dirname, '../fixtures/github/issues-opened.json'));

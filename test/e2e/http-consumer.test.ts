@@ -3,22 +3,23 @@
  * receiver that verifies it with the `standardwebhooks` library, under the delivery protocol of
  * every consumer (claim with fencing, one ledger row, retries, quarantine, pause/resume).
  */
+
+import { mkdtempSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
 import { breakerKey } from '../../core/model';
 import defaultConfig from '../../hookledger.config';
 import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
-import { platformEvent } from '../support/factories';
 import { runCli } from '../support/cli';
+import { platformEvent } from '../support/factories';
 import { ledgerRows, queueDepth, send, startTestStack } from '../support/stack';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 
 interface Received {
   readonly eventId: string;

@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redrive } from '../../cli/ops/redrive';
+import { defineConfig } from '../../core/config/schema';
 import baseConfig from '../../hookledger.config';
 import { handle as riskHandle } from '../../lambdas/consumers/risk-evaluator';
 import type { ConsumerHandle } from '../../lambdas/runtime/runtime';
-import { defineConfig } from '../../core/config/schema';
 import type { LocalStack } from '../../local/stack';
 import { platformEvent } from '../support/factories';
 import { ledgerRows, queueDepth, send, startTestStack } from '../support/stack';

@@ -4,9 +4,9 @@
  */
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import baseConfig from '../../hookledger.config';
-import { keyRegistryKey } from '../../core/model';
 import { defineConfig } from '../../core/config/schema';
+import { keyRegistryKey } from '../../core/model';
+import baseConfig from '../../hookledger.config';
 import type { LocalStack } from '../../local/stack';
 import { platformEvent } from '../support/factories';
 import { ledgerRows, send, startTestStack } from '../support/stack';

@@ -5,8 +5,8 @@
  * visibility timeout is taken over on that very receive, never wasted on a live lease.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import baseConfig from '../../hookledger.config';
 import { defineConfig } from '../../core/config/schema';
+import baseConfig from '../../hookledger.config';
 import { handle as riskHandle } from '../../lambdas/consumers/risk-evaluator';
 import { type ConsumerHandle, type ConsumerLambdaHandler, leaseMsFor } from '../../lambdas/runtime/runtime';
 import type { LocalStack } from '../../local/stack';

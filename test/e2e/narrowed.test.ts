@@ -7,8 +7,8 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replay } from '../../cli/ops/replay';
-import baseConfig from '../../hookledger.config';
 import type { DeliveryMessage } from '../../core/model';
+import baseConfig from '../../hookledger.config';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
 import type { LocalStack } from '../../local/stack';
 import { platformEvent } from '../support/factories';

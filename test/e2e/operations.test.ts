@@ -3,11 +3,11 @@
  * of one consumer, payload retention, and reconcile over the whole window.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatUsageCsv } from '../../cli/commands/usage';
 import { replay } from '../../cli/ops/replay';
 import { status } from '../../cli/ops/status';
 import { trace } from '../../cli/ops/trace';
 import { usage } from '../../cli/ops/usage';
-import { formatUsageCsv } from '../../cli/commands/usage';
 import { iso } from '../../cli/time';
 import config from '../../hookledger.config';
 import { reconcile } from '../../lambdas/reconcile/reconcile';

@@ -8,19 +8,19 @@ import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb
 import { type DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signatureHeaders } from '../../core/schemes';
-import baseConfig from '../../hookledger.config';
-import { createIngestHandler, type IngestHandler } from '../../lambdas/ingest/app';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
-import { type EventItem, type PayloadItem, payloadKey } from '../../core/model';
 import { payloadHmac } from '../../adapters/payload-hash';
 import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig } from '../../core/config/schema';
+import { type EventItem, type PayloadItem, payloadKey } from '../../core/model';
+import { signatureHeaders } from '../../core/schemes';
+import baseConfig from '../../hookledger.config';
+import { createIngestHandler, type IngestHandler } from '../../lambdas/ingest/app';
+import issuesOpened from '../fixtures/github/issues-opened.json';
 import { createTable, startTestDynamo } from '../support/dynamo';
 import { httpEvent, NOW, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 import { GITHUB_SOURCE } from '../support/provider-sources';
-import issuesOpened from '../fixtures/github/issues-opened.json';
 
 const GITHUB_SECRET = 'gh_webhook_secret_7Hq2xV9pLm4';
 const config = defineConfig({ ...baseConfig, sources: [...baseConfig.sources, GITHUB_SOURCE] });

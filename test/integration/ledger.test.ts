@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../../adapters/ledger';
-import { deliveryMessage, NOW } from '../support/factories';
 import { createTable, startTestDynamo } from '../support/dynamo';
+import { deliveryMessage, NOW } from '../support/factories';
 
 let dynamo: Awaited<ReturnType<typeof startTestDynamo>>;
 let ledger: Ledger;

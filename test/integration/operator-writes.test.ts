@@ -13,8 +13,8 @@ import {
   ledgerItemsByKey,
   scanDeliveryStates,
   scanKeys,
-  scanReceipts,
   scanReceiptSummaries,
+  scanReceipts,
   scanUsageRows,
 } from '../../adapters/table-scan';
 import { type EventItem, eventKey, type KeyItem, keyRegistryKey, ledgerKey, parseLedgerKey } from '../../core/model';

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startHttpGateway, type HttpGateway } from '../../local/http-gateway';
+import { type HttpGateway, startHttpGateway } from '../../local/http-gateway';
 
 let gateway: HttpGateway;
 let events: APIGatewayProxyEventV2[];

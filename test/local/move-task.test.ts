@@ -8,12 +8,12 @@ import {
   ListMessageMoveTasksCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
-  StartMessageMoveTaskCommand,
   type SQSClient,
+  StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localSqsClient } from '../../local/clients';
-import { freePort, startMoveTaskSqs, type SqsEmulator } from '../../local/emulators';
+import { freePort, type SqsEmulator, startMoveTaskSqs } from '../../local/emulators';
 import { receiveAll, uniqueName, waitFor } from './support';
 
 let emulator: SqsEmulator;

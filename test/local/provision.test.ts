@@ -1,10 +1,10 @@
 import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import config from '../../hookledger.config';
 import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
+import config from '../../hookledger.config';
 import { localDynamoClient, localSqsClient } from '../../local/clients';
-import { freePort, startDynamoLocal, startSqsEmulator, type DynamoLocal, type SqsEmulator } from '../../local/emulators';
+import { type DynamoLocal, freePort, type SqsEmulator, startDynamoLocal, startSqsEmulator } from '../../local/emulators';
 import { provisionLocalStack } from '../../local/provision';
 import { receiveAll, uniqueName } from './support';
 

@@ -8,7 +8,7 @@ import {
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localSqsClient } from '../../local/clients';
-import { freePort, startSqsEmulator, type SqsEmulator } from '../../local/emulators';
+import { freePort, type SqsEmulator, startSqsEmulator } from '../../local/emulators';
 import { createSqsPoller, type SqsPoller, type SqsPollerOptions } from '../../local/sqs-poller';
 import { receiveAll, recordingLogger, uniqueName, waitFor } from './support';
 

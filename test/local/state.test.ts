@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  type LocalStackState,
   readRunningState,
   readState,
   removeState,
   StateFileError,
   webhookUrlFor,
   writeState,
-  type LocalStackState,
 } from '../../local/state';
 
 let dir: string;

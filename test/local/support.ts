@@ -1,12 +1,12 @@
 /** Shared fixtures for the local-stack tests: tables, items and waiting. */
 import {
+  type AttributeValue,
   CreateTableCommand,
+  type DynamoDBClient,
   PutItemCommand,
   UpdateTimeToLiveCommand,
-  type AttributeValue,
-  type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 
 let counter = 0;
 

@@ -1,9 +1,9 @@
-import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDynamoClient } from '../../local/clients';
+import { type DynamoLocal, freePort, startDynamoLocal } from '../../local/emulators';
 import { createLocalStreamsApi } from '../../local/streams/dynamodb-streams';
-import { freePort, startDynamoLocal, type DynamoLocal } from '../../local/emulators';
 import { createStreamPoller, type StreamPoller } from '../../local/streams/poller';
 import { createTtlSweeper } from '../../local/ttl-sweeper';
 import { createEventsTable, putItem, recordingLogger, uniqueName, waitFor } from './support';

@@ -3,6 +3,8 @@
  * Proves the calls and their parameters (outputs read, mapping found by queue ARN, Enabled flipped),
  * not IAM or the services' behaviour.
  */
+
+import { Readable } from 'node:stream';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { LambdaClient, ListEventSourceMappingsCommand, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import {
@@ -15,15 +17,14 @@ import {
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TargetError } from '../../cli/errors';
 import { lambdaPauseControl, setPaused } from '../../cli/ops/pause';
 import { resolveTarget } from '../../cli/target';
 import { parseDuration, parseTime } from '../../cli/time';
 import { defineConfig } from '../../core/config/schema';
-import { config } from './support';
 import { runCli } from '../support/cli';
+import { config } from './support';
 
 const cfn = mockClient(CloudFormationClient);
 const sqs = mockClient(SQSClient);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { intakeStore } from '../../adapters/event-stores';
 import { signatureHeaders } from '../../core/schemes';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createLogger } from '../../lambdas/shared/logger';
@@ -20,7 +21,6 @@ import { FileSecrets } from '../../local/secrets-file';
 import type { LocalStackState } from '../../local/state';
 import { signedHeaders } from '../support/factories';
 import { config, freshStack, HOUR, items, MIN, type OpsEnv, startOpsEnv } from './support';
-import { intakeStore } from '../../adapters/event-stores';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin/hookledger.mjs');

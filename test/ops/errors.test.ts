@@ -3,12 +3,12 @@
  * alone; commander's own errors exit 2. Runs main in-process against a state file that does not exist.
  */
 import { describe, expect, it } from 'vitest';
-import { CliError, ConflictError, cliErrorOf, EXIT, NotFoundError, OperationFailedError, TargetError, UsageError } from '../../cli/errors';
 import { daysOf } from '../../adapters/window-index';
+import { CliError, ConflictError, cliErrorOf, EXIT, NotFoundError, OperationFailedError, TargetError, UsageError } from '../../cli/errors';
 import { ConfigurationError } from '../../core/errors';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
-import { config } from './support';
 import { runCli } from '../support/cli';
+import { config } from './support';
 
 const run = (argv: string[]) => runCli(argv, config, { USER: 'errors-test', HOOKLEDGER_STATE: '/nonexistent/state.json' });
 

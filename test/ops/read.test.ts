@@ -1,14 +1,13 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NotFoundError } from '../../cli/errors';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { formatStatus, statusWindow } from '../../cli/commands/status';
-import { UsageError } from '../../cli/errors';
-import { DEFAULT_STATUS_SINCE_MS, type StatusReport, status } from '../../cli/ops/status';
-import type { Target } from '../../cli/target';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WindowReader } from '../../adapters/window-index';
+import { formatStatus, statusWindow } from '../../cli/commands/status';
+import { NotFoundError, UsageError } from '../../cli/errors';
+import { DEFAULT_STATUS_SINCE_MS, type StatusReport, status } from '../../cli/ops/status';
 import { trace } from '../../cli/ops/trace';
 import { usage } from '../../cli/ops/usage';
+import type { Target } from '../../cli/target';
 import { localPrincipal } from '../../local/wiring';
 import { config, freshStack, HOUR, MIN, type OpsEnv, startOpsEnv, T0 } from './support';
 

@@ -1,8 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { signatureHeaders } from '../../core/schemes';
-import { verifierFor } from '../../core/schemes';
 import type { SchemeConfigInput } from '../../core/schemes';
+import { signatureHeaders, verifierFor } from '../../core/schemes';
 
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 const body = Buffer.from('{"id":"evt_01J8K7M2Q4","type":"payment.succeeded","tenant_id":"tenant_204","key_id":"key_42"}');

@@ -5,21 +5,21 @@
  * handlers write.
  */
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
-import { ScanCommand as DocScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import defaultConfig from '../../hookledger.config';
-import type { HookledgerConfig } from '../../core/config/schema';
-import { subscribedConsumers } from '../../core/config/routing';
+import { ScanCommand as DocScanCommand } from '@aws-sdk/lib-dynamodb';
 import { type EventStores, eventStores } from '../../adapters/event-stores';
 import { Ledger } from '../../adapters/ledger';
+import { payloadHmac } from '../../adapters/payload-hash';
+import { subscribedConsumers } from '../../core/config/routing';
+import type { HookledgerConfig } from '../../core/config/schema';
 import type { DeliveryMessage, EventItem, SecretVersion } from '../../core/model';
+import defaultConfig from '../../hookledger.config';
 import { localSqsClient } from '../../local/clients';
 import { freePort, type SqsEmulator, startSqsEmulator } from '../../local/emulators';
 import { type ProvisionedStack, provisionLocalStack } from '../../local/provision';
 import { localPrincipal } from '../../local/wiring';
 import { startTestDynamo } from '../support/dynamo';
 import { TEST_HASH_KEY } from '../support/factories';
-import { payloadHmac } from '../../adapters/payload-hash';
 
 export const config = defaultConfig;
 export const SOURCE = 'platform';

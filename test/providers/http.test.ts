@@ -6,24 +6,24 @@
  * that signer is proved in test/providers/sdk.test.ts). Handshakes are answered and leave no item.
  */
 import { createHmac, generateKeyPairSync } from 'node:crypto';
-import { Signature as HubSpotSignature } from '@hubspot/api-client';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { Signature as HubSpotSignature } from '@hubspot/api-client';
 import { sign as octokitSign } from '@octokit/webhooks-methods';
 import { encodeSignatureHeader } from '@sanity/webhook';
 import Stripe from 'stripe';
 import { Webhook as SvixWebhook } from 'svix';
 import twilio from 'twilio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
+import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
 import { signatureHeaders } from '../../core/schemes';
 import { createIngestHandler } from '../../lambdas/ingest/app';
-import { eventStores, intakeStore } from '../../adapters/event-stores';
-import type { SecretsPort } from '../../adapters/secrets';
 import { type HttpGateway, startHttpGateway } from '../../local/http-gateway';
-import { ed25519Pair } from './support';
 import { createTable, startTestDynamo } from '../support/dynamo';
 import { TEST_HASH_KEY } from '../support/factories';
 import { capturingLogger } from '../support/logs';
+import { ed25519Pair } from './support';
 
 const TABLE = 'providers-http';
 const discord = ed25519Pair();

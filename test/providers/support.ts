@@ -3,11 +3,11 @@
  * team would write it), our verifier and signer for it, and attribution read exactly as intake reads it.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import { payloadHmac } from '../../adapters/payload-hash';
 import { defineConfig, type SourceConfig } from '../../core/config/schema';
 import { findProvider, type ProviderPreset } from '../../core/providers/catalog';
-import { signatureHeaders, signedParts, verifierFor, type VerifyResult } from '../../core/schemes';
+import { signatureHeaders, signedParts, type VerifyResult, verifierFor } from '../../core/schemes';
 import { extractAttribution, parseBody } from '../../lambdas/ingest/parse';
-import { payloadHmac } from '../../adapters/payload-hash';
 
 /** The deployment's payload-hash key in these proofs: an event id derived from the body is `bh_` + HMAC-SHA256 under it. */
 export const PAYLOAD_HASH_KEY = Buffer.from('0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0', 'hex');

@@ -34,18 +34,18 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redrive } from '../../cli/ops/redrive';
 import { revokeKey } from '../../cli/ops/keys';
+import { redrive } from '../../cli/ops/redrive';
 import { replay } from '../../cli/ops/replay';
+import { subscribedConsumers } from '../../core/config/routing';
+import { defineConfig } from '../../core/config/schema';
+import { type KeyItem, keyRegistryKey, ledgerKey } from '../../core/model';
 import baseConfig from '../../hookledger.config';
 import { handle as auditHandle } from '../../lambdas/consumers/audit-writer';
 import { handle as billingHandle, unitsFor } from '../../lambdas/consumers/billing-meter';
-import { handle as riskHandle, REVIEW_THRESHOLD } from '../../lambdas/consumers/risk-evaluator';
-import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
+import { REVIEW_THRESHOLD, handle as riskHandle } from '../../lambdas/consumers/risk-evaluator';
 import { PermanentError } from '../../lambdas/runtime/errors';
-import { type KeyItem, keyRegistryKey, ledgerKey } from '../../core/model';
-import { defineConfig } from '../../core/config/schema';
-import { subscribedConsumers } from '../../core/config/routing';
+import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
 import { signedHeaders } from '../support/factories';
 import { type FaultStack, ledgerItems, queueDepth, receipts, reconcileWindow, sleep, startFaultStack, takeAll } from './support';
 

@@ -3,8 +3,7 @@
  * on the loopback interface, so webhook bodies and the ledger are not readable from the network; and
  * the data folder (DynamoDB Local's database, the stream checkpoints) is its owner's only.
  */
-import { chmodSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';

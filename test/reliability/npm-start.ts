@@ -11,8 +11,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { FileSecrets } from '../../local/secrets-file';
 import { PROJECT_ROOT as ROOT } from '../../core/paths';
+import { FileSecrets } from '../../local/secrets-file';
 import { type LocalStackState, readState } from '../../local/state';
 import { localDocumentClient } from '../../local/wiring';
 

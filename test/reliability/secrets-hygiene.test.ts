@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotateSecret } from '../../cli/ops/secrets';
 import config from '../../hookledger.config';
 import type { LocalStack } from '../../local/stack';
-import { capturingLogger } from '../support/logs';
 import { signedHeaders } from '../support/factories';
+import { capturingLogger } from '../support/logs';
 import { ledgerRows, startTestStack } from '../support/stack';
 
 const CARD_NUMBER = '4929381745620917';

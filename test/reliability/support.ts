@@ -20,12 +20,12 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
-import { reconcile, type ReconcileReport } from '../../lambdas/reconcile/reconcile';
 import { scanAll } from '../../adapters/table-scan';
-import { createLogger, type Logger } from '../../lambdas/shared/logger';
-import type { DeliveryMessage, EventItem, LedgerItem } from '../../core/model';
 import type { HookledgerConfig } from '../../core/config/schema';
+import type { DeliveryMessage, EventItem, LedgerItem } from '../../core/model';
+import { type ReconcileReport, reconcile } from '../../lambdas/reconcile/reconcile';
+import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
+import { createLogger, type Logger } from '../../lambdas/shared/logger';
 import type { ProvisionedStack } from '../../local/provision';
 import type { FileSecrets } from '../../local/secrets-file';
 import { startLocalStack } from '../../local/stack';

@@ -2,10 +2,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { LedgerItem } from '../../core/model';
 import { scanAll } from '../../adapters/table-scan';
-import { type LocalStack, type LocalStackOptions, queueDepth as queueDepthOf, startLocalStack } from '../../local/stack';
+import type { LedgerItem } from '../../core/model';
 import { createLogger } from '../../lambdas/shared/logger';
+import { type LocalStack, type LocalStackOptions, queueDepth as queueDepthOf, startLocalStack } from '../../local/stack';
 import { signedHeaders } from './factories';
 
 /** An in-memory stack on free ports with its own secrets file; quiet logs. */

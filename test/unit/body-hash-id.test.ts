@@ -7,13 +7,13 @@ import { createHmac } from 'node:crypto';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineConfig } from '../../core/config/schema';
-import { createIngestHandler } from '../../lambdas/ingest/app';
-import { extractAttribution, parseBody } from '../../lambdas/ingest/parse';
 import { createDocumentClient } from '../../adapters/clients';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { payloadHmac } from '../../adapters/payload-hash';
 import type { SecretsPort } from '../../adapters/secrets';
+import { defineConfig } from '../../core/config/schema';
+import { createIngestHandler } from '../../lambdas/ingest/app';
+import { extractAttribution, parseBody } from '../../lambdas/ingest/parse';
 import { httpEvent, NOW, TEST_HASH_KEY } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import config from '../../hookledger.config';
-import { defineConfig, type HookledgerConfigInput, type SchemeSourceInput } from '../../core/config/schema';
 import { matchesEventType, subscribedConsumers } from '../../core/config/routing';
+import { defineConfig, type HookledgerConfigInput, type SchemeSourceInput } from '../../core/config/schema';
+import config from '../../hookledger.config';
 
 const base = (): HookledgerConfigInput => ({
   sources: [

@@ -1,11 +1,11 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import config from '../../hookledger.config';
-import { type ConsumerHandle, type DeliveryContext, createConsumerHandler } from '../../lambdas/runtime/runtime';
-import { PermanentError, RetryableError } from '../../lambdas/runtime/errors';
 import type { AckRequest, ClaimResult, FailRequest } from '../../adapters/ledger';
 import { findConsumer } from '../../core/config/routing';
+import config from '../../hookledger.config';
+import { PermanentError, RetryableError } from '../../lambdas/runtime/errors';
+import { type ConsumerHandle, createConsumerHandler, type DeliveryContext } from '../../lambdas/runtime/runtime';
 import { deliveryMessage, NOW, sqsRecord } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

@@ -9,15 +9,15 @@ import { createHmac } from 'node:crypto';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { twilioSignature } from '../support/twilio';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineConfig } from '../../core/config/schema';
-import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createDocumentClient } from '../../adapters/clients';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
+import { defineConfig } from '../../core/config/schema';
+import { createIngestHandler } from '../../lambdas/ingest/app';
 import { httpEvent, NOW, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
+import { twilioSignature } from '../support/twilio';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
 afterEach(() => ddbMock.reset());

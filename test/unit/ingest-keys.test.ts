@@ -5,21 +5,21 @@
  * preset's GET handshake are 405.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '../../adapters/clients';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
+import type { SecretsPort } from '../../adapters/secrets';
+import { HttpVerificationKeys, KeyFetchError } from '../../adapters/verification-keys';
 import { defineConfig } from '../../core/config/schema';
 import { signatureHeaders } from '../../core/schemes';
 import { publicJwkOf } from '../../core/schemes/jwks';
 import type { VerificationKeysPort } from '../../core/schemes/types';
 import { createIngestHandler } from '../../lambdas/ingest/app';
-import { createDocumentClient } from '../../adapters/clients';
-import { eventStores, intakeStore } from '../../adapters/event-stores';
-import type { SecretsPort } from '../../adapters/secrets';
-import { HttpVerificationKeys, KeyFetchError } from '../../adapters/verification-keys';
 import { httpEvent, NOW, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

@@ -2,14 +2,14 @@ import { ConditionalCheckFailedException, ProvisionedThroughputExceededException
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { signatureHeaders } from '../../core/schemes';
-import config from '../../hookledger.config';
-import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createDocumentClient } from '../../adapters/clients';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { payloadHmac } from '../../adapters/payload-hash';
 import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig } from '../../core/config/schema';
+import { signatureHeaders } from '../../core/schemes';
+import config from '../../hookledger.config';
+import { createIngestHandler } from '../../lambdas/ingest/app';
 import { httpEvent, NOW, OLD_SECRET, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

@@ -5,6 +5,8 @@
 import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { AckRequest, FailRequest } from '../../adapters/ledger';
+import type { PayloadBlobs } from '../../adapters/payload-blobs';
 import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING } from '../../core/blobs';
 import { findConsumer } from '../../core/config/routing';
 import { defineConfig } from '../../core/config/schema';
@@ -12,8 +14,6 @@ import { MAX_QUEUE_MESSAGE_BYTES } from '../../core/model';
 import baseConfig from '../../hookledger.config';
 import { createFanoutHandler } from '../../lambdas/fanout/app';
 import { type ConsumerHandle, createConsumerHandler } from '../../lambdas/runtime/runtime';
-import type { AckRequest, FailRequest } from '../../adapters/ledger';
-import type { PayloadBlobs } from '../../adapters/payload-blobs';
 import { DEFAULT_MAX_BODY } from '../../local/http-gateway';
 import { deliveryMessage, NOW, sqsRecord, streamRecord } from '../support/factories';
 import { capturingLogger } from '../support/logs';

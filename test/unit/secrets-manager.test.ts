@@ -11,9 +11,9 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { signatureHeaders, verifierFor } from '../../core/schemes';
 import { activeSecrets } from '../../adapters/secrets';
 import { overlapMsBySource, type SecretRefreshFailure, SecretsManagerPort } from '../../adapters/secrets-manager';
+import { signatureHeaders, verifierFor } from '../../core/schemes';
 
 const sm = mockClient(SecretsManagerClient);
 afterEach(() => sm.reset());

@@ -4,10 +4,10 @@
  * then refused by the config schema, naming the source, the field and what to use instead.
  */
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { twilioSignature } from '../support/twilio';
 import { describe, expect, it } from 'vitest';
 import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
 import { type SchemeConfigInput, signatureHeaders, signedParts, verifierFor } from '../../core/schemes';
+import { twilioSignature } from '../support/twilio';
 
 const NOW = Date.parse('2026-11-30T08:00:00Z');
 const CONSUMERS: HookledgerConfigInput['consumers'] = [

@@ -7,12 +7,12 @@ import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import config from '../../hookledger.config';
-import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createDocumentClient } from '../../adapters/clients';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { TenantDayCache } from '../../adapters/receipts';
 import type { SecretsPort } from '../../adapters/secrets';
+import config from '../../hookledger.config';
+import { createIngestHandler } from '../../lambdas/ingest/app';
 import { httpEvent, NOW, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

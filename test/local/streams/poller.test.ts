@@ -1,10 +1,10 @@
-import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDynamoClient, localSqsClient } from '../../../local/clients';
+import { type DynamoLocal, freePort, type SqsEmulator, startDynamoLocal, startSqsEmulator } from '../../../local/emulators';
 import { createLocalStreamsApi, type DynamoStreamsApi, type WireStreamRecord } from '../../../local/streams/dynamodb-streams';
-import { freePort, startDynamoLocal, startSqsEmulator, type DynamoLocal, type SqsEmulator } from '../../../local/emulators';
 import { createStreamPoller, type StreamPollerOptions } from '../../../local/streams/poller';
 import { createEventsTable, eventItem, putItem, receiveAll, recordingLogger, uniqueName, waitFor } from '../support';
 

@@ -6,13 +6,13 @@
  * test/e2e/send-provider.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { payloadHmac } from '../../../adapters/payload-hash';
 import { formatSend } from '../../../cli/commands/send';
 import { send } from '../../../cli/ops/send';
 import { defineConfig } from '../../../core/config/schema';
 import { verifierFor } from '../../../core/schemes';
-import { payloadHmac } from '../../../adapters/payload-hash';
-import { TEST_HASH_KEY } from '../../support/factories';
 import { runCli } from '../../support/cli';
+import { TEST_HASH_KEY } from '../../support/factories';
 
 const env = { USER: 'send-provider-test', HOOKLEDGER_STATE: '/nonexistent/state.json' };
 const consumers = [{ id: 'billing', subscribes: ['*'], fields: ['id'], entry: 'lambdas/consumers/billing.ts' }];

@@ -6,15 +6,15 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SignJWT, exportJWK } from 'jose';
+import { exportJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpVerificationKeys, KeyFetchError } from '../../../adapters/verification-keys';
 import { keyRequestFor, signatureHeaders, signedBody, verifierFor } from '../../../core/schemes';
 import { jwkThumbprint } from '../../../core/schemes/jwks';
 import { mailgunSignature } from '../../../core/schemes/mailgun';
 import type { JsonWebKey, VerifyInput } from '../../../core/schemes/types';
 import { answerGetHandshake, answerGraphValidation } from '../../../lambdas/ingest/handshake';
 import { InputError } from '../../../lambdas/ingest/parse';
-import { HttpVerificationKeys, KeyFetchError } from '../../../adapters/verification-keys';
 
 const NOW = Date.parse('2026-11-30T08:00:00Z');
 const T = Math.floor(NOW / 1000);

@@ -5,10 +5,11 @@
  * verifier does (entries visited, and a full scan per get/getAll/has), and by timing the size the
  * issue measured against reading the same form once.
  */
-import { twilioSignature } from '../../support/twilio';
+
 import { afterEach, describe, expect, it } from 'vitest';
 import { twilioVerifier } from '../../../core/schemes/twilio';
 import type { VerifyInput } from '../../../core/schemes/types';
+import { twilioSignature } from '../../support/twilio';
 
 const TOKEN = '9f2c1a7e5b3d9c4e6f0a8b7c6d5e4f3a';
 const URL = 'https://hooks.example.com/hooks/twilio-sms';
