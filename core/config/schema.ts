@@ -16,7 +16,8 @@ import {
   MIN_MAX_HEADERS,
 } from '../body';
 import { ConfigurationError } from '../errors';
-import { closeProviderNames, type FieldLocation, findProvider, HANDSHAKES, PROVIDER_NAMES } from '../providers/catalog';
+import { HANDSHAKES } from '../handshakes';
+import { closeProviderNames, type FieldLocation, findProvider, PROVIDER_NAMES } from '../providers/catalog';
 import {
   SCHEME_TYPES,
   type SchemeConfig,

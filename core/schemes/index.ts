@@ -5,7 +5,7 @@
  */
 
 import type { BodyFormat } from '../body';
-import type { Handshake } from '../providers/catalog';
+import type { Handshake } from '../handshakes';
 import { clientState } from './client-state';
 import { ed25519 } from './ed25519';
 import { github } from './github';

@@ -1,6 +1,6 @@
 import type { BodyFormat } from '../body';
+import type { Handshake } from '../handshakes';
 import type { SecretVersion } from '../model';
-import type { Handshake } from '../providers/catalog';
 
 /** The signing secrets of one source: AWSCURRENT and, during a rotation overlap, AWSPREVIOUS. */
 export interface SigningSecrets {

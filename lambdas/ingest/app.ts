@@ -10,12 +10,8 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { StorageUnavailableError } from '../../adapters/errors';
-import type { IntakeStore } from '../../adapters/event-stores';
 import { payloadHmac as keyedHash } from '../../adapters/payload-hash';
-import type { SecretsPort } from '../../adapters/secrets';
-import type { HookledgerConfig } from '../../core/config/schema';
-import type { VerificationKeysPort } from '../../core/schemes/types';
-import type { Logger } from '../shared/logger';
+import type { IngestDeps } from './deps';
 import { answerHandshake } from './handshake';
 import { InputError } from './parse';
 import { attribute, checkKey, claimBody, readBody, record } from './record';
@@ -23,26 +19,7 @@ import { checkShape, route } from './request';
 import { challenge, type IngestResult, json, respond } from './respond';
 import { readSecrets, verify } from './verify';
 
-export interface IngestDeps {
-  readonly config: HookledgerConfig;
-  readonly store: IntakeStore;
-  readonly secrets: SecretsPort;
-  readonly logger: Logger;
-  readonly clock?: () => number;
-  /**
-   * Told the outcome of every request: `recorded`, `duplicate` (same event id, same bytes),
-   * `duplicate_conflict` (same event id, other bytes), `duplicate_body` (same signed bytes under
-   * other unsigned headers, sources with replay protection by body), `challenge`, or the error code of a
-   * refusal (`signature_mismatch`, `unknown_source`, `storage_unavailable`, ...). A short, closed set:
-   * fit for a metric dimension.
-   */
-  readonly onOutcome?: (outcome: string) => void;
-  /**
-   * Where schemes whose keys are fetched by key id (jwks: Plaid) get them, cached
-   * (adapters/verification-keys.ts). Without it such sources answer 503; no other scheme uses it.
-   */
-  readonly verificationKeys?: VerificationKeysPort;
-}
+export type { IngestDeps };
 
 export type IngestHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 

@@ -13,7 +13,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { HANDSHAKE_STEPS, type Handshake, type HandshakePhase } from '../../core/providers/catalog';
+import { HANDSHAKE_STEPS, type Handshake, type HandshakePhase } from '../../core/handshakes';
 import { InputError } from './parse';
 import type { IngestRequest } from './request';
 

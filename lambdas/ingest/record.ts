@@ -6,7 +6,7 @@
 import { subscribedConsumers } from '../../core/config/routing';
 import type { HookledgerConfig } from '../../core/config/schema';
 import { type Attribution, DAY_MS, type KeyItem, type SecretVersion } from '../../core/model';
-import type { IngestDeps } from './app';
+import type { IngestDeps } from './deps';
 import { orderingKeysFor } from './ordering';
 import { type ExtractedAttribution, extractAttribution, InputError, parseBody } from './parse';
 import type { IngestRequest } from './request';

@@ -8,7 +8,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { countFormFields, mediaTypeConflict } from '../../core/body';
 import { findSource } from '../../core/config/routing';
 import type { HookledgerConfig, SourceConfig } from '../../core/config/schema';
-import { HANDSHAKE_STEPS } from '../../core/providers/catalog';
+import { HANDSHAKE_STEPS } from '../../core/handshakes';
 import { schemeBodyFormat } from '../../core/schemes';
 import { findControlCharacterHeader, InputError } from './parse';
 

@@ -1,0 +1,27 @@
+/** What intake is given: the configuration, its ports (store, secrets, verification keys) and observers. */
+import type { IntakeStore } from '../../adapters/event-stores';
+import type { SecretsPort } from '../../adapters/secrets';
+import type { HookledgerConfig } from '../../core/config/schema';
+import type { VerificationKeysPort } from '../../core/schemes/types';
+import type { Logger } from '../shared/logger';
+
+export interface IngestDeps {
+  readonly config: HookledgerConfig;
+  readonly store: IntakeStore;
+  readonly secrets: SecretsPort;
+  readonly logger: Logger;
+  readonly clock?: () => number;
+  /**
+   * Told the outcome of every request: `recorded`, `duplicate` (same event id, same bytes),
+   * `duplicate_conflict` (same event id, other bytes), `duplicate_body` (same signed bytes under
+   * other unsigned headers, sources with replay protection by body), `challenge`, or the error code of a
+   * refusal (`signature_mismatch`, `unknown_source`, `storage_unavailable`, ...). A short, closed set:
+   * fit for a metric dimension.
+   */
+  readonly onOutcome?: (outcome: string) => void;
+  /**
+   * Where schemes whose keys are fetched by key id (jwks: Plaid) get them, cached
+   * (adapters/verification-keys.ts). Without it such sources answer 503; no other scheme uses it.
+   */
+  readonly verificationKeys?: VerificationKeysPort;
+}
