@@ -38,7 +38,7 @@ import {
   reconcilePages,
   reportOf,
 } from './reconcile';
-import { type RepairDelivery, type RepairDeps, type RepairResult, repair, type UnrepairedReason } from './repair';
+import { deliveryOf, type RepairDelivery, type RepairDeps, type RepairResult, repair, type UnrepairedReason } from './repair';
 
 /** Violations logged one line each; the rest are counted in the summary line. */
 const MAX_LOGGED_VIOLATIONS = 200;
@@ -339,12 +339,7 @@ function carryForward(
     if (next.has(d.ledgerKey)) return;
     const had = earlier.get(d.ledgerKey);
     next.set(d.ledgerKey, {
-      kind: d.kind,
-      source: d.source,
-      eventId: d.eventId,
-      consumerId: d.consumerId,
-      ledgerKey: d.ledgerKey,
-      ...(d.replayId ? { replayId: d.replayId } : {}),
+      ...deliveryOf(d),
       reason,
       since: had?.since ?? now,
       runs: (had?.runs ?? 0) + 1,

@@ -405,7 +405,8 @@ export function streamBatchOf(body: string | undefined): StreamBatchRef | undefi
   }
 }
 
-function deliveryOf(d: RepairDelivery): RepairDelivery {
+/** Only the fields that name a delivery (what is carried and re-sent), whatever else `d` holds. */
+export function deliveryOf(d: RepairDelivery): RepairDelivery {
   return {
     kind: d.kind,
     source: d.source,
