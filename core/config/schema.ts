@@ -30,6 +30,7 @@ import {
 } from '../schemes';
 import { parseTemplate } from '../schemes/template';
 import type { OptionSpec } from '../schemes/types';
+import { capacitySchema } from './capacity';
 import { checkConsumer } from './consumer-rules';
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/;
@@ -560,6 +561,12 @@ export const configSchema = z
       })
       .strict()
       .default({ hotTenants: {} }),
+    /**
+     * How the tables are billed: `'on-demand'` (default) or `{ mode: 'provisioned', minWrite, maxWrite,
+     * minRead, maxRead, targetUtilization }` with auto scaling on every table and index; one setting for
+     * both tables or `{ default?, eventStore?, ledger? }` (core/config/capacity.ts; README "Capacity").
+     */
+    capacity: capacitySchema,
   })
   .strict()
   .superRefine((c, ctx) => {
