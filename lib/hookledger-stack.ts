@@ -63,7 +63,7 @@ export class HookledgerStack extends Stack {
     );
 
     // The id is a contract: the tables' logical ids derive from it.
-    this.storage = new Storage(this, 'EventStore');
+    this.storage = new Storage(this, 'EventStore', { capacity: config.capacity });
     const { events, ledger } = this.storage;
 
     this.payloadBucket = new PayloadBucket(this, 'PayloadBucket', { retentionDays: config.retention.payloadDays });

@@ -2,6 +2,14 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import {
+  CAPACITY_TABLES,
+  type CapacityConfig,
+  type CapacityTable,
+  type ScaledCapacity,
+  type TableCapacity,
+} from '../../core/config/capacity';
+import { ConfigurationError } from '../../core/errors';
 import { TABLE_KEY, TTL_ATTRIBUTE, WINDOW_INDEX } from '../../core/model';
 
 export interface StorageProps {
@@ -16,7 +24,16 @@ export interface StorageProps {
    * @default true
    */
   readonly deletionProtection?: boolean;
+  /**
+   * How each table and its indexes are billed (config `capacity`, validated by `defineConfig`):
+   * provisioned ones get Application Auto Scaling (target tracking) on reads and writes of the table
+   * and of every index.
+   * @default - both on demand
+   */
+  readonly capacity?: CapacityConfig;
 }
+
+const ON_DEMAND: TableCapacity = { mode: 'on-demand' };
 
 /**
  * The stateful half of hookledger: the EventStore (receipts, payloads, re-queues, key registry; its
@@ -32,9 +49,9 @@ export class Storage extends Construct {
 
   constructor(scope: Construct, id: string, props: StorageProps = {}) {
     super(scope, id);
+    const capacity = props.capacity ?? { eventStore: ON_DEMAND, ledger: ON_DEMAND };
     const common: dynamodb.TableProps = {
       partitionKey: { name: TABLE_KEY, type: dynamodb.AttributeType.STRING },
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       // AWS managed key: encryption visible in CloudTrail, no key policy to maintain, and no kms:*
       // grants needed by the functions (the aws/dynamodb key admits every principal DynamoDB admits).
@@ -44,6 +61,7 @@ export class Storage extends Construct {
     };
     const events = new dynamodb.Table(this, 'Events', {
       ...common,
+      ...billing(capacity.eventStore),
       stream: dynamodb.StreamViewType.NEW_IMAGE,
       timeToLiveAttribute: TTL_ATTRIBUTE,
     });
@@ -56,9 +74,61 @@ export class Storage extends Construct {
       sortKey: { name: WINDOW_INDEX.sortKey, type: dynamodb.AttributeType.NUMBER },
       projectionType: dynamodb.ProjectionType.INCLUDE,
       nonKeyAttributes: [...WINDOW_INDEX.projected],
+      ...indexBilling(capacity.eventStore, WINDOW_INDEX.name),
     });
     this.events = events;
-    this.ledger = new dynamodb.Table(this, 'Ledger', common);
+    const ledger = new dynamodb.Table(this, 'Ledger', { ...common, ...billing(capacity.ledger) });
+    this.ledger = ledger;
+    autoScale(events, 'eventStore', capacity.eventStore);
+    autoScale(ledger, 'ledger', capacity.ledger);
+  }
+}
+
+function billing(c: TableCapacity): Pick<dynamodb.TableProps, 'billingMode' | 'readCapacity' | 'writeCapacity'> {
+  if (c.mode === 'on-demand') return { billingMode: dynamodb.BillingMode.PAY_PER_REQUEST };
+  // Start at the minimum; auto scaling moves it from there.
+  return { billingMode: dynamodb.BillingMode.PROVISIONED, readCapacity: c.minRead, writeCapacity: c.minWrite };
+}
+
+function indexBilling(c: TableCapacity, indexName: string): Pick<dynamodb.GlobalSecondaryIndexProps, 'readCapacity' | 'writeCapacity'> {
+  const scaled = c.mode === 'provisioned' ? c.indexes[indexName] : undefined;
+  return scaled ? { readCapacity: scaled.minRead, writeCapacity: scaled.minWrite } : {};
+}
+
+/**
+ * Target tracking on reads and writes of a provisioned table and of every index it has. An index of
+ * a provisioned table without its own scaling would stay at its initial capacity and, once short,
+ * throttle the table's writes: refused here, whatever built the capacity settings.
+ */
+function autoScale(table: dynamodb.Table, key: CapacityTable, c: TableCapacity): void {
+  if (c.mode === 'on-demand') return;
+  const label = CAPACITY_TABLES[key].label;
+  const cfn = table.node.defaultChild as dynamodb.CfnTable;
+  const gsis = (cfn.globalSecondaryIndexes ?? []) as dynamodb.CfnTable.GlobalSecondaryIndexProperty[];
+  for (const { indexName } of gsis) {
+    if (!c.indexes[indexName]) {
+      throw new ConfigurationError(
+        `index ${indexName} of the ${label} table is provisioned without auto scaling: capacity.${key}.indexes.${indexName} is missing ` +
+          `(add ${indexName} to CAPACITY_TABLES.${key}.indexes in core/config/capacity.ts so the config scales it)`,
+      );
+    }
+  }
+  const scale = (read: dynamodb.IScalableTableAttribute, write: dynamodb.IScalableTableAttribute, s: ScaledCapacity): void => {
+    read.scaleOnUtilization({ targetUtilizationPercent: s.targetUtilization });
+    write.scaleOnUtilization({ targetUtilizationPercent: s.targetUtilization });
+  };
+  scale(
+    table.autoScaleReadCapacity({ minCapacity: c.minRead, maxCapacity: c.maxRead }),
+    table.autoScaleWriteCapacity({ minCapacity: c.minWrite, maxCapacity: c.maxWrite }),
+    c,
+  );
+  for (const { indexName } of gsis) {
+    const s = c.indexes[indexName]!;
+    scale(
+      table.autoScaleGlobalSecondaryIndexReadCapacity(indexName, { minCapacity: s.minRead, maxCapacity: s.maxRead }),
+      table.autoScaleGlobalSecondaryIndexWriteCapacity(indexName, { minCapacity: s.minWrite, maxCapacity: s.maxWrite }),
+      s,
+    );
   }
 }
 

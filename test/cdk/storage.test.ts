@@ -19,6 +19,8 @@ describe('EventStore and Ledger tables', () => {
       SSESpecification: { SSEEnabled: true },
       DeletionProtectionEnabled: true,
     });
+    // On demand by default (config `capacity`): nothing to scale (test/cdk/capacity.test.ts for provisioned).
+    s.template.resourceCountIs('AWS::ApplicationAutoScaling::ScalableTarget', 0);
   });
 
   it('retains both tables when they leave the stack or are replaced', () => {
