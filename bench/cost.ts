@@ -250,8 +250,7 @@ export function perWebhookOf(table: FullPriceTable, run: MeasuredRun, shape: Sta
     logBytes: run.logBytesPerWebhook[shape.traffic],
     units: u,
     s3: { puts: body.bucket ? 1 : 0, gets: body.bucket ? 1 : 0 },
-    httpGbSeconds:
-      shape.httpDeliveries * (consumerFn.memoryMb / 1024) * (table.assumptions.httpDestination.roundTripMsPerDelivery / 1000),
+    httpGbSeconds: shape.httpDeliveries * (consumerFn.memoryMb / 1024) * (table.assumptions.httpDestination.roundTripMsPerDelivery / 1000),
   };
 }
 
@@ -415,4 +414,47 @@ export function breakEvenRate(table: FullPriceTable, w: Pick<PerWebhookEstimate,
     else hi = mid;
   }
   return hi;
+}
+
+/**
+ * USD per million webhooks with provisioned tables at a steady `rate` (webhooks/s): `usdPerMillion`'s
+ * breakdown with DynamoDB reads and writes priced as capacity-hours (consumed / target utilization,
+ * within each table's and index's bounds) spread over the month's webhooks.
+ */
+export function usdPerMillionProvisioned(
+  table: FullPriceTable,
+  w: PerWebhook,
+  u: UnitsByTable,
+  bounds: StackShape['provisioned'],
+  rate: number,
+  options: CostOptions = {},
+): { total: number; breakdown: Breakdown } {
+  const onDemand = usdPerMillion(table, w, options);
+  const prov = provisionedDynamo(table, u, bounds, rate);
+  const millions = (rate * 3600 * table.assumptions.hoursPerMonth) / 1e6;
+  const breakdown: Breakdown = {
+    ...onDemand.breakdown,
+    dynamodbWrites: prov.writesUsd / millions,
+    dynamodbReads: prov.readsUsd / millions,
+  };
+  return { total: Object.values(breakdown).reduce((s, v) => s + v, 0), breakdown };
+}
+
+/**
+ * The bench's check of `estimateCost`: the estimate of the measured stack (its consumers, its body
+ * size) at the run's own rate against what the run measured, per million webhooks on demand, the
+ * fixed secret-months left out (the run prices per webhook only).
+ */
+export function checkEstimate(
+  table: FullPriceTable,
+  run: MeasuredRun,
+  shape: StackShape,
+  rate: number,
+  measuredPerMillion: number,
+): { rate: number; estimatedPerMillion: number; measuredPerMillion: number; ratio: number; within5Percent: boolean } {
+  const e = estimateCost(table, run, shape, rate);
+  const fixedPerMillion = (shape.secrets * table.prices.secretsManagerPerSecretMonth.usd) / (e.webhooksPerMonth / 1e6);
+  const estimatedPerMillion = e.onDemand.perMillionUsd - fixedPerMillion;
+  const ratio = estimatedPerMillion / measuredPerMillion;
+  return { rate, estimatedPerMillion, measuredPerMillion, ratio, within5Percent: Math.abs(ratio - 1) <= 0.05 };
 }

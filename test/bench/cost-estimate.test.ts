@@ -1,0 +1,174 @@
+/**
+ * The cost estimate (`hookledger cost`, the bench's provisioned columns) as pure functions over a
+ * bench/results.json-shaped fixture: every expected figure computed here from the price file's numbers.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  breakEvenRate,
+  checkEstimate,
+  estimateCost,
+  type FullPriceTable,
+  loadPrices,
+  type MeasuredRun,
+  perWebhookOf,
+  type StackShape,
+  usdPerMillion,
+  usdPerMillionProvisioned,
+} from '../../bench/cost';
+
+const prices = loadPrices() as FullPriceTable;
+const p = prices.prices;
+const HOURS = prices.assumptions.hoursPerMonth;
+
+const ops = (n: number) => ({
+  putPayload: { calls: 1, writeUnits: 1, readUnits: 0 },
+  putEvent: { calls: 1, writeUnits: 2, readUnits: 0 },
+  getPayload: { calls: 1, writeUnits: 0, readUnits: 1 },
+  claim: { calls: n, writeUnits: n, readUnits: 0 },
+  acknowledge: { calls: n, writeUnits: n, readUnits: 0 },
+});
+/** A run as bench/results.json keeps it: N = 3, 1 KB bodies, three traffic columns, three large-body rows. */
+const RUN: MeasuredRun = {
+  consumers: ['billing-meter', 'audit-writer', 'risk-evaluator'],
+  payloadBytes: 1024,
+  logBytesPerWebhook: { low: 332, high: 336, backlog: 340 },
+  bodyProtection: { intakeWriteUnits: { default: 3, body: 4 } },
+  largeBodies: [
+    { bytes: 65536, writeUnitsPerWebhook: 44, readUnitsPerWebhook: 9, stored: 'item' },
+    { bytes: 524288, writeUnitsPerWebhook: 286, readUnitsPerWebhook: 70, stored: 'item' },
+    { bytes: 2097152, writeUnitsPerWebhook: 9, readUnitsPerWebhook: 1, stored: 'bucket' },
+  ],
+  details: {
+    low: { invocations: { ingest: 1, fanout: 1, consumers: 3 }, sqsRequests: 9, capacityByOperation: ops(3) },
+    high: { invocations: { ingest: 1, fanout: 0.19, consumers: 0.6 }, sqsRequests: 1.8, capacityByOperation: ops(3) },
+    backlog: { invocations: { ingest: 1, fanout: 0.01, consumers: 0.3 }, sqsRequests: 0.9, capacityByOperation: ops(3) },
+  },
+};
+const SCALED = { minWrite: 5, maxWrite: 1000, minRead: 5, maxRead: 1000, targetUtilization: 70 };
+const shape = (over: Partial<StackShape> = {}): StackShape => ({
+  deliveries: 3,
+  httpDeliveries: 0,
+  bodyClaimShare: 0,
+  bodyBytes: 1024,
+  secrets: 2,
+  platformLogLevel: 'WARN',
+  traffic: 'low',
+  provisioned: { eventStore: SCALED, byTenantDay: SCALED, ledger: SCALED },
+  maxInlinePayloadBytes: 300_000,
+  ...over,
+});
+const millionsPerMonth = (rate: number) => (rate * 3600 * HOURS) / 1e6;
+
+describe('the estimate per webhook', () => {
+  it('splits the measured 9 WRU into EventStore 2, its window index 1, Ledger 2 per delivery, and scales per delivery for N = 5', () => {
+    const three = perWebhookOf(prices, RUN, shape());
+    expect(three.units).toEqual({
+      eventStore: { write: 2, read: 1 },
+      byTenantDay: { write: 1, read: 0 },
+      ledger: { write: 6, read: 0 },
+    });
+    expect([three.writeUnits, three.readUnits, three.sqsRequests]).toEqual([9, 1, 9]);
+    const five = perWebhookOf(prices, RUN, shape({ deliveries: 5, traffic: 'high' }));
+    expect(five.units.ledger.write).toBe(10);
+    expect(five.writeUnits).toBe(13);
+    expect(five.sqsRequests).toBeCloseTo((1.8 / 3) * 5, 10);
+    expect(five.invocations).toEqual({ ingest: 1, fanout: 0.19, consumers: (0.6 / 3) * 5 });
+  });
+
+  it('adds the body claim for the share of webhooks from replayProtection: body sources', () => {
+    expect(perWebhookOf(prices, RUN, shape({ bodyClaimShare: 0.5 })).units.eventStore.write).toBe(2.5);
+  });
+
+  it('moves the payload units along the large-body rows: 64 KiB as measured, 2 MiB kept in the bucket (S3 PUT + GET)', () => {
+    const big = perWebhookOf(prices, RUN, shape({ bodyBytes: 65536 }));
+    expect([big.writeUnits, big.readUnits, big.s3]).toEqual([44, 9, { puts: 0, gets: 0 }]);
+    // 300 KiB: between the 64 KiB (36 payload WRU) and 512 KiB (278) rows, linearly.
+    const mid = perWebhookOf(prices, RUN, shape({ bodyBytes: 307200 }));
+    expect(mid.units.eventStore.write).toBeCloseTo(36 + ((307200 - 65536) / (524288 - 65536)) * (278 - 36) + 1, 6);
+    const huge = perWebhookOf(prices, RUN, shape({ bodyBytes: 2097152 }));
+    expect([huge.writeUnits, huge.readUnits, huge.s3]).toEqual([9, 1, { puts: 1, gets: 1 }]);
+    const e = estimateCost(prices, RUN, shape({ bodyBytes: 2097152 }), 10);
+    expect(e.onDemand.services.s3.perMillionUsd).toBeCloseTo(1000 * (p.s3PutPer1kRequests.usd + p.s3GetPer1kRequests.usd), 10);
+  });
+
+  it("charges an HTTP destination's wait on the POST as Lambda compute (100 ms at the consumer's memory per delivery)", () => {
+    const lambda = shape({ httpDeliveries: 0 });
+    const http = shape({ httpDeliveries: 1 });
+    const diff =
+      estimateCost(prices, RUN, http, 5).onDemand.services.lambdaCompute.perMillionUsd -
+      estimateCost(prices, RUN, lambda, 5).onDemand.services.lambdaCompute.perMillionUsd;
+    expect(diff).toBeCloseTo(1e6 * (256 / 1024) * 0.1 * p.lambdaArm64PerGbSecond.usd, 10);
+  });
+});
+
+describe('provisioned capacity', () => {
+  it('at burst traffic and 70% target, 50 webhooks/s: DynamoDB writes at most half the on-demand figure', () => {
+    const w = perWebhookOf(prices, RUN, shape({ traffic: 'high' }));
+    const bounds = shape().provisioned;
+    const onDemand = usdPerMillion(prices, w).breakdown;
+    const provisioned = usdPerMillionProvisioned(prices, w, w.units, bounds, 50).breakdown;
+    // Ledger 6, EventStore 2, index 1 WRU per webhook at 50/s, provisioned at 1/0.7 of it, all month.
+    const wcu = (50 * (6 + 2 + 1)) / 0.7;
+    expect(provisioned.dynamodbWrites).toBeCloseTo((wcu * HOURS * p.dynamodbProvisionedPerWcuHour.usd) / millionsPerMonth(50), 10);
+    expect(onDemand.dynamodbWrites).toBeCloseTo(9 * p.dynamodbOnDemandPerMillionWriteUnits.usd, 10);
+    expect(provisioned.dynamodbWrites).toBeLessThanOrEqual(onDemand.dynamodbWrites / 2);
+    // Reads: EventStore 1 RRU per webhook; the index and the Ledger sit at their 5 RCU floor.
+    const rcu = 50 / 0.7 + 5 + 5;
+    expect(provisioned.dynamodbReads).toBeCloseTo((rcu * HOURS * p.dynamodbProvisionedPerRcuHour.usd) / millionsPerMonth(50), 10);
+    // Everything but DynamoDB is the same in both modes.
+    expect(provisioned.sqs).toBe(onDemand.sqs);
+    expect(provisioned.lambdaCompute).toBe(onDemand.lambdaCompute);
+  });
+
+  it('pays off above the rate where the floors (5 WCU + 5 RCU on each table and index) cost what on-demand units cost', () => {
+    const w = perWebhookOf(prices, RUN, shape());
+    const floorPerMonth = 3 * 5 * HOURS * (p.dynamodbProvisionedPerWcuHour.usd + p.dynamodbProvisionedPerRcuHour.usd);
+    const onDemandPerRatePerMonth =
+      millionsPerMonth(1) * (9 * p.dynamodbOnDemandPerMillionWriteUnits.usd + 1 * p.dynamodbOnDemandPerMillionReadUnits.usd);
+    const expected = floorPerMonth / onDemandPerRatePerMonth;
+    // At that rate the Ledger still needs less than its floor (6 WRU x rate / 0.7 < 5), so the floors alone are the cost.
+    expect((6 * expected) / 0.7).toBeLessThan(5);
+    expect(breakEvenRate(prices, w, shape())).toBeCloseTo(expected, 6);
+    // Higher floors move it up in proportion.
+    const tens = { ...SCALED, minWrite: 10, minRead: 10 };
+    expect(breakEvenRate(prices, w, shape({ provisioned: { eventStore: tens, byTenantDay: tens, ledger: tens } }))).toBeGreaterThan(
+      expected,
+    );
+  });
+
+  it('flags a table whose load needs more than its maxWrite (the excess would be throttled)', () => {
+    const small = { ...SCALED, maxWrite: 100 };
+    const e = estimateCost(prices, RUN, shape({ provisioned: { eventStore: SCALED, byTenantDay: SCALED, ledger: small } }), 50);
+    expect(e.provisioned.capacity.ledger).toEqual({ write: 100, read: 5, aboveMax: true });
+    expect(e.provisioned.capacity.eventStore).toEqual({ write: 100 / 0.7, read: 50 / 0.7, aboveMax: false });
+  });
+});
+
+describe("the bench's check of the estimate against its own run", () => {
+  it('reproduces the measured per-million figure of each traffic within 5% at the run rate', () => {
+    for (const traffic of ['low', 'high', 'backlog'] as const) {
+      const d = RUN.details[traffic];
+      const measured = usdPerMillion(prices, {
+        invocations: d.invocations,
+        deliveries: 3,
+        sqsRequests: d.sqsRequests,
+        writeUnits: 9,
+        readUnits: 1,
+        logBytes: RUN.logBytesPerWebhook[traffic],
+      }).total;
+      const check = checkEstimate(prices, RUN, shape({ traffic }), 53.8, measured);
+      expect(check.within5Percent).toBe(true);
+      expect(check.ratio).toBeCloseTo(1, 6);
+    }
+    // A wrong model (one delivery too many) is caught.
+    const measured = usdPerMillion(prices, {
+      invocations: RUN.details.low.invocations,
+      deliveries: 3,
+      sqsRequests: 9,
+      writeUnits: 9,
+      readUnits: 1,
+      logBytes: 332,
+    }).total;
+    expect(checkEstimate(prices, RUN, shape({ deliveries: 4 }), 53.8, measured).within5Percent).toBe(false);
+  });
+});
