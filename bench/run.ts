@@ -10,14 +10,26 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { MAX_BODY_BYTES_CEILING } from '../core/blobs';
+import { MAX_BODY_BYTES_CEILING, MAX_INLINE_PAYLOAD_BYTES } from '../core/blobs';
+import { PROVISIONED_DEFAULTS } from '../core/config/capacity';
 import { subscribedConsumers } from '../core/config/routing';
 import { defineConfig } from '../core/config/schema';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import baseConfig from '../hookledger.config';
 import { startLocalStack } from '../local/stack';
 import { measureBundles } from './bundles';
-import { loadPrices, usdPerMillion } from './cost';
+import {
+  breakEvenRate,
+  checkEstimate,
+  type FullPriceTable,
+  loadPrices,
+  type MeasuredRun,
+  perWebhookOf,
+  type StackShape,
+  TRAFFIC,
+  usdPerMillion,
+  usdPerMillionProvisioned,
+} from './cost';
 import { endToEnd } from './e2e';
 import { intakeAgainstFloor } from './intake';
 import { LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
@@ -48,6 +60,8 @@ const PLAN = {
   e2eSpacingMs: 100,
   intakeRequests: 3000,
   intakeConnections: 16,
+  /** The steady rate (webhooks/s) the provisioned columns are priced at (70% target, default bounds). */
+  provisionedRate: 50,
   largeBodyRequests: 25,
   bundleLoads: 7,
   eventType: 'payment.succeeded',
@@ -164,6 +178,52 @@ async function main(): Promise<void> {
       ),
     ]),
   ) as Record<keyof typeof phases, ReturnType<typeof usdPerMillion>>;
+  // --- 2b. provisioned capacity, and the estimate (`hookledger cost`) checked against this run ---------
+  const full = prices as FullPriceTable;
+  const run: MeasuredRun = {
+    consumers,
+    payloadBytes: TARGET_BYTES,
+    logBytesPerWebhook: { low: low.logBytes, high: high.logBytes, backlog: backlog.logBytes },
+    bodyProtection: { intakeWriteUnits: { default: intakeUnitsOf(low), body: intakeUnitsOf(byBody.traffic) } },
+    largeBodies: large,
+    details: phases,
+  };
+  const benchShape = (traffic: (typeof TRAFFIC)[number]): StackShape => ({
+    deliveries: consumers.length,
+    httpDeliveries: 0,
+    bodyClaimShare: 0,
+    bodyBytes: TARGET_BYTES,
+    secrets: 0,
+    platformLogLevel: stack.config.logs.platformLevel,
+    traffic,
+    provisioned: { eventStore: PROVISIONED_DEFAULTS, byTenantDay: PROVISIONED_DEFAULTS, ledger: PROVISIONED_DEFAULTS },
+    maxInlinePayloadBytes: MAX_INLINE_PAYLOAD_BYTES,
+  });
+  const provisioned = Object.fromEntries(
+    TRAFFIC.map((traffic) => {
+      const shape = benchShape(traffic);
+      const w = perWebhookOf(full, run, shape);
+      // The measured column's counts (as `cost` above), with DynamoDB priced as capacity-hours.
+      const measured = {
+        ...w,
+        invocations: phases[traffic].invocations,
+        sqsRequests: phases[traffic].sqsRequests,
+        writeUnits: low.writeUnits,
+      };
+      return [
+        traffic,
+        usdPerMillionProvisioned(full, measured, w.units, shape.provisioned, PLAN.provisionedRate, {
+          platformLogLevel: stack.config.logs.platformLevel,
+        }),
+      ];
+    }),
+  ) as Record<keyof typeof phases, ReturnType<typeof usdPerMillion>>;
+  const breakEven = breakEvenRate(full, perWebhookOf(full, run, benchShape('low')), benchShape('low'));
+  // The bench's rate: the live burst's arrivals per second.
+  const benchRate = high.webhooks / high.seconds;
+  const estimateChecks = Object.fromEntries(
+    TRAFFIC.map((traffic) => [traffic, checkEstimate(full, run, benchShape(traffic), benchRate, cost[traffic].total)]),
+  ) as Record<keyof typeof phases, ReturnType<typeof checkEstimate>>;
   const { load, floorRps, floorRuns } = intake;
   const ratio = floorRps / load.rps;
   const runSeconds = (performance.now() - t0) / 1000;
@@ -255,6 +315,23 @@ async function main(): Promise<void> {
     `compare (AWS-FACTS.md worked example): the 26-WRU transactional design ~$${prices.compareWith.transactionalDesignUsdPerMillion}/M at low traffic, ~$19 batched -> this design ${fmt.usd(cost.low.total)} (${pct(cost.low.total, prices.compareWith.transactionalDesignUsdPerMillion)}) and ${fmt.usd(cost.high.total)} (${pct(cost.high.total, 19)}); the single-item floor ~$${prices.compareWith.floorUsdPerMillion}/M is ${(cost.low.total / prices.compareWith.floorUsdPerMillion).toFixed(1)}x below the low-traffic total`,
     `assumed: arm64, ingest ${f.ingest.memoryMb} MB ${f.ingest.durationMsPerInvocation} ms, fan-out ${f.fanout.memoryMb} MB ${f.fanout.durationMsPerInvocation} ms/batch, consumer ${f.consumer.memoryMb} MB ${f.consumer.durationMsPerInvocation} ms/batch (same at any batch size: optimistic for full batches); logs measured: ${fmt.n(low.logBytes, 0)} / ${fmt.n(high.logBytes, 0)} / ${fmt.n(backlog.logBytes, 0)} B of application lines per webhook (low / burst / backlog, INFO), plus the access log line (${prices.assumptions.logs.apiGatewayAccessBytesPerRequest} B) and ${stack.config.logs.platformLevel === 'WARN' ? 'no platform lines (logs.platformLevel WARN)' : `${prices.assumptions.logs.platformBytesPerInvocation} B of platform lines per invocation`}`,
     'not per webhook, so not included: free tiers, table storage, Secrets Manager ($0.40/secret-month; the secret is cached per execution environment), idle poller receives, the scheduled reconcile (its Scans cost by table size, per run)',
+  ]);
+
+  const provCols = Object.values(provisioned);
+  printTable(
+    `2b. USD per million webhooks with provisioned tables (auto scaling, ${PROVISIONED_DEFAULTS.targetUtilization}% target, min ${PROVISIONED_DEFAULTS.minWrite} WCU / ${PROVISIONED_DEFAULTS.minRead} RCU per table and index), steady ${PLAN.provisionedRate} webhooks/s`,
+    ['', 'low traffic', 'high (burst)', 'backlog (max batching)'],
+    [
+      ['dynamodbWrites', ...provCols.map((c) => fmt.usd(c.breakdown.dynamodbWrites))],
+      ['dynamodbReads', ...provCols.map((c) => fmt.usd(c.breakdown.dynamodbReads))],
+      ['total', ...provCols.map((c) => fmt.usd(c.total))],
+      ['  vs on-demand total', ...TRAFFIC.map((t) => pct(provisioned[t].total, cost[t].total))],
+    ],
+  );
+  printNotes([
+    `provisioned pays off above a steady ${fmt.n(breakEven, 2)} webhooks/s (the floors of both tables and the window index cost what on-demand units would); above it DynamoDB writes cost ${((100 * provisioned.high.breakdown.dynamodbWrites) / cost.high.breakdown.dynamodbWrites).toFixed(0)}% of on-demand's at burst traffic (target: at most 50%)`,
+    `capacity-hours follow the average load through auto scaling (minutes behind): a burst above capacity plus the table's burst credit is throttled, and intake answers 503 until it scales (README "Capacity")`,
+    `estimate check (hookledger cost, the stack as measured, at this run's burst rate ${fmt.n(benchRate, 1)}/s): ${TRAFFIC.map((t) => `${t} ${fmt.usd(estimateChecks[t].estimatedPerMillion)} vs measured ${fmt.usd(estimateChecks[t].measuredPerMillion)} (x${estimateChecks[t].ratio.toFixed(3)})`).join('; ')}: ${TRAFFIC.every((t) => estimateChecks[t].within5Percent) ? 'within 5%' : 'NOT within 5%'}`,
   ]);
 
   printTable(
@@ -357,6 +434,33 @@ async function main(): Promise<void> {
       high: usd(cost.high.total),
       backlog: usd(cost.backlog.total),
       breakdown: { low: usdEach(cost.low.breakdown), high: usdEach(cost.high.breakdown), backlog: usdEach(cost.backlog.breakdown) },
+      provisioned: {
+        low: usd(provisioned.low.total),
+        high: usd(provisioned.high.total),
+        backlog: usd(provisioned.backlog.total),
+        breakdown: {
+          low: usdEach(provisioned.low.breakdown),
+          high: usdEach(provisioned.high.breakdown),
+          backlog: usdEach(provisioned.backlog.breakdown),
+        },
+        ratePerSecond: PLAN.provisionedRate,
+        settings: PROVISIONED_DEFAULTS,
+        breakEvenPerSecond: round(breakEven),
+      },
+      estimateCheck: {
+        ratePerSecond: round(benchRate),
+        ...Object.fromEntries(
+          TRAFFIC.map((t) => [
+            t,
+            {
+              estimated: usd(estimateChecks[t].estimatedPerMillion),
+              measured: usd(estimateChecks[t].measuredPerMillion),
+              ratio: round(estimateChecks[t].ratio),
+            },
+          ]),
+        ),
+        within5Percent: TRAFFIC.every((t) => estimateChecks[t].within5Percent),
+      },
       pricesDate: prices.date,
       compareWith: prices.compareWith,
     },
@@ -397,6 +501,10 @@ async function main(): Promise<void> {
   writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   console.log('wrote bench/results.json');
 }
+
+/** Intake's write units per webhook: body claim, payload, receipt (with its index entry). */
+const intakeUnitsOf = (t: TrafficResult) =>
+  ['putBodyClaim', 'putPayload', 'putEvent'].reduce((sum, op) => sum + (t.capacityByOperation[op]?.writeUnits ?? 0), 0);
 
 /** "-48%": how much `value` is below (or above) `reference`. */
 const pct = (value: number, reference: number) => `${value <= reference ? '-' : '+'}${Math.abs(100 * (1 - value / reference)).toFixed(0)}%`;
