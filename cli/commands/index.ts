@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { register as backfill } from './backfill';
 import type { CommandContext } from './context';
+import { register as cost } from './cost';
 import { register as doctor } from './doctor';
 import { register as indexBackfill } from './index-backfill';
 import { register as keys } from './keys';
@@ -38,4 +39,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   keys,
   secrets,
   providers,
+  cost,
 ];

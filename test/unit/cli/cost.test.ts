@@ -1,0 +1,178 @@
+/**
+ * `hookledger cost`: the monthly bill of the configured stack from the bench's measured units
+ * (bench/results.json) and list prices (bench/prices.json). Expected figures are computed here from
+ * those two files' numbers, not copied from the command's output.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { defineConfig } from '../../../core/config/schema';
+import { config } from '../../ops/support';
+import { runCli } from '../../support/cli';
+
+const env = { USER: 'cost-test', HOOKLEDGER_STATE: '/nonexistent/state.json' };
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+// biome-ignore lint/suspicious/noExplicitAny: the two JSON files as they are
+const readJson = (file: string): any => JSON.parse(readFileSync(path.join(ROOT, 'bench', file), 'utf8'));
+const prices = readJson('prices.json');
+const results = readJson('results.json');
+const P = prices.prices;
+const A = prices.assumptions;
+
+interface Mode {
+  monthlyUsd: number;
+  perMillionUsd: number;
+  services: Record<string, { monthlyUsd: number; perMillionUsd: number }>;
+}
+
+describe('hookledger cost --rate 50/s --json (the shipped config: 3 Lambda consumers, one source, on demand)', () => {
+  it('prices every service as a hand computation from bench/prices.json and the measured units of bench/results.json', async () => {
+    const r = await runCli(['cost', '--rate', '50/s', '--json'], config, env);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { onDemand: Mode; provisioned: Mode; breakEvenPerSecond: number; webhooksPerMonth: number };
+
+    const hours = A.hoursPerMonth;
+    const webhooks = 50 * 3600 * hours;
+    const millions = webhooks / 1e6;
+    expect(out.webhooksPerMonth).toBe(webhooks);
+
+    // One webhook at low traffic (the default --burstiness), as the bench measured it for N = 3.
+    const low = results.details.low;
+    const n = 3;
+    const ops = low.capacityByOperation;
+    const wru = ops.putPayload.writeUnits + ops.putEvent.writeUnits + ops.claim.writeUnits + ops.acknowledge.writeUnits;
+    const rru = ops.getPayload.readUnits;
+    const inv = low.invocations;
+    const f = A.functions;
+    const gbSeconds =
+      inv.ingest * (f.ingest.memoryMb / 1024) * (f.ingest.durationMsPerInvocation / 1000) +
+      inv.fanout * (f.fanout.memoryMb / 1024) * (f.fanout.durationMsPerInvocation / 1000) +
+      inv.consumers * (f.consumer.memoryMb / 1024) * (f.consumer.durationMsPerInvocation / 1000);
+    const logBytes = results.logBytesPerWebhook.low + A.logs.apiGatewayAccessBytesPerRequest; // platform level WARN: no platform lines
+    // Secrets: the source's signing secret and the payload hash key.
+    const secrets = 2;
+    const perWebhookServices = {
+      apiGateway: inv.ingest * P.apiGatewayHttpPerMillionRequests.usd * millions,
+      lambdaRequests: (inv.ingest + inv.fanout + inv.consumers) * P.lambdaPerMillionRequests.usd * millions,
+      lambdaCompute: gbSeconds * P.lambdaArm64PerGbSecond.usd * webhooks,
+      dynamodbStreams: 0,
+      sqs: low.sqsRequests * P.sqsStandardPerMillionRequests.usd * millions,
+      secretsManager: secrets * P.secretsManagerPerSecretMonth.usd,
+      cloudwatchLogs: ((logBytes * webhooks) / A.bytesPerGb) * P.cloudwatchLogsPerGbIngested.usd,
+      s3: 0,
+    };
+    const onDemand = {
+      ...perWebhookServices,
+      dynamodbWrites: wru * P.dynamodbOnDemandPerMillionWriteUnits.usd * millions,
+      dynamodbReads: rru * P.dynamodbOnDemandPerMillionReadUnits.usd * millions,
+    };
+    // Provisioned (default settings: 70% target, at least 5 WCU / 5 RCU per table and index), all month:
+    // EventStore 2 WRU (payload, receipt) and 1 RRU per webhook, its window index 1 WRU, the Ledger 2 WRU per delivery.
+    const wcu = (50 * 2) / 0.7 + (50 * 1) / 0.7 + (50 * 2 * n) / 0.7;
+    const rcu = (50 * 1) / 0.7 + 5 + 5;
+    const provisioned = {
+      ...perWebhookServices,
+      dynamodbWrites: wcu * hours * P.dynamodbProvisionedPerWcuHour.usd,
+      dynamodbReads: rcu * hours * P.dynamodbProvisionedPerRcuHour.usd,
+    };
+
+    for (const [mode, expected] of [
+      ['onDemand', onDemand],
+      ['provisioned', provisioned],
+    ] as const) {
+      const got = out[mode];
+      expect(Object.keys(got.services).sort()).toEqual(Object.keys(expected).sort());
+      for (const [service, usd] of Object.entries(expected)) {
+        expect(got.services[service]!.monthlyUsd, `${mode} ${service}`).toBeCloseTo(usd, 6);
+        expect(got.services[service]!.perMillionUsd, `${mode} ${service} per million`).toBeCloseTo(usd / millions, 6);
+      }
+      const total = Object.values(expected).reduce((s, v) => s + v, 0);
+      expect(got.monthlyUsd).toBeCloseTo(total, 6);
+      expect(got.perMillionUsd).toBeCloseTo(total / millions, 6);
+    }
+    expect(out.provisioned.monthlyUsd).toBeLessThan(out.onDemand.monthlyUsd);
+    expect(out.breakEvenPerSecond).toBeGreaterThan(0);
+    expect(out.breakEvenPerSecond).toBeLessThan(50);
+  });
+
+  it('prints the services side by side, the break-even rate and its assumptions for people', async () => {
+    const r = await runCli(['cost', '--rate', '50/s'], config, env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^SERVICE\s+ON-DEMAND \$\/MONTH\s+\$\/MILLION\s+PROVISIONED \$\/MONTH\s+\$\/MILLION/m);
+    expect(r.stdout).toMatch(/^dynamodbWrites\s/m);
+    expect(r.stdout).toMatch(/^total\s/m);
+    expect(r.stdout).toContain('131,400,000 webhooks a month at 50/s');
+    expect(r.stdout).toContain('3 deliveries per webhook (billing-meter, audit-writer, risk-evaluator)');
+    expect(r.stdout).toMatch(/provisioned pays off above a steady [\d.]+ webhooks\/s/);
+    expect(r.stdout).toContain('prices: bench/prices.json of 2026-11-30');
+    expect(r.stdout).toContain('throttled');
+  });
+});
+
+describe('hookledger cost: the configured stack', () => {
+  it('counts deliveries of one event type, HTTP destinations and the configured provisioned bounds', async () => {
+    const cfg = defineConfig({
+      ...config,
+      consumers: [
+        ...config.consumers,
+        { id: 'crm-sync', kind: 'http', url: 'https://crm.example.com/hooks', subscribes: ['invoice.*'], fields: ['id'] },
+      ],
+      capacity: { mode: 'provisioned', minWrite: 50, maxWrite: 2000, minRead: 20, maxRead: 400, targetUtilization: 50 },
+    });
+    const r = await runCli(['cost', '--rate', '10/s', '--event-type', 'invoice.paid', '--json'], cfg, env);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as {
+      deliveries: string[];
+      provisioned: Mode & { capacity: Record<string, { write: number; read: number }> };
+    };
+    // invoice.paid: billing-meter and audit-writer (*), crm-sync (invoice.*); not risk-evaluator.
+    expect(out.deliveries).toEqual(['billing-meter', 'audit-writer', 'crm-sync']);
+    // The Ledger needs 2 WRU x 3 deliveries x 10/s / 50% = 120 WCU; the EventStore 2 x 10 / 0.5 = 40, below its min of 50.
+    expect(out.provisioned.capacity.ledger).toEqual({ write: 120, read: 20, aboveMax: false });
+    expect(out.provisioned.capacity.eventStore).toEqual({ write: 50, read: 20, aboveMax: false });
+    expect(out.provisioned.capacity.byTenantDay).toEqual({ write: 50, read: 20, aboveMax: false });
+  });
+
+  it('moves the payload units with --body-bytes (a 64 KiB body as the bench measured it)', async () => {
+    const big = results.largeBodies.find((b: { bytes: number }) => b.bytes === 65536);
+    const r = await runCli(['cost', '--rate', '5/s', '--body-bytes', '65536', '--json'], config, env);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { onDemand: Mode; webhooksPerMonth: number };
+    const millions = out.webhooksPerMonth / 1e6;
+    expect(out.onDemand.services.dynamodbWrites!.monthlyUsd).toBeCloseTo(
+      big.writeUnitsPerWebhook * P.dynamodbOnDemandPerMillionWriteUnits.usd * millions,
+      6,
+    );
+  });
+});
+
+describe('hookledger cost: bad input', () => {
+  it.each([
+    [['--rate', 'fast'], /--rate must be webhooks per second, a number above 0 like 50\/s \(got "fast"\)/],
+    [['--rate=-5/s'], /--rate must be webhooks per second, a number above 0 like 50\/s \(got "-5\/s"\)/],
+    [['--rate', '0/s'], /--rate must be .* \(got "0\/s"\)/],
+    [['--rate', '50/s', '--body-bytes', 'big'], /--body-bytes must be a whole number of bytes, 1-4194304 \(got "big"\)/],
+    [['--rate', '50/s', '--burstiness', 'spiky'], /--burstiness must be one of low, high, backlog \(got "spiky"\)/],
+  ])('refuses %j with a usage error, exit 2', async (args, message) => {
+    const r = await runCli(['cost', ...args, '--json'], config, env);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('refuses an --event-type no consumer subscribes to, naming the patterns', async () => {
+    const payments = defineConfig({ ...config, consumers: config.consumers.filter((c) => c.id === 'risk-evaluator') });
+    const r = await runCli(['cost', '--rate', '50/s', '--event-type', 'invoice.paid'], payments, env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'no consumer subscribes to invoice.paid: nothing would be delivered; configured patterns: payment.*, scoped_key.*',
+    );
+  });
+
+  it('requires --rate', async () => {
+    const r = await runCli(['cost'], config, env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("required option '--rate <n>/s' not specified");
+  });
+});
