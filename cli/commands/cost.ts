@@ -90,7 +90,7 @@ export function formatCost(r: CostReport): string {
       { header: '$/MILLION', value: (x) => usd(x.pr.perMillionUsd), align: 'right' },
     ]),
     '',
-    `provisioned capacity at this rate (WCU / RCU): EventStore ${units(c.eventStore.write)} / ${units(c.eventStore.read)}, its ${'byTenantDay'} index ${units(c.byTenantDay.write)} / ${units(c.byTenantDay.read)}, Ledger ${units(c.ledger.write)} / ${units(c.ledger.read)} (bounds: EventStore ${r.provisionedSettings.eventStore}, Ledger ${r.provisionedSettings.ledger})`,
+    `provisioned capacity at this rate (WCU / RCU): EventStore ${units(c.eventStore.write)} / ${units(c.eventStore.read)}, its window index (byTenantDay) ${units(c.byTenantDay.write)} / ${units(c.byTenantDay.read)}, Ledger ${units(c.ledger.write)} / ${units(c.ledger.read)} (bounds: EventStore ${r.provisionedSettings.eventStore}, Ledger ${r.provisionedSettings.ledger})`,
     breakEven,
     '',
     'assumptions:',

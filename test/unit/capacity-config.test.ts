@@ -50,6 +50,17 @@ describe('capacity mode', () => {
     expect(ledgerOnly.capacity.ledger).toMatchObject({ mode: 'provisioned', minWrite: 5, maxWrite: 1000 });
   });
 
+  it("takes a shared setting's index bounds for the table that has the index, and none for the Ledger", () => {
+    const parsed = defineConfig(withCapacity({ mode: 'provisioned', indexes: { byTenantDay: { minWrite: 20, maxWrite: 80 } } }));
+    expect(parsed.capacity.eventStore).toMatchObject({ minWrite: 5, indexes: { byTenantDay: { minWrite: 20, maxWrite: 80, minRead: 5 } } });
+    expect(parsed.capacity.ledger).toMatchObject({ minWrite: 5, indexes: {} });
+  });
+
+  it('validates its own output again unchanged (a validated config passed to defineConfig)', () => {
+    const once = defineConfig(withCapacity({ ledger: { mode: 'provisioned', minWrite: 7 } }));
+    expect(defineConfig(once).capacity).toEqual(once.capacity);
+  });
+
   it('refuses a maxWrite below minWrite on the Ledger, naming the table and the field', () => {
     expect(() => defineConfig(withCapacity({ ledger: { mode: 'provisioned', minWrite: 50, maxWrite: 40 } }))).toThrow(
       /capacity\.ledger\.maxWrite \(value 40\): maxWrite 40 is below minWrite 50 on the Ledger table/,
