@@ -91,6 +91,11 @@ export function formatCost(r: CostReport): string {
     ]),
     '',
     `provisioned capacity at this rate (WCU / RCU): EventStore ${units(c.eventStore.write)} / ${units(c.eventStore.read)}, its window index (byTenantDay) ${units(c.byTenantDay.write)} / ${units(c.byTenantDay.read)}, Ledger ${units(c.ledger.write)} / ${units(c.ledger.read)} (bounds: EventStore ${r.provisionedSettings.eventStore}, Ledger ${r.provisionedSettings.ledger})`,
+    ...(r.throttled.length > 0
+      ? [
+          `WARNING: at ${r.ratePerSecond}/s ${r.throttled.join(', ')} need more capacity than their configured max: the excess would be throttled (intake answers 503 and providers retry); raise maxWrite / maxRead`,
+        ]
+      : []),
     breakEven,
     '',
     'assumptions:',

@@ -22,6 +22,9 @@ import type { HookledgerConfig } from '../../core/config/schema';
 import { WINDOW_INDEX } from '../../core/model';
 import { NotFoundError, UsageError } from '../errors';
 
+/** DynamoDB's default per-table quota, units per second each way. */
+const TABLE_QUOTA_UNITS = 40_000;
+
 export interface CostRequest {
   /** Webhooks per second, steady. */
   readonly rate: number;
@@ -45,6 +48,8 @@ export interface CostReport extends Omit<CostEstimate, 'perWebhook'> {
     readonly lambdaInvocations: number;
     readonly logBytes: number;
   };
+  /** Tables and indexes whose load at this rate needs more than their max: that excess would be throttled. */
+  readonly throttled: readonly string[];
   /** Where the provisioned column's bounds come from, per table: the config, or the defaults for an on-demand table. */
   readonly provisionedSettings: Readonly<Record<'eventStore' | 'ledger', 'configured' | 'defaults'>>;
   readonly assumptions: readonly string[];
@@ -111,12 +116,13 @@ export function estimateStackCost(config: HookledgerConfig, request: CostRequest
       lambdaInvocations: w.invocations.ingest + w.invocations.fanout + w.invocations.consumers,
       logBytes: w.logBytes,
     },
+    throttled: aboveMax,
     provisionedSettings: { eventStore: eventStore.source, ledger: ledger.source },
     assumptions: [
       `a steady ${request.rate} webhooks/s, ${prices.assumptions.hoursPerMonth} hours a month; ${bodyBytes}-byte bodies; each webhook to ${consumers.length} consumer(s)${request.eventType ? ` (those subscribed to ${request.eventType})` : ' (every configured consumer: an upper bound; --event-type narrows it)'}`,
       `batching as the bench's ${request.traffic} traffic column measured it (low: one webhook at a time; high: a burst; backlog: queued, then released); units per webhook from bench/results.json, scaled per delivery`,
       `Lambda arm64: ingest ${f.ingest.memoryMb} MB ${f.ingest.durationMsPerInvocation} ms, fan-out ${f.fanout.durationMsPerInvocation} ms per batch, consumers ${f.consumer.durationMsPerInvocation} ms per batch${http.length > 0 ? `, plus ${prices.assumptions.httpDestination.roundTripMsPerDelivery} ms per delivery waiting on each HTTP destination (${http.join(', ')})` : ''}`,
-      `provisioned: capacity follows the load at its target utilization between each table's and index's min and max (the config's, or ${PROVISIONED_DEFAULTS.minWrite}-${PROVISIONED_DEFAULTS.maxWrite} WCU, ${PROVISIONED_DEFAULTS.minRead}-${PROVISIONED_DEFAULTS.maxRead} RCU at ${PROVISIONED_DEFAULTS.targetUtilization}% for an on-demand table); auto scaling lags minutes, so a sudden burst above capacity is throttled and intake answers 503 until it catches up${aboveMax.length > 0 ? `; AT THIS RATE ${aboveMax.join(', ')} need more than their max: that load would be throttled` : ''}`,
+      `provisioned: capacity follows the load at its target utilization between each table's and index's min and max (the config's; for an on-demand table at least ${PROVISIONED_DEFAULTS.minWrite} WCU and ${PROVISIONED_DEFAULTS.minRead} RCU at ${PROVISIONED_DEFAULTS.targetUtilization}%, with room for the whole load); auto scaling lags minutes, so a sudden burst above capacity is throttled and intake answers 503 until it catches up`,
       'not included: free tiers, storage (GB-month), the scheduled reconcile, idle SQS polling, data transfer, views of large narrowed payloads in the bucket',
     ],
     sources: { prices: `bench/prices.json of ${prices.date}`, units: `bench/results.json of ${results.date}` },
@@ -133,7 +139,9 @@ function scaledOf(c: TableCapacity): {
     const { mode: _, indexes, ...table } = c;
     return { table, indexes, source: 'configured' };
   }
-  return { table: PROVISIONED_DEFAULTS, indexes: {}, source: 'defaults' };
+  // An on-demand table's what-if: the default floors and target, and room for the whole load (up to
+  // the table quota), so the column prices serving it rather than throttling it at the default max.
+  return { table: { ...PROVISIONED_DEFAULTS, maxWrite: TABLE_QUOTA_UNITS, maxRead: TABLE_QUOTA_UNITS }, indexes: {}, source: 'defaults' };
 }
 
 function readJson<T>(file: string, what: string): T {

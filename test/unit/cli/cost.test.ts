@@ -134,6 +134,22 @@ describe('hookledger cost: the configured stack', () => {
     expect(out.provisioned.capacity.byTenantDay).toEqual({ write: 50, read: 20, aboveMax: false });
   });
 
+  it('warns when the configured maxWrite cannot carry the rate (the excess would be throttled), and prices the capped capacity', async () => {
+    const cfg = defineConfig({ ...config, capacity: { ledger: { mode: 'provisioned', maxWrite: 100 } } });
+    const json = JSON.parse((await runCli(['cost', '--rate', '50/s', '--json'], cfg, env)).stdout) as {
+      throttled: string[];
+      provisioned: { capacity: Record<string, { write: number; aboveMax: boolean }> };
+    };
+    // The Ledger needs 2 x 3 x 50 / 0.7 = 429 WCU; the EventStore (on demand) is priced with room for its load.
+    expect(json.throttled).toEqual(['ledger']);
+    expect(json.provisioned.capacity.ledger).toMatchObject({ write: 100, aboveMax: true });
+    expect(json.provisioned.capacity.eventStore!.write).toBeCloseTo((50 * 2) / 0.7, 10);
+    const human = await runCli(['cost', '--rate', '50/s'], cfg, env);
+    expect(human.stdout).toContain('WARNING: at 50/s ledger need more capacity than their configured max');
+    const fine = await runCli(['cost', '--rate', '50/s'], config, env);
+    expect(fine.stdout).not.toContain('WARNING');
+  });
+
   it('moves the payload units with --body-bytes (a 64 KiB body as the bench measured it)', async () => {
     const big = results.largeBodies.find((b: { bytes: number }) => b.bytes === 65536);
     const r = await runCli(['cost', '--rate', '5/s', '--body-bytes', '65536', '--json'], config, env);
