@@ -68,11 +68,16 @@ export const capacitySchema = z
   })
   .default('on-demand')
   .superRefine((input, ctx) => {
-    for (const [table, setting, path] of settingsOf(input)) {
+    const settings = settingsOf(input);
+    const checked = new Set<string>();
+    for (const [table, setting, path] of settings) {
       if (setting === 'on-demand') continue;
       const { label, indexes } = CAPACITY_TABLES[table];
       const tableBounds = resolve(setting, PROVISIONED_DEFAULTS);
-      checkScaled(tableBounds, setting, `the ${label} table`, path, ctx);
+      // A setting shared by both tables is checked once, and its messages say so.
+      const sharedBy = settings.filter(([, , p]) => p.join('.') === path.join('.')).length;
+      if (!checked.has(path.join('.'))) checkScaled(tableBounds, setting, sharedBy > 1 ? 'both tables' : `the ${label} table`, path, ctx);
+      checked.add(path.join('.'));
       for (const [name, value] of Object.entries(setting.indexes ?? {})) {
         const at = [...path, 'indexes', name];
         if (!indexes.includes(name)) {

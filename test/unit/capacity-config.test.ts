@@ -78,10 +78,12 @@ describe('capacity mode', () => {
   it.each([
     [95, 'capacity.targetUtilization (value 95)'],
     [15, 'capacity.targetUtilization (value 15)'],
-  ])('refuses a target utilization of %i%% (outside 20-90)', (target, where) => {
-    expect(() => defineConfig(withCapacity({ mode: 'provisioned', targetUtilization: target }))).toThrow(
-      new RegExp(`${where.replace(/[.()]/g, '\\$&')}: targetUtilization must be 20-90`),
+  ])('refuses a target utilization of %i%% (outside 20-90), once for the setting both tables share', (target, where) => {
+    const attempt = () => defineConfig(withCapacity({ mode: 'provisioned', targetUtilization: target }));
+    expect(attempt).toThrow(
+      new RegExp(`${where.replace(/[.()]/g, '\\$&')}: targetUtilization must be 20-90 .* on both tables, got ${target}`),
     );
+    expect(() => attempt()).toThrow(/^invalid hookledger config:\n[^\n]+$/);
   });
 
   it('refuses an index left unscaled (on-demand inside a provisioned table)', () => {
