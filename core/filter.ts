@@ -44,7 +44,8 @@ export interface PatternIssue {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isScalar = (v: unknown): boolean => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+const isScalar = (v: unknown): boolean =>
+  v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
 
 // ---- validation ---------------------------------------------------------------------------------
 
@@ -78,7 +79,7 @@ function checkObject(node: unknown, path: (string | number)[], top: boolean, iss
         issues.push({ path: at, message: '$or needs at least two patterns' });
         continue;
       }
-      value.forEach((branch, i) => checkObject(branch, [...at, i], top, issues, count));
+      for (const [i, branch] of value.entries()) checkObject(branch, [...at, i], top, issues, count);
       continue;
     }
     if (top && !(FILTER_FIELDS as readonly string[]).includes(key)) {
@@ -112,7 +113,8 @@ function checkMatcher(m: unknown): { at: (string | number)[]; message: string } 
   if (isScalar(m)) return undefined;
   if (!isObject(m)) return { at: [], message: 'a matcher is a string, number, boolean, null, or an object like {"prefix": "us-"}' };
   const keys = Object.keys(m);
-  if (keys.length !== 1) return { at: [], message: `a matcher object has exactly one operator, got ${keys.length}: ${JSON.stringify(keys)}` };
+  if (keys.length !== 1)
+    return { at: [], message: `a matcher object has exactly one operator, got ${keys.length}: ${JSON.stringify(keys)}` };
   const op = keys[0]!;
   const v = m[op];
   const bad = (message: string) => ({ at: [op], message });
@@ -136,7 +138,10 @@ function checkMatcher(m: unknown): { at: (string | number)[]; message: string } 
     case 'cidr':
       return bad('cidr matching is not supported by hookledger filters');
     default:
-      return { at: [], message: `unknown matcher {${JSON.stringify(op)}:...}; use ${OPERATORS.join(', ').replace(/, (?=[^,]*$)/, ' or ')}` };
+      return {
+        at: [],
+        message: `unknown matcher {${JSON.stringify(op)}:...}; use ${OPERATORS.join(', ').replace(/, (?=[^,]*$)/, ' or ')}`,
+      };
   }
 }
 
@@ -158,14 +163,18 @@ function checkNumeric(v: unknown, bad: (message: string) => { at: (string | numb
 function checkAnythingBut(v: unknown, bad: (message: string) => { at: (string | number)[]; message: string }) {
   if (typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))) return undefined;
   if (Array.isArray(v)) {
-    if (v.length > 0 && (v.every((x) => typeof x === 'string') || v.every((x) => typeof x === 'number' && Number.isFinite(x)))) return undefined;
+    if (v.length > 0 && (v.every((x) => typeof x === 'string') || v.every((x) => typeof x === 'number' && Number.isFinite(x))))
+      return undefined;
     return bad('anything-but takes a non-empty list of only strings or only numbers');
   }
   if (isObject(v) && Object.keys(v).length === 1) {
     const [op] = Object.keys(v) as [string];
     const inner = v[op];
     if (['prefix', 'suffix', 'wildcard'].includes(op) && typeof inner === 'string') return undefined;
-    if (op === 'equals-ignore-case' && (typeof inner === 'string' || (Array.isArray(inner) && inner.length > 0 && inner.every((x) => typeof x === 'string')))) {
+    if (
+      op === 'equals-ignore-case' &&
+      (typeof inner === 'string' || (Array.isArray(inner) && inner.length > 0 && inner.every((x) => typeof x === 'string')))
+    ) {
       return undefined;
     }
   }
@@ -334,7 +343,13 @@ const wildcards = new Map<string, RegExp>();
 function wildcard(glob: string): RegExp {
   let re = wildcards.get(glob);
   if (!re) {
-    re = new RegExp(`^${glob.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
+    re = new RegExp(
+      `^${glob
+        .split('*')
+        .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+      's',
+    );
     if (wildcards.size < 1000) wildcards.set(glob, re);
   }
   return re;

@@ -36,7 +36,13 @@ describe('consumer filter validation at synth', () => {
   });
   it('refuses a misspelt envelope field (tenantID) with the list of fields a filter matches', () => {
     const input = base([
-      { id: 'eu-only', subscribes: ['*'], fields: ['id'], entry: 'lambdas/consumers/audit-writer.ts', filter: { tenantID: ['tenant_204'] } },
+      {
+        id: 'eu-only',
+        subscribes: ['*'],
+        fields: ['id'],
+        entry: 'lambdas/consumers/audit-writer.ts',
+        filter: { tenantID: ['tenant_204'] },
+      },
     ]);
     expect(() => defineConfig(input)).toThrow(
       /consumers\[id=eu-only\]\.filter\.tenantID \(value \["tenant_204"\]\): unknown field: a filter matches source, type, tenantId, keyId, body or \$or/,
@@ -64,7 +70,13 @@ describe('deliverySet: subscription and filter, decided at intake', () => {
       },
     ]),
   );
-  const evt = (type: string, tenantId: string, data: unknown) => ({ source: 'platform', type, tenantId, keyId: 'key_7', body: { id: 'evt_1', data } });
+  const evt = (type: string, tenantId: string, data: unknown) => ({
+    source: 'platform',
+    type,
+    tenantId,
+    keyId: 'key_7',
+    body: { id: 'evt_1', data },
+  });
   it('names big-usd for a usd payment of 100 and 250, not for 99.99, eur, a missing amount or the string "150"', () => {
     expect(deliverySet(config, evt('payment.succeeded', 'tenant_204', { currency: 'usd', amount: 100 }))).toEqual([
       'billing-meter',
@@ -72,7 +84,12 @@ describe('deliverySet: subscription and filter, decided at intake', () => {
       'not-tenant-311',
     ]);
     expect(deliverySet(config, evt('payment.succeeded', 'tenant_204', { currency: 'usd', amount: 250 }))).toContain('big-usd');
-    for (const data of [{ currency: 'usd', amount: 99.99 }, { currency: 'eur', amount: 500 }, { currency: 'usd' }, { currency: 'usd', amount: '150' }]) {
+    for (const data of [
+      { currency: 'usd', amount: 99.99 },
+      { currency: 'eur', amount: 500 },
+      { currency: 'usd' },
+      { currency: 'usd', amount: '150' },
+    ]) {
       expect(deliverySet(config, evt('payment.succeeded', 'tenant_204', data))).toEqual(['billing-meter', 'not-tenant-311']);
     }
   });
@@ -86,12 +103,16 @@ describe('transform validation at synth', () => {
     const input = base([
       { id: 'crm', subscribes: ['*'], fields: ['id'], entry: 'lambdas/consumers/audit-writer.ts', transform: 'transforms/crm.ts' },
     ]);
-    expect(() => defineConfig(input)).toThrow(/consumers\[id=crm\]\.transform \(value "transforms\/crm.ts"\): transform applies to kind: 'http' consumers only/);
+    expect(() => defineConfig(input)).toThrow(
+      /consumers\[id=crm\]\.transform \(value "transforms\/crm.ts"\): transform applies to kind: 'http' consumers only/,
+    );
   });
   it('refuses a transform path outside transforms/', () => {
     const input = base([
       { id: 'crm', kind: 'http', url: 'https://crm.example.com/hooks', subscribes: ['*'], fields: ['id'], transform: '../secrets.ts' },
     ]);
-    expect(() => defineConfig(input)).toThrow(/consumers\[id=crm\]\.transform \(value "..\/secrets.ts"\): transform must be transforms\/<name>.ts/);
+    expect(() => defineConfig(input)).toThrow(
+      /consumers\[id=crm\]\.transform \(value "..\/secrets.ts"\): transform must be transforms\/<name>.ts/,
+    );
   });
 });

@@ -57,7 +57,9 @@ describe('EventBridge user guide cases', () => {
     expect(matchesPattern(ci, event({ state: 'stopped' }))).toBe(true);
   });
   it('numeric ranges: > 0 and <= 5 (c-count), = 3.018e2, < 10 (d-count), only JSON numbers', () => {
-    const p = { body: { 'c-count': [{ numeric: ['>', 0, '<=', 5] }], 'd-count': [{ numeric: ['<', 10] }], 'x-limit': [{ numeric: ['=', 3.018e2] }] } };
+    const p = {
+      body: { 'c-count': [{ numeric: ['>', 0, '<=', 5] }], 'd-count': [{ numeric: ['<', 10] }], 'x-limit': [{ numeric: ['=', 3.018e2] }] },
+    };
     expect(matchesPattern(p, event({ 'c-count': 5, 'd-count': 9.99, 'x-limit': 301.8 }))).toBe(true);
     expect(matchesPattern(p, event({ 'c-count': 0, 'd-count': 9.99, 'x-limit': 301.8 }))).toBe(false);
     expect(matchesPattern(p, event({ 'c-count': 5.01, 'd-count': 9.99, 'x-limit': 301.8 }))).toBe(false);
@@ -86,8 +88,28 @@ describe('EventBridge user guide cases', () => {
   });
   it('arrays of objects: one element must match the whole nested pattern', () => {
     const p = { body: { items: { sku: ['A1'], qty: [{ numeric: ['>', 1] }] } } };
-    expect(matchesPattern(p, event({ items: [{ sku: 'A1', qty: 1 }, { sku: 'B2', qty: 5 }] }))).toBe(false);
-    expect(matchesPattern(p, event({ items: [{ sku: 'B2', qty: 5 }, { sku: 'A1', qty: 2 }] }))).toBe(true);
+    expect(
+      matchesPattern(
+        p,
+        event({
+          items: [
+            { sku: 'A1', qty: 1 },
+            { sku: 'B2', qty: 5 },
+          ],
+        }),
+      ),
+    ).toBe(false);
+    expect(
+      matchesPattern(
+        p,
+        event({
+          items: [
+            { sku: 'B2', qty: 5 },
+            { sku: 'A1', qty: 2 },
+          ],
+        }),
+      ),
+    ).toBe(true);
   });
   it('$or: Location is New York, or Day is Monday; nested $or inside an object', () => {
     const p = { body: { $or: [{ Location: ['New York'] }, { Day: ['Monday'] }] } };
@@ -108,7 +130,12 @@ describe('EventBridge user guide cases', () => {
     expect(matchesPattern({ body: { f: [{ 'anything-but': { wildcard: '*/lib/*' } }] } }, event({ f: 'dir/lib/a.ts' }))).toBe(false);
   });
   it('the envelope: source, type, tenantId and keyId are matched like body fields', () => {
-    const p = { source: ['platform'], type: [{ prefix: 'payment.' }], tenantId: [{ 'anything-but': ['tenant_311'] }], keyId: [{ exists: true }] };
+    const p = {
+      source: ['platform'],
+      type: [{ prefix: 'payment.' }],
+      tenantId: [{ 'anything-but': ['tenant_311'] }],
+      keyId: [{ exists: true }],
+    };
     expect(matchesPattern(p, event({}))).toBe(true);
     expect(matchesPattern(p, event({}, { tenantId: 'tenant_311' }))).toBe(false);
     expect(matchesPattern(p, event({}, { type: 'invoice.paid' }))).toBe(false);
@@ -140,7 +167,9 @@ describe('explainMatch names the part of the pattern that decided', () => {
   it('an $or with no branch matching says so, with each branch', () => {
     const r = explainMatch({ $or: [{ type: ['a'] }, { tenantId: ['b'] }] }, event({}));
     expect(r).toMatchObject({ matched: false, path: '$or' });
-    expect(r.reason).toBe('no branch matched: [0] type: value "payment.succeeded" matches none of ["a"]; [1] tenantId: value "tenant_204" matches none of ["b"]');
+    expect(r.reason).toBe(
+      'no branch matched: [0] type: value "payment.succeeded" matches none of ["a"]; [1] tenantId: value "tenant_204" matches none of ["b"]',
+    );
   });
 });
 
@@ -184,11 +213,15 @@ describe('properties', () => {
   });
   it('anything-but V and [V] are exact complements on present scalar values', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 4 }), fc.integer({ min: -5, max: 5 })), fc.oneof(fc.string({ maxLength: 4 }), fc.integer({ min: -5, max: 5 })), (v, x) => {
-        const is = matchesPattern({ body: { a: [v] } }, event({ a: x }));
-        const isNot = matchesPattern({ body: { a: [{ 'anything-but': v }] } }, event({ a: x }));
-        expect(is).not.toBe(isNot);
-      }),
+      fc.property(
+        fc.oneof(fc.string({ maxLength: 4 }), fc.integer({ min: -5, max: 5 })),
+        fc.oneof(fc.string({ maxLength: 4 }), fc.integer({ min: -5, max: 5 })),
+        (v, x) => {
+          const is = matchesPattern({ body: { a: [v] } }, event({ a: x }));
+          const isNot = matchesPattern({ body: { a: [{ 'anything-but': v }] } }, event({ a: x }));
+          expect(is).not.toBe(isNot);
+        },
+      ),
     );
   });
   it('numeric [>=, b] agrees with x >= b for every number, and never matches a numeric string', () => {
@@ -201,7 +234,13 @@ describe('properties', () => {
     );
   });
   it('$or of two patterns is the disjunction of each', () => {
-    const leaf = fc.constantFrom<unknown[]>(['usd'], [{ prefix: 'e' }], [{ numeric: ['>', 0] }], [{ exists: false }], [{ 'anything-but': 'eur' }]);
+    const leaf = fc.constantFrom<unknown[]>(
+      ['usd'],
+      [{ prefix: 'e' }],
+      [{ numeric: ['>', 0] }],
+      [{ exists: false }],
+      [{ 'anything-but': 'eur' }],
+    );
     const value = fc.oneof(fc.constantFrom('usd', 'eur', 'gbp'), fc.integer({ min: -2, max: 2 }), fc.constant(undefined));
     fc.assert(
       fc.property(leaf, leaf, value, value, (l1, l2, a, b) => {
