@@ -81,7 +81,13 @@ beforeAll(async () => {
     sources: defaultConfig.sources,
     consumers: [
       { id: 'everything', subscribes: ['*'], fields: ['id'], entry: 'lambdas/consumers/audit-writer.ts' },
-      { id: 'big-usd', subscribes: ['payment.*'], fields: ['id', 'data.amount'], entry: 'lambdas/consumers/audit-writer.ts', filter: usdOver100 },
+      {
+        id: 'big-usd',
+        subscribes: ['payment.*'],
+        fields: ['id', 'data.amount'],
+        entry: 'lambdas/consumers/audit-writer.ts',
+        filter: usdOver100,
+      },
       {
         id: 'crm-sync',
         kind: 'http',
@@ -128,14 +134,21 @@ describe('a consumer filtered on { data: { currency: usd, amount >= 100 } }', ()
   });
 
   it('reconcile over the window finds 6 receipts, 14 expected deliveries and no violations', async () => {
-    const report = await reconcile({ ddb: stack.handlers.ddb, tables: stack.resources.tables }, { from: t0 - 1000, to: Date.now() + 1, graceMs: 0 });
+    const report = await reconcile(
+      { ddb: stack.handlers.ddb, tables: stack.resources.tables },
+      { from: t0 - 1000, to: Date.now() + 1, graceMs: 0 },
+    );
     expect(report).toMatchObject({ receipts: 6, expectedDeliveries: 6 + 2 + 6, violations: [] });
   });
 
   it('`filter test` says match for evt_01J8F1EQ00 and names body.data.amount for the string "150" (exit 1)', async () => {
     const hit = await cli(['filter', 'test', '--consumer', 'big-usd', '--event', 'evt_01J8F1EQ00', '--json']);
     expect(hit.code).toBe(0);
-    expect(JSON.parse(hit.stdout)).toMatchObject({ matched: true, inDeliverySet: true, reason: 'body.data.currency: "usd" matches "usd"; body.data.amount: 100 matches {"numeric":[">=",100]}' });
+    expect(JSON.parse(hit.stdout)).toMatchObject({
+      matched: true,
+      inDeliverySet: true,
+      reason: 'body.data.currency: "usd" matches "usd"; body.data.amount: 100 matches {"numeric":[">=",100]}',
+    });
     const miss = await cli(['filter', 'test', '--consumer', 'big-usd', '--event', 'evt_01J8F1STR1']);
     expect(miss.code).toBe(1);
     expect(miss.stdout).toContain('no match (decided by body.data.amount): big-usd on platform evt_01J8F1STR1 (payment.succeeded)');
@@ -187,14 +200,21 @@ describe('an HTTP destination with transforms/crm.ts', () => {
 
   it('quarantines the deliveries whose transform threw, with its message visible in trace', async () => {
     const rows = (await ledgerRows(stack)).filter((r) => r.consumerId === 'crm-sync');
-    expect(rows.filter((r) => r.state === 'quarantined').map((r) => [r.eventId, r.lastErrorCategory, r.attempt]).sort()).toEqual([
+    expect(
+      rows
+        .filter((r) => r.state === 'quarantined')
+        .map((r) => [r.eventId, r.lastErrorCategory, r.attempt])
+        .sort(),
+    ).toEqual([
       ['evt_01J8F1NOAM', 'transform_failed', 1],
       ['evt_01J8F1STR1', 'transform_failed', 1],
     ]);
     const traced = await trace({ ddb: stack.handlers.ddb, tables: stack.resources.tables, config }, 'evt_01J8F1STR1');
     const crm = traced.deliveries.find((d) => d.consumer === 'crm-sync');
     expect(crm?.state).toBe('quarantined');
-    expect(crm?.errors.map((e) => e.message)).toEqual(['transform threw: the CRM needs a numeric data.amount; event evt_01J8F1STR1 has "150"']);
+    expect(crm?.errors.map((e) => e.message)).toEqual([
+      'transform threw: the CRM needs a numeric data.amount; event evt_01J8F1STR1 has "150"',
+    ]);
   });
 
   it('`transform test` prints what would be sent for evt_01J8F1GT50, and fails (exit 3) with the message for evt_01J8F1NOAM', async () => {
