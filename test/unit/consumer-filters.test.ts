@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { deliverySet } from '../../core/config/routing';
 import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
+import { PermanentError } from '../../lambdas/runtime/errors';
+import { transformed } from '../../lambdas/runtime/http';
 
 const base = (consumers: HookledgerConfigInput['consumers']): HookledgerConfigInput => ({
   sources: [
@@ -114,5 +116,58 @@ describe('transform validation at synth', () => {
     expect(() => defineConfig(input)).toThrow(
       /consumers\[id=crm\]\.transform \(value "..\/secrets.ts"\): transform must be transforms\/<name>.ts/,
     );
+  });
+});
+
+describe('the transform step before signing (lambdas/runtime/http.ts transformed)', () => {
+  const delivery = (payload: Record<string, unknown>) =>
+    ({
+      attribution: {
+        source: 'platform',
+        eventId: 'evt_01J8K7TR01',
+        eventType: 'payment.succeeded',
+        tenantId: 'tenant_204',
+        keyId: 'key_42',
+      },
+      consumerId: 'crm-sync',
+      payload,
+      attempt: 1,
+      idempotencyKey: 'platform:evt_01J8K7TR01#crm-sync',
+      keyStatus: async () => 'active' as const,
+      logger: undefined as never,
+    }) as Parameters<typeof transformed>[1];
+
+  it('passes eventId, eventType, tenantId, keyId and the narrowed payload, and returns body and headers', async () => {
+    const out = await transformed(
+      ({ eventId, tenantId, keyId, payload }) => ({
+        body: { ref: eventId, t: tenantId, k: keyId, amount: payload.amount },
+        headers: { 'x-account': tenantId },
+      }),
+      delivery({ amount: 4200 }),
+    );
+    expect(out).toEqual({
+      body: { ref: 'evt_01J8K7TR01', t: 'tenant_204', k: 'key_42', amount: 4200 },
+      headers: { 'x-account': 'tenant_204' },
+    });
+  });
+  it('quarantines (PermanentError transform_failed) a transform that throws, with its message', async () => {
+    const error = await transformed(() => {
+      throw new Error('no CRM account for tenant_204');
+    }, delivery({})).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PermanentError);
+    expect(error).toMatchObject({ category: 'transform_failed', message: 'transform threw: no CRM account for tenant_204' });
+  });
+  it('quarantines (transform_invalid) a result that would forge the signature header or has no body', async () => {
+    const forged = await transformed(() => ({ body: {}, headers: { 'Webhook-Signature': 'v1,forged' } }), delivery({})).catch(
+      (e: unknown) => e,
+    );
+    expect(forged).toMatchObject({
+      category: 'transform_invalid',
+      message: "transform header Webhook-Signature is hookledger's own and cannot be set",
+    });
+    const empty = await transformed(() => ({}) as never, delivery({})).catch((e: unknown) => e);
+    expect(empty).toMatchObject({ category: 'transform_invalid', message: 'transform must return { body, headers? }' });
+    const split = await transformed(() => ({ body: 1, headers: { 'x-a': 'v\r\nx-injected: 1' } }), delivery({})).catch((e: unknown) => e);
+    expect(split).toMatchObject({ category: 'transform_invalid', message: 'transform header x-a must be a string without line breaks' });
   });
 });
