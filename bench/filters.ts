@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { deliverySet } from '../core/config/routing';
 import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from '../core/config/schema';
 import baseConfig from '../hookledger.config';
-import { startLocalStack } from '../local/stack';
+import { type LocalStack, startLocalStack } from '../local/stack';
 import { CapacityMeter } from './meters';
 import { paymentEvent, signRequest } from './payload';
 import { printTable } from './report';
@@ -27,7 +27,7 @@ import { median, round } from './stats';
 import { post, SOURCE } from './units';
 
 /** Requests before timing: each stack starts its own DynamoDB Local JVM, slow until warm. */
-const WARM_UP = 150;
+const WARM_UP = 100;
 
 /** One filter per consumer, each matching every bench payment (so the delivery set keeps its size). */
 export const BENCH_FILTERS: Record<string, Record<string, unknown>> = {
@@ -76,45 +76,70 @@ function timeDeliverySet(config: HookledgerConfig, bodies: readonly Record<strin
   return median(per);
 }
 
-async function timeIntake(config: HookledgerConfig, runId: string, webhooks: number) {
-  const secretsDir = mkdtempSync(path.join(os.tmpdir(), 'hookledger-bench-filters-'));
+interface IntakeRun {
+  readonly stack: LocalStack;
+  readonly capacity: CapacityMeter;
+  readonly secret: string;
+  readonly config: HookledgerConfig;
+  readonly micros: number[];
+  deliveries: number;
+}
+
+async function startIntake(config: HookledgerConfig, secretsDir: string, name: string): Promise<IntakeRun> {
   const capacity = new CapacityMeter();
   const stack = await startLocalStack({
     config,
     dataDir: null,
     httpPort: 0,
-    secretsFile: path.join(secretsDir, 'secrets.json'),
+    secretsFile: path.join(secretsDir, `${name}.json`),
     ttlSweepIntervalMs: null,
     onCapacity: capacity.observe,
   });
+  await stack.stopPipeline();
+  return { stack, capacity, secret: (await stack.secrets.get(SOURCE)).current, config, micros: [], deliveries: 0 };
+}
+
+async function postTimed(run: IntakeRun, index: number, runId: string, timed: boolean): Promise<void> {
+  const { eventId, body } = paymentEvent(index, runId);
+  const request = signRequest(run.secret, eventId, body);
+  const start = process.hrtime.bigint();
+  await post(run.stack, request);
+  if (!timed) return;
+  run.micros.push(Number(process.hrtime.bigint() - start) / 1000);
+  const parsed = JSON.parse(body) as Record<string, unknown>;
+  run.deliveries += deliverySet(run.config, {
+    source: SOURCE,
+    type: String(parsed.type),
+    tenantId: String(parsed.tenant_id),
+    keyId: String(parsed.key_id),
+    body: parsed,
+  }).length;
+}
+
+/**
+ * Both stacks at once, the webhooks interleaved (one to each in turn, the order swapped every other
+ * webhook): on a shared machine the noise then falls on both sides alike.
+ */
+async function timeIntake(configs: { none: HookledgerConfig; filtered: HookledgerConfig }, runId: string, webhooks: number) {
+  const secretsDir = mkdtempSync(path.join(os.tmpdir(), 'hookledger-bench-filters-'));
+  const runs: IntakeRun[] = [];
   try {
-    await stack.stopPipeline();
-    const secret = (await stack.secrets.get(SOURCE)).current;
-    // Warm-up: the first requests pay for JIT and connection set-up.
-    for (let i = 0; i < WARM_UP; i++) {
-      const { eventId, body } = paymentEvent(i, `${runId}-warm`);
-      await post(stack, signRequest(secret, eventId, body));
-    }
-    capacity.reset();
-    const micros: number[] = [];
-    let deliveries = 0;
+    runs.push(await startIntake(configs.none, secretsDir, 'none'));
+    runs.push(await startIntake(configs.filtered, secretsDir, 'filtered'));
+    // Warm-up: each stack starts its own DynamoDB Local JVM, slow until warm.
+    for (let i = 0; i < WARM_UP; i++) for (const run of runs) await postTimed(run, i, `${runId}-warm`, false);
+    for (const run of runs) run.capacity.reset();
     for (let i = 0; i < webhooks; i++) {
-      const { eventId, body } = paymentEvent(i, runId);
-      const request = signRequest(secret, eventId, body);
-      const start = process.hrtime.bigint();
-      await post(stack, request);
-      micros.push(Number(process.hrtime.bigint() - start) / 1000);
-      deliveries += deliverySet(config, {
-        source: SOURCE,
-        type: 'payment.succeeded',
-        tenantId: String(JSON.parse(body).tenant_id),
-        keyId: '',
-        body: JSON.parse(body),
-      }).length;
+      for (const run of i % 2 === 0 ? runs : [...runs].reverse()) await postTimed(run, i, runId, true);
     }
-    return { micros: median(micros), writeUnits: capacity.writeUnits / webhooks, deliveries: deliveries / webhooks };
+    const [none, filtered] = runs.map((run) => ({
+      micros: median(run.micros),
+      writeUnits: run.capacity.writeUnits / webhooks,
+      deliveries: run.deliveries / webhooks,
+    }));
+    return { none: none!, filtered: filtered! };
   } finally {
-    await stack.stop();
+    for (const run of runs) await run.stack.stop();
     rmSync(secretsDir, { recursive: true, force: true });
   }
 }
@@ -132,8 +157,7 @@ export async function measureFilters(
   log(`8. filters: deliverySet x ${samples} over ${webhooks} bodies; intake of ${webhooks} webhooks without and with 3 filters...`);
   const setNone = timeDeliverySet(none, bodies, samples);
   const setFiltered = timeDeliverySet(filtered, bodies, samples);
-  const intakeNone = await timeIntake(none, `${runId}-none`, webhooks);
-  const intakeFiltered = await timeIntake(filtered, `${runId}-filtered`, webhooks);
+  const { none: intakeNone, filtered: intakeFiltered } = await timeIntake({ none, filtered }, runId, webhooks);
   return {
     webhooks,
     consumersWithFilters: Object.keys(BENCH_FILTERS).length,
