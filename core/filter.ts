@@ -185,7 +185,8 @@ function checkAnythingBut(v: unknown, bad: (message: string) => { at: (string | 
 
 /** Whether the event matches the pattern (a validated one). */
 export function matchesPattern(pattern: EventPattern, event: FilterEvent): boolean {
-  return explainMatch(pattern, event).matched;
+  // Intake's path: no explanation strings built.
+  return matchObject(pattern, event as unknown as Record<string, unknown>, '', false).ok;
 }
 
 export interface MatchExplanation {
@@ -206,19 +207,22 @@ interface Outcome {
 
 /** Whether the event matches, and which part of the pattern decided it. */
 export function explainMatch(pattern: EventPattern, event: FilterEvent): MatchExplanation {
-  const outcome = matchObject(pattern, event as unknown as Record<string, unknown>, '');
+  const outcome = matchObject(pattern, event as unknown as Record<string, unknown>, '', true);
   return outcome.ok ? { matched: true, reason: outcome.held.join('; ') } : { matched: false, path: outcome.path, reason: outcome.reason };
 }
 
 const show = (v: unknown): string => JSON.stringify(v) ?? 'undefined';
 const join = (base: string, key: string) => (base ? `${base}.${key}` : key);
 
-function matchObject(pattern: EventPattern, value: unknown, path: string): Outcome {
+const HELD: Outcome = { ok: true, reason: '', held: [] };
+const FAILED: Outcome = { ok: false, reason: '', held: [] };
+
+function matchObject(pattern: EventPattern, value: unknown, path: string, explain: boolean): Outcome {
   if (Array.isArray(value)) {
     // One element must match the whole nested pattern.
     let first: Outcome | undefined;
     for (const element of value) {
-      const o = matchObject(pattern, element, path);
+      const o = matchObject(pattern, element, path, explain);
       if (o.ok) return o;
       first ??= o;
     }
@@ -231,31 +235,33 @@ function matchObject(pattern: EventPattern, value: unknown, path: string): Outco
       const failures: string[] = [];
       let ok: Outcome | undefined;
       for (const [i, branch] of branches.entries()) {
-        const o = matchObject(branch, value, path);
+        const o = matchObject(branch, value, path, explain);
         if (o.ok) {
           ok = o;
           break;
         }
-        failures.push(`[${i}] ${o.path}: ${o.reason}`);
+        if (explain) failures.push(`[${i}] ${o.path}: ${o.reason}`);
       }
-      if (!ok) return { ok: false, path: join(path, '$or'), reason: `no branch matched: ${failures.join('; ')}`, held: [] };
+      if (!ok)
+        return explain ? { ok: false, path: join(path, '$or'), reason: `no branch matched: ${failures.join('; ')}`, held: [] } : FAILED;
       held.push(...ok.held);
       continue;
     }
     const child = isObject(value) ? value[key] : undefined;
-    const at = join(path, key);
-    const o = Array.isArray(node) ? matchLeaf(node, child, at) : matchObject(node as EventPattern, child, at);
+    const at = explain ? join(path, key) : '';
+    const o = Array.isArray(node) ? matchLeaf(node, child, at, explain) : matchObject(node as EventPattern, child, at, explain);
     if (!o.ok) return o;
-    held.push(...o.held);
+    if (explain) held.push(...o.held);
   }
-  return { ok: true, reason: '', held };
+  return explain ? { ok: true, reason: '', held } : HELD;
 }
 
-function matchLeaf(matchers: readonly unknown[], value: unknown, path: string): Outcome {
+function matchLeaf(matchers: readonly unknown[], value: unknown, path: string, explain: boolean): Outcome {
   for (const m of matchers) {
     const hit = matchOne(m, value);
-    if (hit !== undefined) return { ok: true, reason: '', held: [`${path}: ${show(hit)} matches ${show(m)}`] };
+    if (hit !== undefined) return explain ? { ok: true, reason: '', held: [`${path}: ${show(hit)} matches ${show(m)}`] } : HELD;
   }
+  if (!explain) return FAILED;
   const what = value === undefined ? 'field is missing;' : `value ${show(value)}`;
   return { ok: false, path, reason: `${what} matches none of ${show(matchers)}`, held: [] };
 }

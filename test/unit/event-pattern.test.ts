@@ -254,6 +254,18 @@ describe('properties', () => {
       }),
     );
   });
+  it("intake's matchesPattern (no explanation built) agrees with explainMatch on every JSON body", () => {
+    const patterns = [
+      { body: { data: { currency: ['usd'], amount: [{ numeric: ['>=', 100] }] } } },
+      { $or: [{ body: { a: [{ exists: false }] } }, { body: { b: [{ prefix: 'x' }, 3] } }] },
+      { body: { items: { sku: [{ 'anything-but': ['A1'] }] } } },
+    ];
+    fc.assert(
+      fc.property(fc.constantFrom(...patterns), fc.jsonValue(), (p, body) => {
+        expect(matchesPattern(p, event(body))).toBe(explainMatch(p, event(body)).matched);
+      }),
+    );
+  });
   it('a pattern never throws on any JSON body', () => {
     const p = { body: { data: { currency: ['usd'], amount: [{ numeric: ['>=', 100] }], tags: [{ prefix: 'x' }] } } };
     fc.assert(fc.property(fc.jsonValue(), (body) => typeof matchesPattern(p, event(body)) === 'boolean'));
