@@ -18,7 +18,7 @@ import { UsageError } from '../errors';
 import { iso } from '../time';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoresOf, type OperatorDeps, type Progress } from './deps';
-import { filterEventOf } from './filters';
+import { BodyInBucketError, filterEventOf } from './filters';
 import { newReplayId } from './ids';
 import { splitByRetention } from './receipts';
 
@@ -40,6 +40,8 @@ export interface BackfillResult {
   readonly expired: number;
   /** Receipts of the subscribed types left out because the consumer's filter does not match their body. */
   readonly filteredOut: number;
+  /** With a filter: receipts left out because their body is in the payload bucket, which the CLI does not read. */
+  readonly unreadable: number;
   readonly replayId?: string;
   /** Receipts the consumer was added to (and a requeue written for). */
   readonly added: number;
@@ -69,12 +71,17 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
   // The filter as configured now, on each stored body (read as intake read it).
   const matching: EventItem[] = [];
   let filteredOut = 0;
+  let unreadable = 0;
   if (consumer.filter === undefined) matching.push(...kept);
   else {
     const pattern = consumer.filter;
     await forEachLimited(kept, WRITE_CONCURRENCY, async (receipt) => {
-      const event = await filterEventOf(deps, receipt);
-      if (!event) expired.push(receipt);
+      const event = await filterEventOf(deps, receipt).catch((error: unknown) => {
+        if (error instanceof BodyInBucketError) return null;
+        throw error;
+      });
+      if (event === null) unreadable++;
+      else if (!event) expired.push(receipt);
       else if (matchesPattern(pattern, event)) matching.push(receipt);
       else filteredOut++;
     });
@@ -85,6 +92,7 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
     matched: matching.length,
     expired: expired.length,
     filteredOut,
+    unreadable,
     added: 0,
     alreadyPresent: 0,
   };

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { narrowPayload } from '../../adapters/dotted-path';
+import { PayloadBucketMissingError } from '../../adapters/payloads';
 import { readBody } from '../../core/body';
 import { findConsumer, findSource, matchesEventType } from '../../core/config/routing';
 import type { ConsumerConfig } from '../../core/config/schema';
@@ -45,10 +46,26 @@ export function requireConfigured(deps: ConfigDeps, consumerId: string): Consume
 
 /** The event as a filter sees it: the envelope captured at intake and the stored body, read in its source's format. */
 export async function filterEventOf(deps: StoreDeps & ConfigDeps, receipt: EventItem): Promise<FilterEvent | undefined> {
-  const raw = await eventStoresOf(deps).payloads.getPayload(receipt.source, receipt.eventId, receipt.payloadHmac);
+  const raw = await storedBody(deps, receipt);
   if (!raw) return undefined;
   const format = findSource(deps.config, receipt.source)?.bodyFormat ?? 'json';
   return { source: receipt.source, type: receipt.eventType, tenantId: receipt.tenantId, keyId: receipt.keyId, body: readBody(raw, format) };
+}
+
+/** A body kept in the payload bucket (a large one) is not read by the CLI. */
+export class BodyInBucketError extends UsageError {}
+
+async function storedBody(deps: StoreDeps, receipt: EventItem): Promise<Buffer | undefined> {
+  try {
+    return await eventStoresOf(deps).payloads.getPayload(receipt.source, receipt.eventId, receipt.payloadHmac);
+  } catch (error) {
+    if (error instanceof PayloadBucketMissingError) {
+      throw new BodyInBucketError(
+        `the body of ${receipt.eventId} is in the payload bucket (${receipt.payloadBytes} bytes), which the CLI does not read: its filter cannot be tested here`,
+      );
+    }
+    throw error;
+  }
 }
 
 export async function filterTest(
