@@ -6,6 +6,8 @@
  *   3. intake latency/throughput (autocannon in a second process) against the emulator's write floor
  *   4. end-to-end latency, POST to the last consumer's acknowledgement
  *   5. bundle sizes and module load times
+ *   (6. large bodies, 7. window queries, 8. the intake cost of consumer filters: bench/filters.ts,
+ *   which `npx tsx bench/filters.ts` runs alone)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -31,6 +33,7 @@ import {
   usdPerMillionProvisioned,
 } from './cost';
 import { endToEnd } from './e2e';
+import { type FilterBenchResult, measureFilters, printFilters } from './filters';
 import { intakeAgainstFloor } from './intake';
 import { LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
 import { CapacityMeter, countInvocations, DeliveryTracker, InvocationMeter, LogMeter, SqsMeter } from './meters';
@@ -152,6 +155,8 @@ async function main(): Promise<void> {
   const { bundles, emptyBundle } = await measureBundles(stack.config, PLAN.bundleLoads);
   // Its own emulators and tables: reads against history, nothing to do with the pipeline's load.
   const window: WindowBenchResult = await measureWindow();
+  // Its own stacks (one without filters, one with): intake alone, pipeline stopped.
+  const filters: FilterBenchResult = await measureFilters();
   // The tenant-day registry write is made once per tenant per UTC day per execution environment; this
   // bench spreads its few hundred webhooks over 400 tenants, so its phases register a tenant on many
   // webhooks. The steady-state figure leaves those writes out and reports them apart.
@@ -403,6 +408,8 @@ async function main(): Promise<void> {
     `   write units per webhook at N=${consumers.length} with the window index (receipt + its index entry): ${fmt.n(steadyWriteUnits)} (budget <= 9.00; tenant-day registry writes in this sample, 400 tenants: ${fmt.n(registryWrites)} per webhook, in production once per tenant per day per environment)`,
   ]);
 
+  printFilters(filters);
+
   // --- results.json --------------------------------------------------------------------------
   const results = {
     date: new Date().toISOString(),
@@ -414,6 +421,7 @@ async function main(): Promise<void> {
     writeUnitsPerWebhookWithRegistry: low.writeUnits,
     tenantDayRegistryWritesPerWebhook: round(registryWrites),
     window,
+    filters,
     bodyProtection: {
       writeUnitsPerWebhook: byBody.traffic.writeUnits,
       readUnitsPerWebhook: byBody.traffic.readUnits,

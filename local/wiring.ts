@@ -19,6 +19,7 @@ import { workerEntry } from '../core/config/consumers';
 import type { ConsumerConfig, HookledgerConfig } from '../core/config/schema';
 import { PROJECT_ROOT } from '../core/paths';
 import type { VerificationKeysPort } from '../core/schemes/types';
+import type { Transform } from '../core/transform';
 import {
   consumerVersionPaths,
   consumerViews,
@@ -147,7 +148,8 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
     const queue = resources.queues[consumer.id];
     if (!queue) throw new Error(`no local queue was provisioned for consumer ${consumer.id}`);
     const handle =
-      options.handles?.[consumer.id] ?? (consumer.kind === 'http' ? httpHandle(consumer) : await loadHandle(root, workerEntry(consumer)));
+      options.handles?.[consumer.id] ??
+      (consumer.kind === 'http' ? await httpHandle(consumer) : await loadHandle(root, workerEntry(consumer)));
     consumers[consumer.id] = createConsumerHandler(
       {
         consumer,
@@ -168,9 +170,12 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
   }
   return { ingest, fanout, consumers, ddb, sqs, stores, ledger, ...(blobs ? { blobs } : {}) };
 
-  function httpHandle(consumer: ConsumerConfig): ConsumerHandle {
+  async function httpHandle(consumer: ConsumerConfig): Promise<ConsumerHandle> {
     if (!options.consumerSecrets) throw new Error(`http consumer ${consumer.id} needs consumerSecrets`);
+    // Locally the transform is loaded from its module; on AWS it is bundled into the worker.
+    const transform = consumer.transform ? await loadTransform(root, consumer.transform) : undefined;
     return createHttpHandle({
+      ...(transform ? { transform } : {}),
       consumer,
       secrets: options.consumerSecrets,
       breaker: new Breakers(ledgerTable),
@@ -180,6 +185,12 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
       clock: options.clock,
     });
   }
+}
+
+async function loadTransform(root: string, module: string): Promise<Transform> {
+  const loaded = (await import(pathToFileURL(path.join(root, module)).href)) as { transform?: Transform };
+  if (typeof loaded.transform !== 'function') throw new Error(`${module} must export a function named "transform"`);
+  return loaded.transform;
 }
 
 async function loadHandle(root: string, entry: string): Promise<ConsumerHandle> {

@@ -1,4 +1,4 @@
-/** `hookledger backfill`: deliver past events to a consumer added to their type since. */
+/** `hookledger backfill`: deliver past events to a consumer added to their type since, or whose filter now matches them. */
 import type { Command } from 'commander';
 import { type BackfillResult, backfill } from '../ops/backfill';
 import { parseWindow, requireConsumer } from './args';
@@ -7,7 +7,9 @@ import type { CommandContext } from './context';
 export function register(program: Command, ctx: CommandContext): void {
   program
     .command('backfill')
-    .description('deliver past events to a consumer that subscribes to their type but was not in their delivery set')
+    .description(
+      'deliver past events to a consumer that subscribes to their type (and whose filter matches them, as configured now) but was not in their delivery set',
+    )
     .requiredOption('--consumer <id>', 'the consumer (as configured now)')
     .requiredOption('--from <time>', 'receipts received at or after this time')
     .option('--to <time>', 'receipts received before this time', 'now')
@@ -38,7 +40,9 @@ export function register(program: Command, ctx: CommandContext): void {
 export function formatBackfill(result: BackfillResult, operator: string): string {
   const head =
     `${result.matched} receipts of the window lack ${result.consumer}.` +
-    (result.expired > 0 ? ` ${result.expired} left out: payload past retention.` : '');
+    (result.expired > 0 ? ` ${result.expired} left out: payload past retention.` : '') +
+    (result.filteredOut > 0 ? ` ${result.filteredOut} left out: its filter does not match them.` : '') +
+    (result.unreadable > 0 ? ` ${result.unreadable} left out: body in the payload bucket, which the CLI does not read.` : '');
   if (result.dryRun) return `${head}\nDry run: nothing written.`;
   if (result.declined) return `${head}\nNot backfilled.`;
   if (!result.replayId) return head;

@@ -2,7 +2,9 @@
  * Backfill: deliver past events to a consumer that did not exist (or did not subscribe) when they
  * arrived. For each receipt of the window whose type the consumer subscribes to now and whose
  * delivery set lacks it: add the consumer to the delivery set (so reconcile expects its ledger item),
- * then write a requeue item (so it is delivered). Audit first.
+ * then write a requeue item (so it is delivered). Audit first. A consumer with a filter gets only the
+ * receipts whose stored body its filter matches now (after a filter change: the past events that now
+ * match); a receipt already naming it is never given it again, so nothing is charged twice.
  */
 
 import { forEachLimited } from '../../adapters/pool';
@@ -10,10 +12,13 @@ import { requeueItem } from '../../adapters/requeue';
 import type { Window } from '../../adapters/table-scan';
 import { WindowReader, windowReceiptsInFull } from '../../adapters/window-index';
 import { findConsumer, matchesEventType } from '../../core/config/routing';
+import { matchesPattern } from '../../core/filter';
+import type { EventItem } from '../../core/model';
 import { UsageError } from '../errors';
 import { iso } from '../time';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoresOf, type OperatorDeps, type Progress } from './deps';
+import { BodyInBucketError, filterEventOf } from './filters';
 import { newReplayId } from './ids';
 import { splitByRetention } from './receipts';
 
@@ -33,6 +38,10 @@ export interface BackfillResult {
   readonly matched: number;
   /** Receipts left out because their payload passed retention (it is never served again). */
   readonly expired: number;
+  /** Receipts of the subscribed types left out because the consumer's filter does not match their body. */
+  readonly filteredOut: number;
+  /** With a filter: receipts left out because their body is in the payload bucket, which the CLI does not read. */
+  readonly unreadable: number;
   readonly replayId?: string;
   /** Receipts the consumer was added to (and a requeue written for). */
   readonly added: number;
@@ -58,12 +67,32 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
     request.onProgress,
   );
   // Events whose payload passed retention cannot be given to a new consumer: it would read nothing.
-  const { kept: matching, expired } = splitByRetention(selected, clockNow(deps));
+  const { kept, expired } = splitByRetention(selected, clockNow(deps));
+  // The filter as configured now, on each stored body (read as intake read it).
+  const matching: EventItem[] = [];
+  let filteredOut = 0;
+  let unreadable = 0;
+  if (consumer.filter === undefined) matching.push(...kept);
+  else {
+    const pattern = consumer.filter;
+    await forEachLimited(kept, WRITE_CONCURRENCY, async (receipt) => {
+      const event = await filterEventOf(deps, receipt).catch((error: unknown) => {
+        if (error instanceof BodyInBucketError) return null;
+        throw error;
+      });
+      if (event === null) unreadable++;
+      else if (!event) expired.push(receipt);
+      else if (matchesPattern(pattern, event)) matching.push(receipt);
+      else filteredOut++;
+    });
+  }
   const nothing = {
     consumer: consumer.id,
     dryRun: request.dryRun === true,
     matched: matching.length,
     expired: expired.length,
+    filteredOut,
+    unreadable,
     added: 0,
     alreadyPresent: 0,
   };

@@ -9,11 +9,36 @@ import type { ConsumerConfig } from './schema';
 /** The shared worker every HTTP destination consumer runs (the consumer runtime with a POSTing handle). */
 export const HTTP_WORKER_ENTRY = 'lambdas/runtime/http-worker.ts';
 
-/** The module a consumer's worker runs: its team's `entry`, or the shared HTTP worker. */
+/** Where the stack writes the generated entries of HTTP consumers with a transform (git-ignored). */
+export const TRANSFORM_WORKERS_DIR = '.hookledger/workers';
+
+/**
+ * The module a consumer's worker runs: its team's `entry`, the shared HTTP worker, or for an HTTP
+ * consumer with a `transform` the entry generated for it (`transformWorkerSource`).
+ */
 export function workerEntry(consumer: ConsumerConfig): string {
-  if (consumer.kind === 'http') return HTTP_WORKER_ENTRY;
+  if (consumer.kind === 'http') return consumer.transform ? `${TRANSFORM_WORKERS_DIR}/${consumer.id}.ts` : HTTP_WORKER_ENTRY;
   if (!consumer.entry) throw new Error(`consumer ${consumer.id} has no entry`);
   return consumer.entry;
+}
+
+/**
+ * The generated entry of an HTTP consumer with a transform: the shared worker given the transform's
+ * module, so esbuild bundles that module (and only it) into this consumer's function.
+ */
+export function transformWorkerSource(consumer: ConsumerConfig): string {
+  if (consumer.kind !== 'http' || !consumer.transform) throw new Error(`consumer ${consumer.id} has no transform`);
+  const up = TRANSFORM_WORKERS_DIR.split('/')
+    .map(() => '..')
+    .join('/');
+  return [
+    `// Generated at synth by lib/constructs/consumer-worker.ts: the HTTP worker of ${consumer.id} with its transform. Do not edit.`,
+    `import { httpWorker } from '${up}/${HTTP_WORKER_ENTRY.replace(/\.ts$/, '')}';`,
+    `import { transform } from '${up}/${consumer.transform.replace(/\.ts$/, '')}';`,
+    '',
+    'export const handler = httpWorker(transform);',
+    '',
+  ].join('\n');
 }
 
 export const isOrdered = (consumer: Pick<ConsumerConfig, 'ordering'>): boolean => consumer.ordering !== undefined;

@@ -2,6 +2,7 @@
  * Routing over a validated configuration. No zod here: the Lambdas import this module, and the
  * configuration they get was validated at synth (see lambdas/shared/bundled-config.ts).
  */
+import { type FilterEvent, matchesPattern } from '../filter';
 import type { ConsumerConfig, HookledgerConfig, SourceConfig } from './schema';
 
 /** `*` matches all; `payment.*` matches `payment.x` and `payment.x.y`; otherwise exact. */
@@ -14,6 +15,20 @@ export function matchesEventType(pattern: string, eventType: string): boolean {
 /** The consumers subscribed to an event type, in config order: the event's delivery set. */
 export function subscribedConsumers(config: HookledgerConfig, eventType: string): string[] {
   return config.consumers.filter((c) => c.subscribes.some((p) => matchesEventType(p, eventType))).map((c) => c.id);
+}
+
+/**
+ * The event's delivery set, written by intake on the receipt: the consumers subscribed to its type
+ * whose filter (if any) matches the event, in config order. A filter never widens a subscription.
+ */
+export function deliverySet(config: Pick<HookledgerConfig, 'consumers'>, event: FilterEvent): string[] {
+  return config.consumers.filter((c) => receives(c, event)).map((c) => c.id);
+}
+
+/** Whether one consumer receives the event: its type subscribed, and its filter matching. */
+export function receives(consumer: Pick<ConsumerConfig, 'subscribes' | 'filter'>, event: FilterEvent): boolean {
+  if (!consumer.subscribes.some((p) => matchesEventType(p, event.type))) return false;
+  return consumer.filter === undefined || matchesPattern(consumer.filter, event);
 }
 
 export function findSource(config: HookledgerConfig, id: string): SourceConfig | undefined {

@@ -16,6 +16,7 @@ import {
   MIN_MAX_HEADERS,
 } from '../body';
 import { ConfigurationError } from '../errors';
+import { checkPattern, type EventPattern } from '../filter';
 import { HANDSHAKES } from '../handshakes';
 import { closeProviderNames, type FieldLocation, findProvider, PROVIDER_NAMES } from '../providers/catalog';
 import {
@@ -471,6 +472,27 @@ export const consumerSchema = z
      */
     reservedConcurrency: z.number().optional(),
     memoryMb: z.number().int().min(128).max(10_240).default(256),
+    /**
+     * Content filter (docs/consumers.md): an EventBridge event pattern over `{ source, type, tenantId,
+     * keyId, body }`, evaluated at intake after `subscribes`; the delivery set names only the consumers
+     * whose type and filter matched. @default - every event of the subscribed types
+     */
+    filter: z
+      .record(z.string(), z.unknown())
+      .superRefine((pattern, ctx) => {
+        for (const issue of checkPattern(pattern)) ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
+      })
+      .transform((p) => p as EventPattern)
+      .optional(),
+    /**
+     * HTTP consumers: a module (`transforms/<name>.ts`) exporting `transform({ eventId, eventType,
+     * tenantId, keyId, payload })` returning `{ body, headers? }`, bundled into the worker and run
+     * before signing. A throw quarantines the delivery. @default - the narrowed payload as JSON
+     */
+    transform: z
+      .string()
+      .regex(/^transforms\/[a-z0-9][a-z0-9-]*\.ts$/, 'transform must be transforms/<name>.ts (lower-case letters, digits and -)')
+      .optional(),
   })
   .strict()
   .transform((c) => (c.kind === 'http' ? { ...c, http: c.http ?? httpDeliverySchema.parse({}) } : c))
@@ -487,6 +509,13 @@ export const consumerSchema = z
         code: 'custom',
         path: ['url'],
         message: "url and http apply to kind: 'http' consumers only; set kind: 'http' or remove them",
+      });
+    }
+    if (c.kind === 'lambda' && c.transform !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['transform'],
+        message: "transform applies to kind: 'http' consumers only; a lambda consumer shapes its input in its own handle",
       });
     }
     if (c.kind === 'http' && c.url === undefined) {

@@ -3,7 +3,7 @@
  * only, parse.ts), `checkKey` (the tenant key registry, when the source enforces it), `claimBody`
  * (replay protection by body) and `record` (one conditional write of the receipt and its payload).
  */
-import { subscribedConsumers } from '../../core/config/routing';
+import { deliverySet } from '../../core/config/routing';
 import type { HookledgerConfig } from '../../core/config/schema';
 import { type Attribution, DAY_MS, type KeyItem, type SecretVersion } from '../../core/model';
 import type { IngestDeps } from './deps';
@@ -56,7 +56,7 @@ export async function claimBody(
 export interface Recorded {
   readonly outcome: RecordOutcome;
   readonly attribution: Omit<Attribution, 'source'>;
-  /** The delivery set: the consumers subscribed to the event type. */
+  /** The delivery set: the consumers subscribed to the event type whose filter matches the event. */
   readonly consumers: string[];
 }
 
@@ -74,7 +74,14 @@ export async function record(
 ): Promise<Recorded> {
   const { attribution, body, payloadHmac, secretVersion } = event;
   const now = request.receivedAt;
-  const consumers = subscribedConsumers(config, attribution.eventType);
+  // The filters are decided here, once: the receipt names exactly the consumers that receive the event.
+  const consumers = deliverySet(config, {
+    source: request.source.id,
+    type: attribution.eventType,
+    tenantId: attribution.tenantId,
+    keyId: attribution.keyId,
+    body,
+  });
   const outcome = await store.recordEvent(
     {
       source: request.source.id,

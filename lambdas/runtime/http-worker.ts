@@ -1,7 +1,8 @@
 /**
  * Lambda entry of every HTTP destination consumer (`kind: 'http'`): the consumer runtime with the
  * built-in POSTing handle (http.ts). Built lazily from the environment the CDK stack sets, so the
- * module loads without it (bundle measurements, tests).
+ * module loads without it (bundle measurements, tests). A consumer with a `transform` runs the entry
+ * the stack generates for it (core/config/consumers.ts `transformWorkerSource`): `httpWorker(transform)`.
  */
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -11,6 +12,7 @@ import { SecretsManagerPort } from '../../adapters/secrets-manager';
 import { findConsumer } from '../../core/config/routing';
 import { ENV, requireEnv } from '../../core/env';
 import { HOUR_MS } from '../../core/model';
+import type { Transform } from '../../core/transform';
 import { bundledConfig } from '../shared/bundled-config';
 import { eventSourcePause } from '../shared/event-source-pause';
 import { createLogger } from '../shared/logger';
@@ -19,17 +21,24 @@ import { createHttpHandle } from './http';
 import { lambdaConsumer } from './lambda';
 import type { ConsumerHandle, ConsumerLambdaHandler } from './runtime';
 
-let built: ConsumerLambdaHandler | undefined;
+/** The worker's handler, with the consumer's transform when it has one. */
+export function httpWorker(transform?: Transform): ConsumerLambdaHandler {
+  let built: ConsumerLambdaHandler | undefined;
+  return (event, context) => {
+    built ??= build(transform);
+    return built(event, context);
+  };
+}
 
-export const handler: ConsumerLambdaHandler = (event, context) => {
-  built ??= build();
-  return built(event, context);
-};
+export const handler: ConsumerLambdaHandler = httpWorker();
 
-function build(): ConsumerLambdaHandler {
+function build(transform: Transform | undefined): ConsumerLambdaHandler {
   const consumerId = requireEnv(ENV.consumerId);
   const consumer = findConsumer(bundledConfig(), consumerId);
   if (consumer?.kind !== 'http') throw new Error(`consumer ${consumerId} is not an http consumer in the bundled configuration`);
+  if ((consumer.transform !== undefined) !== (transform !== undefined)) {
+    throw new Error(`consumer ${consumerId}: the bundled transform does not match the configuration's (${consumer.transform ?? 'none'})`);
+  }
   const logger = createLogger(`hookledger-${consumerId}`);
   const onBreakerOpen = createCircuitOpenMetric(requireEnv(ENV.stackName), consumerId);
   const handle: ConsumerHandle = createHttpHandle({
@@ -43,6 +52,7 @@ function build(): ConsumerLambdaHandler {
     pause: eventSourcePause({ lambda: new LambdaClient({}), queueArn: requireEnv(ENV.queueArn) }),
     onBreakerOpen,
     logger,
+    ...(transform ? { transform } : {}),
   });
   return lambdaConsumer(consumerId, handle);
 }

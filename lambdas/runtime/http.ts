@@ -17,6 +17,7 @@ import { activeSecrets } from '../../adapters/secrets';
 import type { ConsumerConfig, HttpDeliveryConfig } from '../../core/config/schema';
 import { standardWebhooks } from '../../core/schemes/standard-webhooks';
 import type { SigningSecrets } from '../../core/schemes/types';
+import { checkTransformOutput, type Transform, type TransformOutput } from '../../core/transform';
 import type { Logger } from '../shared/logger';
 import { PermanentError, RetryableError } from './errors';
 import type { ConsumerHandle } from './runtime';
@@ -39,6 +40,8 @@ export interface HttpHandleDeps {
   /** Told when the breaker opens (publish the alarm metric). */
   readonly onBreakerOpen?: (consumerId: string, failures: number) => void;
   readonly logger: Logger;
+  /** The consumer's `transform` (its module's export), run before signing; a throw quarantines. */
+  readonly transform?: Transform;
   readonly fetch?: typeof fetch;
   readonly clock?: () => number;
   /** Sleeps for the rate limiter; tests may replace it. */
@@ -90,8 +93,9 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
   }
 
   return async (delivery) => {
+    const shaped = deps.transform ? await transformed(deps.transform, delivery) : { body: delivery.payload };
     await limiter();
-    const body = Buffer.from(JSON.stringify(delivery.payload), 'utf8');
+    const body = Buffer.from(JSON.stringify(shaped.body), 'utf8');
     const now = clock();
     const secrets = activeSecrets(await deps.secrets.get(consumer.id), now);
     const headers = signedHeaders(body, delivery.idempotencyKey, now, secrets);
@@ -101,6 +105,7 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
         method: 'POST',
         body,
         headers: {
+          ...shaped.headers,
           ...headers,
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
@@ -140,6 +145,31 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
       new RetryableError(`destination answered ${status}`, `http_${status}`, retryAfterMs(response.headers.get('retry-after'), now)),
     );
   };
+}
+
+/**
+ * The consumer's transform on one delivery: what it returns, checked. A throw or a malformed result
+ * is the transform's bug, the same on every attempt: quarantined at once with its message.
+ */
+export async function transformed(transform: Transform, delivery: Parameters<ConsumerHandle>[0]): Promise<TransformOutput> {
+  const { attribution } = delivery;
+  let out: unknown;
+  try {
+    out = await transform({
+      eventId: attribution.eventId,
+      eventType: attribution.eventType,
+      tenantId: attribution.tenantId,
+      keyId: attribution.keyId,
+      payload: delivery.payload,
+    });
+  } catch (error) {
+    throw new PermanentError(`transform threw: ${error instanceof Error ? error.message : String(error)}`, 'transform_failed', {
+      cause: error,
+    });
+  }
+  const problem = checkTransformOutput(out);
+  if (problem) throw new PermanentError(problem, 'transform_invalid');
+  return out as TransformOutput;
 }
 
 /** Standard Webhooks headers; during a rotation overlap signed with both secrets (receivers may hold either). */

@@ -1,3 +1,5 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -7,10 +9,12 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { assertConsumerRules } from '../../core/config/consumer-rules';
-import { FIFO_SUFFIX, isOrdered, workerEntry } from '../../core/config/consumers';
+import { FIFO_SUFFIX, isOrdered, transformWorkerSource, workerEntry } from '../../core/config/consumers';
 import type { ConsumerConfig } from '../../core/config/schema';
 import { ENV } from '../../core/env';
+import { ConfigurationError } from '../../core/errors';
 import { keyPattern, ledgerKeyPatternOf } from '../../core/model';
+import { PROJECT_ROOT } from '../../core/paths';
 import { consumerRetentionSeconds, QUEUE_RETENTION, retentionNeededSeconds } from '../../core/queues';
 import { deadLetterQueueProps, workQueueProps } from './defaults';
 import { HookledgerFunction } from './hookledger-function';
@@ -142,6 +146,7 @@ export class ConsumerWorker extends Construct {
       });
     }
     const http = c.kind === 'http';
+    if (http && c.transform) writeTransformWorker(c);
     this.worker = new HookledgerFunction(this, 'Worker', {
       entry: workerEntry(c),
       description: `hookledger consumer ${c.id} (policy ${c.policyVersion})`,
@@ -217,4 +222,24 @@ export class ConsumerWorker extends Construct {
       });
     }
   }
+}
+
+/**
+ * An HTTP consumer's transform is bundled into its worker through a generated entry (under
+ * .hookledger/workers/, git-ignored): the transform module must exist and export `transform`.
+ */
+function writeTransformWorker(c: ConsumerConfig): void {
+  const module = path.join(PROJECT_ROOT, c.transform!);
+  if (!existsSync(module)) {
+    throw new ConfigurationError(
+      `consumer ${c.id}: transform ${c.transform} does not exist; create it, exporting transform({ eventId, eventType, tenantId, keyId, payload })`,
+    );
+  }
+  if (!/export\s+(async\s+)?(function|const|let)\s+transform\b/.test(readFileSync(module, 'utf8'))) {
+    throw new ConfigurationError(`consumer ${c.id}: ${c.transform} must export a function named "transform"`);
+  }
+  const entry = path.join(PROJECT_ROOT, workerEntry(c));
+  mkdirSync(path.dirname(entry), { recursive: true });
+  const source = transformWorkerSource(c);
+  if (!existsSync(entry) || readFileSync(entry, 'utf8') !== source) writeFileSync(entry, source);
 }

@@ -42,6 +42,7 @@ describe('import boundaries (biome.jsonc)', () => {
       'Adapters stand under the handlers',
     ],
     ['adapters', "import { z } from 'zod';\nexport const planted = z;\n", 'never zod'],
+    ['transforms', "import { z } from 'zod';\nexport const planted = z;\n", 'Lambdas never bundle zod'],
     [
       'lib/constructs',
       "import { Receipts } from '../../adapters/receipts';\nexport const planted = Receipts;\n",

@@ -1,0 +1,232 @@
+/**
+ * Consumer filters and HTTP transforms on the local stack, through HTTP: a filtered consumer gets
+ * exactly the events its pattern matches (decided at intake: the receipt names it or not), reconcile
+ * finds nothing missing, `filter test` says which part decided, a widened filter is given the past
+ * events that now match by `backfill` once; an HTTP destination with a transform receives the
+ * transformed body signed (verified with `standardwebhooks`), and a transform that throws quarantines
+ * the delivery with its message.
+ */
+import { mkdtempSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backfill } from '../../cli/ops/backfill';
+import { trace } from '../../cli/ops/trace';
+import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
+import defaultConfig from '../../hookledger.config';
+import { reconcile } from '../../lambdas/reconcile/reconcile';
+import type { ConsumerHandle } from '../../lambdas/runtime/runtime';
+import { type LocalStack, stackState } from '../../local/stack';
+import { writeState } from '../../local/state';
+import { runCli } from '../support/cli';
+import { platformEvent } from '../support/factories';
+import { ledgerRows, send, startTestStack } from '../support/stack';
+
+interface Received {
+  readonly verified: boolean;
+  readonly body: unknown;
+  readonly account: string | undefined;
+}
+const received: Received[] = [];
+let receiver: Server;
+let stack: LocalStack;
+let config: HookledgerConfig;
+let statePath: string;
+let crmSecret = '';
+const t0 = Date.now();
+
+const usdOver100 = { body: { data: { currency: ['usd'], amount: [{ numeric: ['>=', 100] }] } } };
+const bigUsd: ConsumerHandle = async () => ({ units: 2 });
+const everything: ConsumerHandle = async () => ({ units: 1 });
+
+const header = (h: IncomingHttpHeaders, name: string) => String(h[name] ?? '');
+const cli = (argv: string[]) => runCli(argv, config, { USER: 'e2e', HOOKLEDGER_STATE: statePath });
+
+/** The six payment events: amount below, at and above the bound, another currency, no amount, a string amount. */
+const EVENTS = [
+  ['evt_01J8F1LT99', { currency: 'usd', amount: 99 }],
+  ['evt_01J8F1EQ00', { currency: 'usd', amount: 100 }],
+  ['evt_01J8F1GT50', { currency: 'usd', amount: 250 }],
+  ['evt_01J8F1EUR5', { currency: 'eur', amount: 500 }],
+  ['evt_01J8F1NOAM', { currency: 'usd' }],
+  ['evt_01J8F1STR1', { currency: 'usd', amount: '150' }],
+] as const;
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let verified = false;
+      try {
+        new Webhook(crmSecret).verify(body, {
+          'webhook-id': header(req.headers, 'webhook-id'),
+          'webhook-timestamp': header(req.headers, 'webhook-timestamp'),
+          'webhook-signature': header(req.headers, 'webhook-signature'),
+        });
+        verified = true;
+      } catch {
+        verified = false;
+      }
+      received.push({ verified, body: JSON.parse(body), account: req.headers['x-crm-account'] as string | undefined });
+      res.writeHead(verified ? 200 : 401).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  config = defineConfig({
+    sources: defaultConfig.sources,
+    consumers: [
+      { id: 'everything', subscribes: ['*'], fields: ['id'], entry: 'lambdas/consumers/audit-writer.ts' },
+      {
+        id: 'big-usd',
+        subscribes: ['payment.*'],
+        fields: ['id', 'data.amount'],
+        entry: 'lambdas/consumers/audit-writer.ts',
+        filter: usdOver100,
+      },
+      {
+        id: 'crm-sync',
+        kind: 'http',
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/deals`,
+        subscribes: ['payment.*'],
+        fields: ['id', 'data.amount', 'data.currency'],
+        transform: 'transforms/crm.ts',
+        http: { ratePerSecond: 1000 },
+      },
+    ],
+  });
+  stack = await startTestStack({ config, handles: { 'big-usd': bigUsd, everything } });
+  statePath = path.join(mkdtempSync(path.join(tmpdir(), 'hookledger-filters-')), 'state.json');
+  await writeState(statePath, stackState(stack, null));
+  crmSecret = (await stack.secrets.consumerSecrets().get('crm-sync')).current;
+  for (const [id, data] of EVENTS) {
+    expect((await send(stack, platformEvent({ id, tenant_id: 'tenant_204', data }))).status).toBe(202);
+  }
+  await stack.drain();
+}, 45_000);
+afterAll(async () => {
+  await stack?.stop();
+  await new Promise<void>((resolve) => receiver?.close(() => resolve()));
+});
+
+describe('a consumer filtered on { data: { currency: usd, amount >= 100 } }', () => {
+  it('gets exactly the usd events of 100 and 250: not 99, eur 500, a missing amount or the string "150"', async () => {
+    const rows = await ledgerRows(stack);
+    expect(
+      rows
+        .filter((r) => r.consumerId === 'big-usd')
+        .map((r) => [r.eventId, r.state, r.units])
+        .sort(),
+    ).toEqual([
+      ['evt_01J8F1EQ00', 'done', 2],
+      ['evt_01J8F1GT50', 'done', 2],
+    ]);
+    // The unfiltered consumer got all six.
+    expect(rows.filter((r) => r.consumerId === 'everything')).toHaveLength(6);
+    // The receipts name big-usd only where it matched: decided once, at intake.
+    const deps = { ddb: stack.handlers.ddb, tables: stack.resources.tables, config };
+    expect((await trace(deps, 'evt_01J8F1EQ00')).receipt.consumers).toEqual(['everything', 'big-usd', 'crm-sync']);
+    expect((await trace(deps, 'evt_01J8F1STR1')).receipt.consumers).toEqual(['everything', 'crm-sync']);
+  });
+
+  it('reconcile over the window finds 6 receipts, 14 expected deliveries and no violations', async () => {
+    const report = await reconcile(
+      { ddb: stack.handlers.ddb, tables: stack.resources.tables },
+      { from: t0 - 1000, to: Date.now() + 1, graceMs: 0 },
+    );
+    expect(report).toMatchObject({ receipts: 6, expectedDeliveries: 6 + 2 + 6, violations: [] });
+  });
+
+  it('`filter test` says match for evt_01J8F1EQ00 and names body.data.amount for the string "150" (exit 1)', async () => {
+    const hit = await cli(['filter', 'test', '--consumer', 'big-usd', '--event', 'evt_01J8F1EQ00', '--json']);
+    expect(hit.code).toBe(0);
+    expect(JSON.parse(hit.stdout)).toMatchObject({
+      matched: true,
+      inDeliverySet: true,
+      reason: 'body.data.currency: "usd" matches "usd"; body.data.amount: 100 matches {"numeric":[">=",100]}',
+    });
+    const miss = await cli(['filter', 'test', '--consumer', 'big-usd', '--event', 'evt_01J8F1STR1']);
+    expect(miss.code).toBe(1);
+    expect(miss.stdout).toContain('no match (decided by body.data.amount): big-usd on platform evt_01J8F1STR1 (payment.succeeded)');
+    expect(miss.stdout).toContain('value "150" matches none of [{"numeric":[">=",100]}]');
+    const unknown = await cli(['filter', 'test', '--consumer', 'nobody', '--event', 'evt_01J8F1EQ00']);
+    expect(unknown.code).toBe(2);
+  });
+
+  it('after widening the filter to amount >= 50, backfill gives big-usd evt_01J8F1LT99 alone (dry run first), and never twice', async () => {
+    const widened = defineConfig({
+      ...config,
+      consumers: config.consumers.map((c) =>
+        c.id === 'big-usd' ? { ...c, filter: { body: { data: { currency: ['usd'], amount: [{ numeric: ['>=', 50] }] } } } } : c,
+      ),
+    } as Parameters<typeof defineConfig>[0]);
+    const deps = { ddb: stack.handlers.ddb, tables: stack.resources.tables, config: widened, operator: 'e2e' };
+    const window = { from: t0 - 1000, to: Date.now() + 1 };
+    const dry = await backfill(deps, { consumer: 'big-usd', ...window, dryRun: true });
+    // The 3 subscribed receipts lacking big-usd: 99 now matches; eur, missing and "150" still do not.
+    expect(dry).toMatchObject({ dryRun: true, matched: 1, filteredOut: 3, added: 0 });
+    const done = await backfill(deps, { consumer: 'big-usd', ...window });
+    expect(done).toMatchObject({ matched: 1, added: 1, alreadyPresent: 0 });
+    await stack.drain();
+    const again = await backfill(deps, { consumer: 'big-usd', ...window });
+    expect(again).toMatchObject({ matched: 0, added: 0 });
+    const rows = (await ledgerRows(stack)).filter((r) => r.consumerId === 'big-usd');
+    expect(rows.map((r) => [r.eventId, r.state, r.units]).sort()).toEqual([
+      ['evt_01J8F1EQ00', 'done', 2],
+      ['evt_01J8F1GT50', 'done', 2],
+      ['evt_01J8F1LT99', 'done', 2],
+    ]);
+    const report = await reconcile({ ddb: stack.handlers.ddb, tables: stack.resources.tables }, { ...window, graceMs: 0 });
+    expect(report).toMatchObject({ receipts: 6, expectedDeliveries: 15, violations: [] });
+  });
+});
+
+describe('an HTTP destination with transforms/crm.ts', () => {
+  it('receives the transformed deal, signed and verified with standardwebhooks, with the transform header', async () => {
+    const deals = received.filter((r) => r.verified);
+    expect(received.every((r) => r.verified)).toBe(true);
+    const byId = new Map(deals.map((r) => [(r.body as { deal: { external_id: string } }).deal.external_id, r]));
+    expect([...byId.keys()].sort()).toEqual(['evt_01J8F1EQ00', 'evt_01J8F1EUR5', 'evt_01J8F1GT50', 'evt_01J8F1LT99']);
+    expect(byId.get('evt_01J8F1EUR5')).toEqual({
+      verified: true,
+      account: 'tenant_204',
+      body: { deal: { external_id: 'evt_01J8F1EUR5', account: 'tenant_204', stage: 'won', value_cents: 500, currency: 'EUR' } },
+    });
+  });
+
+  it('quarantines the deliveries whose transform threw, with its message visible in trace', async () => {
+    const rows = (await ledgerRows(stack)).filter((r) => r.consumerId === 'crm-sync');
+    expect(
+      rows
+        .filter((r) => r.state === 'quarantined')
+        .map((r) => [r.eventId, r.lastErrorCategory, r.attempt])
+        .sort(),
+    ).toEqual([
+      ['evt_01J8F1NOAM', 'transform_failed', 1],
+      ['evt_01J8F1STR1', 'transform_failed', 1],
+    ]);
+    const traced = await trace({ ddb: stack.handlers.ddb, tables: stack.resources.tables, config }, 'evt_01J8F1STR1');
+    const crm = traced.deliveries.find((d) => d.consumer === 'crm-sync');
+    expect(crm?.state).toBe('quarantined');
+    expect(crm?.errors.map((e) => e.message)).toEqual([
+      'transform threw: the CRM needs a numeric data.amount; event evt_01J8F1STR1 has "150"',
+    ]);
+  });
+
+  it('`transform test` prints what would be sent for evt_01J8F1GT50, and fails (exit 3) with the message for evt_01J8F1NOAM', async () => {
+    const ok = await cli(['transform', 'test', '--consumer', 'crm-sync', '--event', 'evt_01J8F1GT50', '--json']);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({
+      payload: { id: 'evt_01J8F1GT50', data: { amount: 250, currency: 'usd' } },
+      body: { deal: { external_id: 'evt_01J8F1GT50', value_cents: 250, currency: 'USD' } },
+      headers: { 'x-crm-account': 'tenant_204' },
+    });
+    const bad = await cli(['transform', 'test', '--consumer', 'crm-sync', '--event', 'evt_01J8F1NOAM']);
+    expect(bad.code).toBe(3);
+    expect(bad.stderr).toContain('transform threw: the CRM needs a numeric data.amount; event evt_01J8F1NOAM has null');
+  });
+});
