@@ -41,6 +41,8 @@ export interface CostReport extends Omit<CostEstimate, 'perWebhook'> {
   /** The consumers each webhook is delivered to. */
   readonly deliveries: readonly string[];
   readonly httpDestinations: readonly string[];
+  /** Of the deliveries, consumers with a content `filter`: counted as matching every webhook (an upper bound). */
+  readonly filteredConsumers: readonly string[];
   readonly perWebhook: {
     readonly writeUnits: number;
     readonly readUnits: number;
@@ -78,6 +80,7 @@ export function estimateStackCost(config: HookledgerConfig, request: CostRequest
     );
   }
   const http = consumers.filter((c) => c.kind === 'http').map((c) => c.id);
+  const filtered = consumers.filter((c) => c.filter !== undefined).map((c) => c.id);
   const bodyBytes = request.bodyBytes ?? results.payloadBytes;
   const eventStore = scaledOf(config.capacity.eventStore);
   const ledger = scaledOf(config.capacity.ledger);
@@ -109,6 +112,7 @@ export function estimateStackCost(config: HookledgerConfig, request: CostRequest
     bodyBytes,
     deliveries: consumers.map((c) => c.id),
     httpDestinations: http,
+    filteredConsumers: filtered,
     perWebhook: {
       writeUnits: w.writeUnits,
       readUnits: w.readUnits,
@@ -120,6 +124,11 @@ export function estimateStackCost(config: HookledgerConfig, request: CostRequest
     provisionedSettings: { eventStore: eventStore.source, ledger: ledger.source },
     assumptions: [
       `a steady ${request.rate} webhooks/s, ${prices.assumptions.hoursPerMonth} hours a month; ${bodyBytes}-byte bodies; each webhook to ${consumers.length} consumer(s)${request.eventType ? ` (those subscribed to ${request.eventType})` : ' (every configured consumer: an upper bound; --event-type narrows it)'}`,
+      ...(filtered.length > 0
+        ? [
+            `${filtered.join(', ')} ${filtered.length > 1 ? 'have content filters' : 'has a content filter'}: counted as matching every webhook of ${filtered.length > 1 ? 'their' : 'its'} types (an upper bound; each webhook a filter drops saves ${filtered.length > 1 ? 'that consumer' : 'it'} 2 write units, its SQS requests and its invocations)`,
+          ]
+        : []),
       `batching as the bench's ${request.traffic} traffic column measured it (low: one webhook at a time; high: a burst; backlog: queued, then released); units per webhook from bench/results.json, scaled per delivery`,
       `Lambda arm64: ingest ${f.ingest.memoryMb} MB ${f.ingest.durationMsPerInvocation} ms, fan-out ${f.fanout.durationMsPerInvocation} ms per batch, consumers ${f.consumer.durationMsPerInvocation} ms per batch${http.length > 0 ? `, plus ${prices.assumptions.httpDestination.roundTripMsPerDelivery} ms per delivery waiting on each HTTP destination (${http.join(', ')})` : ''}`,
       `provisioned: capacity follows the load at its target utilization between each table's and index's min and max (the config's; for an on-demand table at least ${PROVISIONED_DEFAULTS.minWrite} WCU and ${PROVISIONED_DEFAULTS.minRead} RCU at ${PROVISIONED_DEFAULTS.targetUtilization}%, with room for the whole load); auto scaling lags minutes, so a sudden burst above capacity is throttled and intake answers 503 until it catches up`,

@@ -150,6 +150,23 @@ describe('hookledger cost: the configured stack', () => {
     expect(fine.stdout).not.toContain('WARNING');
   });
 
+  it('counts a consumer with a content filter as receiving every webhook of its types, and says so', async () => {
+    const cfg = defineConfig({
+      ...config,
+      consumers: config.consumers.map((c) => (c.id === 'risk-evaluator' ? { ...c, filter: { tenantId: ['tenant_204'] } } : c)),
+    });
+    const out = JSON.parse((await runCli(['cost', '--rate', '5/s', '--json'], cfg, env)).stdout) as {
+      deliveries: string[];
+      filteredConsumers: string[];
+      assumptions: string[];
+    };
+    expect(out.deliveries).toEqual(['billing-meter', 'audit-writer', 'risk-evaluator']);
+    expect(out.filteredConsumers).toEqual(['risk-evaluator']);
+    expect(out.assumptions).toContainEqual(
+      expect.stringContaining('risk-evaluator has a content filter: counted as matching every webhook'),
+    );
+  });
+
   it('moves the payload units with --body-bytes (a 64 KiB body as the bench measured it)', async () => {
     const big = results.largeBodies.find((b: { bytes: number }) => b.bytes === 65536);
     const r = await runCli(['cost', '--rate', '5/s', '--body-bytes', '65536', '--json'], config, env);
