@@ -38,7 +38,8 @@ export function register(program: Command, ctx: CommandContext): void {
 export function formatBackfill(result: BackfillResult, operator: string): string {
   const head =
     `${result.matched} receipts of the window lack ${result.consumer}.` +
-    (result.expired > 0 ? ` ${result.expired} left out: payload past retention.` : '');
+    (result.expired > 0 ? ` ${result.expired} left out: payload past retention.` : '') +
+    (result.erased > 0 ? ` ${result.erased} left out: payload erased.` : '');
   if (result.dryRun) return `${head}\nDry run: nothing written.`;
   if (result.declined) return `${head}\nNot backfilled.`;
   if (!result.replayId) return head;

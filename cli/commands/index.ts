@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { register as backfill } from './backfill';
 import type { CommandContext } from './context';
 import { register as doctor } from './doctor';
+import { register as erase } from './erase';
 import { register as indexBackfill } from './index-backfill';
 import { register as keys } from './keys';
 import { register as pause } from './pause';
@@ -29,6 +30,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   usage,
   replay,
   backfill,
+  erase,
   pause, // and resume
   redrive,
   reconcile,

@@ -15,7 +15,7 @@ import { iso } from '../time';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoresOf, type OperatorDeps, type Progress } from './deps';
 import { newReplayId } from './ids';
-import { splitByRetention } from './receipts';
+import { splitByErasure, splitByRetention } from './receipts';
 
 const WRITE_CONCURRENCY = 8;
 
@@ -33,6 +33,8 @@ export interface BackfillResult {
   readonly matched: number;
   /** Receipts left out because their payload passed retention (it is never served again). */
   readonly expired: number;
+  /** Receipts left out because their payload was erased (`hookledger erase`). */
+  readonly erased: number;
   readonly replayId?: string;
   /** Receipts the consumer was added to (and a requeue written for). */
   readonly added: number;
@@ -58,12 +60,14 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
     request.onProgress,
   );
   // Events whose payload passed retention cannot be given to a new consumer: it would read nothing.
-  const { kept: matching, expired } = splitByRetention(selected, clockNow(deps));
+  const { kept: notErased, erased } = splitByErasure(selected);
+  const { kept: matching, expired } = splitByRetention(notErased, clockNow(deps));
   const nothing = {
     consumer: consumer.id,
     dryRun: request.dryRun === true,
     matched: matching.length,
     expired: expired.length,
+    erased: erased.length,
     added: 0,
     alreadyPresent: 0,
   };
