@@ -313,7 +313,9 @@ export class Ledger {
     delivery: LedgerKeyParts & Pick<LedgerItem, 'eventType' | 'tenantId' | 'keyId' | 'receivedAt'>,
     erasure: { readonly at: number; readonly erasureId: string; readonly operator: string },
   ): Promise<EraseMark> {
-    const entry = [{ attempt: 0, category: PAYLOAD_ERASED, message: `payload erased by ${erasure.operator} (${erasure.erasureId})`, at: erasure.at }];
+    const entry = [
+      { attempt: 0, category: PAYLOAD_ERASED, message: `payload erased by ${erasure.operator} (${erasure.erasureId})`, at: erasure.at },
+    ];
     try {
       await this.update('markErased', delivery, {
         UpdateExpression:

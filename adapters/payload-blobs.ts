@@ -8,7 +8,14 @@
  * written); every other S3 error becomes StorageUnavailableError, which intake answers 503 and the
  * fan-out and runtime retry.
  */
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { RETENTION_TAG } from '../core/blobs';
 import { StorageUnavailableError } from './errors';
 
@@ -100,7 +107,9 @@ export class S3PayloadBlobs implements PayloadBlobs, ErasableBlobs {
       }
       const failed = out.Errors ?? [];
       if (failed.length > 0) {
-        throw new StorageUnavailableError(`payload bucket refused to delete ${failed.length} object(s) (first: ${failed[0]?.Code ?? 'unknown'})`);
+        throw new StorageUnavailableError(
+          `payload bucket refused to delete ${failed.length} object(s) (first: ${failed[0]?.Code ?? 'unknown'})`,
+        );
       }
     }
   }

@@ -103,9 +103,7 @@ export class Payloads extends EventTable {
     const pk = payloadKey(source, eventId, payloadHmac);
     if (dryRun) return (await this.read('getPayloadExpiry', pk, 'pk')) !== undefined;
     try {
-      await this.client.send(
-        new DeleteCommand({ TableName: this.tableName, Key: { pk }, ConditionExpression: 'attribute_exists(pk)' }),
-      );
+      await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { pk }, ConditionExpression: 'attribute_exists(pk)' }));
       this.onCapacity?.('erasePayload', 1, 0);
       return true;
     } catch (error) {

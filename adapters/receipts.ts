@@ -270,7 +270,11 @@ export class Receipts extends EventTable {
    * type, tenant, key, times, delivery set and keyed hash stay: the ledger's evidence. False when an
    * earlier run erased it already (its first erasure stays on record).
    */
-  async markErased(source: string, eventId: string, erasure: { readonly at: number; readonly operator: string; readonly erasureId: string }): Promise<boolean> {
+  async markErased(
+    source: string,
+    eventId: string,
+    erasure: { readonly at: number; readonly operator: string; readonly erasureId: string },
+  ): Promise<boolean> {
     try {
       await this.client.send(
         new UpdateCommand({

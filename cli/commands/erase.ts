@@ -39,7 +39,7 @@ export function register(program: Command, ctx: CommandContext): void {
           throw new UsageError('--event needs --source <id> (the event id is only unique within its source)');
         }
         if (options.event !== undefined && (options.from !== undefined || options.to !== undefined)) {
-          throw new UsageError('--from/--to select a tenant\'s events; with --event give neither');
+          throw new UsageError("--from/--to select a tenant's events; with --event give neither");
         }
         if (options.source !== undefined) requireSource(ctx.config, options.source);
         const now = Date.now();

@@ -267,7 +267,8 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
     const view = Buffer.from(JSON.stringify(message.payload ?? {}), 'utf8');
     const key = viewObjectKey(message.consumerId, message.eventId, createHash('sha256').update(view).digest('hex'));
     // Tagged with the event's retention (its source's), so the view expires with the body it came from.
-    const retentionDays = message.payloadExpiresAt !== undefined ? retentionDaysOf(message.receivedAt, message.payloadExpiresAt) : undefined;
+    const retentionDays =
+      message.payloadExpiresAt !== undefined ? retentionDaysOf(message.receivedAt, message.payloadExpiresAt) : undefined;
     await deps.viewObjects.put(key, view, 'application/json', retentionDays);
     logger.info('narrowed view sent by claim check', { event_id: message.eventId, consumer_id: message.consumerId, bytes });
     return { ...stripPayload(message), payloadObject: key };

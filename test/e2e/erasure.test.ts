@@ -71,7 +71,8 @@ let blobs: S3PayloadBlobs;
 let from: number;
 let unitsBefore: Record<string, number>;
 
-const eventStore = () => scanAll<Record<string, unknown>>(stack.handlers.ddb, { TableName: stack.resources.tables.events, ConsistentRead: true });
+const eventStore = () =>
+  scanAll<Record<string, unknown>>(stack.handlers.ddb, { TableName: stack.resources.tables.events, ConsistentRead: true });
 /** Every payload item's event id (`pay#<source>#<eventId>#<hmac>`). */
 const payloadEventIds = async () =>
   (await eventStore())
