@@ -26,7 +26,6 @@ import {
   type LedgerItem,
   type LedgerKeyParts,
   ledgerKey,
-  PAYLOAD_ERASED,
   type ReplayRequestEntry,
 } from '../core/model';
 import { type ConsumedCapacityObserver, translate } from './table';
@@ -37,9 +36,6 @@ export type ClaimResult =
   | { readonly kind: 'busy'; readonly leaseUntil: number }
   /** `hookledger erase` quarantined this delivery (`payload_erased`): never handled, never charged. */
   | { readonly kind: 'erased'; readonly erasedAt: number };
-
-/** What `markErased` found: `quarantined` now, `done` (left as it is), or `already` erased by an earlier run. */
-export type EraseMark = 'quarantined' | 'done' | 'already';
 
 export interface ClaimRequest {
   readonly message: DeliveryMessage;
@@ -102,7 +98,6 @@ const NAMES: Record<string, string> = Object.fromEntries(
     'readsDropped',
     'errorsDropped',
     'erasedAt',
-    'erasureId',
   ].map((w) => [`#${w}`, w]),
 );
 
@@ -300,56 +295,6 @@ export class Ledger {
       if (error instanceof ConditionalCheckFailedException) return false;
       // The operator's path: other SDK errors reach the CLI as they are.
       throw error;
-    }
-  }
-
-  /**
-   * Erasure (`hookledger erase`): a delivery that is not done becomes quarantined `payload_erased`
-   * (created with the receipt's attribution when no worker claimed it yet), so the runtime never
-   * claims it again and nothing is charged for it. A done row is left exactly as it is: its usage
-   * and access log are the evidence. Idempotent: a row an earlier run marked is `already`.
-   */
-  async markErased(
-    delivery: LedgerKeyParts & Pick<LedgerItem, 'eventType' | 'tenantId' | 'keyId' | 'receivedAt'>,
-    erasure: { readonly at: number; readonly erasureId: string; readonly operator: string },
-  ): Promise<EraseMark> {
-    const entry = [
-      { attempt: 0, category: PAYLOAD_ERASED, message: `payload erased by ${erasure.operator} (${erasure.erasureId})`, at: erasure.at },
-    ];
-    try {
-      await this.update('markErased', delivery, {
-        UpdateExpression:
-          'SET #state = :quarantined, #lastErrorCategory = :category, #erasedAt = :at, #erasureId = :eid, ' +
-          '#errors = list_append(if_not_exists(#errors, :none), :entry), #attempt = if_not_exists(#attempt, :zero), ' +
-          '#reads = if_not_exists(#reads, :none), #eventKey = :eventKey, #source = :source, #eventId = :eventId, ' +
-          '#eventType = if_not_exists(#eventType, :eventType), #tenantId = if_not_exists(#tenantId, :tenantId), ' +
-          '#keyId = if_not_exists(#keyId, :keyId), #consumerId = :consumerId, #receivedAt = if_not_exists(#receivedAt, :receivedAt) ' +
-          'REMOVE #leaseUntil',
-        ConditionExpression: '(attribute_not_exists(pk) OR #state <> :done) AND attribute_not_exists(#erasedAt)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        ExpressionAttributeValues: {
-          ':quarantined': 'quarantined',
-          ':done': 'done',
-          ':category': PAYLOAD_ERASED,
-          ':at': erasure.at,
-          ':eid': erasure.erasureId,
-          ':none': [],
-          ':entry': entry,
-          ':zero': 0,
-          ':eventKey': eventKey(delivery.source, delivery.eventId),
-          ':source': delivery.source,
-          ':eventId': delivery.eventId,
-          ':eventType': delivery.eventType,
-          ':tenantId': delivery.tenantId,
-          ':keyId': delivery.keyId,
-          ':consumerId': delivery.consumerId,
-          ':receivedAt': delivery.receivedAt,
-        },
-      });
-      return 'quarantined';
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      return unmarshallOld(error)?.state === 'done' ? 'done' : 'already';
     }
   }
 

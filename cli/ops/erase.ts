@@ -16,6 +16,7 @@
  * completed with the counts.
  */
 import { CheckpointStore } from '../../adapters/checkpoint';
+import { LedgerErasure } from '../../adapters/ledger-erasure';
 import type { ErasableBlobs } from '../../adapters/payload-blobs';
 import { eventStoreItemsByKey, ledgerItemsByKey, type Window } from '../../adapters/table-scan';
 import { MAX_WINDOW_DAYS, type WindowPartition, WindowReader } from '../../adapters/window-index';
@@ -24,7 +25,7 @@ import { DAY_MS, type EventItem, keyPart, type LedgerItem, ledgerKey } from '../
 import { UsageError } from '../errors';
 import { iso } from '../time';
 import { writeAudit } from './audit';
-import { type ConfigDeps, now as clockNow, eventStoresOf, ledgerOf, type OperatorDeps, type Progress } from './deps';
+import { type ConfigDeps, now as clockNow, eventStoresOf, type OperatorDeps, type Progress } from './deps';
 import { newAuditId } from './ids';
 import { findReceipt } from './receipts';
 
@@ -127,7 +128,7 @@ async function run(
   const { tenant, window, single, request, dryRun } = ctx;
   const scope = { tenant, from: iso(window.from), to: iso(window.to) };
   const { payloads, receipts, audit } = eventStoresOf(deps);
-  const ledger = ledgerOf(deps);
+  const ledger = new LedgerErasure({ client: deps.ddb, tableName: deps.tables.ledger });
   const at = clockNow(deps);
   const checkpoints = new CheckpointStore<EraseCheckpoint>(
     { ddb: deps.ddb, tableName: deps.tables.events },

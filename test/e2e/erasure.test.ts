@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3PayloadBlobs } from '../../adapters/payload-blobs';
 import { Payloads } from '../../adapters/payloads';
 import { scanAll } from '../../adapters/table-scan';
+import { erase } from '../../cli/ops/erase';
 import { replay } from '../../cli/ops/replay';
 import { verifyPayload } from '../../cli/ops/verify-payload';
 import { iso } from '../../cli/time';
@@ -224,5 +225,29 @@ describe('hookledger erase --tenant on the local stack', () => {
     );
     expect(tags).toEqual([`${RETENTION_TAG}=7`]);
     s3.destroy();
+    // Gone again, so the tests after this one see only the stack's own payloads.
+    expect(await payloads.erase('platform', 'evt_01J8K7E399', 'a'.repeat(64))).toBe(true);
+    await blobs.delete(await blobs.list('payloads/platform/evt_01J8K7E399/'));
+  });
+
+  it('resumes a stopped run from its checkpoint under the same erasure id and audit item; --event finds an erased event erased', async () => {
+    const deps = { ddb: stack.handlers.ddb, tables: stack.resources.tables, config, operator: 'e2e-operator', blobs };
+    const window = { from, to: Date.now() + 1 };
+    const first = await erase(deps, { tenant: 'tenant_317', window, pageSize: 1, maxPages: 1 });
+    expect(first).toMatchObject({ tenant: 'tenant_317', events: 1, payloadItems: 1, objects: 0, complete: false, dryRun: false });
+    expect(await payloadEventIds()).toEqual(['evt_01J8K7E302']);
+
+    const second = await erase(deps, { tenant: 'tenant_317', window, pageSize: 1 });
+    expect(second).toMatchObject({ events: 2, payloadItems: 2, objects: 2, alreadyErased: 0, complete: true, resumed: true });
+    expect(second.erasureId).toBe(first.erasureId);
+    expect(await payloadEventIds()).toEqual([]);
+    expect(await objectEventIds()).toEqual([]);
+    const audits = (await eventStore()).filter((i) => i.kind === 'audit' && i.action === 'erase' && i.tenant === 'tenant_317');
+    expect(audits).toHaveLength(1);
+    expect(audits[0]).toMatchObject({ erasureId: first.erasureId, outcome: { events: 2, payloadItems: 2, objects: 2 } });
+
+    const one = await runCli(['erase', '--event', 'evt_01J8K7E201', '--source', 'platform', '--dry-run', '--json'], config, env);
+    expect(one.code).toBe(0);
+    expect(JSON.parse(one.stdout)).toMatchObject({ tenant: 'tenant_204', events: 1, alreadyErased: 1, payloadItems: 0, objects: 0 });
   });
 });
