@@ -159,8 +159,18 @@ describe('per-source retention in the payload bucket', () => {
     const [[, bucket]] = resourcesOfType(json, 'AWS::S3::Bucket') as [[string, Json]];
     expect(bucket.Properties.LifecycleConfiguration.Rules).toEqual([
       { Id: 'payload-retention', Status: 'Enabled', ExpirationInDays: 90, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } },
-      { Id: 'payload-retention-7d', Status: 'Enabled', ExpirationInDays: 7, TagFilters: [{ Key: 'hookledger-retention-days', Value: '7' }] },
-      { Id: 'payload-retention-90d', Status: 'Enabled', ExpirationInDays: 90, TagFilters: [{ Key: 'hookledger-retention-days', Value: '90' }] },
+      {
+        Id: 'payload-retention-7d',
+        Status: 'Enabled',
+        ExpirationInDays: 7,
+        TagFilters: [{ Key: 'hookledger-retention-days', Value: '7' }],
+      },
+      {
+        Id: 'payload-retention-90d',
+        Status: 'Enabled',
+        ExpirationInDays: 90,
+        TagFilters: [{ Key: 'hookledger-retention-days', Value: '90' }],
+      },
     ]);
   });
 });
