@@ -122,11 +122,13 @@ describe('hookledger erase --tenant on the local stack', () => {
   });
 
   it('counts on --dry-run exactly what the real run then deletes, and leaves tenant_317 whole', async () => {
-    const dry = await runCli(['erase', '--tenant', 'tenant_204', '--from', iso(from), '--dry-run', '--json'], config, env);
+    // No --from: as far back as the index reads (3,660 days).
+    const dry = await runCli(['erase', '--tenant', 'tenant_204', '--dry-run', '--json'], config, env);
     expect(dry.code).toBe(0);
     const plan = JSON.parse(dry.stdout);
-    expect(plan).toMatchObject({ tenant: 'tenant_204', from: iso(from), events: 3, payloadItems: 3, objects: 2, deliveriesQuarantined: 1 });
+    expect(plan).toMatchObject({ tenant: 'tenant_204', events: 3, payloadItems: 3, objects: 2, deliveriesQuarantined: 1 });
     expect(plan.dryRun).toBe(true);
+    expect(Date.parse(plan.to) - Date.parse(plan.from)).toBe(3660 * DAY_MS);
     expect(await payloadEventIds()).toEqual([...ERASED, ...KEPT].sort());
 
     const real = await runCli(['erase', '--tenant', 'tenant_204', '--from', iso(from), '--yes', '--json'], config, env);
@@ -136,7 +138,12 @@ describe('hookledger erase --tenant on the local stack', () => {
     expect(done).toMatchObject({ tenant: 'tenant_204', events: 3, payloadItems: 3, objects: 2, deliveriesQuarantined: 1, complete: true });
     expect(done.dryRun).toBe(false);
     // The same counts (each invocation's window ends at its own "now").
-    expect({ ...done, dryRun: true, erasureId: undefined, to: undefined }).toEqual({ ...plan, to: undefined });
+    expect({ ...done, dryRun: true, erasureId: undefined, from: undefined, to: undefined }).toEqual({
+      ...plan,
+      from: undefined,
+      to: undefined,
+    });
+    expect(done.from).toBe(iso(from));
 
     // No payload item or object of tenant_204 remains; tenant_317's are all there.
     expect(await payloadEventIds()).toEqual(KEPT);
