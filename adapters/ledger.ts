@@ -33,7 +33,9 @@ import { type ConsumedCapacityObserver, translate } from './table';
 export type ClaimResult =
   | { readonly kind: 'claimed'; readonly attempt: number; readonly replay: boolean }
   | { readonly kind: 'done' }
-  | { readonly kind: 'busy'; readonly leaseUntil: number };
+  | { readonly kind: 'busy'; readonly leaseUntil: number }
+  /** `hookledger erase` quarantined this delivery (`payload_erased`): never handled, never charged. */
+  | { readonly kind: 'erased'; readonly erasedAt: number };
 
 export interface ClaimRequest {
   readonly message: DeliveryMessage;
@@ -95,6 +97,7 @@ const NAMES: Record<string, string> = Object.fromEntries(
     'replayRequests',
     'readsDropped',
     'errorsDropped',
+    'erasedAt',
   ].map((w) => [`#${w}`, w]),
 );
 
@@ -126,8 +129,10 @@ export class Ledger {
           (message.replayId ? ', #replayId = :replayId' : ''),
         // Claimable: never claimed, or not done and not under someone else's live lease; and the
         // access log still has room (otherwise the read is counted instead, below).
+        // Never an erased delivery (`hookledger erase`): its payload is gone and it is quarantined.
         ConditionExpression:
           '(attribute_not_exists(pk) OR (#state <> :done AND (#state <> :leased OR #leaseUntil < :now)))' +
+          ' AND attribute_not_exists(#erasedAt)' +
           (logRead ? ' AND (attribute_not_exists(#reads) OR size(#reads) < :cap)' : ''),
         ExpressionAttributeValues: {
           ':leased': 'leased',
@@ -154,6 +159,7 @@ export class Ledger {
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw translate(error);
       const old = unmarshallOld(error);
+      if (old?.erasedAt !== undefined && old.state !== 'done') return { kind: 'erased', erasedAt: Number(old.erasedAt) };
       const claimable = !old || (old.state !== 'done' && (old.state !== 'leased' || Number(old.leaseUntil) < now));
       if (logRead && claimable && (old?.reads?.length ?? 0) >= LEDGER_LIST_CAP) return this.claim(request, false);
       if (old?.state === 'done') {

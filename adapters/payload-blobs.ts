@@ -8,14 +8,34 @@
  * written); every other S3 error becomes StorageUnavailableError, which intake answers 503 and the
  * fan-out and runtime retry.
  */
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { RETENTION_TAG } from '../core/blobs';
 import { StorageUnavailableError } from './errors';
 
 export interface PayloadBlobs {
-  /** Writes the object (overwriting the same key is harmless: the key names the content). */
-  put(key: string, body: Buffer, contentType?: string): Promise<void>;
+  /**
+   * Writes the object (overwriting the same key is harmless: the key names the content). With
+   * `retentionDays`, the object is tagged with it (RETENTION_TAG): the bucket's lifecycle rule for
+   * that value expires it.
+   */
+  put(key: string, body: Buffer, contentType?: string, retentionDays?: number): Promise<void>;
   /** The object's bytes, or undefined when there is no such object. */
   get(key: string): Promise<Buffer | undefined>;
+}
+
+/** What erasure needs of the bucket (the operator's grants: list under a prefix, delete). */
+export interface ErasableBlobs {
+  /** Every object key under `prefix`, all pages. */
+  list(prefix: string): Promise<string[]>;
+  /** Deletes these keys (up to 1,000 per request); a key that is already gone is no error. */
+  delete(keys: readonly string[]): Promise<void>;
 }
 
 export interface S3PayloadBlobsOptions {
@@ -23,7 +43,7 @@ export interface S3PayloadBlobsOptions {
   readonly bucket: string;
 }
 
-export class S3PayloadBlobs implements PayloadBlobs {
+export class S3PayloadBlobs implements PayloadBlobs, ErasableBlobs {
   private readonly client: S3Client;
   private readonly bucket: string;
 
@@ -32,9 +52,17 @@ export class S3PayloadBlobs implements PayloadBlobs {
     this.bucket = options.bucket;
   }
 
-  async put(key: string, body: Buffer, contentType = 'application/octet-stream'): Promise<void> {
+  async put(key: string, body: Buffer, contentType = 'application/octet-stream', retentionDays?: number): Promise<void> {
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: body,
+          ContentType: contentType,
+          ...(retentionDays !== undefined ? { Tagging: `${RETENTION_TAG}=${retentionDays}` } : {}),
+        }),
+      );
     } catch (error) {
       throw translateS3(error, 'put');
     }
@@ -48,6 +76,41 @@ export class S3PayloadBlobs implements PayloadBlobs {
     } catch (error) {
       if (error instanceof NoSuchKey || (error instanceof Error && error.name === 'NoSuchKey')) return undefined;
       throw translateS3(error, 'get');
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const out = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+        for (const o of out.Contents ?? []) if (o.Key) keys.push(o.Key);
+        token = out.IsTruncated ? out.NextContinuationToken : undefined;
+      } while (token);
+    } catch (error) {
+      throw translateS3(error, 'list');
+    }
+    return keys;
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 1000) {
+      const chunk = keys.slice(i, i + 1000);
+      let out: { Errors?: { Key?: string; Code?: string }[] };
+      try {
+        out = await this.client.send(
+          new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } }),
+        );
+      } catch (error) {
+        throw translateS3(error, 'delete');
+      }
+      const failed = out.Errors ?? [];
+      if (failed.length > 0) {
+        throw new StorageUnavailableError(
+          `payload bucket refused to delete ${failed.length} object(s) (first: ${failed[0]?.Code ?? 'unknown'})`,
+        );
+      }
     }
   }
 }

@@ -7,7 +7,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { MAX_INLINE_PAYLOAD_BYTES, payloadObjectKey } from '../core/blobs';
+import { MAX_INLINE_PAYLOAD_BYTES, payloadObjectKey, retentionDaysOf } from '../core/blobs';
 import { HookledgerError } from '../core/errors';
 import { type EventItem, type PayloadItem, payloadKey } from '../core/model';
 import type { PayloadBlobs } from './payload-blobs';
@@ -49,7 +49,10 @@ export class Payloads extends EventTable {
    * object whose item or receipt never lands (a failed write, a duplicate_conflict) is referenced by
    * nothing and the bucket's lifecycle deletes it after the retention days.
    */
-  async write(event: Pick<EventItem, 'source' | 'eventId' | 'payloadHmac' | 'payloadExpiresAt'>, rawBody: Buffer): Promise<PayloadItem> {
+  async write(
+    event: Pick<EventItem, 'source' | 'eventId' | 'payloadHmac' | 'payloadExpiresAt'> & Partial<Pick<EventItem, 'receivedAt'>>,
+    rawBody: Buffer,
+  ): Promise<PayloadItem> {
     const zipped = gzipSync(rawBody);
     const useGzip = zipped.length < rawBody.length;
     const stored = useGzip ? zipped : rawBody;
@@ -68,7 +71,9 @@ export class Payloads extends EventTable {
         );
       }
       const s3Key = payloadObjectKey(event.source, event.eventId, event.payloadHmac);
-      await this.blobs.put(s3Key, stored, useGzip ? 'application/gzip' : 'application/octet-stream');
+      // Tagged with the source's retention: the bucket's lifecycle rule for that value expires it.
+      const retentionDays = event.receivedAt !== undefined ? retentionDaysOf(event.receivedAt, event.payloadExpiresAt) : undefined;
+      await this.blobs.put(s3Key, stored, useGzip ? 'application/gzip' : 'application/octet-stream', retentionDays);
       payload = { ...common, s3Key, storedBytes: stored.length };
     } else {
       payload = { ...common, body: stored };
@@ -87,6 +92,25 @@ export class Payloads extends EventTable {
   async discard(pk: string): Promise<void> {
     await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { pk } }));
     this.onCapacity?.('deleteConflictPayload', 1, 0);
+  }
+
+  /**
+   * Erasure (`hookledger erase`): deletes the event's payload item, whatever its expiry; true when
+   * there was one. A dry run only reads whether there is one, so it counts what the real run deletes.
+   * The bucket objects it may name are deleted by prefix (ErasableBlobs), not through the item.
+   */
+  async erase(source: string, eventId: string, payloadHmac: string | undefined, dryRun = false): Promise<boolean> {
+    const pk = payloadKey(source, eventId, payloadHmac);
+    if (dryRun) return (await this.read('getPayloadExpiry', pk, 'pk')) !== undefined;
+    try {
+      await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { pk }, ConditionExpression: 'attribute_exists(pk)' }));
+      this.onCapacity?.('erasePayload', 1, 0);
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      // The operator's path: other SDK errors reach the CLI as they are.
+      throw error;
+    }
   }
 
   /**

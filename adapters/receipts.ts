@@ -265,6 +265,34 @@ export class Receipts extends EventTable {
   }
 
   /**
+   * Erasure (`hookledger erase`): notes on the receipt when and by whom its payload was erased, and
+   * removes what it holds beyond attribution that was read from the body (the ordering keys). Ids,
+   * type, tenant, key, times, delivery set and keyed hash stay: the ledger's evidence. False when an
+   * earlier run erased it already (its first erasure stays on record).
+   */
+  async markErased(
+    source: string,
+    eventId: string,
+    erasure: { readonly at: number; readonly operator: string; readonly erasureId: string },
+  ): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: eventKey(source, eventId) },
+          UpdateExpression: 'SET erasedAt = :at, erasedBy = :by, erasureId = :eid REMOVE orderingKeys',
+          ConditionExpression: 'kind = :event AND attribute_not_exists(erasedAt)',
+          ExpressionAttributeValues: { ':at': erasure.at, ':by': erasure.operator, ':eid': erasure.erasureId, ':event': 'event' },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /**
    * Adds a consumer to a receipt's delivery set (backfill), so reconcile expects its ledger item.
    * False when the receipt already has it (another backfill got there first) or is not a receipt.
    */

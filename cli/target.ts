@@ -10,17 +10,19 @@ import path from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { LambdaClient } from '@aws-sdk/client-lambda';
+import { S3Client } from '@aws-sdk/client-s3';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../adapters/clients';
+import { type ErasableBlobs, S3PayloadBlobs } from '../adapters/payload-blobs';
 import { dynamoStreamBatches, type StreamBatchPort } from '../adapters/stream-batch';
 import type { HookledgerConfig } from '../core/config/schema';
 import { consumerSecretArnOutput, dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
 import type { SigningSecrets } from '../core/schemes/types';
 // Only the local stack's client and state modules: local/wiring.ts would load the whole pipeline
 // (ingest, fan-out, consumer runtime) just to build a document client.
-import { localDynamoClient, localSqsClient, localStreamsClient } from '../local/clients';
+import { LOCAL_PAYLOAD_BUCKET, localDynamoClient, localS3Client, localSqsClient, localStreamsClient } from '../local/clients';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from '../local/secrets-file';
 import { DEFAULT_STATE_FILE, isProcessAlive, type LocalStackState, readState, StateFileError, webhookUrlFor } from '../local/state';
 import { TargetError } from './errors';
@@ -48,6 +50,8 @@ export interface Target {
   /** The deployment's payload-hash key (verify-payload); never printed. */
   payloadHashKey(): Promise<Buffer>;
   readonly pauseControl: PauseControl;
+  /** The payload bucket, for erasure (list under an event's prefixes, delete); undefined when the stack names none. */
+  readonly payloadBucket?: ErasableBlobs;
   /** Intake requests by outcome, where the target keeps them (the local stack); undefined on AWS. */
   intakeOutcomes(): Promise<Record<string, number> | undefined>;
   destroy(): void;
@@ -94,6 +98,8 @@ async function localTarget(options: TargetOptions): Promise<Target> {
   const ddb = createDocumentClient(localDynamoClient(state.dynamo.endpoint));
   const sqs = localSqsClient(state.sqs.endpoint);
   const streams = localStreamsClient(state.dynamo.endpoint);
+  // fauxqs serves S3 on its SQS endpoint; the local stack's bucket has a fixed name.
+  const s3 = localS3Client(state.sqs.endpoint);
   const secrets = new FileSecrets({
     path: state.secretsFile ? path.resolve(options.root, state.secretsFile) : path.join(options.root, DEFAULT_SECRETS_FILE),
     sourceIds: options.config.sources.map((s) => s.id),
@@ -125,6 +131,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     },
     payloadHashKey: () => secrets.payloadHashKey(),
     pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
+    payloadBucket: new S3PayloadBlobs({ client: s3, bucket: LOCAL_PAYLOAD_BUCKET }),
     intakeOutcomes: async () => {
       if (!state.adminUrl) return undefined;
       const response = await fetch(`${state.adminUrl.replace(/\/+$/, '')}/intake`);
@@ -135,6 +142,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
       ddb.destroy();
       sqs.destroy();
       streams.destroy();
+      s3.destroy();
     },
   };
 }
@@ -188,6 +196,8 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
   const streams = new DynamoDBStreamsClient(clientConfig);
   const secretsManager = new SecretsManagerClient(clientConfig);
   const lambda = new LambdaClient(clientConfig);
+  const bucketName = outputs.get(OUTPUT.payloadBucket);
+  const s3 = bucketName ? new S3Client(clientConfig) : undefined;
   return {
     kind: 'aws',
     label: `stack ${stackName}${region ? ` (${region})` : ''}`,
@@ -228,6 +238,7 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
       return Buffer.from(out.SecretString, 'utf8');
     },
     pauseControl: lambdaPauseControl({ lambda, sqs, queues }),
+    ...(s3 && bucketName ? { payloadBucket: new S3PayloadBlobs({ client: s3, bucket: bucketName }) } : {}),
     intakeOutcomes: async () => undefined,
     destroy: () => {
       ddb.destroy();
@@ -235,6 +246,7 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
       streams.destroy();
       secretsManager.destroy();
       lambda.destroy();
+      s3?.destroy();
     },
   };
 }

@@ -52,3 +52,21 @@ export const viewObjectKey = (consumerId: string, eventId: string, viewSha256: s
 /** The object-key patterns IAM grants use (`*` matches the rest of the key). */
 export const payloadObjectPattern = () => `${OBJECT_PREFIX.payload}*`;
 export const viewObjectPattern = (consumerId?: string) => (consumerId ? `${OBJECT_PREFIX.view}${consumerId}/*` : `${OBJECT_PREFIX.view}*`);
+
+/**
+ * The object tag that carries an object's retention in days: the bucket has one lifecycle rule per
+ * retention value the configuration uses (a source's `retentionDays`, else `retention.payloadDays`),
+ * filtered on this tag, so a body or view expires after its own source's retention. Per-source
+ * prefixes cannot do it: views are keyed by consumer, not source.
+ */
+export const RETENTION_TAG = 'hookledger-retention-days';
+
+/** Whole days between receipt and payload expiry (what intake computed from the source's retention). */
+export const retentionDaysOf = (receivedAt: number, payloadExpiresAt: number) =>
+  Math.max(1, Math.round((payloadExpiresAt - receivedAt) / 86_400_000));
+
+/** Where an event's stored bodies live (its own and any conflicting one): erasure deletes the prefix. */
+export const payloadObjectPrefix = (source: string, eventId: string) => `${OBJECT_PREFIX.payload}${source}/${eventId}/`;
+
+/** Where one consumer's claim-checked views of an event live. */
+export const viewObjectPrefix = (consumerId: string, eventId: string) => `${OBJECT_PREFIX.view}${consumerId}/${eventId}/`;

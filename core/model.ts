@@ -61,6 +61,10 @@ export interface EventItem extends Attribution {
   readonly payloadExpiresAt: number;
   /** Ordered consumers in the delivery set -> the event's ordering key for each (read at intake from signed parts). */
   readonly orderingKeys?: Record<string, string>;
+  /** Set by `hookledger erase`: the payload (item, objects, views) and the ordering keys are gone; the rest stays. */
+  readonly erasedAt?: number;
+  readonly erasedBy?: string;
+  readonly erasureId?: string;
 }
 
 export interface PayloadItem {
@@ -179,6 +183,12 @@ export interface LedgerItem extends Attribution {
   readonly replays?: { replayId: string; at: number; policyVersion: string; attempt: number; outcome: string }[];
   /** Written by `hookledger replay` on an existing item: who asked for which replay, when. Nothing else changes. */
   readonly replayRequests?: ReplayRequestEntry[];
+  /**
+   * Set by `hookledger erase` on a delivery that was not done: quarantined `payload_erased`, never
+   * claimed again (its message, if still queued, is dropped unread and uncharged). Done rows are never touched.
+   */
+  readonly erasedAt?: number;
+  readonly erasureId?: string;
 }
 
 /** One operator request to replay a delivery (the re-queued message may still be on its way). */
@@ -264,6 +274,9 @@ export const MAX_QUEUE_MESSAGE_BYTES = 1024 * 1024;
  */
 export type PayloadUnavailable = 'expired' | 'too_large' | 'unreadable';
 
+/** The error category of a delivery whose event's payload an operator erased (`hookledger erase`). */
+export const PAYLOAD_ERASED = 'payload_erased';
+
 /**
  * The message the fan-out puts on a consumer's queue: the captured attribution and the consumer's
  * narrowed view of the payload (only the fields its config lists), read once by the fan-out.
@@ -297,7 +310,7 @@ export interface DeliveryMessage extends Attribution {
   readonly orderingKey?: string;
 }
 
-export type AuditAction = 'replay' | 'backfill' | 'repair' | 'secret.rotate' | 'secret.retire' | 'key.issue' | 'key.revoke';
+export type AuditAction = 'replay' | 'backfill' | 'repair' | 'erase' | 'secret.rotate' | 'secret.retire' | 'key.issue' | 'key.revoke';
 
 /** An operator action (`auditKey(at, auditId)`): who did what, when, to what. Never a secret value. */
 export interface AuditItem {

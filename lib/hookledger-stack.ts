@@ -1,5 +1,6 @@
 import { type App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { payloadRetentionValues } from '../core/config/routing';
 import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from '../core/config/schema';
 import { ENV } from '../core/env';
 import {
@@ -66,7 +67,10 @@ export class HookledgerStack extends Stack {
     this.storage = new Storage(this, 'EventStore', { capacity: config.capacity });
     const { events, ledger } = this.storage;
 
-    this.payloadBucket = new PayloadBucket(this, 'PayloadBucket', { retentionDays: config.retention.payloadDays });
+    this.payloadBucket = new PayloadBucket(this, 'PayloadBucket', {
+      retentionDays: config.retention.payloadDays,
+      retentionValues: payloadRetentionValues(config),
+    });
     const bucketName = this.payloadBucket.bucket.bucketName;
 
     this.ingest = new IngestApi(this, 'Ingest', { sourceIds: config.sources.map((s) => s.id), events });

@@ -7,6 +7,7 @@ import { register as backfill } from './backfill';
 import type { CommandContext } from './context';
 import { register as cost } from './cost';
 import { register as doctor } from './doctor';
+import { register as erase } from './erase';
 import { register as filter } from './filter'; // and transform
 import { register as indexBackfill } from './index-backfill';
 import { register as keys } from './keys';
@@ -31,6 +32,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   usage,
   replay,
   backfill,
+  erase,
   filter, // and transform
   pause, // and resume
   redrive,

@@ -67,7 +67,8 @@ export function register(program: Command, ctx: CommandContext): void {
 export function formatReplay(result: ReplayResult, operator: string): string {
   const head =
     `${result.matched} deliveries of ${result.consumer} match (${describeStates(result.byState)}).` +
-    (result.expired > 0 ? ` ${result.expired} left out: payload past retention.` : '');
+    (result.expired > 0 ? ` ${result.expired} left out: payload past retention.` : '') +
+    (result.erased > 0 ? ` ${result.erased} left out: payload erased.` : '');
   if (result.dryRun) return `${head}\nDry run: nothing written.`;
   if (result.declined) return `${head}\nNot replayed.`;
   if (!result.replayId) return head;

@@ -34,7 +34,9 @@ export function formatTrace(report: TraceReport): string {
       ['secret', r.secretVersion],
       [
         'payload',
-        `${r.payload} (${r.payloadBytes} bytes${r.payloadObject ? `, in the payload bucket at ${r.payloadObject}` : ''}, kept until ${iso(r.payloadExpiresAt)}; ${r.payloadHash})`,
+        r.erased
+          ? `payload erased ${iso(r.erased.at)} by ${r.erased.by} (erasure ${r.erased.erasureId}; ${r.payloadBytes} bytes; ${r.payloadHash})`
+          : `${r.payload} (${r.payloadBytes} bytes${r.payloadObject ? `, in the payload bucket at ${r.payloadObject}` : ''}, kept until ${iso(r.payloadExpiresAt)}; ${r.payloadHash})`,
       ],
       ['delivery set', r.consumers.join(', ') || '(none)'],
       ...(report.conflicts.count > 0

@@ -20,7 +20,7 @@ import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoresOf, type OperatorDeps, type Progress } from './deps';
 import { BodyInBucketError, filterEventOf } from './filters';
 import { newReplayId } from './ids';
-import { splitByRetention } from './receipts';
+import { splitByErasure, splitByRetention } from './receipts';
 
 const WRITE_CONCURRENCY = 8;
 
@@ -42,6 +42,8 @@ export interface BackfillResult {
   readonly filteredOut: number;
   /** With a filter: receipts left out because their body is in the payload bucket, which the CLI does not read. */
   readonly unreadable: number;
+  /** Receipts left out because their payload was erased (`hookledger erase`). */
+  readonly erased: number;
   readonly replayId?: string;
   /** Receipts the consumer was added to (and a requeue written for). */
   readonly added: number;
@@ -66,8 +68,9 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
     (r) => consumer.subscribes.some((p) => matchesEventType(p, r.eventType)) && !(r.consumers ?? []).includes(consumer.id),
     request.onProgress,
   );
-  // Events whose payload passed retention cannot be given to a new consumer: it would read nothing.
-  const { kept, expired } = splitByRetention(selected, clockNow(deps));
+  // Events whose payload passed retention or was erased cannot be given to a new consumer: it would read nothing.
+  const { kept: notErased, erased } = splitByErasure(selected);
+  const { kept, expired } = splitByRetention(notErased, clockNow(deps));
   // The filter as configured now, on each stored body (read as intake read it).
   const matching: EventItem[] = [];
   let filteredOut = 0;
@@ -93,6 +96,7 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
     expired: expired.length,
     filteredOut,
     unreadable,
+    erased: erased.length,
     added: 0,
     alreadyPresent: 0,
   };

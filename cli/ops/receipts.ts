@@ -39,3 +39,11 @@ export function splitByRetention<T extends Pick<EventItem, 'payloadExpiresAt'>>(
   for (const r of receipts) (r.payloadExpiresAt > now ? kept : expired).push(r);
   return { kept, expired };
 }
+
+/** Receipts whose payload an operator erased (`hookledger erase`), and the others: erased events are never re-sent. */
+export function splitByErasure<T extends Pick<EventItem, 'erasedAt'>>(receipts: readonly T[]) {
+  const kept: T[] = [];
+  const erased: T[] = [];
+  for (const r of receipts) (r.erasedAt === undefined ? kept : erased).push(r);
+  return { kept, erased };
+}

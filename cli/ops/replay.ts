@@ -19,7 +19,7 @@ import { iso } from '../time';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoresOf, ledgerOf, type OperatorDeps, type Progress } from './deps';
 import { newReplayId } from './ids';
-import { findReceipt, splitByRetention } from './receipts';
+import { findReceipt, splitByErasure, splitByRetention } from './receipts';
 
 const WRITE_CONCURRENCY = 8;
 
@@ -44,6 +44,8 @@ export interface ReplayPlan {
   readonly matched: number;
   /** Deliveries left out because their event's payload passed retention (never served again). */
   readonly expired: number;
+  /** Deliveries left out because their event's payload was erased (`hookledger erase`). */
+  readonly erased: number;
   /** The matched deliveries by their current state (`ready`: no ledger item yet). */
   readonly byState: Readonly<Partial<Record<DeliveryStateOrReady, number>>>;
 }
@@ -84,8 +86,16 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
       (request.tenant === undefined || r.tenantId === request.tenant) &&
       (request.type === undefined || r.eventType === request.type),
   );
-  // A payload past retention is never served again, whatever TTL has deleted yet.
-  const { kept: matching, expired } = splitByRetention(selected, clockNow(deps));
+  // An erased payload is gone for good; one past retention is never served again, whatever TTL has deleted yet.
+  const { kept: notErased, erased } = splitByErasure(selected);
+  if (request.event && erased.length > 0) {
+    const e = erased[0]!;
+    throw new UsageError(
+      `event ${request.event.eventId}: its payload was erased at ${iso(e.erasedAt!)} by ${e.erasedBy ?? 'unknown'} and cannot be replayed; ` +
+        'the receipt, its keyed hash and the ledger trail remain (hookledger trace)',
+    );
+  }
+  const { kept: matching, expired } = splitByRetention(notErased, clockNow(deps));
   if (request.event && expired.length > 0) {
     throw new UsageError(
       `event ${request.event.eventId}: its payload passed retention at ${iso(expired[0]!.payloadExpiresAt)} and is never served again; ` +
@@ -103,7 +113,7 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
     const state = states.get(ledgerKey(r.source, r.eventId, consumer))?.state ?? 'ready';
     byState[state] = (byState[state] ?? 0) + 1;
   }
-  const plan: ReplayPlan = { consumer, matched: matching.length, expired: expired.length, byState };
+  const plan: ReplayPlan = { consumer, matched: matching.length, expired: expired.length, erased: erased.length, byState };
   const nothing = { ...plan, dryRun: request.dryRun === true, requeued: 0, annotated: 0 };
   if (request.dryRun || matching.length === 0) return nothing;
   if (request.confirm && !(await request.confirm(plan))) return { ...nothing, declined: true };

@@ -50,7 +50,9 @@ export interface TraceReport {
     /** `hmac-sha256:<hex>` (keyed, see `hookledger verify-payload`); `sha256:<hex>` on receipts from before it. */
     readonly payloadHash: string;
     readonly payloadBytes: number;
-    readonly payload: 'present' | 'expired';
+    readonly payload: 'present' | 'expired' | 'erased';
+    /** Set once `hookledger erase` removed the payload: when, by whom, which run. */
+    readonly erased?: { readonly at: number; readonly by: string; readonly erasureId: string };
     /** Set when the body was too large for its payload item: the payload bucket's object key. */
     readonly payloadObject?: string;
     readonly payloadExpiresAt: number;
@@ -103,7 +105,10 @@ export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, optio
       secretVersion: receipt.secretVersion,
       payloadHash: receipt.payloadHmac ? `hmac-sha256:${receipt.payloadHmac}` : `sha256:${receipt.payloadSha256 ?? ''}`,
       payloadBytes: receipt.payloadBytes,
-      payload: payloadState.present ? 'present' : 'expired',
+      payload: receipt.erasedAt !== undefined ? 'erased' : payloadState.present ? 'present' : 'expired',
+      ...(receipt.erasedAt !== undefined
+        ? { erased: { at: receipt.erasedAt, by: receipt.erasedBy ?? 'unknown', erasureId: receipt.erasureId ?? 'unknown' } }
+        : {}),
       ...(payloadState.s3Key ? { payloadObject: payloadState.s3Key } : {}),
       payloadExpiresAt: receipt.payloadExpiresAt,
       consumers: expected,

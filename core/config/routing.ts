@@ -38,3 +38,20 @@ export function findSource(config: HookledgerConfig, id: string): SourceConfig |
 export function findConsumer(config: HookledgerConfig, id: string): ConsumerConfig | undefined {
   return config.consumers.find((c) => c.id === id);
 }
+
+/**
+ * Days a source's raw payloads are kept: its own `retentionDays`, else `retention.payloadDays`. A
+ * source no longer configured (a re-queue of an old receipt) gets the deployment's default.
+ */
+export function payloadRetentionDays(
+  config: Pick<HookledgerConfig, 'retention'>,
+  source: Pick<SourceConfig, 'retentionDays'> | undefined,
+): number {
+  return source?.retentionDays ?? config.retention.payloadDays;
+}
+
+/** Every distinct payload retention (days) the configuration uses, ascending: one bucket lifecycle rule each. */
+export function payloadRetentionValues(config: Pick<HookledgerConfig, 'retention' | 'sources'>): number[] {
+  const days = new Set([config.retention.payloadDays, ...config.sources.map((s) => payloadRetentionDays(config, s))]);
+  return [...days].sort((a, b) => a - b);
+}

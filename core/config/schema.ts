@@ -145,6 +145,12 @@ const baseSourceSchema = z
      * 6 MB synchronous request after API Gateway's envelope and base64, see core/blobs.ts); bodies
      * whose stored size passes MAX_INLINE_PAYLOAD_BYTES are kept in the payload bucket.
      */
+    /**
+     * Days this source's raw payloads are kept (payload items' TTL and payload-bucket objects, by
+     * their retention tag); overrides `retention.payloadDays`. Receipts, ledger rows and usage stay.
+     * @default retention.payloadDays
+     */
+    retentionDays: z.number().int().min(1).max(3650).optional(),
     maxBodyBytes: z
       .number()
       .int()

@@ -17,7 +17,7 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import { narrowPayload, readPath } from '../../adapters/dotted-path';
 import type { PayloadBlobs } from '../../adapters/payload-blobs';
 import type { Payloads } from '../../adapters/payloads';
-import { viewObjectKey } from '../../core/blobs';
+import { retentionDaysOf, viewObjectKey } from '../../core/blobs';
 import { type BodyFormat, BodyFormatError, readBody } from '../../core/body';
 import { fifoSendParameters } from '../../core/config/consumers';
 import type { HookledgerConfig } from '../../core/config/schema';
@@ -266,7 +266,10 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
     }
     const view = Buffer.from(JSON.stringify(message.payload ?? {}), 'utf8');
     const key = viewObjectKey(message.consumerId, message.eventId, createHash('sha256').update(view).digest('hex'));
-    await deps.viewObjects.put(key, view, 'application/json');
+    // Tagged with the event's retention (its source's), so the view expires with the body it came from.
+    const retentionDays =
+      message.payloadExpiresAt !== undefined ? retentionDaysOf(message.receivedAt, message.payloadExpiresAt) : undefined;
+    await deps.viewObjects.put(key, view, 'application/json', retentionDays);
     logger.info('narrowed view sent by claim check', { event_id: message.eventId, consumer_id: message.consumerId, bytes });
     return { ...stripPayload(message), payloadObject: key };
   }

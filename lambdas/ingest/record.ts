@@ -3,7 +3,7 @@
  * only, parse.ts), `checkKey` (the tenant key registry, when the source enforces it), `claimBody`
  * (replay protection by body) and `record` (one conditional write of the receipt and its payload).
  */
-import { deliverySet } from '../../core/config/routing';
+import { deliverySet, payloadRetentionDays } from '../../core/config/routing';
 import type { HookledgerConfig } from '../../core/config/schema';
 import { type Attribution, DAY_MS, type KeyItem, type SecretVersion } from '../../core/model';
 import type { IngestDeps } from './deps';
@@ -94,7 +94,7 @@ export async function record(
       payloadHmac,
       payloadBytes: request.rawBody.length,
       secretVersion,
-      payloadExpiresAt: now + config.retention.payloadDays * DAY_MS,
+      payloadExpiresAt: now + payloadRetentionDays(config, request.source) * DAY_MS,
       ...withOrderingKeys(orderingKeysFor(config, consumers, attribution.tenantId, body)),
     },
     request.rawBody,

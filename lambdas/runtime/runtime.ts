@@ -123,6 +123,12 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
       logger.info('already acknowledged; nothing to do', ids);
       return;
     }
+    if (claim.kind === 'erased') {
+      // `hookledger erase` quarantined it (payload_erased) on the ledger: never handled, never
+      // charged, and the message is dropped here rather than copied to the DLQ (it carries the view).
+      logger.info('payload erased; delivery quarantined, message dropped unread', { ...ids, erased_at: claim.erasedAt });
+      return;
+    }
     if (claim.kind === 'busy') {
       // Another worker holds a live lease: look again when it ends, without touching its work.
       const waitS = Math.max(1, Math.ceil((claim.leaseUntil - clock()) / 1000));

@@ -2,7 +2,7 @@ import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct, type IConstruct } from 'constructs';
-import { payloadObjectPattern, viewObjectPattern } from '../../core/blobs';
+import { payloadObjectPattern, RETENTION_TAG, viewObjectPattern } from '../../core/blobs';
 
 export interface PayloadBucketProps {
   /**
@@ -11,6 +11,15 @@ export interface PayloadBucketProps {
    * or receipt never landed) is deleted with it.
    */
   readonly retentionDays: number;
+  /**
+   * Every retention (days) the sources use (`retentionDays` on a source, else `retention.payloadDays`;
+   * core/config/routing.ts payloadRetentionValues). With more than one, each gets a lifecycle rule on
+   * the objects tagged with it (core/blobs.ts RETENTION_TAG: intake tags bodies, the fan-out views),
+   * and the untagged rule keeps the longest as a backstop (S3 honours the shorter of two overlapping
+   * expirations, so it never keeps a tagged object longer than its own rule).
+   * @default [retentionDays]
+   */
+  readonly retentionValues?: readonly number[];
   /**
    * What happens to the bucket when it leaves the stack. It holds payloads the receipts reference.
    * @default RemovalPolicy.RETAIN
@@ -30,16 +39,27 @@ export class PayloadBucket extends Construct {
 
   constructor(scope: Construct, id: string, props: PayloadBucketProps) {
     super(scope, id);
-    if (!Number.isInteger(props.retentionDays) || props.retentionDays < 1) {
-      throw new Error(`retentionDays must be a whole number of days >= 1, got ${props.retentionDays}`);
+    const values = [...new Set([props.retentionDays, ...(props.retentionValues ?? [])])].sort((a, b) => a - b);
+    for (const days of values) {
+      if (!Number.isInteger(days) || days < 1) throw new Error(`retentionDays must be a whole number of days >= 1, got ${days}`);
     }
+    const longest = values[values.length - 1] as number;
+    const tagged: s3.LifecycleRule[] =
+      values.length > 1
+        ? values.map((days) => ({
+            id: `payload-retention-${days}d`,
+            tagFilters: { [RETENTION_TAG]: String(days) },
+            expiration: Duration.days(days),
+          }))
+        : [];
     this.bucket = new s3.Bucket(this, 'Bucket', {
       encryption: s3.BucketEncryption.S3_MANAGED,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       lifecycleRules: [
-        { id: 'payload-retention', expiration: Duration.days(props.retentionDays), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        { id: 'payload-retention', expiration: Duration.days(longest), abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ...tagged,
       ],
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
     });
@@ -50,9 +70,9 @@ export class PayloadBucket extends Construct {
     });
   }
 
-  /** Intake: PutObject on `payloads/*` (it writes large bodies, reads nothing back). */
+  /** Intake: PutObject (with its retention tag) on `payloads/*` (it writes large bodies, reads nothing back). */
   grantPayloadWrite(grantee: iam.IGrantable): iam.Grant {
-    return this.grantObjects(grantee, ['s3:PutObject'], payloadObjectPattern());
+    return this.grantObjects(grantee, ['s3:PutObject', 's3:PutObjectTagging'], payloadObjectPattern());
   }
 
   /** The fan-out: GetObject on `payloads/*`. */
@@ -60,9 +80,9 @@ export class PayloadBucket extends Construct {
     return this.grantObjects(grantee, ['s3:GetObject'], payloadObjectPattern());
   }
 
-  /** The fan-out: PutObject on `views/*` (claim-checked views of any consumer). */
+  /** The fan-out: PutObject (with its retention tag) on `views/*` (claim-checked views of any consumer). */
   grantViewWrite(grantee: iam.IGrantable): iam.Grant {
-    return this.grantObjects(grantee, ['s3:PutObject'], viewObjectPattern());
+    return this.grantObjects(grantee, ['s3:PutObject', 's3:PutObjectTagging'], viewObjectPattern());
   }
 
   /** One consumer's worker: GetObject on `views/<consumerId>/*`, its own views only. */

@@ -138,8 +138,11 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
         .map(([id]) => id)
         .sort(),
     );
-    // Large bodies: PutObject on the payload bucket's payloads/* only (test/cdk/payload-bucket.test.ts).
-    expect(statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:'))).flatMap(actionsOf)).toEqual(['s3:PutObject']);
+    // Large bodies: PutObject (and its retention tag) on the payload bucket's payloads/* only (test/cdk/payload-bucket.test.ts).
+    expect(statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:'))).flatMap(actionsOf)).toEqual([
+      's3:PutObject',
+      's3:PutObjectTagging',
+    ]);
     const services = new Set(statements.flatMap(actionsOf).map((a) => a.split(':')[0]));
     expect([...services].sort()).toEqual(['dynamodb', 'logs', 's3', 'secretsmanager']);
   });

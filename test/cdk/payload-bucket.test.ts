@@ -108,12 +108,14 @@ describe.each(CONFIGS)('payload bucket with the $name', ({ config }) => {
     expect(deny).toMatchObject({ Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } }, Principal: { AWS: '*' } });
   });
 
-  it('grants intake PutObject on payloads/*, the fan-out GetObject on payloads/* and PutObject on views/*, each consumer GetObject on its own views, and nothing else', () => {
+  it('grants intake PutObject (+ its retention tag) on payloads/*, the fan-out GetObject on payloads/* and PutObject (+ tag) on views/*, each consumer GetObject on its own views, and nothing else', () => {
     expect(s3Grants(json, bucketId)).toEqual(
       [
         'ingest: s3:PutObject <bucket>/payloads/*',
+        'ingest: s3:PutObjectTagging <bucket>/payloads/*',
         'fanout: s3:GetObject <bucket>/payloads/*',
         'fanout: s3:PutObject <bucket>/views/*',
+        'fanout: s3:PutObjectTagging <bucket>/views/*',
         ...consumers.map((c) => `${c}: s3:GetObject <bucket>/views/${c}/*`),
       ].sort(),
     );
@@ -143,6 +145,33 @@ describe.each(CONFIGS)('payload bucket with the $name', ({ config }) => {
         .flatMap(({ roles }) => roles.map((r) => names.get(r) ?? r));
       expect(readers, consumer).toEqual([consumer]);
     }
+  });
+});
+
+describe('per-source retention in the payload bucket', () => {
+  it('expires objects tagged 7 and 90 days by their own rules, untagged ones at the longest (S3 honours the shorter overlap)', () => {
+    const config = {
+      ...CONFIGS[0].config,
+      sources: CONFIGS[0].config.sources.map((s, i) => ({ ...s, ...(i === 0 ? { retentionDays: 7 } : {}) })),
+      retention: { payloadDays: 90 },
+    };
+    const json = synth(config).json;
+    const [[, bucket]] = resourcesOfType(json, 'AWS::S3::Bucket') as [[string, Json]];
+    expect(bucket.Properties.LifecycleConfiguration.Rules).toEqual([
+      { Id: 'payload-retention', Status: 'Enabled', ExpirationInDays: 90, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } },
+      {
+        Id: 'payload-retention-7d',
+        Status: 'Enabled',
+        ExpirationInDays: 7,
+        TagFilters: [{ Key: 'hookledger-retention-days', Value: '7' }],
+      },
+      {
+        Id: 'payload-retention-90d',
+        Status: 'Enabled',
+        ExpirationInDays: 90,
+        TagFilters: [{ Key: 'hookledger-retention-days', Value: '90' }],
+      },
+    ]);
   });
 });
 

@@ -171,6 +171,7 @@ describe('replay', () => {
       consumer: 'billing-meter',
       matched: 3,
       expired: 0,
+      erased: 0,
       byState: { done: 2, ready: 1 },
       dryRun: true,
       requeued: 0,
@@ -212,7 +213,7 @@ describe('replay', () => {
         return false;
       },
     });
-    expect(plans).toEqual([{ consumer: 'billing-meter', matched: 3, expired: 0, byState: { done: 2, ready: 1 } }]);
+    expect(plans).toEqual([{ consumer: 'billing-meter', matched: 3, expired: 0, erased: 0, byState: { done: 2, ready: 1 } }]);
     expect(result).toMatchObject({ declined: true, requeued: 0 });
     expect(await rawItems(env, stack.tables.events)).toEqual(events);
   });

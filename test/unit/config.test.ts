@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { matchesEventType, subscribedConsumers } from '../../core/config/routing';
+import { matchesEventType, payloadRetentionDays, payloadRetentionValues, subscribedConsumers } from '../../core/config/routing';
 import { defineConfig, type HookledgerConfigInput, type SchemeSourceInput } from '../../core/config/schema';
 import config from '../../hookledger.config';
 
@@ -53,6 +53,16 @@ describe('config', () => {
       expect(() => defineConfig(input)).toThrow(
         /consumers\[id=billing-meter\]\.maxReceiveCount \(value 200\): maxReceiveCount 200 x visibilityTimeoutSeconds 7200 = 1440000 s of retries.*Lower maxReceiveCount to at most 144 or visibilityTimeoutSeconds to at most 5184$/s,
       );
+    });
+    it("keeps a source's payloads its own retentionDays, the others retention.payloadDays; refuses 0 days naming the source", () => {
+      const input = base();
+      input.sources[0] = { ...(input.sources[0] as object), retentionDays: 7 } as never;
+      const parsed = defineConfig({ ...input, retention: { payloadDays: 90 } });
+      expect(payloadRetentionDays(parsed, parsed.sources[0])).toBe(7);
+      expect(payloadRetentionDays(parsed, undefined)).toBe(90);
+      expect(payloadRetentionValues(parsed)).toEqual([7, 90]);
+      input.sources[0] = { ...(input.sources[0] as object), retentionDays: 0 } as never;
+      expect(() => defineConfig(input)).toThrow(/sources\[id=platform\]\.retentionDays \(value 0\)/);
     });
     it('rejects a duplicate consumer id', () => {
       const input = base();

@@ -65,6 +65,17 @@ describe('consumer runtime', () => {
       expect(ledger.acks).toHaveLength(0);
     });
 
+    it('drops a message of an erased event unread: no handler, no acknowledgement (no units), no DLQ copy of its view', async () => {
+      const handle = vi.fn();
+      const ledger = fakeLedger({ kind: 'erased', erasedAt: NOW - 1000 });
+      const res = await run(ledger, handle)({ Records: [sqsRecord(deliveryMessage(), { messageId: 'm-erased' })] });
+      expect(res.batchItemFailures).toEqual([]);
+      expect(handle).not.toHaveBeenCalled();
+      expect(ledger.acks).toHaveLength(0);
+      expect(ledger.failures).toHaveLength(0);
+      expect(sqsMock.commandCalls(SendMessageCommand)).toHaveLength(0);
+    });
+
     it('leaves the message for later, for the rest of the live lease, when another worker holds it', async () => {
       const handle = vi.fn();
       const res = await run(

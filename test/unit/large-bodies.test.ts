@@ -24,11 +24,14 @@ afterEach(() => sqsMock.reset());
 /** An in-memory payload bucket that keeps every put. */
 function memoryBlobs(initial: Record<string, string> = {}, failPut = false) {
   const objects = new Map(Object.entries(initial).map(([k, v]) => [k, Buffer.from(v)]));
-  const blobs: PayloadBlobs & { objects: Map<string, Buffer> } = {
+  const retention = new Map<string, number | undefined>();
+  const blobs: PayloadBlobs & { objects: Map<string, Buffer>; retention: Map<string, number | undefined> } = {
     objects,
-    async put(key, body) {
+    retention,
+    async put(key, body, _contentType, retentionDays) {
       if (failPut) throw Object.assign(new Error('slow down'), { name: 'StorageUnavailableError' });
       objects.set(key, Buffer.from(body));
+      retention.set(key, retentionDays);
     },
     async get(key) {
       return objects.get(key);
@@ -117,6 +120,15 @@ describe('fan-out claim check', () => {
     const stored = blobs.objects.get(risk.payloadObject)!;
     expect(stored.length).toBeGreaterThan(MAX_QUEUE_MESSAGE_BYTES);
     expect(JSON.parse(stored.toString())).toEqual({ id: 'evt_01J8K7M2Q4', data: { amount: 4200, attachment } });
+  });
+
+  it("tags a claim-checked view with its event's retention (7 days for a 7-day source), so the bucket's rule for 7 expires it", async () => {
+    sqsMock.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    const blobs = memoryBlobs();
+    const sevenDay = { ...receipt('evt_01J8K7M2Q7', ['risk-evaluator']), payloadExpiresAt: NOW + 7 * 86_400_000 };
+    await fanout(blobs)({ Records: [streamRecord(sevenDay, '73')] });
+    const [risk] = sent(queueUrls['risk-evaluator']);
+    expect([...blobs.retention]).toEqual([[risk.payloadObject, 7]]);
   });
 
   it('names the object by its content: the same view sent twice is one object', async () => {
