@@ -10,7 +10,7 @@ import path from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, ListSecretVersionIdsCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../adapters/clients';
@@ -48,9 +48,21 @@ export interface Target {
   /** The deployment's payload-hash key (verify-payload); never printed. */
   payloadHashKey(): Promise<Buffer>;
   readonly pauseControl: PauseControl;
+  /**
+   * Where a source's rotation stands: whether a previous secret exists and until when it verifies.
+   * Read from metadata (the secrets file's dates, Secrets Manager's version list); never a value.
+   */
+  secretRotation(sourceId: string): Promise<SecretRotationState>;
   /** Intake requests by outcome, where the target keeps them (the local stack); undefined on AWS. */
   intakeOutcomes(): Promise<Record<string, number> | undefined>;
   destroy(): void;
+}
+
+export interface SecretRotationState {
+  readonly source: string;
+  /** A previous secret is kept (it verifies until `previousUntil`, when that is in the future). */
+  readonly hasPrevious: boolean;
+  readonly previousUntil?: number;
 }
 
 export interface TargetOptions {
@@ -124,6 +136,10 @@ async function localTarget(options: TargetOptions): Promise<Target> {
       rotator: { kind: 'local', rotate: (id, overlapMs) => consumerFile.rotate(id, overlapMs), retire: (id) => consumerFile.retire(id) },
     },
     payloadHashKey: () => secrets.payloadHashKey(),
+    secretRotation: async (sourceId) => {
+      const { previous, previousUntil } = await secrets.get(sourceId);
+      return { source: sourceId, hasPrevious: previous !== undefined, ...(previousUntil !== undefined ? { previousUntil } : {}) };
+    },
     pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
     intakeOutcomes: async () => {
       if (!state.adminUrl) return undefined;
@@ -226,6 +242,23 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
       const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
       if (!out.SecretString) throw new TargetError('the payload-hash key secret has no value');
       return Buffer.from(out.SecretString, 'utf8');
+    },
+    secretRotation: async (sourceId) => {
+      const secretId = secretIds[sourceId];
+      if (!secretId) throw new TargetError(`stack ${stackName} has no SecretArn output for source "${sourceId}"`);
+      // Version metadata only (stages and creation dates), never a value: AWSPREVIOUS verifies until
+      // the AWSCURRENT version's creation plus the source's overlap (adapters/secrets-manager.ts).
+      const out = await secretsManager.send(new ListSecretVersionIdsCommand({ SecretId: secretId }));
+      const versions = out.Versions ?? [];
+      const current = versions.find((v) => v.VersionStages?.includes('AWSCURRENT'));
+      const hasPrevious = versions.some((v) => v.VersionStages?.includes('AWSPREVIOUS'));
+      const overlapHours = options.config.sources.find((s) => s.id === sourceId)?.secretOverlapHours;
+      const rotatedAt = current?.CreatedDate?.getTime();
+      return {
+        source: sourceId,
+        hasPrevious,
+        ...(hasPrevious && rotatedAt !== undefined && overlapHours !== undefined ? { previousUntil: rotatedAt + overlapHours * 3_600_000 } : {}),
+      };
     },
     pauseControl: lambdaPauseControl({ lambda, sqs, queues }),
     intakeOutcomes: async () => undefined,
