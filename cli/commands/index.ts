@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { register as backfill } from './backfill';
+import { register as consoleCommand } from './console';
 import type { CommandContext } from './context';
 import { register as doctor } from './doctor';
 import { register as indexBackfill } from './index-backfill';
@@ -38,4 +39,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   keys,
   secrets,
   providers,
+  consoleCommand,
 ];
