@@ -204,7 +204,7 @@ describe('console API on the local stack', () => {
       await usage({ ddb: env.stack.handlers.ddb, tables: env.stack.resources.tables }, { from: Date.parse(from), to: Date.parse(to), tenant: 'tenant_204' }),
     );
     expect(csv.text).toBe(cli);
-    expect(csv.text.split('\n')[0]).toBe('window_from,window_to,tenant_id,consumer_id,units,deliveries');
+    expect(csv.text.split('\r\n')[0]).toBe('window_from,window_to,tenant_id,consumer_id,units,deliveries');
   });
 
   it('Reconcile: lists the lost deliveries by id; Repair counts 2 on a dry run, re-queues 2, and the window is clean', async () => {
