@@ -505,9 +505,10 @@ function App() {
   const overview = useApi('/overview');
   const { view, parts, params } = route(hash);
   let body: unknown = null;
-  if (overview.data) {
-    if (view === 'event' && parts.length >= 2) body = html`<${EventView} key=${hash} source=${parts[0]} eventId=${parts[1]} />`;
-    else if (view === 'consumers') body = html`<${ConsumersView} />`;
+  // The Event view needs nothing from the overview: it loads alongside it.
+  if (view === 'event' && parts.length >= 2) body = html`<${EventView} key=${hash} source=${parts[0]} eventId=${parts[1]} />`;
+  else if (overview.data) {
+    if (view === 'consumers') body = html`<${ConsumersView} />`;
     else if (view === 'usage') body = html`<${UsageView} overview=${overview.data} />`;
     else if (view === 'reconcile') body = html`<${ReconcileView} />`;
     else if (view === 'sources') body = html`<${SourcesView} />`;
