@@ -257,7 +257,9 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
       return {
         source: sourceId,
         hasPrevious,
-        ...(hasPrevious && rotatedAt !== undefined && overlapHours !== undefined ? { previousUntil: rotatedAt + overlapHours * 3_600_000 } : {}),
+        ...(hasPrevious && rotatedAt !== undefined && overlapHours !== undefined
+          ? { previousUntil: rotatedAt + overlapHours * 3_600_000 }
+          : {}),
       };
     },
     pauseControl: lambdaPauseControl({ lambda, sqs, queues }),

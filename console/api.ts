@@ -5,8 +5,11 @@
  * count first where the CLI has a dry run. The server (console/server.ts) checks the token and the
  * origin before any of this runs.
  */
+
+import { eventStores } from '../adapters/event-stores';
+import { ledgerItemsByKey } from '../adapters/table-scan';
 import { formatUsageCsv } from '../cli/commands/usage';
-import { CliError, cliErrorOf, ConflictError, NotFoundError, OperationFailedError, TargetError, UsageError } from '../cli/errors';
+import { type CliError, ConflictError, cliErrorOf, NotFoundError, OperationFailedError, TargetError, UsageError } from '../cli/errors';
 import type { OperatorDeps } from '../cli/ops/deps';
 import { type DeliveryStateOrReady, searchEvents } from '../cli/ops/events';
 import { setPaused } from '../cli/ops/pause';
@@ -18,8 +21,6 @@ import { trace } from '../cli/ops/trace';
 import { usage } from '../cli/ops/usage';
 import type { Target } from '../cli/target';
 import { parseDuration, parseTime } from '../cli/time';
-import { eventStores } from '../adapters/event-stores';
-import { ledgerItemsByKey } from '../adapters/table-scan';
 import type { HookledgerConfig } from '../core/config/schema';
 import { breakerKey } from '../core/model';
 import { reconcile } from '../lambdas/reconcile/reconcile';
@@ -185,7 +186,11 @@ const ROUTES: Readonly<Record<string, Handler>> = {
     const since = text(query.get('since'));
     const report = await status(
       { ...storeDeps(deps), sqs: target.sqs, queues: target.queues, fanoutFailureQueueUrl: target.fanoutFailureQueueUrl },
-      { ...(paused ? { paused } : {}), ...(outcomes ? { intakeOutcomes: outcomes } : {}), ...(since ? { since: parseDuration(since, 'since') } : {}) },
+      {
+        ...(paused ? { paused } : {}),
+        ...(outcomes ? { intakeOutcomes: outcomes } : {}),
+        ...(since ? { since: parseDuration(since, 'since') } : {}),
+      },
     );
     // HTTP consumers' circuit breakers: consecutive failures, and the count that pauses the consumer.
     const http = config.consumers.filter((c) => c.kind === 'http');
@@ -210,7 +215,10 @@ const ROUTES: Readonly<Record<string, Handler>> = {
       const dlq = await depth(deps.target.sqs, pair.dlqUrl);
       return ok({ consumer, dryRun: true, toMove: dlq.visible, inFlight: dlq.inFlight });
     }
-    const result = await redrive({ config: deps.config, sqs: deps.target.sqs, queues: deps.target.queues }, { consumer, timeoutMs: 5 * 60_000 });
+    const result = await redrive(
+      { config: deps.config, sqs: deps.target.sqs, queues: deps.target.queues },
+      { consumer, timeoutMs: 5 * 60_000 },
+    );
     return ok({ ...result, dryRun: false });
   },
 

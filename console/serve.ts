@@ -2,8 +2,9 @@
  * The console on a target: the local stack (its state file, as the CLI reads it) or a deployed stack
  * (`--stack`, the operator's own AWS credentials); `npm start` and `hookledger console` both call this.
  */
-import type { HookledgerConfig } from '../core/config/schema';
+
 import { resolveTarget, type Target } from '../cli/target';
+import type { HookledgerConfig } from '../core/config/schema';
 import { type RunningConsole, startConsole } from './server';
 
 export interface ServeConsoleOptions {

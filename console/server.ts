@@ -19,7 +19,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ApiDeps, handleApi } from './api';
-import { type ConsoleBundle, buildBundle } from './bundle';
+import { buildBundle, type ConsoleBundle } from './bundle';
 
 export const COOKIE = 'hookledger_console';
 export const TOKEN_HEADER = 'x-hookledger-token';
@@ -121,7 +121,10 @@ async function serve(req: IncomingMessage, res: ServerResponse, ctx: ServeContex
   if (method === 'POST') {
     const origins = hosts.map((h) => `http://${h}`);
     if (!origins.includes(req.headers.origin ?? '')) {
-      return send(res, 403, { error: 'forbidden_origin', message: `a change needs the Origin ${origins[0]} (got ${req.headers.origin ?? 'none'})` });
+      return send(res, 403, {
+        error: 'forbidden_origin',
+        message: `a change needs the Origin ${origins[0]} (got ${req.headers.origin ?? 'none'})`,
+      });
     }
     if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
       return send(res, 415, { error: 'unsupported_media_type', message: 'send the request body as application/json' });
@@ -232,7 +235,8 @@ async function readJson(req: IncomingMessage): Promise<{ ok: true; value: Record
   if (raw.trim() === '') return { ok: true, value: {} };
   try {
     const value = JSON.parse(raw) as unknown;
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, message: 'the body must be a JSON object' };
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      return { ok: false, message: 'the body must be a JSON object' };
     return { ok: true, value: value as Record<string, unknown> };
   } catch {
     return { ok: false, message: 'the body is not valid JSON' };

@@ -9,6 +9,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 
 // --- data ---------------------------------------------------------------------------------------
 
+// biome-ignore lint/suspicious/noExplicitAny: the API's JSON as the views read it (its shapes are the CLI's reports, cli/ops)
 type Json = Record<string, any>;
 
 class ApiError extends Error {}
@@ -221,7 +222,11 @@ function EventView({ source, eventId }: { source: string; eventId: string }) {
   if (result.error) return html`<section><h1>Event ${eventId}</h1><${ErrorNote} error=${result.error} /></section>`;
   if (!data) return html`<section><h1>Event ${eventId}</h1><p role="status">Loading…</p></section>`;
   const r = data.receipt;
-  const payloadText = data.payload ? (data.payload.json !== undefined ? JSON.stringify(data.payload.json, null, 2) : data.payload.text) : undefined;
+  const payloadText = data.payload
+    ? data.payload.json !== undefined
+      ? JSON.stringify(data.payload.json, null, 2)
+      : data.payload.text
+    : undefined;
   return html`<section aria-labelledby="event-h">
     <h1 id="event-h">Event ${r.eventId}</h1>
     <h2>Receipt and attribution</h2>
@@ -262,7 +267,10 @@ function EventView({ source, eventId }: { source: string; eventId: string }) {
                     label=${`Replay ${d.consumer}`}
                     plan=${async () => {
                       const p = await api('/event/replay', { source: r.source, eventId: r.eventId, consumer: d.consumer, dryRun: true });
-                      return { text: `${p.matched} delivery to ${d.consumer} will be sent again (never adds usage).`, nothing: p.matched === 0 };
+                      return {
+                        text: `${p.matched} delivery to ${d.consumer} will be sent again (never adds usage).`,
+                        nothing: p.matched === 0,
+                      };
                     }}
                     act=${async () => {
                       const p = await api('/event/replay', { source: r.source, eventId: r.eventId, consumer: d.consumer });
@@ -318,8 +326,8 @@ function ConsumersView() {
                   <td>${circuit ? `${circuit.failures}/${circuit.breakAfter} failures` : '–'}</td>
                   <td>${c.ready}</td><td>${c.leased + c.expiredLeases}</td><td>${c.retrying}</td>
                   <td>${c.quarantined}</td><td>${c.done}</td>
-                  <td>${c.queue ? `${c.queue.visible} (+${c.queue.inFlight} in flight)` : ''}</td>
-                  <td data-dlq=${c.consumer}>${c.dlq ? `${c.dlq.visible} (+${c.dlq.inFlight} in flight)` : ''}</td>
+                  <td>${depthText(c.queue)}</td>
+                  <td data-dlq=${c.consumer}>${depthText(c.dlq)}</td>
                   <td>${age(c.oldestPendingAgeMs)}</td>
                   <td class="actions">
                     ${
@@ -353,6 +361,9 @@ function ConsumersView() {
     }
   </section>`;
 }
+
+/** Visible messages, and those in flight when there are any. */
+const depthText = (d?: Json) => (d ? `${d.visible}${d.inFlight > 0 ? ` +${d.inFlight} in flight` : ''}` : '');
 
 function UsageView({ overview }: { overview: Json }) {
   const [form, setForm] = useState({ from: '-24h', to: 'now', tenant: '', consumer: '' });
@@ -413,7 +424,8 @@ function ReconcileView() {
             <caption>Violations</caption>
             <thead><tr><th scope="col">Kind</th><th scope="col">Source</th><th scope="col">Event</th><th scope="col">Consumer</th><th scope="col">Ledger key</th></tr></thead>
             <tbody>${data.violations.map(
-              (v: Json) => html`<tr><td>${v.kind}</td><td>${v.source}</td><td><a href=${eventHref(v.source, v.eventId)}>${v.eventId}</a></td><td>${v.consumerId}</td><td><code>${v.ledgerKey}</code></td></tr>`,
+              (v: Json) =>
+                html`<tr><td>${v.kind}</td><td>${v.source}</td><td><a href=${eventHref(v.source, v.eventId)}>${v.eventId}</a></td><td>${v.consumerId}</td><td><code>${v.ledgerKey}</code></td></tr>`,
             )}</tbody>
           </table>
           <${Confirmed}
@@ -450,7 +462,11 @@ function SourcesView() {
                 <th scope="row">${s.source}</th>
                 <td>${s.provider ? `${s.provider} (${s.scheme})` : s.scheme}</td>
                 <td>${s.events}</td>
-                <td>${Object.entries(s.bySecretVersion).map(([v, n]) => `${v} ${n}`).join(', ') || '–'}</td>
+                <td>${
+                  Object.entries(s.bySecretVersion)
+                    .map(([v, n]) => `${v} ${n}`)
+                    .join(', ') || '–'
+                }</td>
                 <td>${
                   s.rotation
                     ? s.rotation.hasPrevious
@@ -529,4 +545,6 @@ function App() {
     </main>`;
 }
 
-render(html`<${App} />`, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+root.textContent = '';
+render(html`<${App} />`, root);

@@ -30,7 +30,12 @@ beforeAll(async () => {
       key_id: tenant === 'tenant_204' ? 'key_42' : 'key_77',
       created: Math.floor(Date.now() / 1000),
       // A tenant may put anything in a payload, even text shaped like a signing secret.
-      data: { amount: 4200, currency: 'eur', card_last4: '4242', note: id === 'evt_01J8K7C103' ? 'whsec_c2VjcmV0IGluIGEgcGF5bG9hZA' : 'ok' },
+      data: {
+        amount: 4200,
+        currency: 'eur',
+        card_last4: '4242',
+        note: id === 'evt_01J8K7C103' ? 'whsec_c2VjcmV0IGluIGEgcGF5bG9hZA' : 'ok',
+      },
     });
     expect(sent.status).toBe(202);
   }
@@ -84,7 +89,12 @@ describe('console security model', () => {
     // fetch never lets a page choose Host; a rebinding attack's request names the attacker's host.
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request(
-        { host: '127.0.0.1', port: env.console.port, path: '/api/overview', headers: { host: `rebind.example:${env.console.port}`, [TOKEN_HEADER]: env.console.token } },
+        {
+          host: '127.0.0.1',
+          port: env.console.port,
+          path: '/api/overview',
+          headers: { host: `rebind.example:${env.console.port}`, [TOKEN_HEADER]: env.console.token },
+        },
         (r) => {
           let body = '';
           r.on('data', (c) => (body += c));
@@ -107,7 +117,7 @@ describe('console security model', () => {
 });
 
 describe('console API on the local stack', () => {
-  it('Events: finds one event by id, a tenant\'s events in a window, and the quarantined ones, paged', async () => {
+  it("Events: finds one event by id, a tenant's events in a window, and the quarantined ones, paged", async () => {
     const byId = await call(env, '/api/events?eventId=evt_01J8K7C102');
     expect(byId.json).toMatchObject({
       total: 1,
@@ -201,7 +211,10 @@ describe('console API on the local stack', () => {
     expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(csv.headers.get('content-disposition')).toMatch(/^attachment; filename="usage-tenant_204-\d{4}-\d{2}-\d{2}\.csv"$/);
     const cli = formatUsageCsv(
-      await usage({ ddb: env.stack.handlers.ddb, tables: env.stack.resources.tables }, { from: Date.parse(from), to: Date.parse(to), tenant: 'tenant_204' }),
+      await usage(
+        { ddb: env.stack.handlers.ddb, tables: env.stack.resources.tables },
+        { from: Date.parse(from), to: Date.parse(to), tenant: 'tenant_204' },
+      ),
     );
     expect(csv.text).toBe(cli);
     expect(csv.text.split('\r\n')[0]).toBe('window_from,window_to,tenant_id,consumer_id,units,deliveries');
@@ -214,7 +227,9 @@ describe('console API on the local stack', () => {
       { id: 'evt_01J8K7C702', type: 'customer.updated', tenant: 'tenant_311' },
     ]);
     const found = await call(env, `/api/reconcile?from=${from}&grace=0`);
-    expect(found.json.violations.map((v: { kind: string; eventId: string; consumerId: string }) => [v.kind, v.eventId, v.consumerId])).toEqual([
+    expect(
+      found.json.violations.map((v: { kind: string; eventId: string; consumerId: string }) => [v.kind, v.eventId, v.consumerId]),
+    ).toEqual([
       ['missing_delivery', 'evt_01J8K7C701', 'audit-writer'],
       ['missing_delivery', 'evt_01J8K7C702', 'audit-writer'],
     ]);

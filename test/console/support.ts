@@ -86,6 +86,7 @@ export async function call(env: ConsoleStack, pathAndQuery: string, options: Cal
   });
   const text = await response.text();
   env.seen.push(text);
+  // biome-ignore lint/suspicious/noExplicitAny: the API's JSON, read by the tests' own assertions
   let json: any;
   try {
     json = JSON.parse(text);
