@@ -23,18 +23,22 @@ export function register(program: Command, ctx: CommandContext): void {
           warn: ctx.warn,
         });
         ctx.io.stdout.write(`${consoleLine(running.url)}\n  target          ${running.target.label}\nPress Ctrl-C to stop.\n`);
-        await new Promise<void>((resolve) => {
-          const stop = () => {
-            process.off('SIGINT', stop);
-            process.off('SIGTERM', stop);
-            resolve();
-          };
-          process.on('SIGINT', stop);
-          process.on('SIGTERM', stop);
-        });
+        await (ctx.io.interrupted ?? interrupted());
         await running.close();
       }),
     );
+}
+
+function interrupted(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
 }
 
 /** A commander argument parser: its error is a commander usage error (exit 2). */
