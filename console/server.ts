@@ -21,7 +21,9 @@ import type { AddressInfo } from 'node:net';
 import { type ApiDeps, handleApi } from './api';
 import { buildBundle, type ConsoleBundle } from './bundle';
 
-export const COOKIE = 'hookledger_console';
+/** The cookie's name for a console on `port`: cookies are not scoped by port, so two consoles (the local
+ * stack's and a `--stack` one) must not overwrite each other's. */
+export const cookieName = (port: number) => `hookledger_console_${port}`;
 export const TOKEN_HEADER = 'x-hookledger-token';
 const MAX_BODY_BYTES = 64 * 1024;
 /** A signing secret's shape (Standard Webhooks' `whsec_` prefix): never sent, whatever produced it. */
@@ -96,7 +98,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, ctx: ServeContex
     return send(res, 403, { error: 'forbidden_host', message: `the console answers on ${hosts[0]} only` });
   }
   const fromQuery = url.searchParams.get('token');
-  const presented = fromQuery ?? headerToken(req) ?? cookieToken(req);
+  const presented = fromQuery ?? headerToken(req) ?? cookieToken(req, cookieName(ctx.port));
   if (!presented || !sameToken(presented, ctx.token)) {
     return send(res, 403, {
       error: 'forbidden',
@@ -110,7 +112,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, ctx: ServeContex
     url.searchParams.delete('token');
     res.writeHead(303, {
       ...SECURITY_HEADERS,
-      'set-cookie': `${COOKIE}=${ctx.token}; HttpOnly; SameSite=Strict; Path=/`,
+      'set-cookie': `${cookieName(ctx.port)}=${ctx.token}; HttpOnly; SameSite=Strict; Path=/`,
       location: `${url.pathname}${url.search}`,
     });
     res.end();
@@ -209,10 +211,10 @@ function headerToken(req: IncomingMessage): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-function cookieToken(req: IncomingMessage): string | undefined {
+function cookieToken(req: IncomingMessage, cookie: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [name, ...rest] = part.trim().split('=');
-    if (name === COOKIE) return rest.join('=');
+    if (name === cookie) return rest.join('=');
   }
   return undefined;
 }

@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatUsageCsv } from '../../cli/commands/usage';
 import { usage } from '../../cli/ops/usage';
-import { COOKIE, TOKEN_HEADER } from '../../console/server';
+import { cookieName, TOKEN_HEADER } from '../../console/server';
 import { queueDepth, send } from '../support/stack';
 import { type ConsoleStack, call, poisoned, sendAndLose, sendPoisoned, startConsoleStack } from './support';
 
@@ -67,7 +67,12 @@ describe('console security model', () => {
     expect(first.status).toBe(303);
     expect(first.headers.get('location')).toBe('/');
     const cookie = first.headers.get('set-cookie') ?? '';
+    const COOKIE = cookieName(env.console.port);
+    expect(COOKIE).toBe(`hookledger_console_${env.console.port}`);
     expect(cookie).toBe(`${COOKIE}=${env.console.token}; HttpOnly; SameSite=Strict; Path=/`);
+    // Another console's cookie (cookies are not scoped by port) is not this one's token.
+    const other = await fetch(`${env.console.origin}/`, { headers: { cookie: `hookledger_console_1=${env.console.token}` } });
+    expect(other.status).toBe(403);
     const page = await fetch(`${env.console.origin}/`, { headers: { cookie: `${COOKIE}=${env.console.token}` } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
