@@ -127,7 +127,8 @@ describe('the console in Chromium', () => {
         () => performance.getEntriesByName('hookledger:event-rendered')[0]?.startTime ?? Number.NaN,
       );
       expect(firstRenderMs).toBeGreaterThan(0);
-      expect(firstRenderMs).toBeLessThan(3000);
+      // A bound for a broken page, not a benchmark: the figure itself goes to .ci/results/console.json.
+      expect(firstRenderMs).toBeLessThan(10_000);
       const bundleBytes = Buffer.byteLength(
         await (await fetch(`${env.console.origin}/app.js`, { headers: { 'x-hookledger-token': env.console.token } })).text(),
       );
