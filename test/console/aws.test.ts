@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../cli/main';
 import { TOKEN_HEADER } from '../../console/server';
 import { dayTenantsPartition, eventKey, ledgerKey, payloadKey, tenantDayKey, tenantDayPartition } from '../../core/model';
+import { runCli } from '../support/cli';
 import { type ConsoleStack, call, config } from './support';
 
 const cfn = mockClient(CloudFormationClient);
@@ -336,5 +337,23 @@ describe('hookledger console --stack (mocked AWS clients)', () => {
     expect((await page.text()).length).toBeGreaterThan(10_000);
     expect(env.seen.filter((t) => t.includes('whsec_'))).toEqual([]);
     expect(env.seen.length).toBeGreaterThan(10);
+  });
+});
+
+describe('hookledger console: bad input', () => {
+  it('refuses --port abc (exit 2, naming --port) and serves nothing', async () => {
+    const result = await runCli(['console', '--port', 'abc'], config, { USER: 'ops' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--port must be a port number (0-65535)');
+    expect(result.stdout).not.toContain('console URL');
+  });
+
+  it('says to run npm start when no local stack is running (exit 3), and serves nothing', async () => {
+    const result = await runCli(['console'], config, { USER: 'ops', HOOKLEDGER_STATE: '/nonexistent/state.json' });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toBe(
+      'error: no local stack is running (/nonexistent/state.json does not exist). Start one with `npm start` in another terminal, or pass --stack <name> to use a deployed stack.\n',
+    );
+    expect(result.stdout).toBe('');
   });
 });
