@@ -11,7 +11,7 @@ import { ledgerItemsByKey } from '../adapters/table-scan';
 import { formatUsageCsv } from '../cli/commands/usage';
 import { type CliError, ConflictError, cliErrorOf, NotFoundError, OperationFailedError, TargetError, UsageError } from '../cli/errors';
 import type { OperatorDeps } from '../cli/ops/deps';
-import { type DeliveryStateOrReady, searchEvents } from '../cli/ops/events';
+import { type DeliveryStateOrReady, type StoredOutcome, searchEvents } from '../cli/ops/events';
 import { setPaused } from '../cli/ops/pause';
 import { redrive } from '../cli/ops/redrive';
 import { replay } from '../cli/ops/replay';
@@ -137,6 +137,7 @@ const ROUTES: Readonly<Record<string, Handler>> = {
       type: text(query.get('type')),
       consumer: text(query.get('consumer')) ? consumerOf(deps, query.get('consumer')) : undefined,
       state: text(query.get('state')) as DeliveryStateOrReady | undefined,
+      outcome: text(query.get('outcome')) as StoredOutcome | undefined,
       cursor: integer(query.get('cursor'), 'cursor'),
       limit: integer(query.get('limit'), 'limit'),
     });

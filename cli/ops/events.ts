@@ -8,9 +8,9 @@
  * offset into that order. A window's cost follows the window (what `status` and `usage` read), so a
  * console asks for a short one by default (the last 24 hours).
  */
-import type { Window } from '../../adapters/table-scan';
+import { eventStoreItemsByKey, type Window } from '../../adapters/table-scan';
 import { type IndexedReceipt, WindowReader } from '../../adapters/window-index';
-import { type LedgerItem, ledgerKey } from '../../core/model';
+import { conflictKey, type LedgerItem, ledgerKey } from '../../core/model';
 import { UsageError } from '../errors';
 import { type ConfigDeps, eventStoresOf, type StoreDeps } from './deps';
 
@@ -20,6 +20,14 @@ const MAX_PAGE_SIZE = 200;
 /** A delivery's state as the operator sees it: `ready` when no ledger row exists yet. */
 export type DeliveryStateOrReady = LedgerItem['state'] | 'ready';
 export const DELIVERY_STATES: readonly DeliveryStateOrReady[] = ['ready', 'leased', 'retrying', 'quarantined', 'done'];
+
+/**
+ * What intake answered for a stored event: `recorded` (every receipt), or `duplicate_conflict` when a
+ * later request named its id with other bytes (the conflict audit intake keeps; nothing else stored).
+ * Refusals and plain duplicates store nothing, so no event has them: `status` counts those.
+ */
+export type StoredOutcome = 'recorded' | 'duplicate_conflict';
+export const STORED_OUTCOMES: readonly StoredOutcome[] = ['recorded', 'duplicate_conflict'];
 
 export interface EventSearch {
   /** One event by id (every configured source tried, or `source`): no window is read. */
@@ -31,6 +39,8 @@ export interface EventSearch {
   readonly consumer?: string;
   /** Only events with at least one delivery (of `consumer`, when given) in this state. */
   readonly state?: DeliveryStateOrReady;
+  /** Only events intake answered so (`duplicate_conflict`: one conflict read per candidate, by key). */
+  readonly outcome?: StoredOutcome;
   /** Offset into the newest-first order (the previous page's `next`). */
   readonly cursor?: number;
   readonly limit?: number;
@@ -63,6 +73,11 @@ export async function searchEvents(deps: StoreDeps & ConfigDeps, search: EventSe
   if (search.state !== undefined && !DELIVERY_STATES.includes(search.state)) {
     throw new UsageError(`state must be one of ${DELIVERY_STATES.join(', ')} (got "${search.state}")`);
   }
+  if (search.outcome !== undefined && !STORED_OUTCOMES.includes(search.outcome)) {
+    throw new UsageError(
+      `outcome must be one of ${STORED_OUTCOMES.join(', ')} (got "${search.outcome}"); refusals and duplicates store no event (status counts them)`,
+    );
+  }
   const reader = new WindowReader(deps);
   let receipts: Pick<IndexedReceipt, 'source' | 'eventId' | 'tenantId' | 'eventType' | 'receivedAt' | 'secretVersion' | 'consumers'>[];
   if (search.eventId !== undefined) {
@@ -79,6 +94,13 @@ export async function searchEvents(deps: StoreDeps & ConfigDeps, search: EventSe
     });
   }
   receipts.sort((a, b) => b.receivedAt - a.receivedAt || a.eventId.localeCompare(b.eventId));
+  if (search.outcome === 'duplicate_conflict') {
+    const conflicts = await eventStoreItemsByKey<{ pk: string }>(
+      deps,
+      receipts.map((r) => conflictKey(r.source, r.eventId)),
+    );
+    receipts = receipts.filter((r) => conflicts.has(conflictKey(r.source, r.eventId)));
+  }
 
   // States are needed for every candidate when filtering by state; otherwise for the page only.
   const statesOf = async (list: typeof receipts) => {

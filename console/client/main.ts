@@ -157,6 +157,7 @@ function EventsView({ overview, params }: { overview: Json; params: URLSearchPar
     source: params.get('source') ?? '',
     consumer: params.get('consumer') ?? '',
     state: params.get('state') ?? '',
+    outcome: params.get('outcome') ?? '',
     from: params.get('from') ?? '-24h',
     to: params.get('to') ?? 'now',
   };
@@ -178,6 +179,7 @@ function EventsView({ overview, params }: { overview: Json; params: URLSearchPar
       <${Choice} label="Source" name="source" value=${form.source} options=${overview.sources} onInput=${set('source')} />
       <${Choice} label="Consumer" name="consumer" value=${form.consumer} options=${overview.consumers} onInput=${set('consumer')} />
       <${Choice} label="Delivery state" name="state" value=${form.state} options=${['ready', 'leased', 'retrying', 'quarantined', 'done']} onInput=${set('state')} />
+      <${Choice} label="Intake outcome" name="outcome" value=${form.outcome} options=${['recorded', 'duplicate_conflict']} onInput=${set('outcome')} />
       <${Field} label="From" name="from" value=${form.from} onInput=${set('from')} />
       <${Field} label="To" name="to" value=${form.to} onInput=${set('to')} />
       <button type="submit">Search events</button>

@@ -143,6 +143,23 @@ describe('console API on the local stack', () => {
     expect((await call(env, '/api/events?state=lost')).status).toBe(400);
   });
 
+  it('Events: finds by intake outcome the event whose id a second request reused with other bytes (duplicate_conflict)', async () => {
+    const resent = await send(env.stack, {
+      id: 'evt_01J8K7C102',
+      type: 'payment.succeeded',
+      tenant_id: 'tenant_311',
+      key_id: 'key_77',
+      created: Math.floor(Date.now() / 1000),
+      data: { amount: 9999, currency: 'eur' },
+    });
+    expect(resent).toEqual({ status: 200, body: { status: 'duplicate_conflict', event_id: 'evt_01J8K7C102' } });
+    const conflicted = await call(env, `/api/events?outcome=duplicate_conflict&from=${new Date(t0).toISOString()}`);
+    expect(conflicted.json.rows.map((r: { eventId: string }) => r.eventId)).toEqual(['evt_01J8K7C102']);
+    expect(conflicted.json.total).toBe(1);
+    expect((await call(env, `/api/events?outcome=recorded&from=${new Date(t0).toISOString()}`)).json.total).toBe(4);
+    expect((await call(env, '/api/events?outcome=refused')).status).toBe(400);
+  });
+
   it('Event: the trace says why risk-evaluator quarantined the poisoned event, which secret verified it, and its payload', async () => {
     const res = await call(env, `/api/event?eventId=${POISONED}`);
     expect(res.status).toBe(200);
