@@ -11,7 +11,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, ListSecretVersionIdsCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../adapters/clients';
@@ -52,9 +52,21 @@ export interface Target {
   readonly pauseControl: PauseControl;
   /** The payload bucket, for erasure (list under an event's prefixes, delete); undefined when the stack names none. */
   readonly payloadBucket?: ErasableBlobs;
+  /**
+   * Where a source's rotation stands: whether a previous secret exists and until when it verifies.
+   * Read from metadata (the secrets file's dates, Secrets Manager's version list); never a value.
+   */
+  secretRotation(sourceId: string): Promise<SecretRotationState>;
   /** Intake requests by outcome, where the target keeps them (the local stack); undefined on AWS. */
   intakeOutcomes(): Promise<Record<string, number> | undefined>;
   destroy(): void;
+}
+
+export interface SecretRotationState {
+  readonly source: string;
+  /** A previous secret is kept (it verifies until `previousUntil`, when that is in the future). */
+  readonly hasPrevious: boolean;
+  readonly previousUntil?: number;
 }
 
 export interface TargetOptions {
@@ -130,6 +142,10 @@ async function localTarget(options: TargetOptions): Promise<Target> {
       rotator: { kind: 'local', rotate: (id, overlapMs) => consumerFile.rotate(id, overlapMs), retire: (id) => consumerFile.retire(id) },
     },
     payloadHashKey: () => secrets.payloadHashKey(),
+    secretRotation: async (sourceId) => {
+      const { previous, previousUntil } = await secrets.get(sourceId);
+      return { source: sourceId, hasPrevious: previous !== undefined, ...(previousUntil !== undefined ? { previousUntil } : {}) };
+    },
     pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
     payloadBucket: new S3PayloadBlobs({ client: s3, bucket: LOCAL_PAYLOAD_BUCKET }),
     intakeOutcomes: async () => {
@@ -236,6 +252,25 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
       const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
       if (!out.SecretString) throw new TargetError('the payload-hash key secret has no value');
       return Buffer.from(out.SecretString, 'utf8');
+    },
+    secretRotation: async (sourceId) => {
+      const secretId = secretIds[sourceId];
+      if (!secretId) throw new TargetError(`stack ${stackName} has no SecretArn output for source "${sourceId}"`);
+      // Version metadata only (stages and creation dates), never a value: AWSPREVIOUS verifies until
+      // the AWSCURRENT version's creation plus the source's overlap (adapters/secrets-manager.ts).
+      const out = await secretsManager.send(new ListSecretVersionIdsCommand({ SecretId: secretId }));
+      const versions = out.Versions ?? [];
+      const current = versions.find((v) => v.VersionStages?.includes('AWSCURRENT'));
+      const hasPrevious = versions.some((v) => v.VersionStages?.includes('AWSPREVIOUS'));
+      const overlapHours = options.config.sources.find((s) => s.id === sourceId)?.secretOverlapHours;
+      const rotatedAt = current?.CreatedDate?.getTime();
+      return {
+        source: sourceId,
+        hasPrevious,
+        ...(hasPrevious && rotatedAt !== undefined && overlapHours !== undefined
+          ? { previousUntil: rotatedAt + overlapHours * 3_600_000 }
+          : {}),
+      };
     },
     pauseControl: lambdaPauseControl({ lambda, sqs, queues }),
     ...(s3 && bucketName ? { payloadBucket: new S3PayloadBlobs({ client: s3, bucket: bucketName }) } : {}),

@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { Ledger } from '../adapters/ledger';
+import { consoleLine, serveConsole } from '../console/serve';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { createLogger } from '../lambdas/shared/logger';
 import { reportDeliveries } from './delivery-report';
@@ -54,10 +55,23 @@ async function main(): Promise<void> {
   const secret = (await stack.secrets.get(source.id)).current;
   const stateFile = home ? path.join(home, 'state.json') : path.join(ROOT, DEFAULT_STATE_FILE);
   await writeState(stateFile, stackState(stack, stack.dataDir));
+  // The operator console, on this stack through its state file as the CLI reads it (console/); the
+  // pipeline runs on without it if it cannot start.
+  const console_ = await serveConsole({
+    config: stack.config,
+    root: ROOT,
+    env: { ...process.env, HOOKLEDGER_STATE: stateFile },
+    operator: `${process.env.USER ?? 'operator'} (console)`,
+    ...(process.env.HOOKLEDGER_CONSOLE_PORT ? { port: Number(process.env.HOOKLEDGER_CONSOLE_PORT) } : {}),
+  }).catch((error: unknown) => {
+    console.error(`hookledger: the console did not start: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  });
   console.log(`
 hookledger is running (${Date.now() - t0} ms).
 
   webhook URL     ${stack.webhookUrl(source.id)}
+  ${console_ ? consoleLine(console_.url) : 'console URL     (not started: see the error above)'}
   signing secret  ${secret}   (Standard Webhooks; kept in .hookledger/secrets.json, git-ignored)
   DynamoDB Local  ${stack.endpoints.dynamodb}   (data in ${path.relative(ROOT, stack.dataDir ?? '') || 'memory'})
   SQS emulator    ${stack.endpoints.sqs}
@@ -84,7 +98,7 @@ Press Ctrl-C to stop.
     stopping = true;
     // Stop at once, before anything is awaited: Ctrl-C reached DynamoDB Local's JVM as well, so the
     // pollers must stop reading now. The stack stops in the reverse order of start, storage last.
-    const stopped = stack.stop();
+    const stopped = Promise.all([console_?.close(), stack.stop()]);
     console.log('\nhookledger: stopping...');
     await Promise.all([stopped, removeState(stateFile)]);
     process.exit(0);

@@ -15,6 +15,8 @@ export interface CliIo {
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
+  /** Resolves when a long-running command (`console`) should stop; default: Ctrl-C (SIGINT) or SIGTERM. */
+  readonly interrupted?: Promise<void>;
 }
 
 /** The options every command accepts (declared on the program). */

@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { register as backfill } from './backfill';
+import { register as consoleCommand } from './console';
 import type { CommandContext } from './context';
 import { register as cost } from './cost';
 import { register as doctor } from './doctor';
@@ -44,4 +45,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   secrets,
   providers,
   cost,
+  consoleCommand,
 ];

@@ -66,15 +66,17 @@ export interface TraceReport {
 export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, options: { source?: string } = {}): Promise<TraceReport> {
   const receipt: EventItem = await findReceipt(deps, eventId, options.source);
   const { payloads, receipts } = eventStoresOf(deps);
-  const payloadState = await payloads.payloadState(receipt.source, receipt.eventId, receipt.payloadHmac);
-  const conflict: ConflictItem | undefined = await receipts.getConflict(receipt.source, receipt.eventId);
-
   const expected = receipt.consumers ?? [];
   const candidates = [...new Set([...expected, ...deps.config.consumers.map((c) => c.id)])];
-  const items = await ledgerItemsByKey<LedgerItem>(
-    deps,
-    candidates.map((c) => ledgerKey(receipt.source, receipt.eventId, c)),
-  );
+  // Three independent reads, at once (the console's Event view waits on them).
+  const [payloadState, conflict, items] = await Promise.all([
+    payloads.payloadState(receipt.source, receipt.eventId, receipt.payloadHmac),
+    receipts.getConflict(receipt.source, receipt.eventId) as Promise<ConflictItem | undefined>,
+    ledgerItemsByKey<LedgerItem>(
+      deps,
+      candidates.map((c) => ledgerKey(receipt.source, receipt.eventId, c)),
+    ),
+  ]);
   const deliveries: TraceDelivery[] = [];
   for (const consumer of candidates) {
     const item = items.get(ledgerKey(receipt.source, receipt.eventId, consumer));

@@ -86,6 +86,16 @@ describe('import boundaries (biome.jsonc)', () => {
       'core/ is the dependency-free contracts module',
     ],
     ['core/config', "import { SQSClient } from '@aws-sdk/client-sqs';\nexport const planted = SQSClient;\n", 'core/ holds contracts only'],
+    [
+      'console',
+      "import { startLocalStack } from '../local/stack';\nexport const planted = startLocalStack;\n",
+      "The console serves the CLI's operations",
+    ],
+    [
+      'console/client',
+      "import { trace } from '../../cli/ops/trace';\nexport const planted = trace;\n",
+      "The console's page runs in the browser",
+    ],
   ])('refuses a planted import in %s (%#)', async (folder, source, message) => {
     const messages = restricted(await lintPlanted(folder, source));
     expect(messages).toHaveLength(1);
@@ -100,6 +110,8 @@ describe('import boundaries (biome.jsonc)', () => {
     ['adapters', "import { eventKey } from '../core/model';\nexport const planted = eventKey;\n"],
     ['lambdas/ingest', "import { Receipts } from '../../adapters/receipts';\nexport const planted = Receipts;\n"],
     ['core/config', "import { SCHEMES } from '../schemes';\nexport const planted = SCHEMES;\n"],
+    ['console', "import { trace } from '../cli/ops/trace';\nexport const planted = trace;\n"],
+    ['console/client', "import { render } from 'preact';\nexport const planted = render;\n"],
   ])('accepts an import the layering allows in %s (%#)', async (folder, source) => {
     expect(restricted(await lintPlanted(folder, source))).toEqual([]);
   });

@@ -93,7 +93,7 @@ describe('npm start on this machine', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  it('listens on loopback only (DynamoDB Local, the SQS emulator, the gateway), and keeps its data folder 0700 and files 0600', async () => {
+  it('listens on loopback only (DynamoDB Local, the SQS emulator, the gateway, the console), and keeps its data folder 0700 and files 0600', async () => {
     // A data folder left world-readable by an earlier version, with a file in it.
     const data = path.join(home, 'data');
     mkdirSync(data, { recursive: true });
@@ -105,8 +105,12 @@ describe('npm start on this machine', () => {
     const { state } = run;
     const sockets = listeningSockets(processGroup(run.child.pid!));
     const ports = sockets.map((s) => s.port);
-    expect(ports).toEqual(expect.arrayContaining([state.dynamo.port, state.sqs.port, state.gateway.port]));
+    // The operator console too: its printed URL is on 127.0.0.1, and without the token it answers 403.
+    const consoleUrl = new URL(/console URL\s+(\S+)/.exec(run.output())?.[1] ?? 'http://missing');
+    expect(consoleUrl.hostname).toBe('127.0.0.1');
+    expect(ports).toEqual(expect.arrayContaining([state.dynamo.port, state.sqs.port, state.gateway.port, Number(consoleUrl.port)]));
     expect(sockets.filter((s) => !LOOPBACK.has(s.address))).toEqual([]);
+    expect((await fetch(`${consoleUrl.origin}/api/overview`)).status).toBe(403);
 
     // One webhook through the gateway: the stream poller then rewrites its checkpoints file.
     const body = JSON.stringify(platformEvent({ id: 'evt_01J8K7Z001' }));

@@ -1,0 +1,147 @@
+/**
+ * Events: find receipts by event id, or by window (through the window index: the tenant-day
+ * registry, then the tenant-day partitions; never a table scan) narrowed by tenant, source, type,
+ * consumer and the state of a delivery, newest first, one page at a time. Each row carries its
+ * deliveries' states, read by key from the ledger.
+ *
+ * Paging: the window is read once per page and the page cut from the newest; the cursor is the
+ * offset into that order. A window's cost follows the window (what `status` and `usage` read), so a
+ * console asks for a short one by default (the last 24 hours).
+ */
+import { eventStoreItemsByKey, type Window } from '../../adapters/table-scan';
+import { type IndexedReceipt, WindowReader } from '../../adapters/window-index';
+import { conflictKey, type LedgerItem, ledgerKey } from '../../core/model';
+import { UsageError } from '../errors';
+import { type ConfigDeps, eventStoresOf, type StoreDeps } from './deps';
+
+export const EVENT_PAGE_SIZE = 25;
+const MAX_PAGE_SIZE = 200;
+
+/** A delivery's state as the operator sees it: `ready` when no ledger row exists yet. */
+export type DeliveryStateOrReady = LedgerItem['state'] | 'ready';
+export const DELIVERY_STATES: readonly DeliveryStateOrReady[] = ['ready', 'leased', 'retrying', 'quarantined', 'done'];
+
+/**
+ * What intake answered for a stored event: `recorded` (every receipt), or `duplicate_conflict` when a
+ * later request named its id with other bytes (the conflict audit intake keeps; nothing else stored).
+ * Refusals and plain duplicates store nothing, so no event has them: `status` counts those.
+ */
+export type StoredOutcome = 'recorded' | 'duplicate_conflict';
+export const STORED_OUTCOMES: readonly StoredOutcome[] = ['recorded', 'duplicate_conflict'];
+
+export interface EventSearch {
+  /** One event by id (every configured source tried, or `source`): no window is read. */
+  readonly eventId?: string;
+  readonly window?: Window;
+  readonly tenant?: string;
+  readonly source?: string;
+  readonly type?: string;
+  readonly consumer?: string;
+  /** Only events with at least one delivery (of `consumer`, when given) in this state. */
+  readonly state?: DeliveryStateOrReady;
+  /** Only events intake answered so (`duplicate_conflict`: one conflict read per candidate, by key). */
+  readonly outcome?: StoredOutcome;
+  /** Offset into the newest-first order (the previous page's `next`). */
+  readonly cursor?: number;
+  readonly limit?: number;
+}
+
+export interface EventRow {
+  readonly source: string;
+  readonly eventId: string;
+  readonly tenantId: string;
+  readonly eventType: string;
+  readonly receivedAt: number;
+  readonly secretVersion: string;
+  readonly deliveries: Readonly<Record<string, DeliveryStateOrReady>>;
+}
+
+export interface EventPage {
+  readonly rows: readonly EventRow[];
+  /** Matching events in the window (or 0/1 by id). */
+  readonly total: number;
+  /** The cursor of the next page; absent on the last. */
+  readonly next?: number;
+  readonly window?: Window;
+}
+
+export async function searchEvents(deps: StoreDeps & ConfigDeps, search: EventSearch): Promise<EventPage> {
+  const limit = Math.min(search.limit ?? EVENT_PAGE_SIZE, MAX_PAGE_SIZE);
+  if (!(limit > 0)) throw new UsageError(`limit must be between 1 and ${MAX_PAGE_SIZE} (got ${search.limit})`);
+  const cursor = search.cursor ?? 0;
+  if (!Number.isInteger(cursor) || cursor < 0) throw new UsageError(`cursor must be a whole number from 0 (got ${search.cursor})`);
+  if (search.state !== undefined && !DELIVERY_STATES.includes(search.state)) {
+    throw new UsageError(`state must be one of ${DELIVERY_STATES.join(', ')} (got "${search.state}")`);
+  }
+  if (search.outcome !== undefined && !STORED_OUTCOMES.includes(search.outcome)) {
+    throw new UsageError(
+      `outcome must be one of ${STORED_OUTCOMES.join(', ')} (got "${search.outcome}"); refusals and duplicates store no event (status counts them)`,
+    );
+  }
+  const reader = new WindowReader(deps);
+  let receipts: Pick<IndexedReceipt, 'source' | 'eventId' | 'tenantId' | 'eventType' | 'receivedAt' | 'secretVersion' | 'consumers'>[];
+  if (search.eventId !== undefined) {
+    const sources = search.source !== undefined ? [search.source] : deps.config.sources.map((s) => s.id);
+    receipts = await eventStoresOf(deps).receipts.findReceipts(search.eventId.trim(), sources);
+  } else {
+    if (!search.window) throw new UsageError('give an event id, or a window (from, to)');
+    receipts = await reader.receipts({
+      window: search.window,
+      tenant: search.tenant,
+      source: search.source,
+      type: search.type,
+      consumer: search.consumer,
+    });
+  }
+  receipts.sort((a, b) => b.receivedAt - a.receivedAt || a.eventId.localeCompare(b.eventId));
+  if (search.outcome === 'duplicate_conflict') {
+    const conflicts = await eventStoreItemsByKey<{ pk: string }>(
+      deps,
+      receipts.map((r) => conflictKey(r.source, r.eventId)),
+    );
+    receipts = receipts.filter((r) => conflicts.has(conflictKey(r.source, r.eventId)));
+  }
+
+  // States are needed for every candidate when filtering by state; otherwise for the page only.
+  const statesOf = async (list: typeof receipts) => {
+    const rows = await reader.ledgerRows<Pick<LedgerItem, 'pk' | 'state'>>(list, {
+      projection: 'pk, #state',
+      names: { '#state': 'state' },
+    });
+    return list.map((r) => ({
+      receipt: r,
+      deliveries: Object.fromEntries(
+        (r.consumers ?? []).map((c) => [c, (rows.get(ledgerKey(r.source, r.eventId, c))?.state ?? 'ready') as DeliveryStateOrReady]),
+      ),
+    }));
+  };
+  let matching: { receipt: (typeof receipts)[number]; deliveries: Record<string, DeliveryStateOrReady> }[];
+  let total: number;
+  if (search.state !== undefined) {
+    const all = await statesOf(receipts);
+    matching = all.filter(({ deliveries }) =>
+      search.consumer !== undefined
+        ? deliveries[search.consumer] === search.state
+        : Object.values(deliveries).some((s) => s === search.state),
+    );
+    total = matching.length;
+    matching = matching.slice(cursor, cursor + limit);
+  } else {
+    total = receipts.length;
+    matching = await statesOf(receipts.slice(cursor, cursor + limit));
+  }
+  return {
+    rows: matching.map(({ receipt: r, deliveries }) => ({
+      source: r.source,
+      eventId: r.eventId,
+      tenantId: r.tenantId,
+      eventType: r.eventType,
+      receivedAt: r.receivedAt,
+      secretVersion: r.secretVersion,
+      deliveries,
+    })),
+    total,
+    ...(cursor + limit < total ? { next: cursor + limit } : {}),
+    ...(search.window && search.eventId === undefined ? { window: search.window } : {}),
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * The console on a target: the local stack (its state file, as the CLI reads it) or a deployed stack
+ * (`--stack`, the operator's own AWS credentials); `npm start` and `hookledger console` both call this.
+ */
+
+import { resolveTarget, type Target } from '../cli/target';
+import type { HookledgerConfig } from '../core/config/schema';
+import { type RunningConsole, startConsole } from './server';
+
+export interface ServeConsoleOptions {
+  readonly config: HookledgerConfig;
+  /** Repository root: where .hookledger/ lives. */
+  readonly root: string;
+  readonly stack?: string;
+  readonly region?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly port?: number;
+  readonly operator: string;
+  readonly warn?: (line: string) => void;
+}
+
+export async function serveConsole(options: ServeConsoleOptions): Promise<RunningConsole & { readonly target: Target }> {
+  const target = await resolveTarget(options);
+  try {
+    const running = await startConsole({
+      config: options.config,
+      target,
+      operator: options.operator,
+      ...(options.port !== undefined ? { port: options.port } : {}),
+      ...(options.warn ? { warn: options.warn } : {}),
+    });
+    return {
+      ...running,
+      target,
+      close: async () => {
+        await running.close();
+        target.destroy();
+      },
+    };
+  } catch (error) {
+    target.destroy();
+    throw error;
+  }
+}
+
+/** The line `npm start` and `hookledger console` print. */
+export const consoleLine = (url: string) => `console URL     ${url}`;
