@@ -82,8 +82,6 @@ export type DerivedEventId = z.infer<typeof derivedEventIdSchema>;
 /** Where the event id is read: any attribution location, or derived from the signed body. */
 export const eventIdSourceSchema = z.union([fieldSourceSchema, derivedEventIdSchema]);
 export type EventIdSource = z.infer<typeof eventIdSourceSchema>;
-/** The prefix of a body-derived event id. */
-export const BODY_HASH_ID_PREFIX = 'bh_';
 
 /** One scheme option's validation, from its declaration in the scheme's module (core/schemes). */
 function optionSchema(spec: OptionSpec): z.ZodType {
