@@ -71,7 +71,7 @@ export interface PayloadItem {
   /** The stored bytes; absent exactly when `s3Key` names where they are. */
   readonly body?: Uint8Array;
   /**
-   * Bodies whose stored size passes MAX_INLINE_PAYLOAD_BYTES (core/blobs.ts): the payload bucket's
+   * Bodies whose stored size passes `payloads.inlineMaxBytes` (core/blobs.ts): the payload bucket's
    * object key (`payloads/<source>/<eventId>/<payloadHmac>`).
    */
   readonly s3Key?: string;

@@ -25,7 +25,8 @@ export const handler = createIngestHandler({
       client: createDocumentClient(),
       tableName: requireEnv(ENV.eventsTable),
       shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
-      // Bodies too large for a payload item (core/blobs.ts); PutObject on payloads/* only.
+      // Bodies whose stored size passes payloads.inlineMaxBytes (core/blobs.ts); PutObject on payloads/* only.
+      inlineMaxBytes: config.payloads.inlineMaxBytes,
       blobs: new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) }),
     }),
   ),
