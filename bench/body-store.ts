@@ -53,6 +53,8 @@ export interface StoreCost {
   readonly s3Gets: number;
   /** USD per million webhooks: units, requests and storage for the retention. */
   readonly usdPerMillion: number;
+  /** Of which storage (DynamoDB and S3) for the retention. */
+  readonly storageUsdPerMillion: number;
 }
 
 export interface StoreCostOptions {
@@ -81,14 +83,16 @@ export function storeCost(
   const s3Puts = store === 'bucket' ? 1 : 0;
   const s3Gets = store === 'bucket' ? reads : 0;
   const M = 1e6;
+  const storageUsdPerMillion =
+    ((M * itemBytes) / GB) * months * s.dynamodbStandardPerGbMonth.usd +
+    (store === 'bucket' ? ((M * storedBytes) / GB) * months * s.s3StandardPerGbMonth.usd : 0);
   const usdPerMillion =
     writeUnits * p.dynamodbOnDemandPerMillionWriteUnits.usd +
     readUnits * p.dynamodbOnDemandPerMillionReadUnits.usd +
     s3Puts * s.s3StandardPerMillionPuts.usd +
     s3Gets * s.s3StandardPerMillionGets.usd +
-    ((M * itemBytes) / GB) * months * s.dynamodbStandardPerGbMonth.usd +
-    (store === 'bucket' ? ((M * storedBytes) / GB) * months * s.s3StandardPerGbMonth.usd : 0);
-  return { store, writeUnits, readUnits, s3Puts, s3Gets, usdPerMillion };
+    storageUsdPerMillion;
+  return { store, writeUnits, readUnits, s3Puts, s3Gets, usdPerMillion, storageUsdPerMillion };
 }
 
 /**
