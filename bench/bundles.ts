@@ -1,7 +1,7 @@
 /**
- * Section 5: each Lambda bundled as lib/constructs/hookledger-function.ts has CDK bundle it (esbuild,
- * ESM, minified, keep names, node22 target, createRequire banner, linked source map without sources
- * content, AWS SDK inside), its size, and the median module load time over fresh `node` processes run
+ * Section 5: each Lambda bundled as lib/constructs/hookledger-function.ts bundles it (handlerBuildOptions:
+ * esbuild, ESM, minified, keep names, node22 target, createRequire banner, linked source map without
+ * sources content, AWS SDK inside, code splitting: `import()`ed modules in chunks/ loaded on first use), its size, and the median module load time over fresh `node` processes run
  * with the Lambda's NODE_OPTIONS (--enable-source-maps) and dummy environment values, timed in the
  * child around `await import(bundle)`. Two baselines bundled the same way in the same run: an empty
  * handler, and the floor: a handler with only the DynamoDB document client and node:crypto's HMAC,
@@ -22,8 +22,10 @@ export const BUNDLE_DIR = path.join(ROOT, 'bench', 'bundles');
 
 export interface BundleResult {
   readonly entry: string;
-  /** index.mjs (the source map beside it is not counted). */
+  /** What a cold start loads: index.mjs and the chunks it imports statically (source maps not counted). */
   readonly bytes: number;
+  /** Every chunk, those loaded on first use (`import()`) included. */
+  readonly bytesWithChunks: number;
   readonly mapBytes: number;
   /** Median of `loads` fresh processes. */
   readonly loadMs: number;
@@ -63,27 +65,13 @@ function largestParts(inputs: Record<string, { bytesInOutput: number }>, top = 8
     .slice(0, top);
 }
 
-/** The bundling options HookledgerFunction gives NodejsFunction, as esbuild options. */
+/** The bundling options HookledgerFunction uses (handlerBuildOptions), with the shipped configuration inlined. */
 async function cdkBundlingOptions(): Promise<BuildOptions> {
-  const { ESM_REQUIRE_BANNER } = await import('../lib/constructs/hookledger-function');
+  const { handlerBuildOptions } = await import('../lib/constructs/hookledger-function');
   const { BUNDLED_CONFIG_DEFINE } = await import('../core/env');
   const { default: config } = await import('../hookledger.config');
-  return {
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    mainFields: ['module', 'main'],
-    banner: { js: ESM_REQUIRE_BANNER },
-    minify: true,
-    keepNames: true,
-    sourcemap: true,
-    sourcesContent: false,
-    external: [],
-    // As HookledgerStack does: the validated configuration inlined, so no zod in the bundle.
-    define: { [BUNDLED_CONFIG_DEFINE]: JSON.stringify(JSON.stringify(config)) },
-    logLevel: 'warning',
-  };
+  // As HookledgerStack does: the validated configuration inlined, so no zod in the bundle.
+  return handlerBuildOptions({ [BUNDLED_CONFIG_DEFINE]: JSON.stringify(JSON.stringify(config)) });
 }
 
 /** Dummy values for every variable the handlers read at cold start (core/env.ts), plus Lambda's own. */
@@ -148,17 +136,35 @@ export async function measureBundles(
     ...config.consumers.map((c) => ({ name: c.id, entry: workerEntry(c), consumerId: c.id })),
   ];
   const built = async (name: string, entry: string, buildOptions: BuildOptions, consumerId?: string) => {
-    const outfile = path.join(BUNDLE_DIR, name, 'index.mjs');
-    mkdirSync(path.dirname(outfile), { recursive: true });
-    const result = await build({ ...options, ...buildOptions, outfile, metafile: true });
-    const output = Object.entries(result.metafile.outputs).find(([file]) => file.endsWith('.mjs'))?.[1];
+    const outdir = path.join(BUNDLE_DIR, name);
+    const outfile = path.join(outdir, 'index.mjs');
+    mkdirSync(outdir, { recursive: true });
+    const result = await build({ ...options, ...buildOptions, outdir, metafile: true });
+    // What loads at cold start: index.mjs and the chunks it imports statically (not the import() ones).
+    const outputs = result.metafile.outputs;
+    const atStart = new Set<string>();
+    const visit = (file: string) => {
+      if (atStart.has(file) || !outputs[file]) return;
+      atStart.add(file);
+      for (const i of outputs[file].imports) if (i.kind === 'import-statement') visit(i.path);
+    };
+    visit(Object.keys(outputs).find((f) => f.endsWith('/index.mjs'))!);
+    const inputs: Record<string, { bytesInOutput: number }> = {};
+    for (const file of atStart) {
+      for (const [input, v] of Object.entries(outputs[file]!.inputs)) {
+        inputs[input] = { bytesInOutput: (inputs[input]?.bytesInOutput ?? 0) + v.bytesInOutput };
+      }
+    }
+    const mjs = Object.entries(outputs).filter(([f]) => f.endsWith('.mjs'));
     return {
       name,
       entry,
       outfile,
       env: lambdaEnv(name, consumerId),
-      largest: largestParts(output?.inputs ?? {}),
+      largest: largestParts(inputs),
       loadRuns: [] as number[],
+      bytesAtStart: mjs.filter(([f]) => atStart.has(f)).reduce((sum, [, o]) => sum + o.bytes, 0),
+      bytesTotal: mjs.reduce((sum, [, o]) => sum + o.bytes, 0),
     };
   };
   const all: Awaited<ReturnType<typeof built>>[] = [];
@@ -175,7 +181,8 @@ export async function measureBundles(
   for (let run = 0; run < runs; run++) for (const b of all) b.loadRuns.push(...loadTime(b.outfile, b.env, 1));
   const result = (b: Awaited<ReturnType<typeof built>>): BundleResult => ({
     entry: b.entry,
-    bytes: statSync(b.outfile).size,
+    bytes: b.bytesAtStart,
+    bytesWithChunks: b.bytesTotal,
     mapBytes: statSync(`${b.outfile}.map`).size,
     loadMs: median(b.loadRuns),
     loadRuns: b.loadRuns,

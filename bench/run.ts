@@ -403,14 +403,14 @@ const bundleGoal = (name: string) => (name === 'fanout' || name === 'reconcile' 
 function printBundles(bundles: Record<string, BundleResult>, emptyBundle: BundleResult, floorBundle: BundleResult): void {
   printTable(
     `5. Bundles (esbuild as the CDK stack: ESM, minified, node22, AWS SDK inside; load = median of ${PLAN.bundleLoads} fresh node processes, round robin)`,
-    ['function', 'bundle', 'source map', 'load', 'ratio to floor', 'goal', 'largest parts'],
+    ['function', 'at cold start', 'with chunks', 'load', 'ratio to floor', 'goal', 'largest parts at cold start'],
     [
       ...Object.entries(bundles).map(([name, b]) => {
         const ratio = b.loadMs / floorBundle.loadMs;
         return [
           name,
           fmt.kb(b.bytes),
-          fmt.kb(b.mapBytes),
+          fmt.kb(b.bytesWithChunks),
           fmt.ms(b.loadMs),
           ratio.toFixed(2),
           `<= ${bundleGoal(name).toFixed(2)} ${ratio <= bundleGoal(name) ? 'met' : 'NOT met'}`,
@@ -423,13 +423,13 @@ function printBundles(bundles: Record<string, BundleResult>, emptyBundle: Bundle
       [
         '(floor: DynamoDB document client + HMAC)',
         fmt.kb(floorBundle.bytes),
-        fmt.kb(floorBundle.mapBytes),
+        fmt.kb(floorBundle.bytesWithChunks),
         fmt.ms(floorBundle.loadMs),
         '1.00',
         '',
         '',
       ],
-      ['(empty handler)', fmt.kb(emptyBundle.bytes), fmt.kb(emptyBundle.mapBytes), fmt.ms(emptyBundle.loadMs), '', '', ''],
+      ['(empty handler)', fmt.kb(emptyBundle.bytes), fmt.kb(emptyBundle.bytesWithChunks), fmt.ms(emptyBundle.loadMs), '', '', ''],
     ],
   );
   printNotes([
@@ -442,6 +442,7 @@ function bundlesJson(bundles: Record<string, BundleResult>, emptyBundle: BundleR
   const one = (b: BundleResult) => ({
     entry: b.entry,
     bytes: b.bytes,
+    bytesWithChunks: b.bytesWithChunks,
     mapBytes: b.mapBytes,
     loadMs: round(b.loadMs),
     loadRunsMs: b.loadRuns.map(round),
