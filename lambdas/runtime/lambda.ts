@@ -2,13 +2,12 @@
  * Builds a consumer's Lambda handler from the environment the CDK stack sets, lazily on the first
  * invocation, so that the local stack and tests can import a team's module without that environment.
  */
-import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createDocumentClient } from '../../adapters/clients';
 import { KeyRegistry } from '../../adapters/key-registry';
+import { lazyPayloadBlobs } from '../../adapters/lazy';
 import { Ledger } from '../../adapters/ledger';
 import { VersionWatermarks } from '../../adapters/ledger-controls';
-import { S3PayloadBlobs } from '../../adapters/payload-blobs';
 import { findConsumer } from '../../core/config/routing';
 import { ENV, requireEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
@@ -30,6 +29,7 @@ function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandle
     throw new Error(`CONSUMER_ID is ${process.env[ENV.consumerId]}, but this module is ${consumerId}`);
   }
   const client = createDocumentClient();
+  const bucket = requireEnv(ENV.payloadBucket);
   const ledger = new Ledger({ client, tableName: requireEnv(ENV.ledgerTable) });
   return createConsumerHandler(
     {
@@ -44,7 +44,14 @@ function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandle
       principal: requireEnv(ENV.principal),
       logger: createLogger(`hookledger-${consumerId}`),
       // Claim-checked views: this role may read views/<consumerId>/* and nothing else in the bucket.
-      viewObjects: new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) }),
+      // S3 loads on the first such view (adapters/lazy.ts).
+      viewObjects: lazyPayloadBlobs(async () => {
+        const [{ S3Client }, { S3PayloadBlobs }] = await Promise.all([
+          import('@aws-sdk/client-s3'),
+          import('../../adapters/payload-blobs'),
+        ]);
+        return new S3PayloadBlobs({ client: new S3Client({}), bucket });
+      }),
     },
     handle,
   );
