@@ -2,10 +2,10 @@
  * Builds a consumer's Lambda handler from the environment the CDK stack sets, lazily on the first
  * invocation, so that the local stack and tests can import a team's module without that environment.
  */
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { createDocumentClient } from '../../adapters/clients';
 import { KeyRegistry } from '../../adapters/key-registry';
-import { lazyPayloadBlobs } from '../../adapters/lazy';
+import { lazyPayloadBlobs, onFirstUse } from '../../adapters/lazy';
 import { Ledger } from '../../adapters/ledger';
 import { VersionWatermarks } from '../../adapters/ledger-controls';
 import { findConsumer } from '../../core/config/routing';
@@ -30,6 +30,7 @@ function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandle
   }
   const client = createDocumentClient();
   const bucket = requireEnv(ENV.payloadBucket);
+  const sqs = onFirstUse(async () => new (await import('@aws-sdk/client-sqs')).SQSClient({}));
   const ledger = new Ledger({ client, tableName: requireEnv(ENV.ledgerTable) });
   return createConsumerHandler(
     {
@@ -38,7 +39,8 @@ function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandle
       // Ordered consumers with `version`: the per-key watermark lives among its own ledger rows.
       versions: new VersionWatermarks({ client, tableName: requireEnv(ENV.ledgerTable) }),
       events: new KeyRegistry({ client, tableName: requireEnv(ENV.eventsTable) }),
-      sqs: new SQSClient({}),
+      // Retries and quarantines only: the SQS client loads on the first (adapters/lazy.ts).
+      sqs: { send: async (command: never) => (await sqs()).send(command) } as Pick<SQSClient, 'send'>,
       queueUrl: requireEnv(ENV.queueUrl),
       dlqUrl: requireEnv(ENV.dlqUrl),
       principal: requireEnv(ENV.principal),

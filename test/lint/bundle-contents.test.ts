@@ -94,4 +94,10 @@ describe('what a cold start loads', () => {
     for (const p of needed) expect(packages).toContain(p);
     expect(RARE.filter((p) => packages.has(p))).toEqual([]);
   });
+
+  it('a consumer loads no SQS code at cold start: SQS serves only retries and quarantines, loaded on the first', async () => {
+    const packages = await packagesAtColdStart('lambdas/consumers/billing-meter.ts');
+    expect(packages.has('@aws-sdk/client-sqs')).toBe(false);
+    expect(packages).toContain('@aws-lambda-powertools/batch');
+  });
 });
