@@ -28,7 +28,7 @@ import { intakeAgainstFloor } from './intake';
 import { BODY_CONTENTS, LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
 import { CapacityMeter, countInvocations, DeliveryTracker, InvocationMeter, LogMeter, S3Meter, SqsMeter } from './meters';
 import { paymentEvent, TARGET_BYTES } from './payload';
-import { fmt, printNotes, printTable } from './report';
+import { fmt, printNotes, printTable, repoRelative } from './report';
 import { round } from './stats';
 import {
   BODY_PROTECTED_SOURCE,
@@ -483,15 +483,6 @@ function printLargeBodies(large: readonly LargeBodyRow[]): void {
     `with ${PLAN.largeBodyRequests} samples per row, p99 is the slowest sample; latency is the gateway round trip (verify, gzip, the S3 PUT for bucket-held bodies, the conditional writes)`,
     'per webhook: every DynamoDB write and read (intake, the fan-out payload read, claims and acknowledgements; tenant-day registry writes left out, as in section 7) and S3 request; USD per million: section 2\'s model with these units + S3 requests + the body\'s storage for the retention (bench/body-store.ts); "other store": the same webhook with the body in the other store (modelled)',
   ]);
-}
-
-/** Paths outside the repository as the repository sees them (`../shared/AWS-FACTS.md`), never a machine's absolute path. */
-function repoRelative<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value), (_key, v: unknown) =>
-    typeof v === 'string'
-      ? v.replace(/(^|\s)(\/[\w.@+-]+(?:\/[\w.@+-]+)+)/g, (_m, pre: string, p: string) => `${pre}${path.relative(ROOT, p)}`)
-      : v,
-  ) as T;
 }
 
 const SECTIONS = ['bundles', 'large-bodies'] as const;

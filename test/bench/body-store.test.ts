@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { breakEvenStoredBytes, loadStoragePrices, storeCost } from '../../bench/body-store';
 import { loadPrices } from '../../bench/cost';
+import { repoRelative } from '../../bench/report';
 import { DEFAULT_INLINE_PAYLOAD_BYTES } from '../../core/blobs';
 
 const table = loadPrices();
@@ -31,5 +32,16 @@ describe('where a stored body costs least (bench/body-store.ts)', () => {
     const breakEven = breakEvenStoredBytes(table, storage, { retentionDays: 30 });
     expect(DEFAULT_INLINE_PAYLOAD_BYTES).toBeLessThanOrEqual(breakEven);
     expect(DEFAULT_INLINE_PAYLOAD_BYTES).toBeGreaterThan(breakEven - 1024);
+  });
+});
+
+describe('file names in bench results', () => {
+  it('rewrites compareWith.source from /work/shared/AWS-FACTS.md to ../shared/AWS-FACTS.md, leaving URLs and numbers', () => {
+    const compareWith = { ...table.compareWith, source: '/work/shared/AWS-FACTS.md worked example (N = 3, 1 KB items, HTTP API, arm64)' };
+    expect(repoRelative({ compareWith, url: 'https://aws.amazon.com/s3/pricing/' }, '/work/main')).toEqual({
+      compareWith: { ...compareWith, source: '../shared/AWS-FACTS.md worked example (N = 3, 1 KB items, HTTP API, arm64)' },
+      url: 'https://aws.amazon.com/s3/pricing/',
+    });
+    expect(repoRelative({ entry: '/work/main/lambdas/ingest/handler.ts' }, '/work/main')).toEqual({ entry: 'lambdas/ingest/handler.ts' });
   });
 });
