@@ -54,7 +54,7 @@ const PLAN = {
   intakeRequests: 3000,
   intakeConnections: 16,
   largeBodyRequests: 25,
-  bundleLoads: 7,
+  bundleLoads: 11,
   eventType: 'payment.succeeded',
 };
 
