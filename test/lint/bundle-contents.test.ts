@@ -9,27 +9,31 @@ import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { BUNDLED_CONFIG_DEFINE } from '../../core/env';
 import config from '../../hookledger.config';
-import { ESM_REQUIRE_BANNER, handlerBuildOptions } from '../../lib/constructs/hookledger-function';
+import { handlerBuildOptions } from '../../lib/constructs/hookledger-function';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** The inputs esbuild put into the bundle of `entry`, as paths relative to the repository. */
-async function bundledInputs(entry: string): Promise<string[]> {
+/** One split build per entry, as the stack bundles (handlerBuildOptions), shared by both checks. */
+const builds = new Map<string, ReturnType<typeof splitBuild>>();
+const built = (entry: string) => {
+  if (!builds.has(entry)) builds.set(entry, splitBuild(entry));
+  return builds.get(entry)!;
+};
+async function splitBuild(entry: string) {
   const result = await build({
+    ...handlerBuildOptions({ [BUNDLED_CONFIG_DEFINE]: JSON.stringify(JSON.stringify(config)) }),
     entryPoints: [path.join(ROOT, entry)],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    mainFields: ['module', 'main'],
-    banner: { js: ESM_REQUIRE_BANNER },
-    define: { [BUNDLED_CONFIG_DEFINE]: JSON.stringify(JSON.stringify(config)) },
+    outdir: path.join(ROOT, 'bench', 'bundles', 'probe-split'),
     write: false,
-    outfile: path.join(ROOT, 'bench', 'bundles', 'probe', 'index.mjs'),
     metafile: true,
     logLevel: 'silent',
   });
-  return Object.keys(result.metafile.inputs);
+  return result.metafile;
+}
+
+/** The inputs esbuild put into the bundle of `entry` (every chunk), as paths relative to the repository. */
+async function bundledInputs(entry: string): Promise<string[]> {
+  return Object.keys((await built(entry)).inputs);
 }
 
 describe('handler bundles', () => {
@@ -48,14 +52,7 @@ describe('handler bundles', () => {
 
 /** The npm packages a cold start loads: index.mjs and the chunks it imports statically, as the stack bundles. */
 async function packagesAtColdStart(entry: string): Promise<Set<string>> {
-  const result = await build({
-    ...handlerBuildOptions({ [BUNDLED_CONFIG_DEFINE]: JSON.stringify(JSON.stringify(config)) }),
-    entryPoints: [path.join(ROOT, entry)],
-    outdir: path.join(ROOT, 'bench', 'bundles', 'probe-split'),
-    write: false,
-    metafile: true,
-    logLevel: 'silent',
-  });
+  const result = { metafile: await built(entry) };
   const outputs = result.metafile.outputs;
   const seen = new Set<string>();
   const visit = (file: string) => {
