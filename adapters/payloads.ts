@@ -1,13 +1,13 @@
 /**
  * Payloads in the EventStore table (`pay#` items): the bytes of each received body, gzipped when that
- * is smaller, kept in the item or, past MAX_INLINE_PAYLOAD_BYTES, in the payload bucket with the item
- * holding the object key. Written by intake (through Receipts.recordEvent), read by the fan-out and
+ * is smaller, kept in the item or, past the inline threshold (`payloads.inlineMaxBytes`), in the
+ * payload bucket with the item holding the object key. Written by intake (through Receipts.recordEvent), read by the fan-out and
  * the operator paths. Expired means expired: an item TTL has not deleted yet is never served.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { MAX_INLINE_PAYLOAD_BYTES, payloadObjectKey, retentionDaysOf } from '../core/blobs';
+import { DEFAULT_INLINE_PAYLOAD_BYTES, payloadObjectKey, payloadStoreFor, retentionDaysOf } from '../core/blobs';
 import { HookledgerError } from '../core/errors';
 import { type EventItem, type PayloadItem, payloadKey } from '../core/model';
 import type { PayloadBlobs } from './payload-blobs';
@@ -17,11 +17,16 @@ export interface PayloadsOptions extends TableOptions {
   /** Epoch ms; decides whether a payload is past its retention. Default Date.now. */
   readonly clock?: () => number;
   /**
-   * The payload bucket: bodies whose stored size passes MAX_INLINE_PAYLOAD_BYTES are kept there and
-   * their payload item holds the object key. Needed by intake and by whoever reads payloads.
+   * The payload bucket: bodies whose stored size passes `inlineMaxBytes` are kept there and their
+   * payload item holds the object key. Needed by intake and by whoever reads payloads.
    * @default - none: such a body cannot be recorded (PayloadBucketMissingError)
    */
   readonly blobs?: PayloadBlobs;
+  /**
+   * The configuration's `payloads.inlineMaxBytes`: the largest stored body kept in its payload item.
+   * @default DEFAULT_INLINE_PAYLOAD_BYTES
+   */
+  readonly inlineMaxBytes?: number;
 }
 
 /** A body too large for its payload item, and no payload bucket to put it in: a wiring bug. */
@@ -32,11 +37,13 @@ export class PayloadBucketMissingError extends HookledgerError {
 export class Payloads extends EventTable {
   private readonly clock: () => number;
   private readonly blobs?: PayloadBlobs;
+  private readonly inlineMaxBytes: number;
 
   constructor(options: PayloadsOptions) {
     super(options);
     this.clock = options.clock ?? Date.now;
     this.blobs = options.blobs;
+    this.inlineMaxBytes = options.inlineMaxBytes ?? DEFAULT_INLINE_PAYLOAD_BYTES;
   }
 
   /**
@@ -44,7 +51,7 @@ export class Payloads extends EventTable {
    * exists already (an earlier request with these very bytes) is left as it is. SDK errors are
    * translated (intake's path).
    *
-   * A body whose stored size passes MAX_INLINE_PAYLOAD_BYTES is written to the payload bucket first
+   * A body whose stored size passes `inlineMaxBytes` is written to the payload bucket first
    * and the item keeps its key. Object before item, so an item never names a missing object; an
    * object whose item or receipt never lands (a failed write, a duplicate_conflict) is referenced by
    * nothing and the bucket's lifecycle deletes it after the retention days.
@@ -64,7 +71,7 @@ export class Payloads extends EventTable {
       expiresAt: Math.floor(event.payloadExpiresAt / 1000),
     };
     let payload: PayloadItem;
-    if (stored.length > MAX_INLINE_PAYLOAD_BYTES) {
+    if (payloadStoreFor(stored.length, this.inlineMaxBytes) === 'bucket') {
       if (!this.blobs) {
         throw new PayloadBucketMissingError(
           `a body stored as ${stored.length} bytes needs the payload bucket, and this event store has none`,

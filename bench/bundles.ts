@@ -1,9 +1,12 @@
 /**
- * Section 5: each Lambda bundled as lib/constructs/hookledger-function.ts has CDK bundle it (esbuild,
- * ESM, minified, keep names, node22 target, createRequire banner, linked source map without sources
- * content, AWS SDK inside), its size, and the median module load time over fresh `node` processes run
+ * Section 5: each Lambda bundled as lib/constructs/hookledger-function.ts bundles it (handlerBuildOptions:
+ * esbuild, ESM, minified, keep names, node22 target, createRequire banner, linked source map without
+ * sources content, AWS SDK inside, code splitting: `import()`ed modules in chunks/ loaded on first use), its size, and the median module load time over fresh `node` processes run
  * with the Lambda's NODE_OPTIONS (--enable-source-maps) and dummy environment values, timed in the
- * child around `await import(bundle)`. An empty handler bundled the same way is the baseline.
+ * child around `await import(bundle)`. Two baselines bundled the same way in the same run: an empty
+ * handler, and the floor: a handler with only the DynamoDB document client and node:crypto's HMAC,
+ * what any intake must load. Each function's ratio to the floor's load time is the figure to hold;
+ * esbuild's metafile names the packages each bundle carries, largest first.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
@@ -19,35 +22,56 @@ export const BUNDLE_DIR = path.join(ROOT, 'bench', 'bundles');
 
 export interface BundleResult {
   readonly entry: string;
-  /** index.mjs (the source map beside it is not counted). */
+  /** What a cold start loads: index.mjs and the chunks it imports statically (source maps not counted). */
   readonly bytes: number;
+  /** Every chunk, those loaded on first use (`import()`) included. */
+  readonly bytesWithChunks: number;
   readonly mapBytes: number;
   /** Median of `loads` fresh processes. */
   readonly loadMs: number;
   readonly loadRuns: number[];
+  /** The bundle's largest parts (npm package, or folder of ours), bytes in the output, largest first. */
+  readonly largest: readonly { readonly part: string; readonly bytes: number }[];
 }
 
-/** The bundling options HookledgerFunction gives NodejsFunction, as esbuild options. */
+/** The floor: what an intake handler cannot do without (a conditional write, an HMAC). */
+export const FLOOR_HANDLER = `import { createHmac } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } });
+export const handler = async (event: { body?: string }) => {
+  const pk = createHmac('sha256', process.env.EVENTS_TABLE ?? '').update(event.body ?? '').digest('hex');
+  await ddb.send(new PutCommand({ TableName: process.env.EVENTS_TABLE, Item: { pk }, ConditionExpression: 'attribute_not_exists(pk)' }));
+  return { statusCode: 202 };
+};
+`;
+
+/** Bytes in the output by npm package (node_modules/<pkg>) or by our top folder (core/schemes, adapters, ...). */
+function largestParts(inputs: Record<string, { bytesInOutput: number }>, top = 8): { part: string; bytes: number }[] {
+  const parts = new Map<string, number>();
+  for (const [file, { bytesInOutput }] of Object.entries(inputs)) {
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file)?.[1];
+    const part =
+      pkg ??
+      file
+        .split('/')
+        .slice(0, file.startsWith('core/') || file.startsWith('lambdas/') ? 2 : 1)
+        .join('/');
+    parts.set(part, (parts.get(part) ?? 0) + bytesInOutput);
+  }
+  return [...parts]
+    .map(([part, bytes]) => ({ part, bytes }))
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, top);
+}
+
+/** The bundling options HookledgerFunction uses (handlerBuildOptions), with the shipped configuration inlined. */
 async function cdkBundlingOptions(): Promise<BuildOptions> {
-  const { ESM_REQUIRE_BANNER } = await import('../lib/constructs/hookledger-function');
+  const { handlerBuildOptions } = await import('../lib/constructs/hookledger-function');
   const { BUNDLED_CONFIG_DEFINE } = await import('../core/env');
   const { default: config } = await import('../hookledger.config');
-  return {
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    mainFields: ['module', 'main'],
-    banner: { js: ESM_REQUIRE_BANNER },
-    minify: true,
-    keepNames: true,
-    sourcemap: true,
-    sourcesContent: false,
-    external: [],
-    // As HookledgerStack does: the validated configuration inlined, so no zod in the bundle.
-    define: { [BUNDLED_CONFIG_DEFINE]: JSON.stringify(JSON.stringify(config)) },
-    logLevel: 'warning',
-  };
+  // As HookledgerStack does: the validated configuration inlined, so no zod in the bundle.
+  return handlerBuildOptions({ [BUNDLED_CONFIG_DEFINE]: JSON.stringify(JSON.stringify(config)) });
 }
 
 /** Dummy values for every variable the handlers read at cold start (core/env.ts), plus Lambda's own. */
@@ -102,7 +126,7 @@ function loadTime(file: string, env: Record<string, string>, runs: number): numb
 export async function measureBundles(
   config: HookledgerConfig,
   runs: number,
-): Promise<{ bundles: Record<string, BundleResult>; emptyBundle: BundleResult }> {
+): Promise<{ bundles: Record<string, BundleResult>; emptyBundle: BundleResult; floorBundle: BundleResult }> {
   rmSync(BUNDLE_DIR, { recursive: true, force: true });
   const options = await cdkBundlingOptions();
   const targets: { name: string; entry: string; consumerId?: string }[] = [
@@ -111,17 +135,60 @@ export async function measureBundles(
     { name: 'reconcile', entry: 'lambdas/reconcile/handler.ts' },
     ...config.consumers.map((c) => ({ name: c.id, entry: workerEntry(c), consumerId: c.id })),
   ];
-  const measure = async (name: string, entry: string, buildOptions: BuildOptions, consumerId?: string): Promise<BundleResult> => {
-    const outfile = path.join(BUNDLE_DIR, name, 'index.mjs');
-    mkdirSync(path.dirname(outfile), { recursive: true });
-    await build({ ...options, ...buildOptions, outfile });
-    const loadRuns = loadTime(outfile, lambdaEnv(name, consumerId), runs);
-    return { entry, bytes: statSync(outfile).size, mapBytes: statSync(`${outfile}.map`).size, loadMs: median(loadRuns), loadRuns };
+  const built = async (name: string, entry: string, buildOptions: BuildOptions, consumerId?: string) => {
+    const outdir = path.join(BUNDLE_DIR, name);
+    const outfile = path.join(outdir, 'index.mjs');
+    mkdirSync(outdir, { recursive: true });
+    const result = await build({ ...options, ...buildOptions, outdir, metafile: true });
+    // What loads at cold start: index.mjs and the chunks it imports statically (not the import() ones).
+    const outputs = result.metafile.outputs;
+    const atStart = new Set<string>();
+    const visit = (file: string) => {
+      if (atStart.has(file) || !outputs[file]) return;
+      atStart.add(file);
+      for (const i of outputs[file].imports) if (i.kind === 'import-statement') visit(i.path);
+    };
+    visit(Object.keys(outputs).find((f) => f.endsWith('/index.mjs'))!);
+    const inputs: Record<string, { bytesInOutput: number }> = {};
+    for (const file of atStart) {
+      for (const [input, v] of Object.entries(outputs[file]!.inputs)) {
+        inputs[input] = { bytesInOutput: (inputs[input]?.bytesInOutput ?? 0) + v.bytesInOutput };
+      }
+    }
+    const mjs = Object.entries(outputs).filter(([f]) => f.endsWith('.mjs'));
+    return {
+      name,
+      entry,
+      outfile,
+      env: lambdaEnv(name, consumerId),
+      largest: largestParts(inputs),
+      loadRuns: [] as number[],
+      bytesAtStart: mjs.filter(([f]) => atStart.has(f)).reduce((sum, [, o]) => sum + o.bytes, 0),
+      bytesTotal: mjs.reduce((sum, [, o]) => sum + o.bytes, 0),
+    };
   };
-  const bundles: Record<string, BundleResult> = {};
-  for (const t of targets) bundles[t.name] = await measure(t.name, t.entry, { entryPoints: [path.join(ROOT, t.entry)] }, t.consumerId);
-  const emptyBundle = await measure('empty', '(stdin) export const handler = async () => ({})', {
-    stdin: { contents: 'export const handler = async () => ({});', loader: 'ts', resolveDir: ROOT, sourcefile: 'empty-handler.ts' },
+  const all: Awaited<ReturnType<typeof built>>[] = [];
+  for (const t of targets) all.push(await built(t.name, t.entry, { entryPoints: [path.join(ROOT, t.entry)] }, t.consumerId));
+  all.push(
+    await built('empty', '(stdin) export const handler = async () => ({})', {
+      stdin: { contents: 'export const handler = async () => ({});', loader: 'ts', resolveDir: ROOT, sourcefile: 'empty-handler.ts' },
+    }),
+    await built('floor', '(stdin) DynamoDB document client + node:crypto HMAC', {
+      stdin: { contents: FLOOR_HANDLER, loader: 'ts', resolveDir: ROOT, sourcefile: 'floor-handler.ts' },
+    }),
+  );
+  // Round robin, so that the machine's drift during the run weighs on every bundle alike (ratios).
+  for (let run = 0; run < runs; run++) for (const b of all) b.loadRuns.push(...loadTime(b.outfile, b.env, 1));
+  const result = (b: Awaited<ReturnType<typeof built>>): BundleResult => ({
+    entry: b.entry,
+    bytes: b.bytesAtStart,
+    bytesWithChunks: b.bytesTotal,
+    mapBytes: statSync(`${b.outfile}.map`).size,
+    loadMs: median(b.loadRuns),
+    loadRuns: b.loadRuns,
+    largest: b.largest,
   });
-  return { bundles, emptyBundle };
+  const bundles: Record<string, BundleResult> = {};
+  for (const b of all.slice(0, targets.length)) bundles[b.name] = result(b);
+  return { bundles, emptyBundle: result(all[targets.length]!), floorBundle: result(all[targets.length + 1]!) };
 }

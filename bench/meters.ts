@@ -12,6 +12,7 @@
  *    terminal. Lambda's platform lines and the API access log are not written locally (bench/cost.ts
  *    prices them from bench/prices.json).
  */
+import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { FanoutHandler } from '../lambdas/fanout/app';
 import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
@@ -50,6 +51,30 @@ const BILLED = new Set([
   'ChangeMessageVisibilityCommand',
   'ChangeMessageVisibilityBatchCommand',
 ]);
+
+/** S3 requests by command (PutObject, GetObject), from every S3 client in this process: the payload bucket's. */
+export class S3Meter {
+  readonly byCommand = new Map<string, number>();
+
+  /** Wraps S3Client.prototype.send once. */
+  install(): void {
+    const original = S3Client.prototype.send as (this: S3Client, command: unknown, ...rest: unknown[]) => Promise<unknown>;
+    const meter = this;
+    (S3Client.prototype as unknown as { send: typeof original }).send = function (this: S3Client, command: unknown, ...rest: unknown[]) {
+      const name = (command as object).constructor.name.replace(/Command$/, '');
+      meter.byCommand.set(name, (meter.byCommand.get(name) ?? 0) + 1);
+      return original.call(this, command, ...rest);
+    };
+  }
+
+  count(name: 'PutObject' | 'GetObject'): number {
+    return this.byCommand.get(name) ?? 0;
+  }
+
+  reset(): void {
+    this.byCommand.clear();
+  }
+}
 
 export class SqsMeter {
   readonly byCommand = new Map<string, number>();

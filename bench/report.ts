@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { PROJECT_ROOT } from '../core/paths';
 /** Plain-text tables for the console. */
 
 export function printTable(title: string, header: readonly string[], rows: readonly (readonly string[])[]): void {
@@ -25,3 +27,15 @@ export const fmt = {
   bytes: (bytes: number) => `${bytes} B`,
   rps: (v: number) => `${v.toFixed(0)}/s`,
 };
+
+/**
+ * Every absolute path in `value`'s strings rewritten relative to the repository (`../shared/AWS-FACTS.md`),
+ * so results never carry the path of the machine the bench ran on.
+ */
+export function repoRelative<T>(value: T, root: string = PROJECT_ROOT): T {
+  return JSON.parse(JSON.stringify(value), (_key, v: unknown) =>
+    typeof v === 'string'
+      ? v.replace(/(^|\s)(\/[\w.@+-]+(?:\/[\w.@+-]+)+)/g, (_m, pre: string, p: string) => `${pre}${path.relative(root, p)}`)
+      : v,
+  ) as T;
+}

@@ -5,9 +5,13 @@
  *   2. USD per million webhooks from those counts and bench/prices.json
  *   3. intake latency/throughput (autocannon in a second process) against the emulator's write floor
  *   4. end-to-end latency, POST to the last consumer's acknowledgement
- *   5. bundle sizes and module load times
- *   (6. large bodies, 7. window queries, 8. the intake cost of consumer filters: bench/filters.ts,
- *   which `npx tsx bench/filters.ts` runs alone)
+ *   5. bundle sizes and module load times, against a floor bundle built in the same run
+ *   6. bodies by size and content: where each is stored, units, S3 requests, latency, USD per million
+ *   (7. window queries, 8. the intake cost of consumer filters: bench/filters.ts, which
+ *   `npx tsx bench/filters.ts` runs alone)
+ *
+ * `npm run bench -- --only bundles,large-bodies` runs only those sections (the ones that can run
+ * alone), prints them and writes bench/results.partial.json; bench/results.json is left as it is.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -18,14 +22,16 @@ import { subscribedConsumers } from '../core/config/routing';
 import { defineConfig } from '../core/config/schema';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import baseConfig from '../hookledger.config';
-import { startLocalStack } from '../local/stack';
-import { measureBundles } from './bundles';
+import { type LocalStack, startLocalStack } from '../local/stack';
+import { loadStoragePrices, STORAGE_PRICES_FILE } from './body-store';
+import { type BundleResult, measureBundles } from './bundles';
 import {
   breakEvenRate,
   checkEstimate,
   type FullPriceTable,
   loadPrices,
   type MeasuredRun,
+  type PriceTable,
   perWebhookOf,
   type StackShape,
   TRAFFIC,
@@ -35,10 +41,10 @@ import {
 import { endToEnd } from './e2e';
 import { type FilterBenchResult, measureFilters, printFilters } from './filters';
 import { intakeAgainstFloor } from './intake';
-import { LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
-import { CapacityMeter, countInvocations, DeliveryTracker, InvocationMeter, LogMeter, SqsMeter } from './meters';
+import { BODY_CONTENTS, LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
+import { CapacityMeter, countInvocations, DeliveryTracker, InvocationMeter, LogMeter, S3Meter, SqsMeter } from './meters';
 import { paymentEvent, TARGET_BYTES } from './payload';
-import { fmt, printNotes, printTable } from './report';
+import { fmt, printNotes, printTable, repoRelative } from './report';
 import { round } from './stats';
 import {
   BODY_PROTECTED_SOURCE,
@@ -66,9 +72,29 @@ const PLAN = {
   /** The steady rate (webhooks/s) the provisioned columns are priced at (70% target, default bounds). */
   provisionedRate: 50,
   largeBodyRequests: 25,
-  bundleLoads: 7,
+  bundleLoads: 11,
   eventType: 'payment.succeeded',
 };
+
+/** The local stack every pipeline section runs on, in memory, metered. */
+async function startBenchStack(meters: Meters, secretsDir: string): Promise<LocalStack> {
+  console.log('hookledger bench: starting DynamoDB Local, fauxqs and the pipeline (in memory)...');
+  return startLocalStack({
+    // The shipped configuration plus one GitHub-style source with replay protection by body (section 1b).
+    // The shipped sources accept up to the 4 MiB ceiling here, for the large-body rows (section 6).
+    config: defineConfig({
+      ...baseConfig,
+      sources: [...baseConfig.sources.map((s) => ({ ...s, maxBodyBytes: MAX_BODY_BYTES_CEILING })), BODY_PROTECTED_SOURCE],
+    }),
+    dataDir: null,
+    httpPort: 0,
+    secretsFile: path.join(secretsDir, 'secrets.json'),
+    logger: meters.logs.logger,
+    ttlSweepIntervalMs: null,
+    onCapacity: meters.capacity.observe,
+    onDelivery: meters.deliveries.onDelivery,
+  });
+}
 
 async function main(): Promise<void> {
   const t0 = performance.now();
@@ -85,22 +111,9 @@ async function main(): Promise<void> {
   meters.logs.install();
 
   const secretsDir = mkdtempSync(path.join(os.tmpdir(), 'hookledger-bench-secrets-'));
-  console.log('hookledger bench: starting DynamoDB Local, fauxqs and the pipeline (in memory)...');
-  const stack = await startLocalStack({
-    // The shipped configuration plus one GitHub-style source with replay protection by body (section 1b).
-    // The shipped sources accept up to the 4 MiB ceiling here, for the large-body rows (section 6).
-    config: defineConfig({
-      ...baseConfig,
-      sources: [...baseConfig.sources.map((s) => ({ ...s, maxBodyBytes: MAX_BODY_BYTES_CEILING })), BODY_PROTECTED_SOURCE],
-    }),
-    dataDir: null,
-    httpPort: 0,
-    secretsFile: path.join(secretsDir, 'secrets.json'),
-    logger: meters.logs.logger,
-    ttlSweepIntervalMs: null,
-    onCapacity: meters.capacity.observe,
-    onDelivery: meters.deliveries.onDelivery,
-  });
+  const s3 = new S3Meter();
+  s3.install();
+  const stack = await startBenchStack(meters, secretsDir);
   const consumers = subscribedConsumers(stack.config, PLAN.eventType);
   let low: TrafficResult;
   let high: TrafficResult;
@@ -134,8 +147,7 @@ async function main(): Promise<void> {
       spacingMs: PLAN.e2eSpacingMs,
       consumers: consumers.length,
     });
-    console.log(`6. large bodies: ${PLAN.largeBodyRequests} webhooks each of ${LARGE_BODY_SIZES.join(', ')} bytes, one at a time...`);
-    large = await largeBodies(stack, meters, secret, `${runId}-large`, { requests: PLAN.largeBodyRequests, consumers: consumers.length });
+    large = await runLargeBodies(stack, meters, s3, secret, runId, prices, consumers.length);
     if (meters.deliveries.failures > 0) throw new Error(`${meters.deliveries.failures} deliveries failed during the bench`);
     // The intake alone: pollers stopped, so fan-out and consumers take no CPU from the ingest path.
     await stack.stopPipeline();
@@ -152,7 +164,7 @@ async function main(): Promise<void> {
     rmSync(secretsDir, { recursive: true, force: true });
   }
   console.log(`5. bundling ${3 + stack.config.consumers.length} functions and an empty handler; ${PLAN.bundleLoads} cold loads each...`);
-  const { bundles, emptyBundle } = await measureBundles(stack.config, PLAN.bundleLoads);
+  const { bundles, emptyBundle, floorBundle } = await measureBundles(stack.config, PLAN.bundleLoads);
   // Its own emulators and tables: reads against history, nothing to do with the pipeline's load.
   const window: WindowBenchResult = await measureWindow();
   // Its own stacks (one without filters, one with): intake alone, pipeline stopped.
@@ -369,38 +381,10 @@ async function main(): Promise<void> {
     `with ${e2e.samples} samples, p99 is the largest sample`,
   ]);
 
-  printTable(
-    `5. Bundles (esbuild as the CDK stack: ESM, minified, node22, AWS SDK inside; load = median of ${PLAN.bundleLoads} fresh node processes)`,
-    ['function', 'bundle', 'source map', 'load'],
-    [...Object.entries(bundles), ['(empty handler)', emptyBundle] as const].map(([name, b]) => [
-      name,
-      fmt.kb(b.bytes),
-      fmt.kb(b.mapBytes),
-      fmt.ms(b.loadMs),
-    ]),
-  );
-  printNotes([
-    'loaded with NODE_OPTIONS=--enable-source-maps (as the CDK stack sets) and dummy env values; consumers build their clients on the first invocation, not at import (lambdas/runtime/lambda.ts)',
-    `local ${process.arch} Node ${process.version}, not Lambda's arm64 Node 22: compare functions with each other and with the empty handler, not with AWS INIT durations`,
-  ]);
+  printBundles(bundles, emptyBundle, floorBundle);
   console.log(`\ntotal run time ${runSeconds.toFixed(0)} s`);
 
-  printTable(
-    `6. Large bodies (one at a time, pipeline running; ${PLAN.largeBodyRequests} webhooks per size)`,
-    ['bytes', 'p50', 'p99', 'WRU/webhook', 'RRU/webhook', 'payload in'],
-    large.map((r) => [
-      fmt.n(r.bytes, 0),
-      `${r.p50Ms} ms`,
-      `${r.p99Ms} ms`,
-      fmt.n(r.writeUnitsPerWebhook),
-      fmt.n(r.readUnitsPerWebhook),
-      r.stored,
-    ]),
-  );
-  printNotes([
-    `with ${PLAN.largeBodyRequests} samples per size, p99 is the slowest sample; latency is the gateway round trip (verify, gzip, S3 put for bucket-held bodies, two conditional writes)`,
-    'units: every DynamoDB write and read per webhook (intake, fan-out payload read, claims and acknowledgements); a body in the bucket leaves a small payload item, so its units fall back near the 1 KB figures; S3 requests are not DynamoDB units',
-  ]);
+  printLargeBodies(large);
 
   printNotes([
     `7. window queries: reconcile of the last hour with 10x older history vs the hour alone: read units x${window.reconcileReadRatio}, time x${window.reconcileTimeRatio} (target <= 1.2)`,
@@ -470,7 +454,8 @@ async function main(): Promise<void> {
         within5Percent: TRAFFIC.every((t) => estimateChecks[t].within5Percent),
       },
       pricesDate: prices.date,
-      compareWith: prices.compareWith,
+      compareWith: repoRelative(prices.compareWith),
+      pricesFiles: ['bench/prices.json', STORAGE_PRICES_FILE],
     },
     intake: {
       p50Ms: load.p50Ms,
@@ -483,27 +468,9 @@ async function main(): Promise<void> {
       seconds: round(load.seconds),
       floorRuns: floorRuns.map((r) => ({ webhooks: r.webhooks, rps: round(r.rps), seconds: round(r.seconds) })),
     },
-    largeBodies: large.map(({ bytes, p50Ms, p99Ms, writeUnitsPerWebhook, readUnitsPerWebhook, stored }) => ({
-      bytes,
-      p50Ms,
-      p99Ms,
-      writeUnitsPerWebhook,
-      readUnitsPerWebhook,
-      stored,
-    })),
+    largeBodies: large,
     endToEnd: { p50Ms: round(e2e.p50Ms), p99Ms: round(e2e.p99Ms), maxMs: round(e2e.maxMs), samples: e2e.samples, spacingMs: e2e.spacingMs },
-    bundles: Object.fromEntries(
-      Object.entries(bundles).map(([name, b]) => [
-        name,
-        { entry: b.entry, bytes: b.bytes, mapBytes: b.mapBytes, loadMs: round(b.loadMs), loadRunsMs: b.loadRuns.map(round) },
-      ]),
-    ),
-    emptyBundle: {
-      bytes: emptyBundle.bytes,
-      mapBytes: emptyBundle.mapBytes,
-      loadMs: round(emptyBundle.loadMs),
-      loadRunsMs: emptyBundle.loadRuns.map(round),
-    },
+    ...bundlesJson(bundles, emptyBundle, floorBundle),
     details: { ...phases, itemSizes: sizes },
   };
   writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -519,7 +486,189 @@ const pct = (value: number, reference: number) => `${value <= reference ? '-' : 
 const usd = (v: number) => Number(v.toFixed(4));
 const usdEach = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, usd(v)]));
 
-main().then(
+/** Section 6 on a running stack: every size and content, one webhook at a time. */
+async function runLargeBodies(
+  stack: LocalStack,
+  meters: Meters,
+  s3: S3Meter,
+  secret: string,
+  runId: string,
+  prices: PriceTable,
+  consumers: number,
+): Promise<LargeBodyRow[]> {
+  console.log(
+    `6. bodies by size: ${PLAN.largeBodyRequests} webhooks each of ${LARGE_BODY_SIZES.join(', ')} bytes, ${BODY_CONTENTS.join(' and ')}, one at a time...`,
+  );
+  meters.logs.record(true);
+  try {
+    return await largeBodies(stack, meters, s3, secret, `${runId}-large`, {
+      requests: PLAN.largeBodyRequests,
+      consumers,
+      prices,
+      storagePrices: loadStoragePrices(),
+      retentionDays: stack.config.retention.payloadDays,
+      platformLogLevel: stack.config.logs.platformLevel,
+    });
+  } finally {
+    meters.logs.record(false);
+  }
+}
+
+/** Load-time goals against the floor bundle: intake and the consumers run on every webhook. */
+const bundleGoal = (name: string) => (name === 'fanout' || name === 'reconcile' ? 1.25 : 1.1);
+
+function printBundles(bundles: Record<string, BundleResult>, emptyBundle: BundleResult, floorBundle: BundleResult): void {
+  printTable(
+    `5. Bundles (esbuild as the CDK stack: ESM, minified, node22, AWS SDK inside; load = median of ${PLAN.bundleLoads} fresh node processes, round robin)`,
+    ['function', 'at cold start', 'with chunks', 'load', 'ratio to floor', 'goal', 'largest parts at cold start'],
+    [
+      ...Object.entries(bundles).map(([name, b]) => {
+        const ratio = b.loadMs / floorBundle.loadMs;
+        return [
+          name,
+          fmt.kb(b.bytes),
+          fmt.kb(b.bytesWithChunks),
+          fmt.ms(b.loadMs),
+          ratio.toFixed(2),
+          `<= ${bundleGoal(name).toFixed(2)} ${ratio <= bundleGoal(name) ? 'met' : 'NOT met'}`,
+          b.largest
+            .slice(0, 4)
+            .map((p) => `${p.part} ${fmt.kb(p.bytes)}`)
+            .join(', '),
+        ];
+      }),
+      [
+        '(floor: DynamoDB document client + HMAC)',
+        fmt.kb(floorBundle.bytes),
+        fmt.kb(floorBundle.bytesWithChunks),
+        fmt.ms(floorBundle.loadMs),
+        '1.00',
+        '',
+        '',
+      ],
+      ['(empty handler)', fmt.kb(emptyBundle.bytes), fmt.kb(emptyBundle.bytesWithChunks), fmt.ms(emptyBundle.loadMs), '', '', ''],
+    ],
+  );
+  printNotes([
+    'loaded with NODE_OPTIONS=--enable-source-maps (as the CDK stack sets) and dummy env values; consumers build their clients on the first invocation, not at import (lambdas/runtime/lambda.ts)',
+    `local ${process.arch} Node ${process.version}, not Lambda's arm64 Node 22: compare functions with the floor built in the same run, not with AWS INIT durations`,
+  ]);
+}
+
+function bundlesJson(bundles: Record<string, BundleResult>, emptyBundle: BundleResult, floorBundle: BundleResult) {
+  const one = (b: BundleResult) => ({
+    entry: b.entry,
+    bytes: b.bytes,
+    bytesWithChunks: b.bytesWithChunks,
+    mapBytes: b.mapBytes,
+    loadMs: round(b.loadMs),
+    loadRunsMs: b.loadRuns.map(round),
+    largest: b.largest,
+  });
+  return {
+    bundles: Object.fromEntries(
+      Object.entries(bundles).map(([name, b]) => [
+        name,
+        { ...one(b), ratioToFloor: round(b.loadMs / floorBundle.loadMs), goal: bundleGoal(name) },
+      ]),
+    ),
+    floorBundle: one(floorBundle),
+    emptyBundle: one(emptyBundle),
+  };
+}
+
+function printLargeBodies(large: readonly LargeBodyRow[]): void {
+  printTable(
+    `6. Bodies by size (one at a time, pipeline running; ${PLAN.largeBodyRequests} webhooks per row)`,
+    ['body', 'content', 'stored', 'in', 'p50', 'p99', 'WRU', 'RRU', 'S3 PUT/GET', 'USD/M', 'other store', 'x cheaper'],
+    large.map((r) => [
+      fmt.kb(r.bytes),
+      r.content,
+      fmt.n(r.storedBytes, 0),
+      r.stored,
+      `${r.p50Ms} ms`,
+      `${r.p99Ms} ms`,
+      fmt.n(r.writeUnitsPerWebhook),
+      fmt.n(r.readUnitsPerWebhook),
+      `${fmt.n(r.s3RequestsPerWebhook.put)}/${fmt.n(r.s3RequestsPerWebhook.get)}`,
+      fmt.usd(r.usdPerMillion.total),
+      fmt.usd(r.usdPerMillion.otherStore),
+      r.usdPerMillion.ratioToCheaper.toFixed(2),
+    ]),
+  );
+  printNotes([
+    `with ${PLAN.largeBodyRequests} samples per row, p99 is the slowest sample; latency is the gateway round trip (verify, gzip, the S3 PUT for bucket-held bodies, the conditional writes)`,
+    'per webhook: every DynamoDB write and read (intake, the fan-out payload read, claims and acknowledgements; tenant-day registry writes left out, as in section 7) and S3 request; USD per million: section 2\'s model with these units + S3 requests + the body\'s storage for the retention (bench/body-store.ts); "other store": the same webhook with the body in the other store (modelled)',
+  ]);
+}
+
+const SECTIONS = ['bundles', 'large-bodies'] as const;
+type Section = (typeof SECTIONS)[number];
+
+/** `--only bundles,large-bodies`: the sections to run alone; undefined runs the whole bench. */
+function onlySections(argv: readonly string[]): Set<Section> | undefined {
+  const at = argv.findIndex((a) => a === '--only' || a.startsWith('--only='));
+  if (at < 0) return undefined;
+  const value = argv[at]!.includes('=') ? argv[at]!.slice('--only='.length) : argv[at + 1];
+  const names = (value ?? '').split(',').filter(Boolean);
+  const unknown = names.filter((n) => !(SECTIONS as readonly string[]).includes(n));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new Error(
+      `--only takes a comma-separated list of ${SECTIONS.join(', ')} (the sections that run alone), got "${value ?? ''}"; run without --only for the whole bench`,
+    );
+  }
+  return new Set(names as Section[]);
+}
+
+/** Only the sections named: printed, and written to bench/results.partial.json (never results.json). */
+async function runOnly(sections: Set<Section>): Promise<void> {
+  const t0 = performance.now();
+  const prices = loadPrices();
+  const partial: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, sections: [...sections] };
+  if (sections.has('large-bodies')) {
+    const meters: Meters = {
+      capacity: new CapacityMeter(),
+      sqs: new SqsMeter(),
+      invocations: new InvocationMeter(),
+      deliveries: new DeliveryTracker(),
+      logs: new LogMeter(),
+    };
+    meters.sqs.install();
+    meters.logs.install();
+    const s3 = new S3Meter();
+    s3.install();
+    const secretsDir = mkdtempSync(path.join(os.tmpdir(), 'hookledger-bench-secrets-'));
+    const stack = await startBenchStack(meters, secretsDir);
+    try {
+      countInvocations(stack, meters.invocations);
+      const consumers = subscribedConsumers(stack.config, PLAN.eventType);
+      const secret = (await stack.secrets.get(SOURCE)).current;
+      const large = await runLargeBodies(stack, meters, s3, secret, Date.now().toString(36), prices, consumers.length);
+      if (meters.deliveries.failures > 0) throw new Error(`${meters.deliveries.failures} deliveries failed during the bench`);
+      printLargeBodies(large);
+      partial.largeBodies = large;
+    } finally {
+      await stack.stop();
+      rmSync(secretsDir, { recursive: true, force: true });
+    }
+  }
+  if (sections.has('bundles')) {
+    console.log(
+      `5. bundling ${3 + baseConfig.consumers.length} functions, the floor and an empty handler; ${PLAN.bundleLoads} cold loads each...`,
+    );
+    const { bundles, emptyBundle, floorBundle } = await measureBundles(defineConfig(baseConfig), PLAN.bundleLoads);
+    printBundles(bundles, emptyBundle, floorBundle);
+    Object.assign(partial, bundlesJson(bundles, emptyBundle, floorBundle));
+  }
+  partial.runSeconds = round((performance.now() - t0) / 1000);
+  writeFileSync(path.join(ROOT, 'bench', 'results.partial.json'), `${JSON.stringify(partial, null, 2)}\n`);
+  console.log(`\nwrote bench/results.partial.json (${[...sections].join(', ')}); bench/results.json is unchanged`);
+}
+
+(() => {
+  const only = onlySections(process.argv.slice(2));
+  return only ? runOnly(only) : main();
+})().then(
   () => process.exit(0),
   (error: unknown) => {
     console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));

@@ -131,14 +131,14 @@ export async function post(stack: LocalStack, request: SignedRequest): Promise<v
   if (res.status !== 202) throw new Error(`webhook ${request.eventId} answered ${res.status}: ${text}`);
 }
 
-function resetAll(m: Meters): void {
+export function resetAll(m: Meters): void {
   m.logs.reset();
   m.capacity.reset();
   m.sqs.reset();
   m.invocations.reset();
 }
 
-function snapshot(m: Meters, webhooks: number, seconds: number): TrafficResult {
+export function snapshot(m: Meters, webhooks: number, seconds: number): TrafficResult {
   const per = (n: number) => n / webhooks;
   const consumerRecords = [...m.invocations.consumers.values()].reduce((s, c) => s + c.records, 0);
   const receives = m.sqs.count('ReceiveMessageCommand');

@@ -12,11 +12,26 @@
  */
 
 /**
- * A stored body (after gzip, when gzip is smaller) above this many bytes goes to the payload bucket
- * and its payload item keeps a reference only. DynamoDB items stop at 400 KB, names and the other
- * attributes included; 300 KB leaves room and keeps a payload item's write under 300 WRU.
+ * The most `payloads.inlineMaxBytes` may be: a stored body (after gzip, when gzip is smaller) above
+ * it never fits its payload item. DynamoDB items stop at 400 KB, names and the other attributes
+ * included; 300 KB leaves room and keeps a payload item's write under 300 WRU.
  */
 export const MAX_INLINE_PAYLOAD_BYTES = 300_000;
+
+/**
+ * The default `payloads.inlineMaxBytes`: a stored body up to 7,000 bytes stays in its payload item
+ * (7 write units with the item's key and attributes), a larger one goes to the payload bucket. Just
+ * under where the two cost the same at list prices and the default 30-day retention (7,040 bytes;
+ * README, "Where a body is stored"; bench/body-store.ts computes it): in the item a body costs a
+ * write unit per started KB at intake, a read unit per started 4 KB at the fan-out and DynamoDB
+ * storage until TTL; in the bucket one PUT and one GET ($5.40 per million), S3 storage until the
+ * lifecycle rule, and a reference item of one write and one read unit.
+ */
+export const DEFAULT_INLINE_PAYLOAD_BYTES = 7_000;
+
+/** Where a body of `storedBytes` (as stored: gzip when smaller) is kept, given `payloads.inlineMaxBytes`. */
+export const payloadStoreFor = (storedBytes: number, inlineMaxBytes: number): 'item' | 'bucket' =>
+  storedBytes > inlineMaxBytes ? 'bucket' : 'item';
 
 /**
  * The largest `maxBodyBytes` a source may set: 4 MiB. Intake runs behind API Gateway (HTTP API,

@@ -75,7 +75,7 @@ export interface PayloadItem {
   /** The stored bytes; absent exactly when `s3Key` names where they are. */
   readonly body?: Uint8Array;
   /**
-   * Bodies whose stored size passes MAX_INLINE_PAYLOAD_BYTES (core/blobs.ts): the payload bucket's
+   * Bodies whose stored size passes `payloads.inlineMaxBytes` (core/blobs.ts): the payload bucket's
    * object key (`payloads/<source>/<eventId>/<payloadHmac>`).
    */
   readonly s3Key?: string;
@@ -222,6 +222,11 @@ export const LEDGER_CONSUMER_SEPARATOR = '#';
 /** An IAM `dynamodb:LeadingKeys` pattern matching the ledger rows of one consumer (and no other). */
 export const ledgerKeyPatternOf = (consumerId: string) => `*${LEDGER_CONSUMER_SEPARATOR}${consumerId}`;
 
+/**
+ * The prefix of a body-derived event id (`eventId: { derived: 'body-hash' }`). Here, not beside the
+ * config schema, so that intake reads it without bundling zod.
+ */
+export const BODY_HASH_ID_PREFIX = 'bh_';
 export const eventKey = (source: string, eventId: string) => `${KEY_PREFIX.event}${source}#${eventId}`;
 /** Without a hash: the key of payloads stored before keyed hashes (receipts with only `payloadSha256`). */
 export const payloadKey = (source: string, eventId: string, payloadHmac?: string) =>

@@ -113,6 +113,7 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
     client: ddb,
     tableName: resources.tables.events,
     ...(blobs ? { blobs } : {}),
+    inlineMaxBytes: config.payloads.inlineMaxBytes,
     shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
     onCapacity: options.onCapacity,
     ...(options.clock ? { clock: options.clock } : {}),

@@ -6,7 +6,7 @@
  * throws a single `ConfigurationError` naming the bad value, so a typo fails `cdk synth`, not production.
  */
 import { z } from 'zod';
-import { DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING } from '../blobs';
+import { DEFAULT_INLINE_PAYLOAD_BYTES, DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING, MAX_INLINE_PAYLOAD_BYTES } from '../blobs';
 import {
   BODY_FORMATS,
   DEFAULT_MAX_FORM_FIELDS,
@@ -84,8 +84,6 @@ export type DerivedEventId = z.infer<typeof derivedEventIdSchema>;
 /** Where the event id is read: any attribution location, or derived from the signed body. */
 export const eventIdSourceSchema = z.union([fieldSourceSchema, derivedEventIdSchema]);
 export type EventIdSource = z.infer<typeof eventIdSourceSchema>;
-/** The prefix of a body-derived event id. */
-export const BODY_HASH_ID_PREFIX = 'bh_';
 
 /** One scheme option's validation, from its declaration in the scheme's module (core/schemes). */
 function optionSchema(spec: OptionSpec): z.ZodType {
@@ -143,7 +141,7 @@ const baseSourceSchema = z
     /**
      * Bodies larger than this are refused with 413. At most MAX_BODY_BYTES_CEILING (4 MiB: Lambda's
      * 6 MB synchronous request after API Gateway's envelope and base64, see core/blobs.ts); bodies
-     * whose stored size passes MAX_INLINE_PAYLOAD_BYTES are kept in the payload bucket.
+     * whose stored size passes `payloads.inlineMaxBytes` are kept in the payload bucket.
      */
     /**
      * Days this source's raw payloads are kept (payload items' TTL and payload-bucket objects, by
@@ -553,6 +551,27 @@ export const configSchema = z
       })
       .strict()
       .default({ payloadDays: 30 }),
+    /** Where each stored body is kept: its payload item, or the payload bucket (core/blobs.ts). */
+    payloads: z
+      .object({
+        /**
+         * A body whose stored size (gzip, when smaller) is above this many bytes goes to the payload
+         * bucket and its payload item keeps the object key; up to it, the bytes stay in the item. The
+         * default (7,000 bytes) is just under where the two cost the same at list prices and 30-day
+         * retention (README, "Where a body is stored"); a longer retention moves that point lower.
+         */
+        inlineMaxBytes: z
+          .number()
+          .int()
+          .min(0)
+          .max(
+            MAX_INLINE_PAYLOAD_BYTES,
+            `inlineMaxBytes must be at most ${MAX_INLINE_PAYLOAD_BYTES} bytes: a larger stored body does not fit a DynamoDB item (400 KB)`,
+          )
+          .default(DEFAULT_INLINE_PAYLOAD_BYTES),
+      })
+      .strict()
+      .default({ inlineMaxBytes: DEFAULT_INLINE_PAYLOAD_BYTES }),
     alarms: z.object({ email: z.string().email().optional() }).strict().default({}),
     /** What every function sends to CloudWatch Logs (priced per GB ingested). */
     logs: z

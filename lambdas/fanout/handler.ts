@@ -1,8 +1,7 @@
 /** Lambda entry for the fan-out (DynamoDB stream event source). */
-import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createDocumentClient } from '../../adapters/clients';
-import { S3PayloadBlobs } from '../../adapters/payload-blobs';
+import { lazyPayloadBlobs } from '../../adapters/lazy';
 import { Payloads } from '../../adapters/payloads';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
@@ -10,8 +9,15 @@ import { createLogger } from '../shared/logger';
 import { createSkippedDeliveriesMetric } from '../shared/metrics';
 import { consumerVersionPaths, consumerViews, createFanoutHandler, FANOUT_READ_RETRY_MS, sourceBodyFormats } from './app';
 
-/** GetObject on payloads/* (large bodies), PutObject on views/* (claim-checked views). */
-const bucket = new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) });
+/**
+ * GetObject on payloads/* (large bodies), PutObject on views/* (claim-checked views). S3 loads on the
+ * first such body (adapters/lazy.ts): most batches never need it.
+ */
+const payloadBucket = requireEnv(ENV.payloadBucket);
+const bucket = lazyPayloadBlobs(async () => {
+  const [{ S3Client }, { S3PayloadBlobs }] = await Promise.all([import('@aws-sdk/client-s3'), import('../../adapters/payload-blobs')]);
+  return new S3PayloadBlobs({ client: new S3Client({}), bucket: payloadBucket });
+});
 
 /** Parsed once at cold start. */
 const config = bundledConfig();

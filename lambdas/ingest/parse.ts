@@ -5,8 +5,9 @@
 
 import { readPath } from '../../adapters/dotted-path';
 import { type BodyFormat, BodyFormatError, readBody } from '../../core/body';
-import { BODY_HASH_ID_PREFIX, type EventIdSource, type SourceConfig } from '../../core/config/schema';
+import type { EventIdSource, SourceConfig } from '../../core/config/schema';
 import { HookledgerError } from '../../core/errors';
+import { BODY_HASH_ID_PREFIX } from '../../core/model';
 
 export class InputError extends HookledgerError {
   override readonly name = 'InputError';

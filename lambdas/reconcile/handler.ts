@@ -1,15 +1,12 @@
 /** Lambda entry for the scheduled reconcile (EventBridge rule; see lib/constructs/reconciler.ts). */
-import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createDocumentClient } from '../../adapters/clients';
-import { dynamoStreamBatches } from '../../adapters/stream-batch';
+import { lazyStreamBatches, onFirstUse } from '../../adapters/lazy';
 import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
 import { createLogger } from '../shared/logger';
 import { createReconcileMetrics } from '../shared/metrics';
 import { createReconcileHandler } from './app';
-import { pausedConsumers } from './paused';
 
 /** Set by the stack when `reconcile.repair` is on (the default); absent, the reconciler only checks. */
 function repairFromEnv(): Parameters<typeof createReconcileHandler>[0]['repair'] {
@@ -20,15 +17,26 @@ function repairFromEnv(): Parameters<typeof createReconcileHandler>[0]['repair']
     throw new MissingEnvError(`environment variable ${ENV.repairMaxPerRun} must be a positive integer, got "${raw}"`);
   }
   const queueArns = requireJsonEnv<Record<string, string>>(ENV.queueArns);
-  const lambda = new LambdaClient({});
+  // The Lambda and DynamoDB Streams clients load when a run first needs them (adapters/lazy.ts).
+  const paused = onFirstUse(async () => {
+    const [{ LambdaClient }, { pausedConsumers }] = await Promise.all([import('@aws-sdk/client-lambda'), import('./paused')]);
+    const lambda = new LambdaClient({});
+    return () => pausedConsumers(lambda, queueArns);
+  });
   return {
     maxPerRun,
-    pausedConsumers: () => pausedConsumers(lambda, queueArns),
+    pausedConsumers: async () => (await paused())(),
     fanoutFailures: {
       sqs: new SQSClient({}),
       queueUrl: requireEnv(ENV.fanoutFailureQueueUrl),
       // The records a failure record names, read back from the EventStore stream (kept 24 h).
-      streams: dynamoStreamBatches(new DynamoDBStreamsClient({})),
+      streams: lazyStreamBatches(async () => {
+        const [{ DynamoDBStreamsClient }, { dynamoStreamBatches }] = await Promise.all([
+          import('@aws-sdk/client-dynamodb-streams'),
+          import('../../adapters/stream-batch'),
+        ]);
+        return dynamoStreamBatches(new DynamoDBStreamsClient({}));
+      }),
     },
   };
 }

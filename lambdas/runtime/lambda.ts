@@ -2,13 +2,12 @@
  * Builds a consumer's Lambda handler from the environment the CDK stack sets, lazily on the first
  * invocation, so that the local stack and tests can import a team's module without that environment.
  */
-import { S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { createDocumentClient } from '../../adapters/clients';
 import { KeyRegistry } from '../../adapters/key-registry';
+import { lazyPayloadBlobs, onFirstUse } from '../../adapters/lazy';
 import { Ledger } from '../../adapters/ledger';
 import { VersionWatermarks } from '../../adapters/ledger-controls';
-import { S3PayloadBlobs } from '../../adapters/payload-blobs';
 import { findConsumer } from '../../core/config/routing';
 import { ENV, requireEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
@@ -30,6 +29,8 @@ function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandle
     throw new Error(`CONSUMER_ID is ${process.env[ENV.consumerId]}, but this module is ${consumerId}`);
   }
   const client = createDocumentClient();
+  const bucket = requireEnv(ENV.payloadBucket);
+  const sqs = onFirstUse(async () => new (await import('@aws-sdk/client-sqs')).SQSClient({}));
   const ledger = new Ledger({ client, tableName: requireEnv(ENV.ledgerTable) });
   return createConsumerHandler(
     {
@@ -38,13 +39,21 @@ function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandle
       // Ordered consumers with `version`: the per-key watermark lives among its own ledger rows.
       versions: new VersionWatermarks({ client, tableName: requireEnv(ENV.ledgerTable) }),
       events: new KeyRegistry({ client, tableName: requireEnv(ENV.eventsTable) }),
-      sqs: new SQSClient({}),
+      // Retries and quarantines only: the SQS client loads on the first (adapters/lazy.ts).
+      sqs: { send: async (command: never) => (await sqs()).send(command) } as Pick<SQSClient, 'send'>,
       queueUrl: requireEnv(ENV.queueUrl),
       dlqUrl: requireEnv(ENV.dlqUrl),
       principal: requireEnv(ENV.principal),
       logger: createLogger(`hookledger-${consumerId}`),
       // Claim-checked views: this role may read views/<consumerId>/* and nothing else in the bucket.
-      viewObjects: new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) }),
+      // S3 loads on the first such view (adapters/lazy.ts).
+      viewObjects: lazyPayloadBlobs(async () => {
+        const [{ S3Client }, { S3PayloadBlobs }] = await Promise.all([
+          import('@aws-sdk/client-s3'),
+          import('../../adapters/payload-blobs'),
+        ]);
+        return new S3PayloadBlobs({ client: new S3Client({}), bucket });
+      }),
     },
     handle,
   );

@@ -14,7 +14,7 @@
  * consumer's FIFO DLQ: in the message's own group, so its key is released after one attempt).
  */
 import { BatchProcessor, EventType, processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
-import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { KeyRegistry } from '../../adapters/key-registry';
 import type { Ledger } from '../../adapters/ledger';
@@ -65,7 +65,11 @@ export interface ConsumerRuntimeDeps {
    * @default - no stale dropping
    */
   readonly versions?: Pick<VersionWatermarks, 'isStaleVersion' | 'advanceVersion'>;
-  readonly sqs: SQSClient;
+  /**
+   * Used only off the success path (retry backoff, quarantine to the DLQ); its commands load on that
+   * first use, so a consumer's cold start carries no SQS code (lambdas/runtime/lambda.ts).
+   */
+  readonly sqs: Pick<SQSClient, 'send'>;
   readonly queueUrl: string;
   readonly dlqUrl: string;
   /** This consumer's principal (its IAM role ARN on AWS). */
@@ -231,6 +235,7 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
     if (permanent) {
       // Straight to this consumer's DLQ with its history kept on the ledger item; the source
       // message is then deleted (reported as processed).
+      const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
       await deps.sqs.send(
         new SendMessageCommand({
           QueueUrl: deps.dlqUrl,
@@ -263,6 +268,7 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
 
   async function setVisibility(record: SQSRecord, seconds: number): Promise<void> {
     try {
+      const { ChangeMessageVisibilityCommand } = await import('@aws-sdk/client-sqs');
       await deps.sqs.send(
         new ChangeMessageVisibilityCommand({
           QueueUrl: deps.queueUrl,

@@ -1,12 +1,13 @@
 import * as path from 'node:path';
-import { Duration, Validations } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, type ILocalBundling, Validations } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { type BuildOptions, buildSync } from 'esbuild';
 import { BUNDLED_CONFIG_DEFINE } from '../../core/env';
 /** Namespace of every custom metric the stack emits and alarms on (Powertools reads it from env). */
 import { METRICS_NAMESPACE } from '../../core/metrics';
@@ -21,6 +22,57 @@ export const RUNTIME = lambda.Runtime.NODEJS_22_X;
  */
 export const ESM_REQUIRE_BANNER =
   "import { createRequire as __hookledgerCreateRequire } from 'node:module'; const require = __hookledgerCreateRequire(import.meta.url);";
+
+/**
+ * How every handler is bundled (the bench builds with the same options): esbuild, ESM for Node 22,
+ * minified with names kept, the createRequire banner, a linked source map without sources content,
+ * the AWS SDK inside (no externals), the validated configuration inlined (`define`), and code
+ * splitting: what a handler imports with `import()` (clients of rare paths: S3 for large bodies,
+ * Secrets Manager, the key port, the SDK's own credential providers) lands in chunks/ and is loaded
+ * on first use, not at cold start.
+ */
+export function handlerBuildOptions(define?: Record<string, string>): BuildOptions {
+  return {
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    mainFields: ['module', 'main'],
+    banner: { js: ESM_REQUIRE_BANNER },
+    minify: true,
+    keepNames: true,
+    sourcemap: true,
+    sourcesContent: false,
+    external: [],
+    splitting: true,
+    entryNames: 'index',
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    ...(define ? { define } : {}),
+    logLevel: 'warning',
+  };
+}
+
+/** Bundles one handler into `outdir`: index.mjs (exports `handler`), chunks/, source maps. */
+export function bundleHandler(entry: string, outdir: string, define?: Record<string, string>): void {
+  buildSync({ ...handlerBuildOptions(define), entryPoints: [path.join(PROJECT_ROOT, entry)], outdir });
+}
+
+/**
+ * esbuild in this process. The entry and the define are fields, not only closed over: CDK keys its
+ * asset cache by the bundling options' JSON, and two functions must never share a bundle.
+ */
+class LocalHandlerBundling implements ILocalBundling {
+  constructor(
+    readonly entry: string,
+    readonly define?: Record<string, string>,
+  ) {}
+
+  tryBundle(outputDir: string): boolean {
+    bundleHandler(this.entry, outputDir, this.define);
+    return true;
+  }
+}
 
 export interface HookledgerFunctionProps {
   /** Entry file relative to the repository root, e.g. `lambdas/ingest/handler.ts`; it must export `handler`. */
@@ -101,11 +153,18 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
       });
     this.logGroup.grantWrite(this.role);
 
+    const define = bundledConfigDefine(this);
     this.function = new NodejsFunction(this, 'Function', {
-      entry: path.join(PROJECT_ROOT, props.entry),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
+      // Bundled here rather than by NodejsFunction's esbuild command line, which cannot split code.
+      code: lambda.Code.fromAsset(PROJECT_ROOT, {
+        assetHashType: AssetHashType.OUTPUT,
+        bundling: {
+          // Never pulled: local bundling always succeeds (esbuild is a dependency of this project).
+          image: DockerImage.fromRegistry('public.ecr.aws/sam/build-nodejs22.x'),
+          local: new LocalHandlerBundling(props.entry, define),
+        },
+      }),
+      handler: 'index.handler',
       description: props.description,
       runtime: RUNTIME,
       architecture: lambda.Architecture.ARM_64,
@@ -128,20 +187,6 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         // Without this flag Node ignores the bundled .map file and stack traces point into minified code.
         NODE_OPTIONS: '--enable-source-maps',
-      },
-      bundling: {
-        forceDockerBundling: false,
-        format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        banner: ESM_REQUIRE_BANNER,
-        minify: true,
-        keepNames: true,
-        sourceMap: true,
-        sourcesContent: false,
-        externalModules: [],
-        // The configuration validated at synth, inlined so the handlers need no zod at cold start.
-        define: bundledConfigDefine(this),
       },
     });
     Validations.of(this.function).acknowledge({

@@ -1,7 +1,8 @@
 /**
- * The one test that really bundles (everything else skips esbuild): a HookledgerFunction builds
- * locally without Docker into a minified ESM file whose banner provides `require`, with a source map
- * and the AWS SDK inside the bundle, and the bundle runs.
+ * The tests that really bundle (everything else skips esbuild): a HookledgerFunction builds locally
+ * without Docker into a minified ESM file whose banner provides `require`, with a source map, the AWS
+ * SDK inside and what it imports with `import()` split into chunks/, and the bundle runs; two
+ * functions never share a bundle.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,7 +26,9 @@ describe('HookledgerFunction bundling', () => {
     const assetDirs = readdirSync(assembly.directory).filter((d) => d.startsWith('asset.'));
     expect(assetDirs).toHaveLength(1);
     const dir = join(assembly.directory, assetDirs[0]!);
-    expect(readdirSync(dir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+    expect(readdirSync(dir).sort()).toEqual(['chunks', 'index.mjs', 'index.mjs.map']);
+    // The SDK's own import()s (credential providers this function never needs at start) are chunks.
+    expect(readdirSync(join(dir, 'chunks')).filter((f) => f.endsWith('.mjs')).length).toBeGreaterThan(0);
     const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
     expect(code.startsWith(ESM_REQUIRE_BANNER)).toBe(true);
     // No import left for the SDK: it is pinned inside the bundle.
@@ -35,5 +38,17 @@ describe('HookledgerFunction bundling', () => {
     const mod = (await import(pathToFileURL(join(dir, 'index.mjs')).href)) as { handler: () => Promise<unknown> };
     await expect(mod.handler()).resolves.toEqual({ region: 'function', os: process.platform });
     expect(existsSync(join(dir, 'index.mjs.map'))).toBe(true);
+  });
+
+  it('gives two functions two bundles, each with its own entry (the asset cache is keyed by the entry)', () => {
+    const app = new App();
+    const stack = new Stack(app, 'TwoBundles');
+    new HookledgerFunction(stack, 'Probe', { entry: 'test/cdk/fixtures/handler.ts', description: 'probe', serviceName: 'probe' });
+    new HookledgerFunction(stack, 'Other', { entry: 'test/cdk/fixtures/other-handler.ts', description: 'other', serviceName: 'other' });
+    const assembly = app.synth();
+    const dirs = readdirSync(assembly.directory).filter((d) => d.startsWith('asset.'));
+    expect(dirs).toHaveLength(2);
+    const codes = dirs.map((d) => readFileSync(join(assembly.directory, d, 'index.mjs'), 'utf8'));
+    expect(codes.filter((c) => c.includes('hookledger-other-probe'))).toHaveLength(1);
   });
 });

@@ -2,15 +2,17 @@
  * Large bodies (core/blobs.ts) on the local stack: a 2 MB body is accepted, kept in the payload
  * bucket (fauxqs S3) with a payload item that references it, narrowed per consumer (the view too
  * large for a queue message travels by claim check under views/<consumer>/), delivered and traced;
- * a body over the source's maximum is refused 413 by intake, naming the limit.
+ * a body over the source's maximum is refused 413 by intake, naming the limit. Around the inline
+ * threshold (`payloads.inlineMaxBytes`, 7,000 stored bytes by default): a body stored in just under it
+ * stays in its payload item, one just over it goes to the bucket, and both are delivered alike.
  */
 import { createHash } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trace } from '../../cli/ops/trace';
-import { MAX_BODY_BYTES_CEILING, MAX_INLINE_PAYLOAD_BYTES } from '../../core/blobs';
+import { DEFAULT_INLINE_PAYLOAD_BYTES, MAX_BODY_BYTES_CEILING, MAX_INLINE_PAYLOAD_BYTES } from '../../core/blobs';
 import { defineConfig } from '../../core/config/schema';
 import { type DeliveryMessage, MAX_QUEUE_MESSAGE_BYTES, type PayloadItem, payloadKey } from '../../core/model';
 import baseConfig from '../../hookledger.config';
@@ -179,5 +181,114 @@ describe('large bodies on the local stack', () => {
       new GetCommand({ TableName: stack.resources.tables.events, Key: { pk: 'evt#platform#evt_01J8K7L5MB' }, ConsistentRead: true }),
     );
     expect(receipt.Item).toBeUndefined();
+  }, 20_000);
+});
+
+/** Base64 of a hash chain: gzip keeps about three quarters of it, so each character adds under one stored byte. */
+function base64Filler(chars: number): string {
+  const parts: string[] = [];
+  for (let i = 0, size = 0; size < chars; i++) {
+    const chunk = createHash('sha256').update(`inline-${i}`).digest('base64');
+    parts.push(chunk);
+    size += chunk.length;
+  }
+  return parts.join('').slice(0, chars);
+}
+
+/**
+ * The event with the longest attachment whose body gzips to at most `threshold` bytes, and the one
+ * with the shortest attachment whose body gzips to more.
+ */
+function eventsAround(threshold: number, ids: { below: string; above: string }) {
+  const eventOf = (id: string, chars: number) =>
+    platformEvent({ id, data: { amount: 4200, currency: 'eur', card_last4: '4242', attachment: base64Filler(chars) } as never });
+  const stored = (event: object) => gzipSync(JSON.stringify(event)).length;
+  let chars = 1000;
+  while (stored(eventOf(ids.above, chars + 1)) <= threshold) chars++;
+  return { below: eventOf(ids.below, chars), above: eventOf(ids.above, chars + 1) };
+}
+
+describe('the inline threshold: payloads.inlineMaxBytes (default 7,000 stored bytes)', () => {
+  const threshold = config.payloads.inlineMaxBytes;
+  const { below, above } = eventsAround(threshold, { below: 'evt_01J8K7IN70', above: 'evt_01J8K7BK70' });
+
+  const payloadItem = async (eventId: string) => {
+    const receipt = (
+      await stack.handlers.ddb.send(
+        new GetCommand({ TableName: stack.resources.tables.events, Key: { pk: `evt#platform#${eventId}` }, ConsistentRead: true }),
+      )
+    ).Item!;
+    return (
+      await stack.handlers.ddb.send(
+        new GetCommand({
+          TableName: stack.resources.tables.events,
+          Key: { pk: payloadKey('platform', eventId, receipt.payloadHmac as string) },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item as PayloadItem;
+  };
+
+  it('keeps a body stored in just under the threshold in its payload item, and one just over in the bucket', async () => {
+    expect(threshold).toBe(DEFAULT_INLINE_PAYLOAD_BYTES);
+    expect(threshold).toBe(7000);
+    const belowStored = gzipSync(JSON.stringify(below)).length;
+    const aboveStored = gzipSync(JSON.stringify(above)).length;
+    // One character of attachment apart, on either side of the threshold.
+    expect(JSON.stringify(above).length - JSON.stringify(below).length).toBe(1);
+    expect(belowStored).toBeLessThanOrEqual(7000);
+    expect(belowStored).toBeGreaterThan(6990);
+    expect(aboveStored).toBeGreaterThan(7000);
+    expect(aboveStored).toBeLessThanOrEqual(7010);
+
+    expect(await send(stack, below)).toEqual({ status: 202, body: { event_id: 'evt_01J8K7IN70', deliveries: 3 } });
+    expect(await send(stack, above)).toEqual({ status: 202, body: { event_id: 'evt_01J8K7BK70', deliveries: 3 } });
+    await stack.drain();
+
+    const inItem = await payloadItem('evt_01J8K7IN70');
+    expect(inItem.s3Key).toBeUndefined();
+    expect(inItem.encoding).toBe('gzip');
+    expect(inItem.body!.length).toBe(belowStored);
+    expect(gunzipSync(inItem.body!).toString('utf8')).toBe(JSON.stringify(below));
+
+    const inBucket = await payloadItem('evt_01J8K7BK70');
+    expect(inBucket.body).toBeUndefined();
+    expect(inBucket.storedBytes).toBe(aboveStored);
+    expect(inBucket.s3Key).toMatch(/^payloads\/platform\/evt_01J8K7BK70\/[0-9a-f]{64}$/);
+    const s3 = localS3Client(stack.endpoints.s3);
+    const object = await s3.send(new GetObjectCommand({ Bucket: stack.payloadBucket, Key: inBucket.s3Key }));
+    const objectBytes = Buffer.from(await object.Body!.transformToByteArray());
+    s3.destroy();
+    expect(objectBytes.length).toBe(aboveStored);
+    expect(gunzipSync(objectBytes).toString('utf8')).toBe(JSON.stringify(above));
+  }, 30_000);
+
+  it('delivers both alike: the same views inline, each consumer done once', async () => {
+    const message = (consumerId: string, eventId: string) => received[consumerId]!.find((m) => m.eventId === eventId)!;
+    for (const event of [below, above]) {
+      expect(message('billing-meter', event.id).payload).toEqual({
+        id: event.id,
+        type: 'payment.succeeded',
+        tenant_id: 'tenant_204',
+        data: { amount: 4200, currency: 'eur' },
+      });
+      expect(message('risk-evaluator', event.id).payloadObject).toBeUndefined();
+      expect(message('risk-evaluator', event.id).payload).toEqual({
+        id: event.id,
+        type: 'payment.succeeded',
+        tenant_id: 'tenant_204',
+        key_id: 'key_42',
+        data: event.data,
+      });
+    }
+    const rows = (await ledgerRows(stack)).filter((r) => r.eventId === 'evt_01J8K7IN70' || r.eventId === 'evt_01J8K7BK70');
+    expect(rows.map((r) => [r.eventId, r.consumerId, r.state, r.units]).sort()).toEqual([
+      ['evt_01J8K7BK70', 'audit-writer', 'done', 1],
+      ['evt_01J8K7BK70', 'billing-meter', 'done', 1],
+      ['evt_01J8K7BK70', 'risk-evaluator', 'done', 1],
+      ['evt_01J8K7IN70', 'audit-writer', 'done', 1],
+      ['evt_01J8K7IN70', 'billing-meter', 'done', 1],
+      ['evt_01J8K7IN70', 'risk-evaluator', 'done', 1],
+    ]);
   }, 20_000);
 });

@@ -1,8 +1,8 @@
 /**
  * The payload bucket's adapter paths on DynamoDB Local and fauxqs's S3: Payloads keeps a body
- * whose stored size passes MAX_INLINE_PAYLOAD_BYTES in the bucket (object first, then the item that
- * references it) and reads it back transparently; small bodies stay inline; a missing object reads
- * as expired; S3 errors become StorageUnavailableError.
+ * whose stored size passes the inline threshold (`inlineMaxBytes`, default 7,000 bytes) in the bucket
+ * (object first, then the item that references it) and reads it back transparently; smaller bodies
+ * stay inline; a missing object reads as expired; S3 errors become StorageUnavailableError.
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
@@ -43,6 +43,13 @@ const incompressible = (bytes: number) =>
     Array.from({ length: Math.ceil(bytes / 64) }, (_, i) => createHash('sha256').update(String(i)).digest('hex'))
       .join('')
       .slice(0, bytes),
+  );
+
+/** Raw SHA-256 digests: gzip makes them larger, so they are stored as they are (identity), byte for byte. */
+const binary = (bytes: number, seed: string) =>
+  Buffer.concat(Array.from({ length: Math.ceil(bytes / 32) }, (_, i) => createHash('sha256').update(`${seed}-${i}`).digest())).subarray(
+    0,
+    bytes,
   );
 
 const event = (eventId: string, hmac: string, bytes: number): Omit<EventItem, 'pk' | 'kind'> => ({
@@ -98,6 +105,48 @@ describe('Receipts and Payloads with the payload bucket (DynamoDB Local + fauxqs
     expect(Buffer.from(stored.body!).equals(body)).toBe(true);
     expect(await blobs.get(`payloads/platform/evt_01J8K7M2Q4/${'b2'.repeat(32)}`)).toBeUndefined();
     expect((await store.payloads.getPayload('platform', 'evt_01J8K7M2Q4', 'b2'.repeat(32)))!.equals(body)).toBe(true);
+  });
+
+  it('keeps a body stored in exactly 7,000 bytes in its item (7 WRU) and one of 7,001 in the bucket (1 WRU)', async () => {
+    const at = binary(7000, 'at');
+    const over = binary(7001, 'over');
+    writes.length = 0;
+    expect(await store.receipts.recordEvent(event('evt_01J8K7T700', 'f6'.repeat(32), at.length), at)).toBe('recorded');
+    expect(await store.receipts.recordEvent(event('evt_01J8K7T701', 'f7'.repeat(32), over.length), over)).toBe('recorded');
+    const inItem = (await item('evt_01J8K7T700', 'f6'.repeat(32)))!;
+    expect(inItem.encoding).toBe('identity');
+    expect(inItem.s3Key).toBeUndefined();
+    expect(Buffer.from(inItem.body!).equals(at)).toBe(true);
+    expect(await blobs.get(`payloads/platform/evt_01J8K7T700/${'f6'.repeat(32)}`)).toBeUndefined();
+    const inBucket = (await item('evt_01J8K7T701', 'f7'.repeat(32)))!;
+    expect(inBucket).toMatchObject({
+      encoding: 'identity',
+      storedBytes: 7001,
+      s3Key: `payloads/platform/evt_01J8K7T701/${'f7'.repeat(32)}`,
+    });
+    expect(inBucket.body).toBeUndefined();
+    expect((await blobs.get(inBucket.s3Key!))!.equals(over)).toBe(true);
+    expect(writes.filter(([op]) => op === 'putPayload')).toEqual([
+      ['putPayload', 7],
+      ['putPayload', 1],
+    ]);
+    expect((await store.payloads.getPayload('platform', 'evt_01J8K7T700', 'f6'.repeat(32)))!.equals(at)).toBe(true);
+    expect((await store.payloads.getPayload('platform', 'evt_01J8K7T701', 'f7'.repeat(32)))!.equals(over)).toBe(true);
+  });
+
+  it('honours a configured inlineMaxBytes: 300,000 keeps a 64 KiB stored body in its item, 0 sends a 1-byte body to the bucket', async () => {
+    const roomy = eventStores({ client: dynamo.doc, tableName: 'events', blobs, clock: () => NOW, inlineMaxBytes: 300_000 });
+    const body = binary(65_536, 'roomy');
+    expect(await roomy.receipts.recordEvent(event('evt_01J8K7T64K', 'a7'.repeat(32), body.length), body)).toBe('recorded');
+    const kept = (await item('evt_01J8K7T64K', 'a7'.repeat(32)))!;
+    expect(kept.s3Key).toBeUndefined();
+    expect(kept.body!.length).toBe(65_536);
+    const none = eventStores({ client: dynamo.doc, tableName: 'events', blobs, clock: () => NOW, inlineMaxBytes: 0 });
+    expect(await none.receipts.recordEvent(event('evt_01J8K7T001', 'a8'.repeat(32), 1), Buffer.from('x'))).toBe('recorded');
+    expect(await item('evt_01J8K7T001', 'a8'.repeat(32))).toMatchObject({
+      storedBytes: 1,
+      s3Key: `payloads/platform/evt_01J8K7T001/${'a8'.repeat(32)}`,
+    });
   });
 
   it('answers a retry of the same large body duplicate, rewriting the same object', async () => {

@@ -1,0 +1,100 @@
+/**
+ * What each function's bundle carries (esbuild's metafile, the CDK stack's bundling options): no zod
+ * in any handler bundle (the configuration is validated at synth and inlined), however indirectly a
+ * handler reaches core/config/schema.ts; and what a cold start loads (index.mjs and the chunks it
+ * imports statically) leaves out the clients of rare paths, which load on first use (adapters/lazy.ts).
+ */
+import path from 'node:path';
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { BUNDLED_CONFIG_DEFINE } from '../../core/env';
+import config from '../../hookledger.config';
+import { handlerBuildOptions } from '../../lib/constructs/hookledger-function';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** One split build per entry, as the stack bundles (handlerBuildOptions), shared by both checks. */
+const builds = new Map<string, ReturnType<typeof splitBuild>>();
+const built = (entry: string) => {
+  if (!builds.has(entry)) builds.set(entry, splitBuild(entry));
+  return builds.get(entry)!;
+};
+async function splitBuild(entry: string) {
+  const result = await build({
+    ...handlerBuildOptions({ [BUNDLED_CONFIG_DEFINE]: JSON.stringify(JSON.stringify(config)) }),
+    entryPoints: [path.join(ROOT, entry)],
+    outdir: path.join(ROOT, 'bench', 'bundles', 'probe-split'),
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  return result.metafile;
+}
+
+/** The inputs esbuild put into the bundle of `entry` (every chunk), as paths relative to the repository. */
+async function bundledInputs(entry: string): Promise<string[]> {
+  return Object.keys((await built(entry)).inputs);
+}
+
+describe('handler bundles', () => {
+  it.each([
+    ['lambdas/ingest/handler.ts'],
+    ['lambdas/fanout/handler.ts'],
+    ['lambdas/reconcile/handler.ts'],
+    ['lambdas/consumers/billing-meter.ts'],
+  ])('%s bundles neither zod nor the config schema (a value imported from core/config/schema.ts pulls both in)', async (entry) => {
+    const inputs = await bundledInputs(entry);
+    expect(inputs.filter((f) => f.includes('node_modules/zod/'))).toEqual([]);
+    expect(inputs).not.toContain('core/config/schema.ts');
+    expect(inputs).toContain('adapters/clients.ts');
+  });
+});
+
+/** The npm packages a cold start loads: index.mjs and the chunks it imports statically, as the stack bundles. */
+async function packagesAtColdStart(entry: string): Promise<Set<string>> {
+  const result = { metafile: await built(entry) };
+  const outputs = result.metafile.outputs;
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file) || !outputs[file]) return;
+    seen.add(file);
+    for (const i of outputs[file].imports) if (i.kind === 'import-statement') visit(i.path);
+  };
+  visit(Object.keys(outputs).find((f) => f.endsWith('/index.mjs'))!);
+  const packages = new Set<string>();
+  for (const file of seen) {
+    for (const input of Object.keys(outputs[file]!.inputs)) {
+      const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1];
+      packages.add(pkg ?? input);
+    }
+  }
+  return packages;
+}
+
+describe('what a cold start loads', () => {
+  const RARE = [
+    '@aws-sdk/client-s3',
+    '@aws-sdk/client-secrets-manager',
+    '@aws-sdk/client-lambda',
+    '@aws-sdk/client-dynamodb-streams',
+    'adapters/verification-keys.ts',
+    'adapters/secrets-manager.ts',
+    'adapters/payload-blobs.ts',
+  ];
+  it.each([
+    ['lambdas/ingest/handler.ts', ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb']],
+    ['lambdas/fanout/handler.ts', ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs']],
+    ['lambdas/reconcile/handler.ts', ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs']],
+    ['lambdas/consumers/billing-meter.ts', ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb']],
+  ])('%s loads %j at cold start and none of S3, Secrets Manager, Lambda, Streams or the key port', async (entry, needed) => {
+    const packages = await packagesAtColdStart(entry);
+    for (const p of needed) expect(packages).toContain(p);
+    expect(RARE.filter((p) => packages.has(p))).toEqual([]);
+  });
+
+  it('a consumer loads no SQS code at cold start: SQS serves only retries and quarantines, loaded on the first', async () => {
+    const packages = await packagesAtColdStart('lambdas/consumers/billing-meter.ts');
+    expect(packages.has('@aws-sdk/client-sqs')).toBe(false);
+    expect(packages).toContain('@aws-lambda-powertools/batch');
+  });
+});

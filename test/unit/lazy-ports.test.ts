@@ -1,0 +1,81 @@
+/**
+ * Ports whose adapter loads on first use (adapters/lazy.ts): the handlers pass the import() that
+ * builds the real adapter, so its SDK client stays out of the cold start. Behaviour must be the real
+ * adapter's: every call delegated with its arguments and answer, one load per environment, and a
+ * failed load not remembered.
+ */
+import { describe, expect, it } from 'vitest';
+import { lazyPayloadBlobs, lazySecrets, lazyStreamBatches, lazyVerificationKeys, onFirstUse } from '../../adapters/lazy';
+
+describe('onFirstUse', () => {
+  it('loads once for three concurrent first calls and once more never', async () => {
+    let loads = 0;
+    const get = onFirstUse(async () => {
+      loads += 1;
+      return { id: `adapter_${loads}` };
+    });
+    const [a, b, c] = await Promise.all([get(), get(), get()]);
+    expect([a.id, b.id, c.id]).toEqual(['adapter_1', 'adapter_1', 'adapter_1']);
+    expect((await get()).id).toBe('adapter_1');
+    expect(loads).toBe(1);
+  });
+
+  it('does not remember a failed load: the next call loads again (a chunk read that failed once)', async () => {
+    let loads = 0;
+    const get = onFirstUse(async () => {
+      loads += 1;
+      if (loads === 1) throw new Error('EMFILE: chunks/client-s3-X7Q2.mjs');
+      return 'adapter_2';
+    });
+    await expect(get()).rejects.toThrow('EMFILE: chunks/client-s3-X7Q2.mjs');
+    expect(await get()).toBe('adapter_2');
+    expect(loads).toBe(2);
+  });
+});
+
+describe('lazy ports delegate every call, loading nothing before the first', () => {
+  it('payload blobs: put and get reach the one adapter with their arguments', async () => {
+    const calls: unknown[][] = [];
+    let loads = 0;
+    const blobs = lazyPayloadBlobs(async () => {
+      loads += 1;
+      return {
+        put: async (key: string, body: Buffer, contentType?: string) => void calls.push(['put', key, body.toString(), contentType]),
+        get: async (key: string) => (key === 'payloads/platform/evt_01J8K7M2Q4/ab' ? Buffer.from('{"id":"evt_01J8K7M2Q4"}') : undefined),
+      };
+    });
+    expect(loads).toBe(0);
+    await blobs.put('payloads/platform/evt_01J8K7M2Q4/ab', Buffer.from('body'), 'application/gzip');
+    expect((await blobs.get('payloads/platform/evt_01J8K7M2Q4/ab'))?.toString()).toBe('{"id":"evt_01J8K7M2Q4"}');
+    expect(await blobs.get('payloads/platform/evt_missing/ab')).toBeUndefined();
+    expect(calls).toEqual([['put', 'payloads/platform/evt_01J8K7M2Q4/ab', 'body', 'application/gzip']]);
+    expect(loads).toBe(1);
+  });
+
+  it('secrets: get, refresh and payloadHashKey answer as the adapter does, errors included', async () => {
+    const secrets = lazySecrets(async () => ({
+      get: async (sourceId: string) => ({ current: `whsec_current_${sourceId}` }),
+      refresh: async (sourceId: string) => {
+        throw new Error(`no secret for source "${sourceId}"`);
+      },
+      payloadHashKey: async () => Buffer.from('k'.repeat(32)),
+    }));
+    expect(await secrets.get('platform')).toEqual({ current: 'whsec_current_platform' });
+    await expect(secrets.refresh('tenant_204')).rejects.toThrow('no secret for source "tenant_204"');
+    expect((await secrets.payloadHashKey()).length).toBe(32);
+  });
+
+  it('verification keys and stream batches: the request reaches the adapter unchanged', async () => {
+    const seen: unknown[] = [];
+    const keys = lazyVerificationKeys(async () => ({
+      get: async (request) => {
+        seen.push(request);
+        return { kty: 'EC', kid: request.kid };
+      },
+    }));
+    expect(await keys.get({ kid: 'kid_7Q', sourceId: 'plaid', credentials: 'secret' } as never)).toEqual({ kty: 'EC', kid: 'kid_7Q' });
+    expect(seen).toEqual([{ kid: 'kid_7Q', sourceId: 'plaid', credentials: 'secret' }]);
+    const streams = lazyStreamBatches(async () => ({ read: async (ref) => ({ records: [], ref }) as never }));
+    expect(await streams.read({ shardId: 'shardId-000001' } as never)).toEqual({ records: [], ref: { shardId: 'shardId-000001' } });
+  });
+});
