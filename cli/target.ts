@@ -14,9 +14,11 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../adapters/clients';
+import { UnknownSecretError } from '../adapters/secrets';
 import { dynamoStreamBatches, type StreamBatchPort } from '../adapters/stream-batch';
 import type { HookledgerConfig } from '../core/config/schema';
-import { consumerSecretArnOutput, dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
+import { apiKeyPath } from '../core/gaps';
+import { consumerSecretArnOutput, dlqUrlOutput, gapApiKeySecretArnOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
 import type { SigningSecrets } from '../core/schemes/types';
 // Only the local stack's client and state modules: local/wiring.ts would load the whole pipeline
 // (ingest, fan-out, consumer runtime) just to build a document client.
@@ -47,6 +49,10 @@ export interface Target {
   readonly consumerSecrets: { get(consumerId: string): Promise<SigningSecrets>; readonly rotator: SecretRotator };
   /** The deployment's payload-hash key (verify-payload); never printed. */
   payloadHashKey(): Promise<Buffer>;
+  /** Where a source's provider API key (gap check) lives, for messages: never the value. */
+  apiKeyLocation(sourceId: string): string;
+  /** The source's provider API key (gap check); never printed. */
+  providerApiKey(sourceId: string): Promise<string>;
   readonly pauseControl: PauseControl;
   /** Intake requests by outcome, where the target keeps them (the local stack); undefined on AWS. */
   intakeOutcomes(): Promise<Record<string, number> | undefined>;
@@ -94,8 +100,9 @@ async function localTarget(options: TargetOptions): Promise<Target> {
   const ddb = createDocumentClient(localDynamoClient(state.dynamo.endpoint));
   const sqs = localSqsClient(state.sqs.endpoint);
   const streams = localStreamsClient(state.dynamo.endpoint);
+  const secretsPath = state.secretsFile ? path.resolve(options.root, state.secretsFile) : path.join(options.root, DEFAULT_SECRETS_FILE);
   const secrets = new FileSecrets({
-    path: state.secretsFile ? path.resolve(options.root, state.secretsFile) : path.join(options.root, DEFAULT_SECRETS_FILE),
+    path: secretsPath,
     sourceIds: options.config.sources.map((s) => s.id),
     consumerIds: options.config.consumers.filter((c) => c.kind === 'http').map((c) => c.id),
   });
@@ -124,6 +131,15 @@ async function localTarget(options: TargetOptions): Promise<Target> {
       rotator: { kind: 'local', rotate: (id, overlapMs) => consumerFile.rotate(id, overlapMs), retire: (id) => consumerFile.retire(id) },
     },
     payloadHashKey: () => secrets.payloadHashKey(),
+    apiKeyLocation: (sourceId) => `${apiKeyPath(sourceId)} in ${secretsPath}`,
+    providerApiKey: async (sourceId) => {
+      try {
+        return await secrets.apiKey(sourceId);
+      } catch (error) {
+        if (error instanceof UnknownSecretError) throw new TargetError(error.message);
+        throw error;
+      }
+    },
     pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
     intakeOutcomes: async () => {
       if (!state.adminUrl) return undefined;
@@ -226,6 +242,23 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
       const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
       if (!out.SecretString) throw new TargetError('the payload-hash key secret has no value');
       return Buffer.from(out.SecretString, 'utf8');
+    },
+    apiKeyLocation: (sourceId) =>
+      `the secret ${outputs.get(gapApiKeySecretArnOutput(sourceId)) ?? '(none)'} (stack output ${gapApiKeySecretArnOutput(sourceId)})`,
+    providerApiKey: async (sourceId) => {
+      const secretId = outputs.get(gapApiKeySecretArnOutput(sourceId));
+      if (!secretId) {
+        throw new TargetError(
+          `stack ${stackName} has no output ${gapApiKeySecretArnOutput(sourceId)}: does source "${sourceId}" have gapCheck, and was the stack deployed since?`,
+        );
+      }
+      const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
+      if (!out.SecretString) {
+        throw new TargetError(
+          `the provider API key of source "${sourceId}" has no value yet: put it with \`aws secretsmanager put-secret-value --secret-id ${secretId} --secret-string ...\``,
+        );
+      }
+      return out.SecretString;
     },
     pauseControl: lambdaPauseControl({ lambda, sqs, queues }),
     intakeOutcomes: async () => undefined,

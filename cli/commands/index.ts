@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { register as backfill } from './backfill';
 import type { CommandContext } from './context';
 import { register as doctor } from './doctor';
+import { register as gaps } from './gaps';
 import { register as indexBackfill } from './index-backfill';
 import { register as keys } from './keys';
 import { register as pause } from './pause';
@@ -32,6 +33,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   pause, // and resume
   redrive,
   reconcile,
+  gaps,
   indexBackfill,
   send,
   doctor,
