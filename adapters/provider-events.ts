@@ -13,8 +13,8 @@
  * Every call is retried on 429 after the answer's Retry-After (seconds or an HTTP date), a few times;
  * 401 and 403 are a `ProviderAuthError` naming the credential by where it lives, never its value.
  */
-import { Octokit } from '@octokit/rest';
-import Stripe from 'stripe';
+import type { Octokit } from '@octokit/rest';
+import type Stripe from 'stripe';
 import { HookledgerError } from '../core/errors';
 import { GAP_APIS, type GapApi, type ProviderEvent } from '../core/gaps';
 
@@ -149,20 +149,27 @@ const sortOldestFirst = (events: ListedEvent[]) => events.sort((a, b) => a.creat
 
 function stripeEvents(options: ProviderEventsOptions, baseUrl: string): ProviderEventsPort {
   const url = new URL(baseUrl);
-  const stripe = new Stripe(options.apiKey, {
-    host: url.hostname,
-    port: url.port || (url.protocol === 'https:' ? 443 : 80),
-    protocol: url.protocol === 'https:' ? 'https' : 'http',
-    // 429s are retried here after their Retry-After; the SDK would retry them without it.
-    maxNetworkRetries: 0,
-    telemetry: false,
-  });
+  // Loaded on first use: the CLI's other commands never load the SDK.
+  let client: Promise<{ stripe: Stripe; StripeError: typeof Stripe.errors.StripeError }> | undefined;
+  const sdk = () =>
+    (client ??= import('stripe').then(({ default: StripeSdk }) => ({
+      stripe: new StripeSdk(options.apiKey, {
+        host: url.hostname,
+        port: url.port || (url.protocol === 'https:' ? 443 : 80),
+        protocol: url.protocol === 'https:' ? 'https' : 'http',
+        // 429s are retried here after their Retry-After; the SDK would retry them without it.
+        maxNetworkRetries: 0,
+        telemetry: false,
+      }),
+      StripeError: StripeSdk.errors.StripeError,
+    })));
   return {
     api: 'stripe',
     async list({ from, to }) {
       const events: ListedEvent[] = [];
       let startingAfter: string | undefined;
       for (;;) {
+        const { stripe, StripeError } = await sdk();
         const page = await withRetries(options, async () => {
           try {
             return await stripe.events.list({
@@ -171,7 +178,7 @@ function stripeEvents(options: ProviderEventsOptions, baseUrl: string): Provider
               ...(startingAfter ? { starting_after: startingAfter } : {}),
             });
           } catch (error) {
-            if (error instanceof Stripe.errors.StripeError && error.statusCode !== undefined) {
+            if (error instanceof StripeError && error.statusCode !== undefined) {
               throw failure(options, error.statusCode, error.headers?.['retry-after'], error.message);
             }
             throw new ProviderApiError('stripe', error instanceof Error ? error.message : String(error));
@@ -206,16 +213,22 @@ interface HookDelivery {
 function githubDeliveries(options: ProviderEventsOptions, baseUrl: string): ProviderEventsPort {
   const hook = options.hook;
   if (!hook) throw new ProviderApiError('github', 'no hook configured (gapCheck.hook: repos/<owner>/<repo>/hooks/<id>)');
-  const octokit = new Octokit({
-    auth: options.apiKey,
-    baseUrl,
-    userAgent: 'hookledger-gap-check',
-    log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
-  });
-  const call = <T>(run: () => Promise<T>) =>
+  // Loaded on first use, like the Stripe SDK.
+  let client: Promise<Octokit> | undefined;
+  const octokit = () =>
+    (client ??= import('@octokit/rest').then(
+      ({ Octokit: OctokitSdk }) =>
+        new OctokitSdk({
+          auth: options.apiKey,
+          baseUrl,
+          userAgent: 'hookledger-gap-check',
+          log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+        }),
+    ));
+  const call = <T>(run: (sdk: Octokit) => Promise<T>) =>
     withRetries(options, async () => {
       try {
-        return await run();
+        return await run(await octokit());
       } catch (error) {
         const status = (error as { status?: number }).status;
         if (typeof status !== 'number') throw new ProviderApiError('github', error instanceof Error ? error.message : String(error));
@@ -234,7 +247,7 @@ function githubDeliveries(options: ProviderEventsOptions, baseUrl: string): Prov
       const byGuid = new Map<string, ListedEvent>();
       let cursor: string | undefined;
       for (;;) {
-        const response = await call(() => octokit.request(`GET /${hook}/deliveries`, { per_page: 100, ...(cursor ? { cursor } : {}) }));
+        const response = await call((sdk) => sdk.request(`GET /${hook}/deliveries`, { per_page: 100, ...(cursor ? { cursor } : {}) }));
         const deliveries = response.data as HookDelivery[];
         let older = false;
         for (const d of deliveries) {
@@ -253,7 +266,7 @@ function githubDeliveries(options: ProviderEventsOptions, baseUrl: string): Prov
     },
     async redeliver(event) {
       if (!event.deliveryId) throw new ProviderApiError('github', `no delivery id for ${event.eventId}`);
-      await call(() => octokit.request(`POST /${hook}/deliveries/{delivery_id}/attempts`, { delivery_id: Number(event.deliveryId) }));
+      await call((sdk) => sdk.request(`POST /${hook}/deliveries/{delivery_id}/attempts`, { delivery_id: Number(event.deliveryId) }));
     },
   };
 }
