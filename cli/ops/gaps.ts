@@ -4,14 +4,13 @@
  * recovery (lambdas/reconcile/gap-recovery.ts: intake's own write path, or the provider's
  * redelivery) only when asked: checking never loads intake.
  */
-import { intakeStore } from '../../adapters/event-stores';
+import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { ProviderApiError, ProviderAuthError, providerEvents } from '../../adapters/provider-events';
 import type { HookledgerConfig, SourceConfig } from '../../core/config/schema';
 import type { GapReport } from '../../core/gaps';
 import { checkGaps } from '../../lambdas/reconcile/provider-gaps';
 import { OperationFailedError, UsageError } from '../errors';
 import type { Target } from '../target';
-import { eventStoresOf } from './deps';
 
 export interface GapsOptions {
   readonly source: string;
@@ -55,7 +54,12 @@ export async function gaps(target: Target, config: HookledgerConfig, options: Ga
   if (options.recover) {
     // Loaded here only: the recovery runs intake's write path (lambdas/ingest/record.ts).
     const { gapRecovery } = await import('../../lambdas/reconcile/gap-recovery');
-    const stores = eventStoresOf({ ddb: target.ddb, tables: target.tables });
+    // As intake builds its store: hot tenants' receipts spread over their window-index shards.
+    const stores = eventStores({
+      client: target.ddb,
+      tableName: target.tables.events,
+      shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
+    });
     recover = gapRecovery({ config, store: intakeStore(stores), payloadHashKey: () => target.payloadHashKey(), provider }, source);
   }
   try {
