@@ -20,7 +20,10 @@ function harness(report: (window: { from: number; to: number }) => GapReport, no
       return report(window);
     },
     publish: (n) => published.push(n),
-    logger: { info: () => {}, warn: (_message: string, extra?: Record<string, unknown>) => void warned.push(extra ?? {}) },
+    logger: {
+      info: () => {},
+      warn: (_message: unknown, ...extra: unknown[]) => void warned.push((extra[0] as Record<string, unknown> | undefined) ?? {}),
+    },
     clock: () => now,
   });
   return { handler, windows, published, warned };
