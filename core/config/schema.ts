@@ -149,6 +149,14 @@ export const gapCheckSchema = z
       .string()
       .regex(/^ntfset_[a-z0-9]+$/, 'destination must be a Paddle notification setting id (ntfset_...)')
       .optional(),
+    /**
+     * The event types the provider sends to this source (patterns as in `subscribes`): a Stripe account's
+     * events list holds every type, the endpoint gets only those it enables. @default - every type
+     */
+    types: z
+      .array(z.string().regex(/^(\*|[a-z0-9_-]+(\.[a-z0-9_-]+)*(\.\*)?)$/i, 'pattern must be "*", "a.b" or "a.*"'))
+      .min(1)
+      .optional(),
     /** Hours between scheduled runs on AWS, each over the last closed window of that length. 1-168, default 24. */
     everyHours: z.number().int().min(1).max(168).default(24),
   })

@@ -12,6 +12,7 @@
 import type { ListedEvent, ProviderEventsPort } from '../../adapters/provider-events';
 import type { ScanDeps } from '../../adapters/table-scan';
 import { WindowReader } from '../../adapters/window-index';
+import { matchesEventType } from '../../core/config/routing';
 import type { SourceConfig } from '../../core/config/schema';
 import type { GapReport, RecoveredEvent } from '../../core/gaps';
 
@@ -33,7 +34,9 @@ export interface GapCheckOptions {
 
 export async function checkGaps(deps: GapCheckDeps, options: GapCheckOptions): Promise<GapReport> {
   const { source, from, to } = options;
-  const listed = await deps.provider.list({ from, to });
+  // Only the types the provider sends to this source (`gapCheck.types`): the others never come by webhook.
+  const types = source.gapCheck?.types;
+  const listed = (await deps.provider.list({ from, to })).filter((e) => !types || types.some((p) => matchesEventType(p, e.type)));
   const now = (deps.clock ?? Date.now)();
   const reader = new WindowReader(deps);
   const receipts = await reader.receipts({

@@ -134,6 +134,8 @@ beforeAll(async () => {
     stripeEvent('evt_1GapC03', 'invoice.paid', now - 30 * 60_000, 'acct_tenant_205', 'in_9Zk3'),
     stripeEvent('evt_1GapD04', 'invoice.payment_failed', now - 20 * 60_000, 'acct_tenant_205', 'in_7Yx1'),
     stripeEvent('evt_1GapE05', 'customer.created', now - 10 * 60_000, 'acct_tenant_204', 'cus_Q2'),
+    // A type the endpoint does not enable (gapCheck.types): listed by Stripe, never sent, never missing.
+    stripeEvent('evt_1GapBal0', 'balance.available', now - 55 * 60_000, 'acct_tenant_204', 'txn_1'),
     // Outside the window -1h: never listed by a run over the last hour.
     stripeEvent('evt_1GapOld0', 'invoice.paid', now - 3 * 3_600_000, 'acct_tenant_204', 'in_old'),
   ];
@@ -147,7 +149,7 @@ beforeAll(async () => {
         id: 'stripe',
         provider: 'stripe',
         attribution: { tenantId: { body: 'account' }, keyId: { body: 'data.object.id' } },
-        gapCheck: { api: 'stripe', baseUrl: api.url },
+        gapCheck: { api: 'stripe', baseUrl: api.url, types: ['invoice.*', 'customer.*'] },
       },
       {
         id: 'github',
@@ -192,7 +194,7 @@ afterAll(async () => {
 });
 
 describe('hookledger gaps against the Stripe events API (stand-in, through the stripe SDK)', () => {
-  it('lists exactly the two events Stripe sent that no receipt names, and exits 1', async () => {
+  it('lists exactly the two events Stripe sent that no receipt names (of the types the endpoint enables), and exits 1', async () => {
     const out = await cli(['gaps', '--source', 'stripe', '--from', '-1h', '--json']);
     expect(out.stderr).toBe('');
     expect(out.code).toBe(1);
