@@ -172,6 +172,13 @@ export const gapCheckSchema = z
     }
     if (g.api !== 'github' && g.hook !== undefined)
       ctx.addIssue({ code: 'custom', path: ['hook'], message: 'hook is for the github gap check only' });
+    if (g.api === 'stripe' && g.baseUrl !== undefined && URL.canParse(g.baseUrl) && !['', '/'].includes(new URL(g.baseUrl).pathname)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['baseUrl'],
+        message: `the stripe SDK takes a host, port and protocol, no path: "${g.baseUrl}" would lose "${new URL(g.baseUrl).pathname}"; serve the API at the root`,
+      });
+    }
     if (g.api !== 'paddle' && g.destination !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['destination'], message: 'destination is for the paddle gap check only' });
     }

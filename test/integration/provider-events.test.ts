@@ -216,5 +216,8 @@ describe('gapCheck configuration', () => {
     expect(() => defineConfig(withGap({ api: 'github' }))).toThrow(/gapCheck\.hook.*repos\/<owner>\/<repo>\/hooks\/<id>/);
     expect(() => defineConfig(withGap({ api: 'stripe', hook: 'repos/a/b/hooks/1' }))).toThrow(/hook is for the github gap check only/);
     expect(() => defineConfig(withGap({ api: 'chargebee' }))).toThrow(/gapCheck\.api/);
+    expect(() => defineConfig(withGap({ api: 'stripe', baseUrl: 'https://proxy.example.com/stripe' }))).toThrow(
+      /the stripe SDK takes a host, port and protocol, no path: "https:\/\/proxy\.example\.com\/stripe" would lose "\/stripe"/,
+    );
   });
 });
