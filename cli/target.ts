@@ -252,7 +252,14 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
           `stack ${stackName} has no output ${gapApiKeySecretArnOutput(sourceId)}: does source "${sourceId}" have gapCheck, and was the stack deployed since?`,
         );
       }
-      const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
+      const unset = () =>
+        new TargetError(
+          `the provider API key of source "${sourceId}" has no value yet: put it with \`aws secretsmanager put-secret-value --secret-id ${secretId} --secret-string ...\``,
+        );
+      // Created without a value: until one is put, there is no AWSCURRENT version to read.
+      const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId })).catch((error: unknown) => {
+        throw (error as Error)?.name === 'ResourceNotFoundException' ? unset() : error;
+      });
       if (!out.SecretString) {
         throw new TargetError(
           `the provider API key of source "${sourceId}" has no value yet: put it with \`aws secretsmanager put-secret-value --secret-id ${secretId} --secret-string ...\``,

@@ -28,7 +28,11 @@ const apiKeySecret = requireEnv(ENV.gapApiKeySecret);
 let hashKey: Promise<Buffer> | undefined;
 
 async function readSecret(secretId: string, what: string): Promise<string> {
-  const out = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
+  // A secret created without a value has no AWSCURRENT version until one is put.
+  const out = await secrets.send(new GetSecretValueCommand({ SecretId: secretId })).catch((error: unknown) => {
+    if ((error as Error)?.name === 'ResourceNotFoundException') return { SecretString: undefined };
+    throw error;
+  });
   if (!out.SecretString)
     throw new MissingEnvError(`${what} (${secretId}) has no value yet: put it with aws secretsmanager put-secret-value`);
   return out.SecretString;
