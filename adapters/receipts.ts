@@ -122,7 +122,8 @@ export class Receipts extends EventTable {
         at: event.receivedAt,
         payloadHmac: event.payloadHmac,
         payloadBytes: event.payloadBytes,
-        secretVersion: event.secretVersion,
+        ...(event.secretVersion ? { secretVersion: event.secretVersion } : {}),
+        ...(event.origin ? { origin: event.origin } : {}),
       });
     } catch (error) {
       throw translate(error);

@@ -16,9 +16,11 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../adapters/clients';
 import { type ErasableBlobs, S3PayloadBlobs } from '../adapters/payload-blobs';
+import { UnknownSecretError } from '../adapters/secrets';
 import { dynamoStreamBatches, type StreamBatchPort } from '../adapters/stream-batch';
 import type { HookledgerConfig } from '../core/config/schema';
-import { consumerSecretArnOutput, dlqUrlOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
+import { apiKeyPath } from '../core/gaps';
+import { consumerSecretArnOutput, dlqUrlOutput, gapApiKeySecretArnOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
 import type { SigningSecrets } from '../core/schemes/types';
 // Only the local stack's client and state modules: local/wiring.ts would load the whole pipeline
 // (ingest, fan-out, consumer runtime) just to build a document client.
@@ -49,6 +51,10 @@ export interface Target {
   readonly consumerSecrets: { get(consumerId: string): Promise<SigningSecrets>; readonly rotator: SecretRotator };
   /** The deployment's payload-hash key (verify-payload); never printed. */
   payloadHashKey(): Promise<Buffer>;
+  /** Where a source's provider API key (gap check) lives, for messages: never the value. */
+  apiKeyLocation(sourceId: string): string;
+  /** The source's provider API key (gap check); never printed. */
+  providerApiKey(sourceId: string): Promise<string>;
   readonly pauseControl: PauseControl;
   /** The payload bucket, for erasure (list under an event's prefixes, delete); undefined when the stack names none. */
   readonly payloadBucket?: ErasableBlobs;
@@ -112,8 +118,9 @@ async function localTarget(options: TargetOptions): Promise<Target> {
   const streams = localStreamsClient(state.dynamo.endpoint);
   // fauxqs serves S3 on its SQS endpoint; the local stack's bucket has a fixed name.
   const s3 = localS3Client(state.sqs.endpoint);
+  const secretsPath = state.secretsFile ? path.resolve(options.root, state.secretsFile) : path.join(options.root, DEFAULT_SECRETS_FILE);
   const secrets = new FileSecrets({
-    path: state.secretsFile ? path.resolve(options.root, state.secretsFile) : path.join(options.root, DEFAULT_SECRETS_FILE),
+    path: secretsPath,
     sourceIds: options.config.sources.map((s) => s.id),
     consumerIds: options.config.consumers.filter((c) => c.kind === 'http').map((c) => c.id),
   });
@@ -145,6 +152,15 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     secretRotation: async (sourceId) => {
       const { previous, previousUntil } = await secrets.get(sourceId);
       return { source: sourceId, hasPrevious: previous !== undefined, ...(previousUntil !== undefined ? { previousUntil } : {}) };
+    },
+    apiKeyLocation: (sourceId) => `${apiKeyPath(sourceId)} in ${secretsPath}`,
+    providerApiKey: async (sourceId) => {
+      try {
+        return await secrets.apiKey(sourceId);
+      } catch (error) {
+        if (error instanceof UnknownSecretError) throw new TargetError(error.message);
+        throw error;
+      }
     },
     pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
     payloadBucket: new S3PayloadBlobs({ client: s3, bucket: LOCAL_PAYLOAD_BUCKET }),
@@ -271,6 +287,30 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
           ? { previousUntil: rotatedAt + overlapHours * 3_600_000 }
           : {}),
       };
+    },
+    apiKeyLocation: (sourceId) =>
+      `the secret ${outputs.get(gapApiKeySecretArnOutput(sourceId)) ?? '(none)'} (stack output ${gapApiKeySecretArnOutput(sourceId)})`,
+    providerApiKey: async (sourceId) => {
+      const secretId = outputs.get(gapApiKeySecretArnOutput(sourceId));
+      if (!secretId) {
+        throw new TargetError(
+          `stack ${stackName} has no output ${gapApiKeySecretArnOutput(sourceId)}: does source "${sourceId}" have gapCheck, and was the stack deployed since?`,
+        );
+      }
+      const unset = () =>
+        new TargetError(
+          `the provider API key of source "${sourceId}" has no value yet: put it with \`aws secretsmanager put-secret-value --secret-id ${secretId} --secret-string ...\``,
+        );
+      // Created without a value: until one is put, there is no AWSCURRENT version to read.
+      const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId })).catch((error: unknown) => {
+        throw (error as Error)?.name === 'ResourceNotFoundException' ? unset() : error;
+      });
+      if (!out.SecretString) {
+        throw new TargetError(
+          `the provider API key of source "${sourceId}" has no value yet: put it with \`aws secretsmanager put-secret-value --secret-id ${secretId} --secret-string ...\``,
+        );
+      }
+      return out.SecretString;
     },
     pauseControl: lambdaPauseControl({ lambda, sqs, queues }),
     ...(s3 && bucketName ? { payloadBucket: new S3PayloadBlobs({ client: s3, bucket: bucketName }) } : {}),

@@ -8,7 +8,7 @@ export const ENV = {
   ledgerTable: 'LEDGER_TABLE',
   /** JSON object: source id -> Secrets Manager secret id (ARN or name). Ingest only. */
   sourceSecrets: 'SOURCE_SECRETS',
-  /** Secrets Manager secret id of the deployment's payload-hash key. Ingest only. */
+  /** Secrets Manager secret id of the deployment's payload-hash key. Ingest, and gap checks that recover. */
   payloadHashKeySecret: 'PAYLOAD_HASH_KEY_SECRET',
   /** JSON object: consumer id -> SQS queue URL. Fan-out only. */
   queueUrls: 'QUEUE_URLS',
@@ -29,6 +29,10 @@ export const ENV = {
   repairMaxPerRun: 'REPAIR_MAX_PER_RUN',
   /** JSON object: consumer id -> SQS queue ARN (to see which consumers are paused). Reconciler only. */
   queueArns: 'QUEUE_ARNS',
+  /** The source a scheduled gap check reads (`gapCheck`). Gap check only. */
+  gapSource: 'GAP_SOURCE',
+  /** Secrets Manager secret id of that source's provider API key. Gap check only. */
+  gapApiKeySecret: 'GAP_API_KEY_SECRET',
   /** The fan-out's on-failure queue URL. Reconciler only. */
   fanoutFailureQueueUrl: 'FANOUT_FAILURE_QUEUE_URL',
 } as const;

@@ -11,6 +11,7 @@ export const DIMENSION = {
   outcome: 'Outcome',
   consumer: 'Consumer',
   served: 'Served',
+  source: 'Source',
 } as const;
 
 /** One per intake request, dimensions `Outcome` (recorded, duplicate, a refusal code) and `Stack`. */
@@ -36,5 +37,11 @@ export const RECONCILE_CARRIED_METRIC = 'ReconcileCarried';
 export const RECONCILE_CARRY_DROPPED_METRIC = 'ReconcileCarryDropped';
 /** 1 when a reconcile run stopped before the end of its window (its checkpoint resumes it), else 0; dimension `Stack` only. */
 export const RECONCILE_INCOMPLETE_METRIC = 'ReconcileIncomplete';
+/**
+ * Events a source's provider listed in the gap check's window that no receipt names and the run did not
+ * recover (`gapCheck`, lambdas/reconcile/gap-check-app.ts); dimensions `Stack` and `Source`. Alarmed above 0.
+ */
+export const PROVIDER_GAPS_METRIC = 'ProviderGaps';
+export const PROVIDER_GAPS_DIMENSIONS = [DIMENSION.source, DIMENSION.stack] as const;
 /** An HTTP consumer's circuit breaker opened (the consumer was paused); dimensions `Consumer` and `Stack`. */
 export const HTTP_CIRCUIT_OPEN_METRIC = 'HttpCircuitOpened';

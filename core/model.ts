@@ -32,6 +32,8 @@
  *   under the consumer's principal) and, once done, the usage row (tenant captured at intake, units).
  */
 
+import type { ReceiptOrigin } from './gaps';
+
 export const TABLE_KEY = 'pk';
 export const TTL_ATTRIBUTE = 'expiresAt';
 
@@ -57,7 +59,10 @@ export interface EventItem extends Attribution {
   /** Receipts written before keyed hashes: a plain SHA-256 (and the payload under the old key). */
   readonly payloadSha256?: string;
   readonly payloadBytes: number;
-  readonly secretVersion: SecretVersion;
+  /** Which signing secret verified the webhook; absent on a receipt recovered from the provider's API (`origin`). */
+  readonly secretVersion?: SecretVersion;
+  /** `provider_api`: recorded by `hookledger gaps --recover` from the provider's list of events, not a webhook. */
+  readonly origin?: ReceiptOrigin;
   readonly payloadExpiresAt: number;
   /** Ordered consumers in the delivery set -> the event's ordering key for each (read at intake from signed parts). */
   readonly orderingKeys?: Record<string, string>;
@@ -116,7 +121,9 @@ export interface ConflictEntry {
   readonly at: number;
   readonly payloadHmac: string;
   readonly payloadBytes: number;
-  readonly secretVersion: SecretVersion;
+  /** Absent for an event recorded from the provider's API (`origin`). */
+  readonly secretVersion?: SecretVersion;
+  readonly origin?: ReceiptOrigin;
 }
 
 export interface ConflictItem {

@@ -21,6 +21,8 @@ export const OUTPUT = {
 export const queueUrlOutput = (consumerId: string) => `QueueUrl${pascalCase(consumerId)}`;
 export const dlqUrlOutput = (consumerId: string) => `DlqUrl${pascalCase(consumerId)}`;
 export const secretArnOutput = (sourceId: string) => `SecretArn${pascalCase(sourceId)}`;
+/** A source's provider API key for its gap check (`gapCheck`): created empty, set by the operator, retained. */
+export const gapApiKeySecretArnOutput = (sourceId: string) => `GapApiKeySecretArn${pascalCase(sourceId)}`;
 /** An HTTP consumer's signing secret (`hookledger secrets get <consumer>`). */
 export const consumerSecretArnOutput = (consumerId: string) => `ConsumerSecretArn${pascalCase(consumerId)}`;
 

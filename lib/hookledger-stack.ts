@@ -8,12 +8,14 @@ import {
   consumerSecretArnOutput,
   DEFAULT_STACK_NAME,
   dlqUrlOutput,
+  gapApiKeySecretArnOutput,
   OUTPUT,
   queueUrlOutput,
   secretArnOutput,
 } from '../core/outputs';
 import { type ConsumerVpcPlacement, ConsumerWorker } from './constructs/consumer-worker';
 import { FanOut } from './constructs/fan-out';
+import { GapCheck } from './constructs/gap-check';
 import { BUNDLED_CONFIG_CONTEXT } from './constructs/hookledger-function';
 import { IngestApi } from './constructs/ingest-api';
 import { Observability } from './constructs/observability';
@@ -46,6 +48,8 @@ export class HookledgerStack extends Stack {
   readonly fanOut: FanOut;
   readonly consumers: readonly ConsumerWorker[];
   readonly reconciler: Reconciler;
+  /** One per source with `gapCheck`, by source id. */
+  readonly gapChecks: ReadonlyMap<string, GapCheck>;
   readonly observability: Observability;
 
   constructor(scope: Construct, id: string, props: HookledgerStackProps) {
@@ -127,6 +131,27 @@ export class HookledgerStack extends Stack {
         circuitBreaker: config.consumers[i]!.kind === 'http',
       })),
     });
+
+    // The provider gap check of each source that has one (`gapCheck`): its own function, schedule, API-key secret and alarm.
+    const gapChecks = new Map<string, GapCheck>();
+    const gapScope = new Construct(this, 'GapChecks');
+    for (const source of config.sources) {
+      if (!source.gapCheck) continue;
+      const check = new GapCheck(gapScope, source.id, {
+        source: { ...source, gapCheck: source.gapCheck },
+        events,
+        ledgerTableName: ledger.tableName,
+        alarmTopic: this.observability.alarmTopic,
+        payloadHashKey: this.ingest.payloadHashKey,
+        payloadBucket: this.payloadBucket,
+      });
+      gapChecks.set(source.id, check);
+      new CfnOutput(this, gapApiKeySecretArnOutput(source.id), {
+        value: check.apiKeySecret.secretArn,
+        description: `The ${source.gapCheck.api} API key of source ${source.id}'s gap check: put it here (created empty, retained)`,
+      });
+    }
+    this.gapChecks = gapChecks;
 
     new CfnOutput(this, OUTPUT.webhookUrl, {
       value: this.ingest.webhookBaseUrl,

@@ -34,6 +34,11 @@ export const DEFAULT_SECRET_OVERLAP_MS = 72 * 3_600_000;
 /** One source in the file: its secrets plus when it was last rotated (never a value in logs). */
 export interface SourceSecretsEntry extends SigningSecrets {
   readonly rotatedAt?: number;
+  /**
+   * The provider API's credential of a source with `gapCheck` (`hookledger gaps`): set by hand, kept
+   * across rotations, never generated, never printed.
+   */
+  readonly apiKey?: string;
 }
 
 export interface SecretsFile {
@@ -109,6 +114,14 @@ export class FileSecrets implements SecretsPort {
     };
   }
 
+  /** The source's provider API key (`sources.<id>.apiKey`), read fresh from the file. */
+  async apiKey(sourceId: string): Promise<string> {
+    this.cache = await this.load();
+    const key = this.cache.sources[sourceId]?.apiKey;
+    if (!key) throw new UnknownSecretError(`no provider API key for source "${sourceId}": set sources.${sourceId}.apiKey in ${this.path}`);
+    return key;
+  }
+
   async payloadHashKey(): Promise<Buffer> {
     this.cache ??= await this.load();
     const key = this.cache.payloadHashKey;
@@ -132,8 +145,10 @@ export class FileSecrets implements SecretsPort {
     return this.locked(async () => {
       const file = await this.fill();
       const old = this.pick(file, sourceId, section);
+      const { apiKey } = this.entry(file, sourceId, section);
       const rotatedAt = this.clock();
       const entry: SourceSecretsEntry = {
+        ...(apiKey !== undefined ? { apiKey } : {}),
         current: value ?? newWebhookSecret(),
         previous: old.current,
         rotatedAt,
@@ -296,8 +311,11 @@ function validateEntries(
 ): Record<string, SourceSecretsEntry> {
   const result: Record<string, SourceSecretsEntry> = {};
   for (const [id, value] of Object.entries(entries)) {
-    const entry = value as { current?: unknown; previous?: unknown; previousUntil?: unknown; rotatedAt?: unknown } | null;
+    const entry = value as { current?: unknown; previous?: unknown; previousUntil?: unknown; rotatedAt?: unknown; apiKey?: unknown } | null;
     if (!entry || typeof entry.current !== 'string' || entry.current === '') throw bad(`${what} "${id}" has no "current" string`);
+    if (entry.apiKey !== undefined && (typeof entry.apiKey !== 'string' || entry.apiKey === '')) {
+      throw bad(`${what} "${id}" has an "apiKey" that is not a non-empty string`);
+    }
     if (entry.previous !== undefined && typeof entry.previous !== 'string') throw bad(`${what} "${id}" has a non-string "previous"`);
     for (const key of ['previousUntil', 'rotatedAt'] as const) {
       const time = entry[key];
@@ -311,6 +329,7 @@ function validateEntries(
       // An end without a previous secret ends nothing: dropped.
       ...(entry.previous !== undefined && entry.previousUntil !== undefined ? { previousUntil: entry.previousUntil as number } : {}),
       ...(entry.rotatedAt !== undefined ? { rotatedAt: entry.rotatedAt as number } : {}),
+      ...(entry.apiKey !== undefined ? { apiKey: entry.apiKey as string } : {}),
     };
   }
   return result;

@@ -10,6 +10,7 @@ import { register as cost } from './cost';
 import { register as doctor } from './doctor';
 import { register as erase } from './erase';
 import { register as filter } from './filter'; // and transform
+import { register as gaps } from './gaps';
 import { register as indexBackfill } from './index-backfill';
 import { register as keys } from './keys';
 import { register as pause } from './pause';
@@ -38,6 +39,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   pause, // and resume
   redrive,
   reconcile,
+  gaps,
   indexBackfill,
   send,
   doctor,

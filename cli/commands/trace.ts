@@ -31,7 +31,8 @@ export function formatTrace(report: TraceReport): string {
       ['tenant', r.tenantId],
       ['key', r.keyId],
       ['received', iso(r.receivedAt)],
-      ['secret', r.secretVersion],
+      ['origin', r.origin],
+      ['secret', r.secretVersion ?? '(none: recorded from the provider API)'],
       [
         'payload',
         r.erased
@@ -73,7 +74,9 @@ export function formatTrace(report: TraceReport): string {
   if (report.conflicts.entries.length > 0) {
     lines.push('', 'duplicate_conflict requests (stored: nothing but this audit):');
     for (const c of report.conflicts.entries) {
-      lines.push(`  ${iso(c.at)} ${c.payloadBytes} bytes, secret ${c.secretVersion}, hmac-sha256:${c.payloadHmac}`);
+      lines.push(
+        `  ${iso(c.at)} ${c.payloadBytes} bytes, ${c.secretVersion ? `secret ${c.secretVersion}` : c.origin}, hmac-sha256:${c.payloadHmac}`,
+      );
     }
   }
   return lines.join('\n');

@@ -137,7 +137,8 @@ export async function searchEvents(deps: StoreDeps & ConfigDeps, search: EventSe
       tenantId: r.tenantId,
       eventType: r.eventType,
       receivedAt: r.receivedAt,
-      secretVersion: r.secretVersion,
+      // A receipt recovered from the provider's API (`gaps --recover`) was verified by no secret.
+      secretVersion: r.secretVersion ?? 'provider_api',
       deliveries,
     })),
     total,

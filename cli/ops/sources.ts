@@ -46,7 +46,9 @@ export async function sourcesReport(
       const bySecretVersion: Record<string, number> = {};
       let previousSecretLastVerified: number | undefined;
       for (const r of mine) {
-        bySecretVersion[r.secretVersion] = (bySecretVersion[r.secretVersion] ?? 0) + 1;
+        // Recovered from the provider's API (`gaps --recover`): verified by no secret, counted as such.
+        const version = r.secretVersion ?? 'provider_api';
+        bySecretVersion[version] = (bySecretVersion[version] ?? 0) + 1;
         if (r.secretVersion === 'previous') previousSecretLastVerified = Math.max(previousSecretLastVerified ?? 0, r.receivedAt);
       }
       let rotation: RotationState | undefined;

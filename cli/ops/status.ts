@@ -141,7 +141,9 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
   const previousSecretLastVerified: Record<string, number> = {};
   for (const receipt of receipts) {
     byType[receipt.eventType] = (byType[receipt.eventType] ?? 0) + 1;
-    bySecretVersion[receipt.secretVersion] = (bySecretVersion[receipt.secretVersion] ?? 0) + 1;
+    // A receipt recorded from the provider's API (`hookledger gaps --recover`) was verified by no secret.
+    const version = receipt.secretVersion ?? 'provider_api';
+    bySecretVersion[version] = (bySecretVersion[version] ?? 0) + 1;
     if (receipt.secretVersion === 'previous') {
       previousSecretLastVerified[receipt.source] = Math.max(previousSecretLastVerified[receipt.source] ?? 0, receipt.receivedAt);
     }

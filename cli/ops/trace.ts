@@ -46,7 +46,10 @@ export interface TraceReport {
     readonly keyId: string;
     readonly eventType: string;
     readonly receivedAt: number;
-    readonly secretVersion: string;
+    /** Which signing secret verified the webhook; absent when `origin` is `provider_api` (`hookledger gaps --recover`). */
+    readonly secretVersion?: string;
+    /** `webhook`, or `provider_api` for an event recorded from the provider's list of events. */
+    readonly origin: string;
     /** `hmac-sha256:<hex>` (keyed, see `hookledger verify-payload`); `sha256:<hex>` on receipts from before it. */
     readonly payloadHash: string;
     readonly payloadBytes: number;
@@ -104,7 +107,8 @@ export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, optio
       keyId: receipt.keyId,
       eventType: receipt.eventType,
       receivedAt: receipt.receivedAt,
-      secretVersion: receipt.secretVersion,
+      ...(receipt.secretVersion ? { secretVersion: receipt.secretVersion } : {}),
+      origin: receipt.origin ?? 'webhook',
       payloadHash: receipt.payloadHmac ? `hmac-sha256:${receipt.payloadHmac}` : `sha256:${receipt.payloadSha256 ?? ''}`,
       payloadBytes: receipt.payloadBytes,
       payload: receipt.erasedAt !== undefined ? 'erased' : payloadState.present ? 'present' : 'expired',

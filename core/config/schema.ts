@@ -17,6 +17,7 @@ import {
 } from '../body';
 import { ConfigurationError } from '../errors';
 import { checkPattern, type EventPattern } from '../filter';
+import { baseUrlProblem, GAP_API_NAMES, type GAP_APIS } from '../gaps';
 import { HANDSHAKES } from '../handshakes';
 import { closeProviderNames, type FieldLocation, findProvider, PROVIDER_NAMES } from '../providers/catalog';
 import {
@@ -117,6 +118,73 @@ export const schemeSchema = z.discriminatedUnion(
 ) as unknown as z.ZodType<SchemeConfig, SchemeConfigInput>;
 export type VerificationScheme = SchemeConfig;
 
+/**
+ * The provider gap check of a source (`hookledger gaps`, and the scheduled run on AWS): the provider's
+ * API that lists what it sent (core/gaps.ts), compared with the receipts. Its credential is
+ * `sources.<id>.apiKey` in the local secrets file, on AWS the source's own API-key secret.
+ */
+export const gapCheckSchema = z
+  .object({
+    api: z.enum(GAP_API_NAMES as [keyof typeof GAP_APIS, ...(keyof typeof GAP_APIS)[]]),
+    /** @default - the provider's (core/gaps.ts GAP_APIS); https only, http only to loopback (stand-ins). */
+    baseUrl: z
+      .string()
+      .optional()
+      .superRefine((value, ctx) => {
+        const problem = value === undefined ? undefined : baseUrlProblem(value);
+        if (problem) ctx.addIssue({ code: 'custom', message: `baseUrl ${problem}` });
+      }),
+    /** The scheduled run also recovers what it finds missing (`hookledger gaps --recover`). */
+    recover: z.boolean().default(false),
+    /** GitHub: the webhook whose deliveries are listed, `repos/<owner>/<repo>/hooks/<id>` or `orgs/<org>/hooks/<id>`. */
+    hook: z
+      .string()
+      .regex(
+        /^(repos\/[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+|orgs\/[A-Za-z0-9_.-]+)\/hooks\/[0-9]+$/,
+        'hook must be repos/<owner>/<repo>/hooks/<id> or orgs/<org>/hooks/<id>',
+      )
+      .optional(),
+    /** Paddle: only this notification destination's notifications (`ntfset_...`). @default - all */
+    destination: z
+      .string()
+      .regex(/^ntfset_[a-z0-9]+$/, 'destination must be a Paddle notification setting id (ntfset_...)')
+      .optional(),
+    /**
+     * The event types the provider sends to this source (patterns as in `subscribes`): a Stripe account's
+     * events list holds every type, the endpoint gets only those it enables. @default - every type
+     */
+    types: z
+      .array(z.string().regex(/^(\*|[a-z0-9_-]+(\.[a-z0-9_-]+)*(\.\*)?)$/i, 'pattern must be "*", "a.b" or "a.*"'))
+      .min(1)
+      .optional(),
+    /** Hours between scheduled runs on AWS, each over the last closed window of that length. 1-168, default 24. */
+    everyHours: z.number().int().min(1).max(168).default(24),
+  })
+  .strict()
+  .superRefine((g, ctx) => {
+    if (g.api === 'github' && g.hook === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['hook'],
+        message:
+          "the github gap check lists one webhook's deliveries: give hook: 'repos/<owner>/<repo>/hooks/<id>' or 'orgs/<org>/hooks/<id>'",
+      });
+    }
+    if (g.api !== 'github' && g.hook !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['hook'], message: 'hook is for the github gap check only' });
+    if (g.api === 'stripe' && g.baseUrl !== undefined && URL.canParse(g.baseUrl) && !['', '/'].includes(new URL(g.baseUrl).pathname)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['baseUrl'],
+        message: `the stripe SDK takes a host, port and protocol, no path: "${g.baseUrl}" would lose "${new URL(g.baseUrl).pathname}"; serve the API at the root`,
+      });
+    }
+    if (g.api !== 'paddle' && g.destination !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['destination'], message: 'destination is for the paddle gap check only' });
+    }
+  });
+export type GapCheckConfig = z.output<typeof gapCheckSchema>;
+
 const baseSourceSchema = z
   .object({
     id: idSchema('source id'),
@@ -200,6 +268,8 @@ const baseSourceSchema = z
      * rotate`), counted from the rotation; `secrets retire` ends it sooner. 1-720, default 72.
      */
     secretOverlapHours: z.number().int().min(1).max(720).default(72),
+    /** Compare the provider's list of sent events with the receipts (`hookledger gaps`). @default - none */
+    gapCheck: gapCheckSchema.optional(),
   })
   .strict()
   .superRefine((s, ctx) => {

@@ -13,6 +13,7 @@ import {
   HTTP_CIRCUIT_OPEN_METRIC,
   INTAKE_METRIC,
   METRICS_NAMESPACE,
+  PROVIDER_GAPS_METRIC,
   RECONCILE_VIOLATIONS_METRIC,
   SECRET_REFRESH_FAILURE_METRIC,
 } from '../../core/metrics';
@@ -70,6 +71,15 @@ export function createCircuitOpenMetric(stackName: string, consumerId: string): 
   });
   return () => {
     metrics.addMetric(HTTP_CIRCUIT_OPEN_METRIC, MetricUnit.Count, 1);
+    metrics.publishStoredMetrics();
+  };
+}
+
+/** `ProviderGaps{Stack, Source}`: one line per scheduled gap check, the events missing and not recovered. */
+export function createProviderGapsMetric(stackName: string, sourceId: string): (unrecovered: number) => void {
+  const metrics = stackMetrics('hookledger-gaps', stackName, PROVIDER_GAPS_METRIC, { [DIMENSION.source]: sourceId });
+  return (unrecovered) => {
+    metrics.addMetric(PROVIDER_GAPS_METRIC, MetricUnit.Count, unrecovered);
     metrics.publishStoredMetrics();
   };
 }

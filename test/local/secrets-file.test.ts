@@ -169,6 +169,37 @@ describe('FileSecrets', () => {
     });
   });
 
+  describe('a provider API key (gap check)', () => {
+    it('serves sources.<id>.apiKey, keeps it across a rotation and a retire, and names where to set it when absent', async () => {
+      const secrets = new FileSecrets({ path, sourceIds: ['stripe'], clock: () => T0 });
+      await secrets.get('stripe');
+      await expect(secrets.apiKey('stripe')).rejects.toThrow(
+        `no provider API key for source "stripe": set sources.stripe.apiKey in ${path}`,
+      );
+      const file = await readJson();
+      await writeFile(path, JSON.stringify({ ...file, sources: { stripe: { ...file.sources.stripe, apiKey: 'rk_live_gap_204' } } }));
+
+      expect(await secrets.apiKey('stripe')).toBe('rk_live_gap_204');
+      await secrets.rotate('stripe', HOUR);
+      await secrets.retire('stripe');
+      expect((await readJson()).sources.stripe!.apiKey).toBe('rk_live_gap_204');
+      expect(await secrets.apiKey('stripe')).toBe('rk_live_gap_204');
+      // Never part of the signing secrets intake reads.
+      expect(Object.keys(await secrets.get('stripe'))).toEqual(['current']);
+    });
+
+    it('refuses an apiKey that is not a non-empty string, without quoting a secret', async () => {
+      const secrets = new FileSecrets({ path, sourceIds: ['stripe'] });
+      await secrets.get('stripe');
+      const file = await readJson();
+      await writeFile(path, JSON.stringify({ ...file, sources: { stripe: { ...file.sources.stripe, apiKey: 42 } } }));
+      const error = await secrets.refresh('stripe').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SecretsFileError);
+      expect((error as Error).message).toContain('source "stripe" has an "apiKey" that is not a non-empty string');
+      expect((error as Error).message).not.toContain('whsec_');
+    });
+  });
+
   describe('errors', () => {
     it('throws UnknownSecretError for a source that is not configured', async () => {
       const secrets = new FileSecrets({ path, sourceIds: ['platform'] });

@@ -239,6 +239,50 @@ describe('secrets on AWS (hookledger ... --stack)', () => {
 });
 
 describe('pause on AWS', () => {
+  it('gaps: names the empty API-key secret and how to put a value (exit 3), calling the provider never', async () => {
+    const gapConfig = defineConfig({
+      ...config,
+      sources: [
+        ...config.sources,
+        {
+          id: 'stripe',
+          provider: 'stripe',
+          attribution: { tenantId: { body: 'account' }, keyId: { body: 'data.object.id' } },
+          gapCheck: { api: 'stripe' },
+        },
+      ],
+    });
+    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:GapChecksstripeApiKey-XyZ';
+    cfn.on(DescribeStacksCommand).resolves({
+      Stacks: [
+        {
+          StackName: 'Hookledger',
+          CreationTime: new Date(),
+          StackStatus: 'CREATE_COMPLETE',
+          Outputs: Object.entries({ ...OUTPUTS, GapApiKeySecretArnStripe: arn }).map(([OutputKey, OutputValue]) => ({
+            OutputKey,
+            OutputValue,
+          })),
+        },
+      ],
+    });
+    sm.on(GetSecretValueCommand, { SecretId: arn }).rejects(
+      Object.assign(new Error("Secrets Manager can't find the specified secret value for staging label: AWSCURRENT"), {
+        name: 'ResourceNotFoundException',
+      }),
+    );
+    const out = await runCli(
+      ['gaps', '--source', 'stripe', '--from', '-1h', '--stack', 'Hookledger', '--region', 'eu-west-1'],
+      gapConfig,
+      {},
+    );
+    expect(out.code).toBe(3);
+    expect(out.stderr).toBe(
+      `error: the provider API key of source "stripe" has no value yet: put it with \`aws secretsmanager put-secret-value --secret-id ${arn} --secret-string ...\`\n`,
+    );
+    expect(sm.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+  });
+
   it("flips Enabled on the event source mapping found by the consumer's queue ARN", async () => {
     const queueArn = 'arn:aws:sqs:eu-west-1:123456789012:billing-meter-queue';
     sqs.on(GetQueueAttributesCommand, { QueueUrl: OUTPUTS.QueueUrlBillingMeter }).resolves({ Attributes: { QueueArn: queueArn } });

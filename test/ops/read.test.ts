@@ -323,6 +323,7 @@ describe('trace', () => {
       eventType: 'payment.succeeded',
       receivedAt: T0 + 5 * MIN,
       secretVersion: 'current',
+      origin: 'webhook',
       payloadHash: `hmac-sha256:${receipt.payloadHmac}`,
       payloadBytes: receipt.payloadBytes,
       payload: 'present',

@@ -1,0 +1,399 @@
+/**
+ * The providers' own lists of what they sent, for the gap check (`hookledger gaps`, core/gaps.ts):
+ *
+ *   stripe  GET /v1/events (created[gte|lt], starting_after), through the `stripe` SDK pointed at
+ *           `baseUrl` (host, port, protocol); the event object is the webhook body.
+ *   github  GET /<hook>/deliveries (cursor in the Link header) and POST .../deliveries/{id}/attempts
+ *           (redelivery), through `@octokit/rest` with `baseUrl`; a delivery carries no body.
+ *   paddle  GET /notifications (from, to, after; `meta.pagination.next`); a notification's `payload`
+ *           is the webhook body. Plain fetch: the documented endpoint, no SDK in the main package.
+ *   square  POST /v2/events (SearchEvents: created_at range, cursor); the event is the webhook body.
+ *           Plain fetch, likewise.
+ *
+ * Every call is retried on 429 after the answer's Retry-After (seconds or an HTTP date), a few times;
+ * 401 and 403 are a `ProviderAuthError` naming the credential by where it lives, never its value.
+ */
+import type { Octokit } from '@octokit/rest';
+import type Stripe from 'stripe';
+import { HookledgerError } from '../core/errors';
+import { GAP_APIS, type GapApi, type ProviderEvent } from '../core/gaps';
+
+/** An event as a provider's API lists it: the webhook body when the API returns it, else the delivery to re-send. */
+export interface ListedEvent extends ProviderEvent {
+  /** The webhook body's bytes, as the provider sends them (body recovery). */
+  readonly body?: Buffer;
+  /** The provider's delivery id to ask a redelivery of (redelivery recovery). */
+  readonly deliveryId?: string;
+}
+
+export interface ProviderEventsPort {
+  readonly api: GapApi;
+  /** The events created in [from, to) (epoch ms), one per event id, oldest first. */
+  list(window: { readonly from: number; readonly to: number }): Promise<ListedEvent[]>;
+  /** Where the API re-sends instead of returning bodies (GitHub): asks it to re-send the event's delivery. */
+  redeliver?(event: ListedEvent): Promise<void>;
+}
+
+export interface ProviderEventsOptions {
+  readonly api: GapApi;
+  readonly apiKey: string;
+  /** Where the credential lives, for messages (`sources.stripe.apiKey in .hookledger/secrets.json`). Never its value. */
+  readonly credential: string;
+  /** @default - the provider's (core/gaps.ts) */
+  readonly baseUrl?: string;
+  /** GitHub: `repos/<owner>/<repo>/hooks/<id>` or `orgs/<org>/hooks/<id>`. */
+  readonly hook?: string;
+  /** Paddle: only this notification destination's notifications. */
+  readonly destination?: string;
+  /** 429s retried per call before giving up. @default 5 */
+  readonly maxRateLimitRetries?: number;
+  /** The longest Retry-After honoured; a longer one fails the run (the next run picks up). @default 120 s */
+  readonly maxRetryAfterMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Told each 429 waited out: its Retry-After in ms. */
+  readonly onRateLimited?: (waitMs: number) => void;
+}
+
+/** The provider refused the credential (401) or its scope (403). */
+export class ProviderAuthError extends HookledgerError {
+  override readonly name = 'ProviderAuthError';
+  constructor(
+    readonly api: GapApi,
+    readonly status: number,
+    readonly credential: string,
+  ) {
+    super(
+      status === 401
+        ? `the ${api} API refused the credential (401): check ${credential}`
+        : `the ${api} API refused the request (403): the credential ${credential} lacks the permission to list events (see README "Provider gap check")`,
+    );
+  }
+}
+
+/** Any other failure of the provider's API (after the 429 retries), with its status when it answered. */
+export class ProviderApiError extends HookledgerError {
+  override readonly name = 'ProviderApiError';
+  constructor(
+    readonly api: GapApi,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(`the ${api} API: ${message}`);
+  }
+}
+
+/** A 429 seen by a client: waited out by `withRetries` for `retryAfterMs`. */
+class RateLimited extends Error {
+  constructor(readonly retryAfterMs: number | undefined) {
+    super('rate limited');
+  }
+}
+
+export function providerEvents(options: ProviderEventsOptions): ProviderEventsPort {
+  const baseUrl = (options.baseUrl ?? GAP_APIS[options.api].baseUrl).replace(/\/+$/, '');
+  switch (options.api) {
+    case 'stripe':
+      return stripeEvents(options, baseUrl);
+    case 'github':
+      return githubDeliveries(options, baseUrl);
+    case 'paddle':
+      return paddleNotifications(options, baseUrl);
+    case 'square':
+      return squareEvents(options, baseUrl);
+  }
+}
+
+/** Retry-After as ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (value === null || value === undefined || value.trim() === '') return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+async function withRetries<T>(options: ProviderEventsOptions, call: () => Promise<T>): Promise<T> {
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const max = options.maxRateLimitRetries ?? 5;
+  const longest = options.maxRetryAfterMs ?? 120_000;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof RateLimited)) throw error;
+      // Without a Retry-After: 1 s, 2 s, 4 s...
+      const wait = error.retryAfterMs ?? 1000 * 2 ** attempt;
+      if (attempt >= max) throw new ProviderApiError(options.api, `still rate limited (429) after ${max} retries; run again later`, 429);
+      if (wait > longest) {
+        throw new ProviderApiError(
+          options.api,
+          `rate limited (429) with Retry-After ${Math.ceil(wait / 1000)} s; run again after that`,
+          429,
+        );
+      }
+      options.onRateLimited?.(wait);
+      await sleep(wait);
+    }
+  }
+}
+
+/** 401/403 and 429 by status; anything else a ProviderApiError with the provider's short message. */
+function failure(options: ProviderEventsOptions, status: number, retryAfter: string | null | undefined, detail: string): Error {
+  if (status === 429) return new RateLimited(retryAfterMs(retryAfter));
+  if (status === 401 || status === 403) return new ProviderAuthError(options.api, status, options.credential);
+  return new ProviderApiError(options.api, `${status}: ${detail.slice(0, 200)}`, status);
+}
+
+const sortOldestFirst = (events: ListedEvent[]) => events.sort((a, b) => a.createdAt - b.createdAt || a.eventId.localeCompare(b.eventId));
+
+// --- Stripe ---------------------------------------------------------------------------------------
+
+function stripeEvents(options: ProviderEventsOptions, baseUrl: string): ProviderEventsPort {
+  const url = new URL(baseUrl);
+  // Loaded on first use: the CLI's other commands never load the SDK.
+  let client: Promise<{ stripe: Stripe; StripeError: typeof Stripe.errors.StripeError }> | undefined;
+  const sdk = () =>
+    (client ??= import('stripe').then(({ default: StripeSdk }) => ({
+      stripe: new StripeSdk(options.apiKey, {
+        host: url.hostname,
+        port: url.port || (url.protocol === 'https:' ? 443 : 80),
+        protocol: url.protocol === 'https:' ? 'https' : 'http',
+        // 429s are retried here after their Retry-After; the SDK would retry them without it.
+        maxNetworkRetries: 0,
+        telemetry: false,
+      }),
+      StripeError: StripeSdk.errors.StripeError,
+    })));
+  return {
+    api: 'stripe',
+    async list({ from, to }) {
+      const events: ListedEvent[] = [];
+      let startingAfter: string | undefined;
+      for (;;) {
+        const { stripe, StripeError } = await sdk();
+        const page = await withRetries(options, async () => {
+          try {
+            return await stripe.events.list({
+              created: { gte: Math.floor(from / 1000), lt: Math.ceil(to / 1000) },
+              limit: 100,
+              ...(startingAfter ? { starting_after: startingAfter } : {}),
+            });
+          } catch (error) {
+            if (error instanceof StripeError && error.statusCode !== undefined) {
+              throw failure(options, error.statusCode, error.headers?.['retry-after'], error.message);
+            }
+            throw new ProviderApiError('stripe', error instanceof Error ? error.message : String(error));
+          }
+        });
+        for (const event of page.data) {
+          const createdAt = event.created * 1000;
+          if (createdAt < from || createdAt >= to) continue;
+          // Stripe sends the event object as the webhook body, pretty-printed with two spaces.
+          events.push({ eventId: event.id, type: event.type, createdAt, body: Buffer.from(JSON.stringify(event, null, 2)) });
+        }
+        const last = page.data.at(-1);
+        if (!page.has_more || !last) break;
+        startingAfter = last.id;
+      }
+      return sortOldestFirst(events);
+    },
+  };
+}
+
+// --- GitHub ---------------------------------------------------------------------------------------
+
+interface HookDelivery {
+  readonly id: number;
+  readonly guid: string;
+  readonly delivered_at: string;
+  readonly redelivery: boolean;
+  readonly event: string;
+  readonly action: string | null;
+}
+
+function githubDeliveries(options: ProviderEventsOptions, baseUrl: string): ProviderEventsPort {
+  const hook = options.hook;
+  if (!hook) throw new ProviderApiError('github', 'no hook configured (gapCheck.hook: repos/<owner>/<repo>/hooks/<id>)');
+  // Loaded on first use, like the Stripe SDK.
+  let client: Promise<Octokit> | undefined;
+  const octokit = () =>
+    (client ??= import('@octokit/rest').then(
+      ({ Octokit: OctokitSdk }) =>
+        new OctokitSdk({
+          auth: options.apiKey,
+          baseUrl,
+          userAgent: 'hookledger-gap-check',
+          log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
+        }),
+    ));
+  const call = <T>(run: (sdk: Octokit) => Promise<T>) =>
+    withRetries(options, async () => {
+      try {
+        return await run(await octokit());
+      } catch (error) {
+        const status = (error as { status?: number }).status;
+        if (typeof status !== 'number') throw new ProviderApiError('github', error instanceof Error ? error.message : String(error));
+        const headers = (error as { response?: { headers?: Record<string, string | undefined> } }).response?.headers ?? {};
+        // GitHub answers a spent rate limit with 403 (or 429) and Retry-After or x-ratelimit-remaining: 0.
+        if (status === 403 && (headers['retry-after'] !== undefined || headers['x-ratelimit-remaining'] === '0')) {
+          throw new RateLimited(retryAfterMs(headers['retry-after']) ?? resetWait(headers['x-ratelimit-reset']));
+        }
+        throw failure(options, status, headers['retry-after'], error instanceof Error ? error.message : '');
+      }
+    });
+  return {
+    api: 'github',
+    async list({ from, to }) {
+      // Newest first; a redelivery repeats its event's guid. The latest delivery of each guid is the one to re-send.
+      const byGuid = new Map<string, ListedEvent>();
+      let cursor: string | undefined;
+      for (;;) {
+        const response = await call((sdk) => sdk.request(`GET /${hook}/deliveries`, { per_page: 100, ...(cursor ? { cursor } : {}) }));
+        const deliveries = response.data as HookDelivery[];
+        let older = false;
+        for (const d of deliveries) {
+          const at = Date.parse(d.delivered_at);
+          if (at < from) older = true;
+          if (at < from || at >= to) continue;
+          const seen = byGuid.get(d.guid);
+          if (!seen || at > seen.createdAt) {
+            byGuid.set(d.guid, { eventId: d.guid, type: d.event, createdAt: at, deliveryId: String(d.id) });
+          }
+        }
+        cursor = nextCursor(response.headers.link);
+        if (older || !cursor || deliveries.length === 0) break;
+      }
+      return sortOldestFirst([...byGuid.values()]);
+    },
+    async redeliver(event) {
+      if (!event.deliveryId) throw new ProviderApiError('github', `no delivery id for ${event.eventId}`);
+      await call((sdk) => sdk.request(`POST /${hook}/deliveries/{delivery_id}/attempts`, { delivery_id: Number(event.deliveryId) }));
+    },
+  };
+}
+
+function resetWait(reset: string | undefined): number | undefined {
+  if (reset === undefined || !/^\d+$/.test(reset)) return undefined;
+  return Math.max(0, Number(reset) * 1000 - Date.now());
+}
+
+/** The `cursor` of the Link header's rel="next" URL. */
+function nextCursor(link: string | undefined): string | undefined {
+  const next = link?.split(',').find((part) => /rel="next"/.test(part));
+  const url = next?.match(/<([^>]+)>/)?.[1];
+  return url ? (new URL(url).searchParams.get('cursor') ?? undefined) : undefined;
+}
+
+// --- Paddle and Square (documented endpoints over fetch) ------------------------------------------
+
+/** One JSON request with the bearer key; `next` URLs are followed only on the configured origin. */
+async function requestJson(
+  options: ProviderEventsOptions,
+  baseUrl: string,
+  url: string,
+  init: { method: 'GET' | 'POST'; body?: unknown },
+): Promise<unknown> {
+  if (new URL(url).origin !== new URL(baseUrl).origin) {
+    throw new ProviderApiError(options.api, `refused to follow a page link to another origin (${new URL(url).origin})`);
+  }
+  return withRetries(options, async () => {
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: init.method,
+        headers: {
+          authorization: `Bearer ${options.apiKey}`,
+          accept: 'application/json',
+          ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch (error) {
+      throw new ProviderApiError(options.api, `unreachable (${error instanceof Error ? error.message : String(error)})`);
+    }
+    const text = await response.text();
+    if (!response.ok) throw failure(options, response.status, response.headers.get('retry-after'), text);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new ProviderApiError(options.api, `answered ${response.status} with a body that is not JSON`, response.status);
+    }
+  });
+}
+
+interface PaddleNotification {
+  readonly id: string;
+  readonly type: string;
+  readonly occurred_at: string;
+  readonly payload: { readonly event_id: string; readonly event_type: string; readonly occurred_at: string };
+}
+
+function paddleNotifications(options: ProviderEventsOptions, baseUrl: string): ProviderEventsPort {
+  return {
+    api: 'paddle',
+    async list({ from, to }) {
+      const query = new URLSearchParams({
+        from: new Date(from).toISOString(),
+        to: new Date(to).toISOString(),
+        per_page: '200',
+        order_by: 'id[ASC]',
+        ...(options.destination ? { notification_setting_id: options.destination } : {}),
+      });
+      // One event makes one notification per destination: one entry per event id.
+      const byEvent = new Map<string, ListedEvent>();
+      let url: string | undefined = `${baseUrl}/notifications?${query}`;
+      while (url) {
+        const page = (await requestJson(options, baseUrl, url, { method: 'GET' })) as {
+          data: PaddleNotification[];
+          meta: { pagination: { next?: string; has_more: boolean } };
+        };
+        for (const n of page.data) {
+          const createdAt = Date.parse(n.payload.occurred_at ?? n.occurred_at);
+          if (createdAt < from || createdAt >= to || byEvent.has(n.payload.event_id)) continue;
+          byEvent.set(n.payload.event_id, {
+            eventId: n.payload.event_id,
+            type: n.payload.event_type ?? n.type,
+            createdAt,
+            body: Buffer.from(JSON.stringify(n.payload)),
+          });
+        }
+        url = page.meta.pagination.has_more ? page.meta.pagination.next : undefined;
+      }
+      return sortOldestFirst([...byEvent.values()]);
+    },
+  };
+}
+
+interface SquareEvent {
+  readonly event_id: string;
+  readonly type: string;
+  readonly created_at: string;
+}
+
+function squareEvents(options: ProviderEventsOptions, baseUrl: string): ProviderEventsPort {
+  return {
+    api: 'square',
+    async list({ from, to }) {
+      const events: ListedEvent[] = [];
+      const query = {
+        filter: { created_at: { start_at: new Date(from).toISOString(), end_at: new Date(to).toISOString() } },
+        sort: { sort_field: 'DEFAULT', order: 'ASC' },
+      };
+      let cursor: string | undefined;
+      do {
+        const page = (await requestJson(options, baseUrl, `${baseUrl}/v2/events`, {
+          method: 'POST',
+          body: { limit: 100, query, ...(cursor ? { cursor } : {}) },
+        })) as { events?: SquareEvent[]; cursor?: string };
+        for (const event of page.events ?? []) {
+          const createdAt = Date.parse(event.created_at);
+          if (createdAt < from || createdAt >= to) continue;
+          // The event as listed is the webhook body (merchant_id, type, event_id, created_at, data).
+          events.push({ eventId: event.event_id, type: event.type, createdAt, body: Buffer.from(JSON.stringify(event)) });
+        }
+        cursor = page.cursor || undefined;
+      } while (cursor);
+      return sortOldestFirst(events);
+    },
+  };
+}

@@ -1,0 +1,167 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { SourceConfig } from '../../core/config/schema';
+import { ENV } from '../../core/env';
+import { DIMENSION, METRICS_NAMESPACE, PROVIDER_GAPS_METRIC } from '../../core/metrics';
+import { keyPattern, WINDOW_INDEX } from '../../core/model';
+import { deadLetterQueueProps } from './defaults';
+import { HookledgerFunction } from './hookledger-function';
+import type { PayloadBucket } from './payload-bucket';
+import { grantItemsByKeyPattern } from './storage';
+
+export interface GapCheckProps {
+  /** A source with `gapCheck` (core/config/schema.ts). */
+  readonly source: SourceConfig & { readonly gapCheck: NonNullable<SourceConfig['gapCheck']> };
+  readonly events: dynamodb.ITable;
+  readonly ledgerTableName: string;
+  /** Where the alarm notifies (the stack's alarm topic). */
+  readonly alarmTopic: sns.ITopic;
+  /** With `gapCheck.recover`: the payload-hash key intake's write path keys the stored body with. */
+  readonly payloadHashKey: secretsmanager.ISecret;
+  /** With `gapCheck.recover`: where a body too large for its payload item goes. */
+  readonly payloadBucket: PayloadBucket;
+  /** @default Duration.minutes(5) */
+  readonly timeout?: Duration;
+}
+
+/**
+ * One source's scheduled provider gap check (lambdas/reconcile/gap-check-handler.ts): every
+ * `gapCheck.everyHours`, over the last closed window, the provider's list of sent events against the
+ * receipts; publishes `Hookledger/ProviderGaps{Stack, Source}` and alarms above 0. Its role reads
+ * that source's API-key secret and no other secret of the stack; with `recover` it may also write what
+ * intake writes (receipt, payload, body claim, tenant-day registry) and read the payload-hash key.
+ */
+export class GapCheck extends Construct {
+  readonly handler: HookledgerFunction;
+  /** The provider API key: created empty (the operator puts it), retained. */
+  readonly apiKeySecret: secretsmanager.ISecret;
+  readonly rule: events.Rule;
+  readonly alarm: cloudwatch.Alarm;
+  readonly deadLetterQueue: sqs.IQueue;
+
+  constructor(scope: Construct, id: string, props: GapCheckProps) {
+    super(scope, id);
+    const { source } = props;
+    const { gapCheck } = source;
+    const interval = Duration.hours(gapCheck.everyHours);
+
+    // Created without a value (the L1 resource: the L2 Secret always generates one, and CloudFormation
+    // refuses an empty SecretString): the operator puts the provider's key; a run before that fails and says so.
+    const apiKeyResource = new secretsmanager.CfnSecret(this, 'ApiKey', {
+      description: `hookledger gap check: the ${gapCheck.api} API key of source "${source.id}" (read-only scope, see README "Provider gap check"); put it here`,
+    });
+    // Kept when the source or the stack goes away: it was issued by the provider, not by us.
+    apiKeyResource.applyRemovalPolicy(RemovalPolicy.RETAIN);
+    Validations.of(apiKeyResource).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'The API key is issued by the provider and rotated there; the gap check reads it on every run.',
+    });
+    const apiKey = secretsmanager.Secret.fromSecretCompleteArn(this, 'ApiKeySecret', apiKeyResource.ref);
+    this.apiKeySecret = apiKey;
+
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', deadLetterQueueProps());
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'Serverless-SQSRedrivePolicy',
+      reason: "The terminal dead-letter queue of the gap check's schedule and asynchronous invocations; nothing consumes it.",
+    });
+
+    this.handler = new HookledgerFunction(this, 'Handler', {
+      entry: 'lambdas/reconcile/gap-check-handler.ts',
+      deadLetterQueue: this.deadLetterQueue,
+      description: `hookledger gap check of source ${source.id}: the ${gapCheck.api} API's sent events against the receipts`,
+      serviceName: 'hookledger-gaps',
+      timeout: props.timeout ?? Duration.minutes(5),
+      memorySize: 512,
+      environment: {
+        [ENV.eventsTable]: props.events.tableName,
+        [ENV.ledgerTable]: props.ledgerTableName,
+        [ENV.stackName]: Stack.of(this).stackName,
+        [ENV.gapSource]: source.id,
+        [ENV.gapApiKeySecret]: apiKey.secretArn,
+        ...(gapCheck.recover
+          ? { [ENV.payloadHashKeySecret]: props.payloadHashKey.secretArn, [ENV.payloadBucket]: props.payloadBucket.bucket.bucketName }
+          : {}),
+      },
+    });
+    // Its own source's API key, and no other secret of the stack (signing secrets stay with intake).
+    apiKey.grantRead(this.handler);
+    // The window index (receipts as projected: no payload) and the tenant-day registry by key.
+    iam.Grant.addToPrincipal({
+      grantee: this.handler,
+      actions: ['dynamodb:Query'],
+      resourceArns: [`${props.events.tableArn}/index/${WINDOW_INDEX.name}`],
+    });
+    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:GetItem', 'dynamodb:BatchGetItem'], [keyPattern('tenantDay')]);
+    if (gapCheck.recover) {
+      // What intake's write path writes (lambdas/ingest/record.ts through adapters/receipts.ts), nothing more.
+      grantItemsByKeyPattern(
+        props.events,
+        this.handler,
+        ['dynamodb:PutItem'],
+        [keyPattern('event'), keyPattern('payload'), keyPattern('bodyClaim')],
+      );
+      grantItemsByKeyPattern(
+        props.events,
+        this.handler,
+        ['dynamodb:GetItem'],
+        [keyPattern('key'), keyPattern('event'), keyPattern('bodyClaim')],
+      );
+      grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:UpdateItem'], [keyPattern('conflict'), keyPattern('tenantDay')]);
+      grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:DeleteItem'], [keyPattern('payload')]);
+      props.payloadHashKey.grantRead(this.handler);
+      props.payloadBucket.grantPayloadWrite(this.handler);
+    }
+
+    this.rule = new events.Rule(this, 'Schedule', {
+      description: `Runs the hookledger gap check of source ${source.id}`,
+      schedule: events.Schedule.rate(interval),
+      targets: [
+        new targets.LambdaFunction(this.handler.function, {
+          retryAttempts: 2,
+          maxEventAge: Duration.hours(Math.min(gapCheck.everyHours, 24)),
+          deadLetterQueue: this.deadLetterQueue,
+        }),
+      ],
+    });
+
+    // One datapoint per run: keep the last verdict until the next (a run that failed has its own errors alarm).
+    this.alarm = new cloudwatch.Alarm(this, 'ProviderGaps', {
+      metric: new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: PROVIDER_GAPS_METRIC,
+        dimensionsMap: { [DIMENSION.stack]: Stack.of(this).stackName, [DIMENSION.source]: source.id },
+        statistic: 'Maximum',
+        // CloudWatch evaluates at most a day at once; a run every 48 h keeps its verdict (missing data ignored).
+        period: Duration.hours(Math.min(gapCheck.everyHours, 24)),
+      }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      alarmDescription: `The ${gapCheck.api} API lists events of source ${source.id} that no receipt names and the gap check did not recover: run \`hookledger gaps --source ${source.id} --from ... --recover\`.`,
+    });
+    const action = new SnsAction(props.alarmTopic);
+    this.alarm.addAlarmAction(action);
+    this.alarm.addOkAction(action);
+    // Runs that failed (the provider refused the key, storage unavailable) after EventBridge's retries.
+    const failed = new cloudwatch.Alarm(this, 'Errors', {
+      metric: this.handler.function.metricErrors({ period: Duration.hours(Math.min(gapCheck.everyHours, 24)), statistic: 'Sum' }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `The gap check of source ${source.id} failed (its log says why: the API key unset or refused, the provider unreachable).`,
+    });
+    failed.addAlarmAction(action);
+    failed.addOkAction(action);
+  }
+}
