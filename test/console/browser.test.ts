@@ -3,7 +3,7 @@
  * stack (one per file), from the printed URL alone. Finds an event by id, sees why risk-evaluator
  * quarantined it, redrives its DLQ and watches it move, downloads a tenant's usage CSV, runs a
  * repair, pauses and resumes a consumer by keyboard; refuses a visit without the token; no page or
- * response holds `whsec_`. Takes the README's screenshots (docs/img/) and measures the first render
+ * response holds `whsec_`. Takes the README's screenshots (docs/img/ with HOOKLEDGER_SCREENSHOTS=1, else .ci/results/) and measures the first render
  * of the Event view (written to .ci/results/console.json).
  */
 // biome-ignore-all lint/performance/useDomNodeTextContent: Playwright's locator.innerText is what a person sees (table cells tab-separated), not the DOM property
@@ -17,6 +17,14 @@ import { usage } from '../../cli/ops/usage';
 import { PROJECT_ROOT } from '../../core/paths';
 import { ledgerRows, send } from '../support/stack';
 import { type ConsoleStack, poisoned, sendAndLose, sendPoisoned, startConsoleStack } from './support';
+
+/**
+ * The README's screenshots are refreshed with HOOKLEDGER_SCREENSHOTS=1 (docs/img/); every other run
+ * writes them to .ci/results/ so `npm test` leaves the worktree clean.
+ */
+function screenshotPath(name: string): string {
+  return path.join(PROJECT_ROOT, process.env.HOOKLEDGER_SCREENSHOTS === '1' ? 'docs/img' : '.ci/results', name);
+}
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const POISONED = 'evt_01J8K7B501';
@@ -140,7 +148,7 @@ describe('the console in Chromium', () => {
         path.join(PROJECT_ROOT, '.ci/results/console.json'),
         `${JSON.stringify({ eventViewFirstRenderMs: Math.round(firstRenderMs), bundleBytes, bundleBuildMs: env.console.bundleMs, at: new Date().toISOString() }, null, 2)}\n`,
       );
-      await fresh.screenshot({ path: path.join(PROJECT_ROOT, 'docs/img/console-event.png'), fullPage: true });
+      await fresh.screenshot({ path: screenshotPath('console-event.png'), fullPage: true });
       bodies.push(await fresh.content());
     } finally {
       await fresh.close();
@@ -160,7 +168,7 @@ describe('the console in Chromium', () => {
         confirm.evaluate((el) => (el as unknown as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement === el),
       )
       .toBe(true);
-    await page.screenshot({ path: path.join(PROJECT_ROOT, 'docs/img/console-consumers.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('console-consumers.png'), fullPage: true });
     poisoned.delete(POISONED); // the fix ships
     await page.keyboard.press('Enter');
     await row.getByText('1 of 1 message(s) moved from the DLQ of risk-evaluator.').waitFor();
