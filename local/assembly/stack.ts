@@ -51,9 +51,13 @@ export interface AssemblyStack {
   readonly url: string;
   webhookUrl(sourceId: string): string;
   readonly secrets: FileSecrets;
+  /** The sources intake's SOURCE_SECRETS names. */
+  readonly sourceIds: readonly string[];
   readonly resources: AssemblyResources;
   /** The raw emulator endpoints (the operator's; unchecked). */
   readonly endpoints: { readonly dynamodb: string; readonly sqs: string; readonly s3: string };
+  /** The checked proxies' endpoints (a function's credentials are checked there). */
+  readonly proxies: { readonly dynamodb: string; readonly sqs: string; readonly s3: string; readonly secretsmanager: string };
   /** What the CLI reads: tables and each consumer's queues, from the functions' environment. */
   readonly state: LocalStackState;
   readonly functions: Readonly<Record<string, LocalFunction>>;
@@ -379,8 +383,15 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
       url: gateway.url,
       webhookUrl: (sourceId) => `${gateway.url}/hooks/${sourceId}`,
       secrets,
+      sourceIds: [...sourceIds],
       resources,
       endpoints,
+      proxies: {
+        dynamodb: proxies.dynamodb.endpoint,
+        sqs: proxies.sqs.endpoint,
+        s3: proxies.s3.endpoint,
+        secretsmanager: secretsEndpoint.endpoint,
+      },
       state,
       functions,
       iam: authorizer,
