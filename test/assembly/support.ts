@@ -5,7 +5,18 @@
  * logs, denials and invocations recorded.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -36,7 +47,7 @@ function fresh(dir: string): boolean {
 /** A synthesized assembly of this code: `cdk.out` if fresh, else `.hookledger/test-cdk.out`, synthesized once. */
 export function synthesizedAssembly(): string {
   const ci = path.join(PROJECT_ROOT, 'cdk.out');
-  if (fresh(ci)) return ci;
+  if (fresh(ci)) return realpathSync(ci);
   const out = path.join(PROJECT_ROOT, '.hookledger', 'test-cdk.out');
   const lock = `${out}.lock`;
   mkdirSync(path.dirname(out), { recursive: true });
