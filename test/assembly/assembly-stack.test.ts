@@ -5,15 +5,21 @@
  * checks themselves and the least-privilege report of the run.
  */
 import { createHash } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_INLINE_PAYLOAD_BYTES } from '../../core/blobs';
 import { keyRegistryKey, payloadKey } from '../../core/model';
+import config from '../../hookledger.config';
 import { accessKeyIdOf } from '../../local/assembly/iam';
 import type { AssemblyStack } from '../../local/assembly/stack';
+import { writeState } from '../../local/state';
+import { runCli } from '../support/cli';
 import { platformEvent } from '../support/factories';
 import { ledgerOf, type Recorded, sendTo, startRecordedStack, synthesizedAssembly } from './support';
 
@@ -163,6 +169,51 @@ describe('the eval matrix on the synthesized assembly', () => {
   });
 });
 
+describe('poison to the DLQ, then a replay, on the synthesized assembly', () => {
+  it("quarantines a poisoned message for evt_01J8K7A004 into billing-meter's DLQ (its own grant); `hookledger replay` delivers it", async () => {
+    const queues = stack.state.queues['billing-meter']!;
+    const operator = new SQSClient({
+      endpoint: stack.proxies.sqs,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'operator', secretAccessKey: 'x' },
+      useQueueUrlAsEndpoint: false,
+    });
+    await stack.pause('billing-meter');
+    expect((await sendTo(stack, platformEvent({ id: 'evt_01J8K7A004' }))).status).toBe(202);
+    await stack.drain();
+    // The operator swaps the waiting message for a poisoned copy (its payload marked unreadable).
+    const received = await operator.send(new ReceiveMessageCommand({ QueueUrl: queues.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    expect(received.Messages).toHaveLength(1);
+    const message = JSON.parse(received.Messages![0]!.Body!) as Record<string, unknown>;
+    expect(message.eventId).toBe('evt_01J8K7A004');
+    await operator.send(new DeleteMessageCommand({ QueueUrl: queues.url, ReceiptHandle: received.Messages![0]!.ReceiptHandle! }));
+    const { payload: _payload, ...rest } = message;
+    await operator.send(
+      new SendMessageCommand({ QueueUrl: queues.url, MessageBody: JSON.stringify({ ...rest, payloadUnavailable: 'unreadable' }) }),
+    );
+    stack.resume('billing-meter');
+    await stack.drain();
+    const poisoned = (await ledgerOf(stack, ddb, 'evt_01J8K7A004')).find((r) => r.consumerId === 'billing-meter');
+    expect(poisoned).toMatchObject({ state: 'quarantined', attempt: 1 });
+    const dlq = await operator.send(
+      new GetQueueAttributesCommand({ QueueUrl: queues.dlqUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+    );
+    expect(dlq.Attributes?.ApproximateNumberOfMessages).toBe('1');
+
+    const home = mkdtempSync(path.join(tmpdir(), 'hookledger-asm-cli-'));
+    await writeState(path.join(home, 'state.json'), stack.state);
+    const cli = await runCli(['replay', '--consumer', 'billing-meter', '--event', 'evt_01J8K7A004', '--yes'], config, {
+      ...process.env,
+      HOOKLEDGER_STATE: path.join(home, 'state.json'),
+    });
+    expect(cli.code).toBe(0);
+    await stack.drain();
+    const replayed = (await ledgerOf(stack, ddb, 'evt_01J8K7A004')).find((r) => r.consumerId === 'billing-meter');
+    expect(replayed).toMatchObject({ state: 'done', units: 5 });
+    operator.destroy();
+  });
+});
+
 describe('IAM on every call a function makes', () => {
   const signedAs = (id: string) => ({ accessKeyId: accessKeyIdOf(id), secretAccessKey: 'local' });
 
@@ -241,5 +292,7 @@ describe('IAM on every call a function makes', () => {
     );
     // Only the three calls the tests above made on purpose were denied.
     expect(recorded.denials.map((d) => d.action)).toEqual(['dynamodb:GetItem', 's3:GetObject', 'sqs:SendMessage']);
+    // The quarantine went to the DLQ under billing-meter's own grant.
+    expect(report.ConsumersbillingmeterRole?.used).toContain('sqs:SendMessage');
   });
 });
