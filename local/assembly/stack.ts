@@ -11,15 +11,18 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import defaultConfig from '../../hookledger.config';
+import { type RepairResult, repair } from '../../lambdas/reconcile/repair';
 import { LOCAL_REGION, localDynamoClient, localS3Client, localSqsClient } from '../clients';
 import { freePort, startDynamoLocal, startSqsEmulator } from '../emulators';
 import { type HttpHandler, startHttpGateway } from '../http-gateway';
 import { FileSecrets } from '../secrets-file';
 import { createSqsPoller, type SqsPoller } from '../sqs-poller';
 import type { LocalStackState } from '../state';
+import { fileCheckpointStore } from '../streams/checkpoints';
 import { createSdkStreamsApi } from '../streams/dynamodb-streams';
 import { createStreamPoller, type StreamPoller } from '../streams/poller';
 import { type PollerLogger, sleep } from '../support';
+import { localDocumentClient } from '../wiring';
 import { type LocalFunction, startLocalFunction } from './functions';
 import { type Authorizer, accessKeyIdOf, createAuthorizer, type Denial, type LocalPrincipal, principalsOf } from './iam';
 import { type CheckedProxy, startCheckedProxy } from './proxy';
@@ -44,6 +47,11 @@ export interface AssemblyStackOptions {
   readonly onInvoke?: (functionId: string, event: unknown, outcome: { ok: boolean; error?: string }) => void;
   readonly pollerLogger?: (poller: string) => PollerLogger;
   readonly streamPollIntervalMs?: number;
+  /**
+   * At start, re-queue every delivery an earlier run left unfinished (the emulated queues keep
+   * nothing across a restart), as plain `npm start` does. Default: on when `dataDir` is not null.
+   */
+  readonly repairOnStart?: boolean;
 }
 
 export interface AssemblyStack {
@@ -62,6 +70,8 @@ export interface AssemblyStack {
   readonly state: LocalStackState;
   readonly functions: Readonly<Record<string, LocalFunction>>;
   readonly iam: Authorizer;
+  /** What the start-up repair re-queued (undefined when it did not run). */
+  readonly startupRepair?: RepairResult;
   denials(): readonly Denial[];
   pause(consumerId: string): Promise<void>;
   resume(consumerId: string): void;
@@ -306,6 +316,10 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
             startingPosition: props.StartingPosition === 'LATEST' ? 'LATEST' : 'TRIM_HORIZON',
             pollIntervalMs: options.streamPollIntervalMs ?? 50,
             logger: options.pollerLogger?.(`stream ${esmId}`),
+            // File-backed data gets file-backed checkpoints: a restart resumes where it stopped.
+            ...(options.dataDir === null
+              ? {}
+              : { checkpoints: fileCheckpointStore(path.join(options.dataDir, `stream-checkpoints-${esmId}.json`)) }),
           }),
         );
         continue;
@@ -335,6 +349,24 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
           logger: options.pollerLogger?.(`sqs ${consumerId}`),
         }),
       );
+    }
+    // The queues start empty on every start while the tables remember every delivery not yet done:
+    // re-queue those (the operator's repair, as plain `npm start` does) before any poller runs.
+    let startupRepair: RepairResult | undefined;
+    const tables = {
+      events: Object.values(envs).find((e) => e.EVENTS_TABLE)?.EVENTS_TABLE ?? '',
+      ledger: Object.values(envs).find((e) => e.LEDGER_TABLE)?.LEDGER_TABLE ?? '',
+    };
+    if ((options.repairOnStart ?? options.dataDir !== null) && tables.events && tables.ledger) {
+      const ddb = localDocumentClient(endpoints.dynamodb);
+      try {
+        startupRepair = await repair(
+          { ddb, tables, operator: 'npm start --assembly' },
+          { from: 0, to: Date.now() + 1, graceMs: 0, leasesAbandoned: true, trigger: 'start', scan: true },
+        );
+      } finally {
+        ddb.destroy();
+      }
     }
     for (const p of streamPollers) await p.start();
     for (const p of sqsPollers.values()) p.start();
@@ -395,6 +427,7 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
       state,
       functions,
       iam: authorizer,
+      ...(startupRepair ? { startupRepair } : {}),
       denials: () => [...denials],
       async pause(consumerId) {
         paused.add(consumerId);

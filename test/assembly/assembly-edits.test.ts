@@ -6,7 +6,8 @@
  * `npm start -- --assembly <dir>` as a user would.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -132,6 +133,44 @@ describe('an edited copy of the assembly runs as edited', () => {
       .slice(before)
       .reduce((n, i) => n + i.records, 0);
     expect(records).toBe(1);
+  });
+});
+
+describe('repair after a crash, on the synthesized assembly with file-backed data', () => {
+  it('re-queues at the next start the delivery whose message the crash lost (evt_01J8K7R001 for billing-meter), delivered once', async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'hookledger-asm-restart-'));
+    const where = { home, dataDir: path.join(home, 'data') };
+    const first = await startRecordedStack(source, where);
+    try {
+      await first.stack.pause('billing-meter');
+      expect((await sendTo(first.stack, platformEvent({ id: 'evt_01J8K7R001' }))).status).toBe(202);
+      await first.stack.drain();
+      expect((await ledgerOf(first.stack, first.ddb, 'evt_01J8K7R001')).map((r) => `${r.consumerId}:${r.state}`).sort()).toEqual([
+        'audit-writer:done',
+        'risk-evaluator:done',
+      ]);
+    } finally {
+      first.ddb.destroy();
+      // The emulated queues keep nothing: billing-meter's waiting message is gone with them.
+      await first.stack.stop();
+    }
+    const second = await startRecordedStack(source, where);
+    try {
+      expect(second.stack.startupRepair).toMatchObject({ repaired: 1, unrepaired: 0 });
+      await second.stack.drain();
+      const rows = await ledgerOf(second.stack, second.ddb, 'evt_01J8K7R001');
+      expect(rows.map((r) => `${r.consumerId}:${r.state}:${r.units}:${r.reads.length}`).sort()).toEqual([
+        'audit-writer:done:1:1',
+        'billing-meter:done:5:1',
+        'risk-evaluator:done:1:1',
+      ]);
+      // The stream was not read again from its start: only the repair's re-queue reached the fan-out.
+      const fanout = Object.keys(second.stack.functions).find((id) => id.startsWith('FanOutHandler'))!;
+      expect(second.recorded.invocations.filter((i) => i.functionId === fanout).reduce((n, i) => n + i.records, 0)).toBe(1);
+    } finally {
+      second.ddb.destroy();
+      await second.stack.stop();
+    }
   });
 });
 

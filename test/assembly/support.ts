@@ -103,12 +103,13 @@ export interface Recorded {
 
 export async function startRecordedStack(
   assemblyDir: string,
+  options: { home?: string; dataDir?: string } = {},
 ): Promise<{ stack: AssemblyStack; recorded: Recorded; ddb: DynamoDBDocumentClient }> {
   const recorded: Recorded = { logs: [], denials: [], invocations: [] };
-  const home = mkdtempSync(path.join(tmpdir(), 'hookledger-asm-home-'));
+  const home = options.home ?? mkdtempSync(path.join(tmpdir(), 'hookledger-asm-home-'));
   const stack = await startAssemblyStack({
     assemblyDir,
-    dataDir: null,
+    dataDir: options.dataDir ?? null,
     secretsFile: path.join(home, 'secrets.json'),
     httpPort: 0,
     onLog: (functionId, line) => recorded.logs.push({ functionId, line }),
