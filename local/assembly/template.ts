@@ -58,7 +58,7 @@ export function resourcesOfType(assembly: CloudAssembly, type: string): [string,
 /** The asset folder holding a function's bundle: the S3 key `<hash>.zip` is the folder `asset.<hash>`. */
 export function functionCodeDir(assembly: CloudAssembly, logicalId: string): string {
   const props = assembly.resources[logicalId]?.Properties ?? {};
-  const assetPath = (assembly.resources[logicalId]?.Metadata ?? {})['aws:asset:path'];
+  const assetPath = assembly.resources[logicalId]?.Metadata?.['aws:asset:path'];
   const key = (props.Code as { S3Key?: unknown } | undefined)?.S3Key;
   const folder = typeof assetPath === 'string' ? assetPath : typeof key === 'string' ? `asset.${key.replace(/\.zip$/, '')}` : undefined;
   if (!folder) throw new AssemblyError(`function ${logicalId} has no Code.S3Key and no aws:asset:path; only asset bundles can run locally`);

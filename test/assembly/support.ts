@@ -75,6 +75,7 @@ export function synthesizedAssembly(): string {
   return out;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the tests' edits reach into arbitrary CloudFormation properties.
 type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
 
 /** A copy of the assembly with its template (and, optionally, bundle files) edited. */
