@@ -25,6 +25,11 @@ export interface HttpGatewayOptions {
   readonly handler: HttpHandler;
   /** Default 10 MiB, API Gateway's payload limit. */
   readonly maxBodyBytes?: number;
+  /**
+   * The routes served, as API Gateway route keys (the assembly's AWS::ApiGatewayV2::Route); any
+   * other method answers 404. Default: both, ROUTE_KEY and GET_ROUTE_KEY.
+   */
+  readonly routeKeys?: readonly string[];
   /** Called when the handler throws (the client gets a 500). Default console.error of the message. */
   readonly onError?: (error: unknown) => void;
 }
@@ -49,6 +54,13 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Htt
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const onError = options.onError ?? ((error: unknown) => console.error('[http-gateway] handler failed:', describe(error)));
 
+  const methods = new Set(
+    (options.routeKeys ?? [ROUTE_KEY, GET_ROUTE_KEY]).map((key) => {
+      if (key !== ROUTE_KEY && key !== GET_ROUTE_KEY)
+        throw new Error(`route ${key} is not served by the local gateway (${ROUTE_KEY}, ${GET_ROUTE_KEY})`);
+      return key.split(' ')[0] as string;
+    }),
+  );
   const server = createServer((req, res) => {
     serve(req, res).catch((error: unknown) => {
       onError(error);
@@ -60,7 +72,7 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Htt
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gateway.local');
     const match = ROUTE.exec(url.pathname);
-    if (!METHODS.has(req.method ?? '') || !match) {
+    if (!METHODS.has(req.method ?? '') || !methods.has(req.method ?? '') || !match) {
       req.resume();
       sendJson(res, 404, { error: 'not_found', message: 'Not Found' });
       return;

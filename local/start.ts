@@ -8,6 +8,7 @@ import { Ledger } from '../adapters/ledger';
 import { consoleLine, serveConsole } from '../console/serve';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { createLogger } from '../lambdas/shared/logger';
+import { assemblyArg, startAssemblyMode } from './assembly/start';
 import { reportDeliveries } from './delivery-report';
 import { assertJava, EmulatorError } from './emulators';
 import { type LocalStack, stackState, startLocalStack } from './stack';
@@ -27,6 +28,17 @@ async function main(): Promise<void> {
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
     process.exit(1);
+  }
+  // `npm start -- --assembly [<dir>]`: run what ships (local/assembly).
+  const assembly = assemblyArg(process.argv.slice(2));
+  if (assembly !== undefined) {
+    try {
+      await startAssemblyMode(assembly, { port, home });
+    } catch (error) {
+      console.error(`hookledger: could not start the assembly: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    }
+    return;
   }
   const t0 = Date.now();
   console.log('hookledger: starting DynamoDB Local, the SQS emulator and the pipeline...');

@@ -186,6 +186,33 @@ describe('HTTP gateway', () => {
       expect(events).toEqual([]);
     });
 
+    it('serves only the routes it is given: a template with just POST /hooks/{source} answers GET /hooks/platform 404', async () => {
+      const seen: string[] = [];
+      const postOnly = await startHttpGateway({
+        port: 0,
+        routeKeys: ['POST /hooks/{source}'],
+        handler: async (event) => {
+          seen.push(event.routeKey);
+          return { statusCode: 202 };
+        },
+      });
+      try {
+        const get = await fetch(new URL('/hooks/platform?hub.challenge=c_81', postOnly.url));
+        expect(get.status).toBe(404);
+        const post = await fetch(new URL('/hooks/platform', postOnly.url), { method: 'POST', body: '{}' });
+        expect(post.status).toBe(202);
+        expect(seen).toEqual(['POST /hooks/{source}']);
+      } finally {
+        await postOnly.close();
+      }
+    });
+
+    it('refuses a route key it cannot serve (PUT /hooks/{source}) at start, naming it', async () => {
+      await expect(
+        startHttpGateway({ port: 0, routeKeys: ['PUT /hooks/{source}'], handler: async () => ({ statusCode: 200 }) }),
+      ).rejects.toThrow('route PUT /hooks/{source} is not served by the local gateway');
+    });
+
     it('answers 413 when a chunked body grows past the limit', async () => {
       const small = await startHttpGateway({ port: 0, handler: async () => ({ statusCode: 200 }), maxBodyBytes: 1024 });
       try {

@@ -1,0 +1,174 @@
+/**
+ * IAM on the local stack: each function's role policies from the template (AWS::IAM::Policy and the
+ * role's inline Policies, intrinsics resolved), and every call a function makes evaluated against
+ * them by @cloud-copilot/iam-simulate (identity policies; same account). Records what each role
+ * used and was denied, for the least-privilege report.
+ */
+import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
+import { type CloudAssembly, LOCAL_ACCOUNT, type LocalResource, resolveIntrinsics, resourcesOfType } from './template';
+
+export interface PolicyDocument {
+  readonly Version?: string;
+  readonly Statement: readonly PolicyStatement[];
+}
+interface PolicyStatement {
+  readonly Effect: 'Allow' | 'Deny';
+  readonly Action?: string | string[];
+  readonly Resource?: string | string[];
+  readonly Condition?: Record<string, unknown>;
+}
+
+/** One function's identity on the local stack. */
+export interface LocalPrincipal {
+  /** The access key id its SDK signs with: `AKLOCAL` + the function's logical id. */
+  readonly accessKeyId: string;
+  readonly functionId: string;
+  readonly roleId: string;
+  readonly roleArn: string;
+  readonly policies: readonly { readonly name: string; readonly policy: PolicyDocument }[];
+}
+
+export interface AccessRequest {
+  readonly action: string;
+  readonly resource: string;
+  readonly context?: Readonly<Record<string, string | string[]>>;
+}
+
+export interface Decision {
+  readonly allowed: boolean;
+  /** `Allowed`, `ImplicitlyDenied`, `ExplicitlyDenied`, or the library's validation error. */
+  readonly result: string;
+}
+
+export interface Denial {
+  readonly principal: string;
+  readonly functionId: string;
+  readonly action: string;
+  readonly resource: string;
+}
+
+export interface RoleUsage {
+  readonly roleId: string;
+  readonly functions: readonly string[];
+  readonly granted: readonly string[];
+  readonly used: readonly string[];
+  readonly unused: readonly string[];
+  readonly denied: readonly string[];
+}
+
+export const accessKeyIdOf = (functionId: string) => `AKLOCAL${functionId}`;
+
+/** Services whose calls the local stack sees; other granted actions (logs:*) are the Lambda platform's. */
+export const CHECKED_SERVICES = ['dynamodb', 'sqs', 's3', 'secretsmanager'] as const;
+
+export function principalsOf(assembly: CloudAssembly, locals: ReadonlyMap<string, LocalResource>): Map<string, LocalPrincipal> {
+  const policiesByRole = new Map<string, { name: string; policy: PolicyDocument }[]>();
+  const add = (roleId: string, name: string, policy: PolicyDocument) =>
+    policiesByRole.set(roleId, [...(policiesByRole.get(roleId) ?? []), { name, policy }]);
+  for (const [id, resource] of resourcesOfType(assembly, 'AWS::IAM::Policy')) {
+    const props = resource.Properties ?? {};
+    const doc = resolveIntrinsics(props.PolicyDocument, locals, `${id}.PolicyDocument`) as unknown as PolicyDocument;
+    for (const role of (props.Roles as { Ref?: string }[] | undefined) ?? []) if (role.Ref) add(role.Ref, id, doc);
+  }
+  for (const [id, resource] of resourcesOfType(assembly, 'AWS::IAM::Role')) {
+    const inline = (resource.Properties?.Policies as { PolicyName: string; PolicyDocument: unknown }[] | undefined) ?? [];
+    for (const p of inline)
+      add(id, p.PolicyName, resolveIntrinsics(p.PolicyDocument, locals, `${id}.Policies`) as unknown as PolicyDocument);
+  }
+  const principals = new Map<string, LocalPrincipal>();
+  for (const [functionId, fn] of resourcesOfType(assembly, 'AWS::Lambda::Function')) {
+    const role = fn.Properties?.Role as { 'Fn::GetAtt'?: [string, string] } | undefined;
+    const roleId = role?.['Fn::GetAtt']?.[0];
+    if (!roleId) continue;
+    const accessKeyId = accessKeyIdOf(functionId);
+    principals.set(accessKeyId, {
+      accessKeyId,
+      functionId,
+      roleId,
+      roleArn: locals.get(roleId)?.attributes.Arn ?? `arn:aws:iam::${LOCAL_ACCOUNT}:role/${roleId}`,
+      policies: policiesByRole.get(roleId) ?? [],
+    });
+  }
+  return principals;
+}
+
+export interface Authorizer {
+  authorize(principal: LocalPrincipal, request: AccessRequest): Promise<Decision>;
+  denials(): readonly Denial[];
+  /** Granted, used, unused and denied actions per role (only the services the local stack checks). */
+  report(): RoleUsage[];
+}
+
+export function createAuthorizer(principals: ReadonlyMap<string, LocalPrincipal>, onDenied?: (denial: Denial) => void): Authorizer {
+  const used = new Map<string, Set<string>>();
+  const denied = new Map<string, Set<string>>();
+  const denials: Denial[] = [];
+  const note = (map: Map<string, Set<string>>, roleId: string, action: string) =>
+    map.set(roleId, (map.get(roleId) ?? new Set()).add(action));
+
+  return {
+    async authorize(principal, request) {
+      const simulation: Simulation = {
+        identityPolicies: principal.policies.map((p) => ({ name: p.name, policy: p.policy as never })),
+        serviceControlPolicies: [],
+        resourceControlPolicies: [],
+        request: {
+          action: request.action,
+          principal: principal.roleArn,
+          resource: { accountId: LOCAL_ACCOUNT, resource: request.resource },
+          // The proxy stands in for AWS's TLS endpoint.
+          contextVariables: { 'aws:SecureTransport': 'true', ...request.context },
+        },
+      };
+      const response = await runSimulation(simulation, {});
+      const result = response.resultType === 'error' ? `error: ${response.errors.message}` : response.overallResult;
+      const allowed = result === 'Allowed';
+      if (allowed) note(used, principal.roleId, request.action);
+      else {
+        note(denied, principal.roleId, request.action);
+        const denial = {
+          principal: principal.roleArn,
+          functionId: principal.functionId,
+          action: request.action,
+          resource: request.resource,
+        };
+        denials.push(denial);
+        onDenied?.(denial);
+      }
+      return { allowed, result };
+    },
+    denials: () => [...denials],
+    report() {
+      const byRole = new Map<string, LocalPrincipal[]>();
+      for (const p of principals.values()) byRole.set(p.roleId, [...(byRole.get(p.roleId) ?? []), p]);
+      return [...byRole].map(([roleId, ps]) => {
+        const granted = new Set<string>();
+        for (const { policy } of ps[0]!.policies) {
+          for (const s of policy.Statement) {
+            if (s.Effect !== 'Allow') continue;
+            for (const a of [s.Action ?? []].flat()) if (CHECKED_SERVICES.some((svc) => a.startsWith(`${svc}:`))) granted.add(a);
+          }
+        }
+        const usedHere = [...(used.get(roleId) ?? [])];
+        const matches = (pattern: string, action: string) =>
+          new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`, 'i').test(action);
+        return {
+          roleId,
+          functions: ps.map((p) => p.functionId),
+          granted: [...granted].sort(),
+          used: usedHere.sort(),
+          unused: [...granted].filter((g) => !usedHere.some((u) => matches(g, u))).sort(),
+          denied: [...(denied.get(roleId) ?? [])].sort(),
+        };
+      });
+    },
+  };
+}
+
+/** The report as a Markdown table (README, `npm start`'s exit). */
+export function formatUsage(report: readonly RoleUsage[]): string {
+  const lines = ['| role | granted | used | unused | denied |', '|---|---|---|---|---|'];
+  const list = (xs: readonly string[]) => (xs.length === 0 ? '-' : xs.map((x) => `\`${x}\``).join(', '));
+  for (const r of report) lines.push(`| ${r.roleId} | ${list(r.granted)} | ${list(r.used)} | ${list(r.unused)} | ${list(r.denied)} |`);
+  return lines.join('\n');
+}

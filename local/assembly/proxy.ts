@@ -1,0 +1,153 @@
+/**
+ * A loopback proxy in front of one emulator: a request signed by a function's local access key is
+ * evaluated against that function's role (iam.ts) before it is forwarded; a denied one is answered
+ * as AWS answers it (AccessDeniedException for the JSON protocols, AccessDenied XML for S3) and
+ * never reaches the emulator. Requests signed with any other key are the operator's (the CLI, the
+ * local stack's own set-up) and are forwarded unchecked.
+ */
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AccessRequest, Authorizer, LocalPrincipal } from './iam';
+import { accessKeyOf, dynamoRequests, s3Requests, sqsRequests, type TableKeys } from './requests';
+
+export type CheckedService = 'dynamodb' | 'sqs' | 's3';
+
+export interface CheckedProxyOptions {
+  readonly service: CheckedService;
+  /** `http://127.0.0.1:<port>` of the emulator. */
+  readonly upstream: string;
+  readonly principals: ReadonlyMap<string, LocalPrincipal>;
+  readonly authorizer: Authorizer;
+  /** By table name (DynamoDB only). */
+  readonly tables?: ReadonlyMap<string, TableKeys>;
+  /**
+   * SQS: the emulator's queue URL prefix. Queue URLs handed to handlers name the proxy (the SDK sends
+   * to the queue URL's host); requests get the emulator's prefix back, responses the proxy's.
+   */
+  readonly queueUrlBase?: () => string;
+}
+
+export interface CheckedProxy {
+  readonly endpoint: string;
+  close(): Promise<void>;
+}
+
+export async function startCheckedProxy(options: CheckedProxyOptions): Promise<CheckedProxy> {
+  const upstream = new URL(options.upstream);
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`local IAM proxy: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const url = new URL(req.url ?? '/', 'http://proxy.local');
+    const principal = options.principals.get(accessKeyOf(req.headers.authorization, url.searchParams) ?? '');
+    if (principal) {
+      for (const request of requestsOf(req, url, body)) {
+        const decision = await options.authorizer.authorize(principal, request);
+        if (!decision.allowed) return deny(res, principal, request);
+      }
+    }
+    const base = options.queueUrlBase?.();
+    if (!base) return forward(req, body, res);
+    const swapped = Buffer.from(body.toString('utf8').split(encodeOrNot(self(), body)).join(encodeOrNot(base, body)), 'utf8');
+    await forward(req, swapped, res, (text) =>
+      text.split(base).join(self()).split(encodeURIComponent(base)).join(encodeURIComponent(self())),
+    );
+  }
+
+  const self = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  /** The query protocol sends the URL form-encoded. */
+  const encodeOrNot = (url: string, body: Buffer) => (body.includes(encodeURIComponent(url)) ? encodeURIComponent(url) : url);
+
+  function requestsOf(req: IncomingMessage, url: URL, body: Buffer): AccessRequest[] {
+    const target = String(req.headers['x-amz-target'] ?? '');
+    if (options.service === 's3') return s3Requests(req.method ?? 'GET', url);
+    if (options.service === 'dynamodb') return dynamoRequests(target, parseJson(body), options.tables ?? new Map());
+    // SQS: the JSON protocol (X-Amz-Target AmazonSQS.<Op>) or the query protocol (Action=<Op>).
+    if (target) return sqsRequests(target.split('.')[1] ?? '', parseJson(body));
+    const form = new URLSearchParams(body.toString('utf8'));
+    return sqsRequests(form.get('Action') ?? url.searchParams.get('Action') ?? '', Object.fromEntries(form));
+  }
+
+  function deny(res: ServerResponse, principal: LocalPrincipal, request: AccessRequest): void {
+    const message = `User: ${principal.roleArn.replace(':role/', ':assumed-role/')}/${principal.functionId} is not authorized to perform: ${request.action} on resource: ${request.resource} because no identity-based policy allows the ${request.action} action`;
+    if (options.service === 's3') {
+      const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${escapeXml(message)}</Message><RequestId>local</RequestId></Error>`;
+      res.writeHead(403, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(xml) });
+      res.end(xml);
+      return;
+    }
+    const json = JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', message, Message: message });
+    res.writeHead(400, {
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amzn-errortype': 'AccessDeniedException',
+      // SQS's JSON protocol also names the query protocol's code.
+      ...(options.service === 'sqs' ? { 'x-amzn-query-error': 'AccessDenied;Sender' } : {}),
+      'content-length': Buffer.byteLength(json),
+    });
+    res.end(json);
+  }
+
+  function forward(req: IncomingMessage, body: Buffer, res: ServerResponse, rewrite?: (text: string) => string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const headers = { ...req.headers, 'content-length': String(body.length) };
+      delete headers['transfer-encoding'];
+      const out = httpRequest(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers },
+        (upstreamRes) => {
+          if (!rewrite) {
+            res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
+            upstreamRes.pipe(res);
+            upstreamRes.once('end', resolve);
+            upstreamRes.once('error', reject);
+            return;
+          }
+          const chunks: Buffer[] = [];
+          upstreamRes.on('data', (c: Buffer) => chunks.push(c));
+          upstreamRes.once('error', reject);
+          upstreamRes.once('end', () => {
+            const text = Buffer.from(rewrite(Buffer.concat(chunks).toString('utf8')), 'utf8');
+            const outHeaders = { ...upstreamRes.headers, 'content-length': String(text.length) };
+            delete outHeaders['transfer-encoding'];
+            res.writeHead(upstreamRes.statusCode ?? 502, outHeaders);
+            res.end(text);
+            resolve();
+          });
+        },
+      );
+      out.once('error', reject);
+      out.end(body);
+    });
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  let closed: Promise<void> | undefined;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: () =>
+      (closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
+  };
+}
+
+function parseJson(body: Buffer): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8') || '{}');
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}

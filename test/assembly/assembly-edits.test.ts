@@ -1,0 +1,238 @@
+/**
+ * What runs is what the assembly says: copies of the synthesized assembly with one thing changed
+ * each, and the behaviour that changes with it. The bundle (a line added to the copied bundle is
+ * what runs), the environment (a variable changed in the copied template), an event source
+ * mapping's FilterCriteria, and a grant: `sqs:SendMessage` removed from every policy, run through
+ * `npm start -- --assembly <dir>` as a user would.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scanAll } from '../../adapters/table-scan';
+import { PROJECT_ROOT } from '../../core/paths';
+import type { AssemblyStack } from '../../local/assembly/stack';
+import { FileSecrets } from '../../local/secrets-file';
+import { readState } from '../../local/state';
+import { localDocumentClient } from '../../local/wiring';
+import { platformEvent, signedHeaders } from '../support/factories';
+import { editedAssembly, ledgerOf, logicalId, type Recorded, sendTo, startRecordedStack, synthesizedAssembly } from './support';
+
+const MARKER = 'hookledger-bundle-marker-7f3a';
+const EDITED_PRINCIPAL = 'arn:aws:iam::000000000000:role/principal-from-the-edited-template';
+
+let source: string;
+/** `npm start -- --assembly` on the copy without sqs:SendMessage. */
+const npmStart = { child: undefined as ChildProcess | undefined, output: '', errors: '', home: '', removed: 0 };
+beforeAll(() => {
+  source = synthesizedAssembly();
+});
+
+/** Started after the other copy's stack stopped: two DynamoDB Local JVMs booting at once on two cores is slow. */
+function launchNpmStart(): void {
+  const dir = editedAssembly(source, (template) => {
+    for (const resource of Object.values(template.Resources)) {
+      if (resource.Type !== 'AWS::IAM::Policy') continue;
+      const doc = resource.Properties!.PolicyDocument as { Statement: { Action: string | string[] }[] };
+      doc.Statement = doc.Statement.flatMap((s) => {
+        const actions = [s.Action].flat();
+        const kept = actions.filter((a) => a !== 'sqs:SendMessage');
+        npmStart.removed += actions.length - kept.length;
+        return kept.length === 0 ? [] : [{ ...s, Action: kept.length === 1 ? kept[0]! : kept }];
+      });
+    }
+  });
+  npmStart.home = path.join(dir, 'home');
+  npmStart.child = spawn(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ['local/start.ts', '--assembly', dir], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, HOOKLEDGER_HOME: npmStart.home, HOOKLEDGER_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  npmStart.child.stdout?.on('data', (chunk: Buffer) => {
+    npmStart.output += chunk.toString('utf8');
+  });
+  npmStart.child.stderr?.on('data', (chunk: Buffer) => {
+    npmStart.errors += chunk.toString('utf8');
+  });
+}
+
+afterAll(() => {
+  if (npmStart.child && npmStart.child.exitCode === null) npmStart.child.kill('SIGKILL');
+});
+
+describe('an edited copy of the assembly runs as edited', () => {
+  let stack: AssemblyStack;
+  let recorded: Recorded;
+  let ddb: DynamoDBDocumentClient;
+  beforeAll(async () => {
+    const dir = editedAssembly(source, (template, dir) => {
+      const billing = logicalId(template, 'AWS::Lambda::Function', 'ConsumersbillingmeterWorker');
+      const fn = template.Resources[billing]!.Properties!;
+      // (a) one line added at the top of the copied bundle.
+      const bundle = path.join(dir, `asset.${String(fn.Code.S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
+      writeFileSync(bundle, `console.log(${JSON.stringify(MARKER)});\n${readFileSync(bundle, 'utf8')}`);
+      // (b) one variable of its environment.
+      fn.Environment.Variables.PRINCIPAL = EDITED_PRINCIPAL;
+      // (c) the fan-out's filter: receipts of invoice.paid are no longer its work.
+      const esm = logicalId(template, 'AWS::Lambda::EventSourceMapping', 'FanOutHandlerFunctionDynamoDBEventSource');
+      template.Resources[esm]!.Properties!.FilterCriteria = {
+        Filters: [
+          {
+            Pattern: JSON.stringify({
+              eventName: ['INSERT'],
+              dynamodb: { NewImage: { kind: { S: ['event', 'requeue'] }, eventType: { S: [{ 'anything-but': ['invoice.paid'] }] } } },
+            }),
+          },
+        ],
+      };
+    });
+    ({ stack, recorded, ddb } = await startRecordedStack(dir));
+  });
+  afterAll(async () => {
+    ddb?.destroy();
+    await stack?.stop();
+  });
+
+  it('runs the bundle in the assembly folder, not the sources: the line added to the copied bundle runs at cold start', () => {
+    const billing = Object.keys(stack.functions).find((id) => id.startsWith('ConsumersbillingmeterWorker'))!;
+    expect(recorded.logs.filter((l) => l.line === MARKER).map((l) => l.functionId)).toEqual([billing]);
+  });
+
+  it("takes each function's environment from the template: billing-meter records the PRINCIPAL the edited template sets", async () => {
+    expect((await sendTo(stack, platformEvent({ id: 'evt_01J8K7E001' }))).status).toBe(202);
+    await stack.drain();
+    const rows = await ledgerOf(stack, ddb, 'evt_01J8K7E001');
+    expect(rows.map((r) => `${r.consumerId}:${r.state}`).sort()).toEqual([
+      'audit-writer:done',
+      'billing-meter:done',
+      'risk-evaluator:done',
+    ]);
+    expect(rows.find((r) => r.consumerId === 'billing-meter')?.reads.map((r) => r.principal)).toEqual([EDITED_PRINCIPAL]);
+    expect(rows.find((r) => r.consumerId === 'audit-writer')?.reads[0]?.principal).toMatch(/role\/Hookledger-ConsumersauditwriterRole/);
+  });
+
+  it('takes event source mappings from the template: the edited FilterCriteria keeps invoice.paid (evt_01J8K7E002) from the fan-out', async () => {
+    const fanout = Object.keys(stack.functions).find((id) => id.startsWith('FanOutHandler'))!;
+    const before = recorded.invocations.filter((i) => i.functionId === fanout).length;
+    expect(await sendTo(stack, platformEvent({ id: 'evt_01J8K7E002', type: 'invoice.paid' }))).toEqual({
+      status: 202,
+      body: { event_id: 'evt_01J8K7E002', deliveries: 2 },
+    });
+    expect((await sendTo(stack, platformEvent({ id: 'evt_01J8K7E003', type: 'payment.failed' }))).status).toBe(202);
+    await stack.drain();
+    expect(await ledgerOf(stack, ddb, 'evt_01J8K7E002')).toEqual([]);
+    expect((await ledgerOf(stack, ddb, 'evt_01J8K7E003')).map((r) => r.consumerId).sort()).toEqual([
+      'audit-writer',
+      'billing-meter',
+      'risk-evaluator',
+    ]);
+    const records = recorded.invocations
+      .filter((i) => i.functionId === fanout)
+      .slice(before)
+      .reduce((n, i) => n + i.records, 0);
+    expect(records).toBe(1);
+  });
+});
+
+describe('repair after a crash, on the synthesized assembly with file-backed data', () => {
+  it('re-queues at the next start the delivery whose message the crash lost (evt_01J8K7R001 for billing-meter), delivered once', async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'hookledger-asm-restart-'));
+    const where = { home, dataDir: path.join(home, 'data') };
+    const first = await startRecordedStack(source, where);
+    try {
+      await first.stack.pause('billing-meter');
+      expect((await sendTo(first.stack, platformEvent({ id: 'evt_01J8K7R001' }))).status).toBe(202);
+      await first.stack.drain();
+      expect((await ledgerOf(first.stack, first.ddb, 'evt_01J8K7R001')).map((r) => `${r.consumerId}:${r.state}`).sort()).toEqual([
+        'audit-writer:done',
+        'risk-evaluator:done',
+      ]);
+    } finally {
+      first.ddb.destroy();
+      // The emulated queues keep nothing: billing-meter's waiting message is gone with them.
+      await first.stack.stop();
+    }
+    const second = await startRecordedStack(source, where);
+    try {
+      expect(second.stack.startupRepair).toMatchObject({ repaired: 1, unrepaired: 0 });
+      await second.stack.drain();
+      const rows = await ledgerOf(second.stack, second.ddb, 'evt_01J8K7R001');
+      expect(rows.map((r) => `${r.consumerId}:${r.state}:${r.units}:${r.reads.length}`).sort()).toEqual([
+        'audit-writer:done:1:1',
+        'billing-meter:done:5:1',
+        'risk-evaluator:done:1:1',
+      ]);
+      // The stream was not read again from its start: only the repair's re-queue reached the fan-out.
+      const fanout = Object.keys(second.stack.functions).find((id) => id.startsWith('FanOutHandler'))!;
+      expect(second.recorded.invocations.filter((i) => i.functionId === fanout).reduce((n, i) => n + i.records, 0)).toBe(1);
+    } finally {
+      second.ddb.destroy();
+      await second.stack.stop();
+    }
+  });
+});
+
+describe('npm start -- --assembly <dir> with sqs:SendMessage removed from every policy', () => {
+  let child: ChildProcess;
+  let home: string;
+  beforeAll(async () => {
+    // Fan-out (4 queues in one statement), three consumers (their DLQs), the reconciler (its DLQ).
+    launchNpmStart();
+    expect(npmStart.removed).toBe(5);
+    child = npmStart.child!;
+    home = npmStart.home;
+    await waitFor(
+      () => npmStart.output.includes('hookledger is running'),
+      110_000,
+      () => `${npmStart.output}\n(stderr) ${npmStart.errors}`,
+    );
+  });
+
+  it('accepts webhooks (202) but delivers nothing, and names AccessDenied with sqs:SendMessage; its exit report lists the denial', async () => {
+    const output = () => npmStart.output;
+    const state = await readState(path.join(home, 'state.json'));
+    if (!state) throw new Error(`npm start wrote no ${home}/state.json`);
+    const secrets = new FileSecrets({ path: path.join(home, 'secrets.json'), sourceIds: ['platform'] });
+    const secret = (await secrets.get('platform')).current;
+    for (const id of ['evt_01J8K7D001', 'evt_01J8K7D002']) {
+      const body = JSON.stringify(platformEvent({ id }));
+      const res = await fetch(state.webhookUrl.replace('{source}', 'platform'), {
+        method: 'POST',
+        headers: signedHeaders(body, { secret, at: Date.now(), msgId: `msg_${id}` }),
+        body,
+      });
+      expect(res.status).toBe(202);
+    }
+    await waitFor(
+      () => /AccessDenied sqs:SendMessage on arn:aws:sqs:us-east-1:000000000000:Hookledger-Consumers-/.test(output()),
+      20_000,
+      output,
+    );
+    expect(output()).toMatch(
+      /AccessDenied sqs:SendMessage on \S+ \(principal arn:aws:iam::000000000000:role\/Hookledger-FanOutHandlerRole[0-9A-F]{8}, function FanOutHandlerFunction[0-9A-F]{8}\)/,
+    );
+    const ddb = localDocumentClient(state.dynamo.endpoint);
+    expect(await scanAll(ddb, { TableName: state.tables.ledger, ConsistentRead: true })).toEqual([]);
+    ddb.destroy();
+
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGINT');
+    // tsx relays the SIGINT: it exits 0 after the stack's own handler, or 130 when it relays the signal's status.
+    expect([0, 130]).toContain(await exited);
+    expect(output()).toContain('Least privilege, measured');
+    const fanoutRow = output()
+      .split('\n')
+      .find((l) => l.startsWith('| FanOutHandlerRole'));
+    expect(fanoutRow?.split(' | ').at(-1)).toBe('`sqs:SendMessage` |');
+  });
+});
+
+async function waitFor(check: () => boolean, timeoutMs: number, show: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms; output so far:\n${show().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
