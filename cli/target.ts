@@ -15,7 +15,7 @@ import { GetSecretValueCommand, ListSecretVersionIdsCommand, SecretsManagerClien
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../adapters/clients';
-import { type ErasableBlobs, S3PayloadBlobs } from '../adapters/payload-blobs';
+import { type ErasableBlobs, type PayloadBlobs, S3PayloadBlobs } from '../adapters/payload-blobs';
 import { UnknownSecretError } from '../adapters/secrets';
 import { dynamoStreamBatches, type StreamBatchPort } from '../adapters/stream-batch';
 import type { HookledgerConfig } from '../core/config/schema';
@@ -56,8 +56,12 @@ export interface Target {
   /** The source's provider API key (gap check); never printed. */
   providerApiKey(sourceId: string): Promise<string>;
   readonly pauseControl: PauseControl;
-  /** The payload bucket, for erasure (list under an event's prefixes, delete); undefined when the stack names none. */
-  readonly payloadBucket?: ErasableBlobs;
+  /**
+   * The payload bucket: bodies over `payloads.inlineMaxBytes` (read by the commands that read payloads,
+   * written by `gaps --recover`) and erasure (list under an event's prefixes, delete); undefined when
+   * the stack names none.
+   */
+  readonly payloadBucket?: PayloadBlobs & ErasableBlobs;
   /**
    * Where a source's rotation stands: whether a previous secret exists and until when it verifies.
    * Read from metadata (the secrets file's dates, Secrets Manager's version list); never a value.

@@ -42,7 +42,7 @@ export function formatBackfill(result: BackfillResult, operator: string): string
     `${result.matched} receipts of the window lack ${result.consumer}.` +
     (result.expired > 0 ? ` ${result.expired} left out: payload past retention.` : '') +
     (result.filteredOut > 0 ? ` ${result.filteredOut} left out: its filter does not match them.` : '') +
-    (result.unreadable > 0 ? ` ${result.unreadable} left out: body in the payload bucket, which the CLI does not read.` : '') +
+    (result.unreadable > 0 ? ` ${result.unreadable} left out: body in the payload bucket, which this target names no bucket for.` : '') +
     (result.erased > 0 ? ` ${result.erased} left out: payload erased.` : '');
   if (result.dryRun) return `${head}\nDry run: nothing written.`;
   if (result.declined) return `${head}\nNot backfilled.`;

@@ -103,7 +103,13 @@ export function createContext(io: CliIo, config: HookledgerConfig, root: string)
         rl.close();
       }
     },
-    opsDeps: (target) => ({ ddb: target.ddb, tables: target.tables, operator, config }),
+    opsDeps: (target) => ({
+      ddb: target.ddb,
+      tables: target.tables,
+      operator,
+      config,
+      ...(target.payloadBucket ? { blobs: target.payloadBucket } : {}),
+    }),
     action,
     withTarget: (fn) =>
       action(async (globals, ...args) => {

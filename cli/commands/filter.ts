@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { EXIT } from '../errors';
 import { type FilterTestResult, filterTest, type TransformTestResult, transformTest } from '../ops/filters';
+import type { Target } from '../target';
 import { requireConsumer, requireSource } from './args';
 import type { CommandContext } from './context';
 
@@ -20,7 +21,7 @@ export function register(program: Command, ctx: CommandContext): void {
         if (options.source !== undefined) requireSource(ctx.config, options.source);
         const target = await connect();
         const result = await filterTest(
-          { ddb: target.ddb, tables: target.tables, config: ctx.config },
+          { ddb: target.ddb, tables: target.tables, config: ctx.config, ...blobsOf(target) },
           { ...options, eventId: options.event },
         );
         ctx.print(globals, result, () => formatFilterTest(result));
@@ -41,7 +42,7 @@ export function register(program: Command, ctx: CommandContext): void {
         if (options.source !== undefined) requireSource(ctx.config, options.source);
         const target = await connect();
         const result = await transformTest(
-          { ddb: target.ddb, tables: target.tables, config: ctx.config, root: ctx.root },
+          { ddb: target.ddb, tables: target.tables, config: ctx.config, root: ctx.root, ...blobsOf(target) },
           { ...options, eventId: options.event },
         );
         ctx.print(globals, result, () => formatTransformTest(result));
@@ -65,3 +66,6 @@ export function formatTransformTest(r: TransformTestResult): string {
     JSON.stringify(r.body, null, 2),
   ].join('\n');
 }
+
+/** Bodies over `payloads.inlineMaxBytes` are read from the target's payload bucket, when it names one. */
+const blobsOf = (target: Target) => (target.payloadBucket ? { blobs: target.payloadBucket } : {});

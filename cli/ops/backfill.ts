@@ -40,7 +40,7 @@ export interface BackfillResult {
   readonly expired: number;
   /** Receipts of the subscribed types left out because the consumer's filter does not match their body. */
   readonly filteredOut: number;
-  /** With a filter: receipts left out because their body is in the payload bucket, which the CLI does not read. */
+  /** With a filter: receipts left out because their body is in the payload bucket, which this target names no bucket for. */
   readonly unreadable: number;
   /** Receipts left out because their payload was erased (`hookledger erase`). */
   readonly erased: number;

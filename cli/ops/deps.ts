@@ -6,6 +6,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { eventStores } from '../../adapters/event-stores';
 import { Ledger } from '../../adapters/ledger';
+import type { PayloadBlobs } from '../../adapters/payload-blobs';
 import type { Progress, TableNames } from '../../adapters/table-scan';
 import type { HookledgerConfig } from '../../core/config/schema';
 
@@ -19,6 +20,8 @@ export interface QueuePair {
 export interface StoreDeps {
   readonly ddb: DynamoDBDocumentClient;
   readonly tables: TableNames;
+  /** The payload bucket, where bodies over `payloads.inlineMaxBytes` are kept; without it such a body cannot be read. */
+  readonly blobs?: PayloadBlobs;
   readonly clock?: () => number;
 }
 
@@ -37,7 +40,8 @@ export const now = (deps: { readonly clock?: () => number }) => (deps.clock ?? D
  * The EventStore table's adapters (receipts, payloads, keys, audit, requeues) over the injected client:
  * every single-item read and write the operations make.
  */
-export const eventStoresOf = (deps: StoreDeps) => eventStores({ client: deps.ddb, tableName: deps.tables.events, clock: deps.clock });
+export const eventStoresOf = (deps: StoreDeps) =>
+  eventStores({ client: deps.ddb, tableName: deps.tables.events, clock: deps.clock, ...(deps.blobs ? { blobs: deps.blobs } : {}) });
 
 /** The Ledger adapter over the injected client. */
 export const ledgerOf = (deps: StoreDeps) => new Ledger({ client: deps.ddb, tableName: deps.tables.ledger });

@@ -17,7 +17,7 @@
  */
 import { CheckpointStore } from '../../adapters/checkpoint';
 import { LedgerErasure } from '../../adapters/ledger-erasure';
-import type { ErasableBlobs } from '../../adapters/payload-blobs';
+import type { ErasableBlobs, PayloadBlobs } from '../../adapters/payload-blobs';
 import { eventStoreItemsByKey, ledgerItemsByKey, type Window } from '../../adapters/table-scan';
 import { MAX_WINDOW_DAYS, type WindowPartition, WindowReader } from '../../adapters/window-index';
 import { payloadObjectPrefix, viewObjectPrefix } from '../../core/blobs';
@@ -31,7 +31,7 @@ import { findReceipt } from './receipts';
 
 export interface EraseDeps extends OperatorDeps, ConfigDeps {
   /** The payload bucket: listed under each event's prefixes, objects deleted. */
-  readonly blobs: ErasableBlobs;
+  readonly blobs: PayloadBlobs & ErasableBlobs;
 }
 
 export interface EraseRequest {

@@ -61,7 +61,7 @@ async function storedBody(deps: StoreDeps, receipt: EventItem): Promise<Buffer |
   } catch (error) {
     if (error instanceof PayloadBucketMissingError) {
       throw new BodyInBucketError(
-        `the body of ${receipt.eventId} is in the payload bucket (${receipt.payloadBytes} bytes), which the CLI does not read: its filter cannot be tested here`,
+        `the body of ${receipt.eventId} is in the payload bucket (${receipt.payloadBytes} bytes), which this target names no bucket for: its filter cannot be tested here`,
       );
     }
     throw error;

@@ -59,6 +59,9 @@ export async function gaps(target: Target, config: HookledgerConfig, options: Ga
       client: target.ddb,
       tableName: target.tables.events,
       shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
+      // A body over the threshold goes to the payload bucket, as intake stores it.
+      inlineMaxBytes: config.payloads.inlineMaxBytes,
+      ...(target.payloadBucket ? { blobs: target.payloadBucket } : {}),
     });
     recover = gapRecovery({ config, store: intakeStore(stores), payloadHashKey: () => target.payloadHashKey(), provider }, source);
   }

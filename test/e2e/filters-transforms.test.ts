@@ -6,6 +6,7 @@
  * transformed body signed (verified with `standardwebhooks`), and a transform that throws quarantines
  * the delivery with its message.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -228,5 +229,22 @@ describe('an HTTP destination with transforms/crm.ts', () => {
     const bad = await cli(['transform', 'test', '--consumer', 'crm-sync', '--event', 'evt_01J8F1NOAM']);
     expect(bad.code).toBe(3);
     expect(bad.stderr).toContain('transform threw: the CRM needs a numeric data.amount; event evt_01J8F1NOAM has null');
+  });
+});
+
+describe('a body kept in the payload bucket', () => {
+  it('`filter test` reads evt_01J8F1BIG0 from the bucket (40 KB incompressible note) and says match, as intake decided', async () => {
+    // Random base64 does not gzip: the stored body passes payloads.inlineMaxBytes and goes to the bucket.
+    const note = randomBytes(30_000).toString('base64');
+    const data = { amount: 300, currency: 'usd', note };
+    expect((await send(stack, platformEvent({ id: 'evt_01J8F1BIG0', tenant_id: 'tenant_204', data }))).status).toBe(202);
+    await stack.drain();
+    const deps = { ddb: stack.handlers.ddb, tables: stack.resources.tables, config };
+    const receipt = (await trace(deps, 'evt_01J8F1BIG0')).receipt;
+    expect(receipt.consumers).toEqual(['everything', 'big-usd', 'crm-sync']);
+    const hit = await cli(['filter', 'test', '--consumer', 'big-usd', '--event', 'evt_01J8F1BIG0', '--json']);
+    expect(hit.stderr).toBe('');
+    expect(hit.code).toBe(0);
+    expect(JSON.parse(hit.stdout)).toMatchObject({ eventId: 'evt_01J8F1BIG0', matched: true, inDeliverySet: true });
   });
 });

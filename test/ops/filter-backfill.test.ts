@@ -1,6 +1,6 @@
 /**
  * Backfill with a consumer filter, on DynamoDB Local: the filter is matched against each stored body,
- * and a body kept in the payload bucket (which the CLI does not read) is left out and counted, never
+ * and a body kept in the payload bucket (which this target names no bucket for) is left out and counted, never
  * guessed into or out of the delivery set.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -68,7 +68,7 @@ describe('backfill --consumer with a filter', () => {
       reason: 'value "tenant_311" matches none of [{"anything-but":"tenant_311"}]',
     });
     await expect(filterTest(deps, { consumer: 'eur-only', eventId: 'evt_01J8FBBIG1' })).rejects.toThrow(
-      /the body of evt_01J8FBBIG1 is in the payload bucket \(\d+ bytes\), which the CLI does not read/,
+      /the body of evt_01J8FBBIG1 is in the payload bucket \(\d+ bytes\), which this target names no bucket for/,
     );
 
     const done = await backfill(deps, { consumer: 'eur-only', ...window });
