@@ -6,12 +6,13 @@
  * `npm start -- --assembly <dir>` as a user would.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanAll } from '../../adapters/table-scan';
+import type { LedgerItem } from '../../core/model';
 import { PROJECT_ROOT } from '../../core/paths';
 import type { AssemblyStack } from '../../local/assembly/stack';
 import { FileSecrets } from '../../local/secrets-file';
@@ -21,6 +22,33 @@ import { platformEvent, signedHeaders } from '../support/factories';
 import { editedAssembly, ledgerOf, logicalId, type Recorded, sendTo, startRecordedStack, synthesizedAssembly } from './support';
 
 const MARKER = 'hookledger-bundle-marker-7f3a';
+/** Events billing-meter's edited bundle crashes on (SIGKILL of its own process) on its first attempt. */
+const CRASH_BEFORE_ACK = 'evt_01J8K7F001';
+const CRASH_AFTER_EFFECT = 'evt_01J8K7F002';
+
+/**
+ * Wraps the runtime's call of the team's `handle` in the copied bundle: on attempt 1 of
+ * CRASH_BEFORE_ACK the process kills itself after the claim, before the acknowledgement; every
+ * attempt of CRASH_AFTER_EFFECT first appends its charge (the external side effect, keyed by the
+ * idempotency key) to `charges.log`, and attempt 1 then kills itself.
+ */
+function faultyBundle(code: string, faults: string): string {
+  const calls = code.match(/await (\w+)\(\{attribution:/g) ?? [];
+  if (calls.length !== 1) throw new Error(`expected one call of handle in the bundle, found ${calls.length}`);
+  const wrapper = `globalThis.__hookledgerFault = (handle) => async (ctx) => {
+  const { appendFileSync } = await import('node:fs');
+  const id = ctx.attribution.eventId;
+  if (id === ${JSON.stringify(CRASH_AFTER_EFFECT)}) appendFileSync(${JSON.stringify(path.join(faults, 'charges.log'))}, ctx.idempotencyKey + '\\n');
+  if ((id === ${JSON.stringify(CRASH_BEFORE_ACK)} || id === ${JSON.stringify(CRASH_AFTER_EFFECT)}) && ctx.attempt === 1) {
+    appendFileSync(${JSON.stringify(path.join(faults, 'crashes.log'))}, id + ' attempt ' + ctx.attempt + ' pid ' + process.pid + '\\n');
+    process.kill(process.pid, 'SIGKILL');
+    await new Promise(() => undefined);
+  }
+  return handle(ctx);
+};
+`;
+  return wrapper + code.replace(/await (\w+)\(\{attribution:/, 'await globalThis.__hookledgerFault($1)({attribution:');
+}
 const EDITED_PRINCIPAL = 'arn:aws:iam::000000000000:role/principal-from-the-edited-template';
 
 let source: string;
@@ -66,13 +94,23 @@ describe('an edited copy of the assembly runs as edited', () => {
   let stack: AssemblyStack;
   let recorded: Recorded;
   let ddb: DynamoDBDocumentClient;
+  let faults: string;
   beforeAll(async () => {
+    faults = mkdtempSync(path.join(tmpdir(), 'hookledger-asm-faults-'));
     const dir = editedAssembly(source, (template, dir) => {
       const billing = logicalId(template, 'AWS::Lambda::Function', 'ConsumersbillingmeterWorker');
       const fn = template.Resources[billing]!.Properties!;
-      // (a) one line added at the top of the copied bundle.
+      // (a) one line added at the top of the copied bundle (and the crashes of the fault scenarios).
       const bundle = path.join(dir, `asset.${String(fn.Code.S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
-      writeFileSync(bundle, `console.log(${JSON.stringify(MARKER)});\n${readFileSync(bundle, 'utf8')}`);
+      // billing-meter's bundled configuration: a 1 s timeout (a 2 s lease) and a 3 s visibility, as
+      // its queue in this template, so a crashed delivery comes back and is taken over in seconds.
+      const bundled = readFileSync(bundle, 'utf8').replace(
+        /("id":"billing-meter",[^{}]*?"visibilityTimeoutSeconds":)60,"timeoutSeconds":10,/,
+        (_, head: string) => `${head}3,"timeoutSeconds":1,`,
+      );
+      if (!bundled.includes('"visibilityTimeoutSeconds":3,"timeoutSeconds":1,')) throw new Error('billing-meter bundled config not found');
+      writeFileSync(bundle, `console.log(${JSON.stringify(MARKER)});\n${faultyBundle(bundled, faults)}`);
+      template.Resources[logicalId(template, 'AWS::SQS::Queue', 'ConsumersbillingmeterQueue')]!.Properties!.VisibilityTimeout = 3;
       // (b) one variable of its environment.
       fn.Environment.Variables.PRINCIPAL = EDITED_PRINCIPAL;
       // (c) the fan-out's filter: receipts of invoice.paid are no longer its work.
@@ -134,6 +172,55 @@ describe('an edited copy of the assembly runs as edited', () => {
       .reduce((n, i) => n + i.records, 0);
     expect(records).toBe(1);
   });
+
+  const billingRuns = () => {
+    const billing = Object.keys(stack.functions).find((id) => id.startsWith('ConsumersbillingmeterWorker'))!;
+    return recorded.invocations.filter((i) => i.functionId === billing);
+  };
+  const readLog = (name: string) =>
+    existsSync(path.join(faults, name)) ? readFileSync(path.join(faults, name), 'utf8').split('\n').filter(Boolean) : [];
+  const state = (rows: LedgerItem[]) =>
+    rows.map((r) => `${r.consumerId}:${r.state}:${r.units}:attempt ${r.attempt}:ack ${r.ackAttempt}`).sort();
+
+  it("crash before ack: billing-meter's process killed after its claim of evt_01J8K7F001; after the 3 s visibility the new sandbox acknowledges it once, attempt 2", async () => {
+    const failedBefore = billingRuns().filter((i) => !i.ok).length;
+    const sentAt = Date.now();
+    expect((await sendTo(stack, platformEvent({ id: CRASH_BEFORE_ACK, type: 'payment.refunded' }))).status).toBe(202);
+    await stack.drain();
+    expect(readLog('crashes.log').map((l) => l.replace(/ pid \d+$/, ''))).toEqual([`${CRASH_BEFORE_ACK} attempt 1`]);
+    expect(billingRuns().filter((i) => !i.ok).length - failedBefore).toBe(1);
+    const rows = await ledgerOf(stack, ddb, CRASH_BEFORE_ACK);
+    expect(state(rows)).toEqual([
+      'audit-writer:done:1:attempt 1:ack 1',
+      'billing-meter:done:3:attempt 2:ack 2',
+      'risk-evaluator:done:1:attempt 1:ack 1',
+    ]);
+    const billing = rows.find((r) => r.consumerId === 'billing-meter')!;
+    // Two claims on record (the killed one, the takeover), no failure recorded: the process died without a word.
+    expect(billing.reads).toHaveLength(2);
+    expect(billing.errors).toBeUndefined();
+    // Taken over only once the message came back from its 3 s visibility timeout.
+    expect(billing.ackAt! - sentAt).toBeGreaterThanOrEqual(3_000);
+    expect(rows.reduce((n, r) => n + (r.tenantId === 'tenant_204' ? (r.units ?? 0) : 0), 0)).toBe(5);
+  }, 30_000);
+
+  it('crash after the side effect: evt_01J8K7F002 charged externally, process killed before ack; the retry passes the same idempotency key, one ledger row, 5 units once', async () => {
+    expect((await sendTo(stack, platformEvent({ id: CRASH_AFTER_EFFECT }))).status).toBe(202);
+    await stack.drain();
+    expect(readLog('crashes.log').map((l) => l.replace(/ pid \d+$/, ''))).toEqual([
+      `${CRASH_BEFORE_ACK} attempt 1`,
+      `${CRASH_AFTER_EFFECT} attempt 1`,
+    ]);
+    // The external system saw the charge twice under one key: a system that dedupes on it applies it once.
+    expect(readLog('charges.log')).toEqual(['platform:evt_01J8K7F002#billing-meter', 'platform:evt_01J8K7F002#billing-meter']);
+    const rows = await ledgerOf(stack, ddb, CRASH_AFTER_EFFECT);
+    expect(state(rows)).toEqual([
+      'audit-writer:done:1:attempt 1:ack 1',
+      'billing-meter:done:5:attempt 2:ack 2',
+      'risk-evaluator:done:1:attempt 1:ack 1',
+    ]);
+    expect(rows.reduce((n, r) => n + (r.units ?? 0), 0)).toBe(7);
+  }, 30_000);
 });
 
 describe('repair after a crash, on the synthesized assembly with file-backed data', () => {
