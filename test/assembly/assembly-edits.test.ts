@@ -9,12 +9,16 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanAll } from '../../adapters/table-scan';
 import type { LedgerItem } from '../../core/model';
 import { PROJECT_ROOT } from '../../core/paths';
+import { type LocalFunction, startLocalFunction } from '../../local/assembly/functions';
+import { accessKeyIdOf } from '../../local/assembly/iam';
 import type { AssemblyStack } from '../../local/assembly/stack';
+import { functionCodeDir, resolveIntrinsics } from '../../local/assembly/template';
 import { FileSecrets } from '../../local/secrets-file';
 import { readState } from '../../local/state';
 import { localDocumentClient } from '../../local/wiring';
@@ -25,12 +29,15 @@ const MARKER = 'hookledger-bundle-marker-7f3a';
 /** Events billing-meter's edited bundle crashes on (SIGKILL of its own process) on its first attempt. */
 const CRASH_BEFORE_ACK = 'evt_01J8K7F001';
 const CRASH_AFTER_EFFECT = 'evt_01J8K7F002';
+/** Its first attempt sleeps 5 s: past its 2 s lease, within the function's 10 s Timeout. */
+const OUTLIVES_LEASE = 'evt_01J8K7F003';
 
 /**
  * Wraps the runtime's call of the team's `handle` in the copied bundle: on attempt 1 of
  * CRASH_BEFORE_ACK the process kills itself after the claim, before the acknowledgement; every
  * attempt of CRASH_AFTER_EFFECT first appends its charge (the external side effect, keyed by the
- * idempotency key) to `charges.log`, and attempt 1 then kills itself.
+ * idempotency key) to `charges.log`, and attempt 1 then kills itself; attempt 1 of OUTLIVES_LEASE
+ * sleeps past its lease before it returns.
  */
 function faultyBundle(code: string, faults: string): string {
   const calls = code.match(/await (\w+)\(\{attribution:/g) ?? [];
@@ -43,6 +50,11 @@ function faultyBundle(code: string, faults: string): string {
     appendFileSync(${JSON.stringify(path.join(faults, 'crashes.log'))}, id + ' attempt ' + ctx.attempt + ' pid ' + process.pid + '\\n');
     process.kill(process.pid, 'SIGKILL');
     await new Promise(() => undefined);
+  }
+  if (id === ${JSON.stringify(OUTLIVES_LEASE)} && ctx.attempt === 1) {
+    appendFileSync(${JSON.stringify(path.join(faults, 'late.log'))}, 'attempt 1 started\\n');
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    appendFileSync(${JSON.stringify(path.join(faults, 'late.log'))}, 'attempt 1 finished, acknowledging\\n');
   }
   return handle(ctx);
 };
@@ -221,6 +233,113 @@ describe('an edited copy of the assembly runs as edited', () => {
     ]);
     expect(rows.reduce((n, r) => n + (r.units ?? 0), 0)).toBe(7);
   }, 30_000);
+
+  it("expired lease: billing-meter's first worker sleeps past its 2 s lease on evt_01J8K7F003; a second sandbox takes it over (attempt 2) and the late worker is fenced", async () => {
+    const billingId = Object.keys(stack.functions).find((id) => id.startsWith('ConsumersbillingmeterWorker'))!;
+    const logsBefore = recorded.logs.length;
+    expect((await sendTo(stack, platformEvent({ id: OUTLIVES_LEASE }))).status).toBe(202);
+    // The stack's sandbox claimed it (attempt 1) and sleeps; its poller takes no new message.
+    const claimDeadline = Date.now() + 15_000;
+    while ((await ledgerOf(stack, ddb, OUTLIVES_LEASE)).find((r) => r.consumerId === 'billing-meter')?.state !== 'leased') {
+      if (Date.now() > claimDeadline) throw new Error('billing-meter never claimed evt_01J8K7F003');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const pausing = stack.pause('billing-meter');
+    // Lambda's second execution environment of the same function: the same copied bundle, the same environment.
+    const second = secondSandbox(billingId);
+    const sqs = new SQSClient({
+      endpoint: stack.proxies.sqs,
+      region: 'us-east-1',
+      credentials: { accessKeyId: accessKeyIdOf(billingId), secretAccessKey: 'local' },
+      useQueueUrlAsEndpoint: false,
+    });
+    try {
+      const queue = stack.state.queues['billing-meter']!;
+      let message: Message | undefined;
+      const visibleDeadline = Date.now() + 15_000;
+      while (!message) {
+        if (Date.now() > visibleDeadline) throw new Error('evt_01J8K7F003 never came back from its visibility timeout');
+        const out = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: queue.url,
+            MaxNumberOfMessages: 1,
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ['All'],
+          }),
+        );
+        message = out.Messages?.[0];
+      }
+      expect(message.Attributes?.ApproximateReceiveCount).toBe('2');
+      const response = await second.invoke<{ batchItemFailures: unknown[] }>({
+        Records: [
+          {
+            messageId: message.MessageId,
+            receiptHandle: message.ReceiptHandle,
+            body: message.Body,
+            attributes: message.Attributes,
+            messageAttributes: {},
+            md5OfBody: message.MD5OfBody,
+            eventSource: 'aws:sqs',
+            eventSourceARN: queue.arn,
+            awsRegion: 'us-east-1',
+          },
+        ],
+      });
+      expect(response.batchItemFailures).toEqual([]);
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: message.ReceiptHandle! }));
+      const taken = (await ledgerOf(stack, ddb, OUTLIVES_LEASE)).find((r) => r.consumerId === 'billing-meter');
+      expect(taken).toMatchObject({ state: 'done', units: 5, attempt: 2, ackAttempt: 2 });
+    } finally {
+      sqs.destroy();
+      await second.stop();
+    }
+    // The late worker finishes (its invocation is what the pause waits for) and is refused its acknowledgement.
+    await pausing;
+    stack.resume('billing-meter');
+    await stack.drain();
+    expect(readLog('late.log')).toEqual(['attempt 1 started', 'attempt 1 finished, acknowledging']);
+    const fenced = recorded.logs.slice(logsBefore).filter((l) => l.functionId === billingId && l.line.includes('fenced: lease taken over'));
+    expect(fenced).toHaveLength(1);
+    expect(fenced[0]!.line).toContain(OUTLIVES_LEASE);
+    const rows = await ledgerOf(stack, ddb, OUTLIVES_LEASE);
+    expect(state(rows)).toEqual([
+      'audit-writer:done:1:attempt 1:ack 1',
+      'billing-meter:done:5:attempt 2:ack 2',
+      'risk-evaluator:done:1:attempt 1:ack 1',
+    ]);
+    expect(rows.find((r) => r.consumerId === 'billing-meter')?.reads).toHaveLength(2);
+  }, 40_000);
+
+  /** Another process of `id`'s bundle from the copied assembly, with the environment stack.ts gives it. */
+  function secondSandbox(id: string): LocalFunction {
+    const props = stack.assembly.resources[id]!.Properties!;
+    const variables = (props.Environment as { Variables: unknown }).Variables;
+    return startLocalFunction({
+      logicalId: `${id}-2`,
+      functionName: stack.resources.locals.get(id)?.ref ?? id,
+      functionArn: stack.resources.locals.get(id)?.attributes.Arn ?? '',
+      codeDir: functionCodeDir(stack.assembly, id),
+      handler: String(props.Handler),
+      timeoutSeconds: Number(props.Timeout),
+      memorySize: Number(props.MemorySize),
+      environment: {
+        PATH: process.env.PATH ?? '',
+        ...(resolveIntrinsics(variables, stack.resources.locals) as Record<string, string>),
+        AWS_REGION: 'us-east-1',
+        AWS_DEFAULT_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: accessKeyIdOf(id),
+        AWS_SECRET_ACCESS_KEY: 'local',
+        AWS_ENDPOINT_URL_DYNAMODB: stack.proxies.dynamodb,
+        AWS_ENDPOINT_URL_SQS: stack.proxies.sqs,
+        AWS_ENDPOINT_URL_S3: stack.proxies.s3,
+        AWS_ENDPOINT_URL_SECRETS_MANAGER: stack.proxies.secretsmanager,
+        AWS_EC2_METADATA_DISABLED: 'true',
+        AWS_LAMBDA_FUNCTION_NAME: stack.resources.locals.get(id)?.ref ?? id,
+        AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(props.MemorySize),
+      },
+      onLog: (line) => recorded.logs.push({ functionId: `${id}-2`, line }),
+    });
+  }
 });
 
 describe('repair after a crash, on the synthesized assembly with file-backed data', () => {
