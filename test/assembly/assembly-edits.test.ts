@@ -3,7 +3,8 @@
  * each, and the behaviour that changes with it. The bundle (a line added to the copied bundle is
  * what runs), the environment (a variable changed in the copied template), an event source
  * mapping's FilterCriteria, and a grant: `sqs:SendMessage` removed from every policy, run through
- * `npm start -- --assembly <dir>` as a user would.
+ * `npm start -- --assembly <dir>` as a user would. On the same edited copy, the eval matrix's fault
+ * scenarios on the bundles: crash before ack, crash after the side effect, expired lease.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
