@@ -27,7 +27,8 @@ export function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
 export function lazyPayloadBlobs(load: () => Promise<PayloadBlobs>): PayloadBlobs {
   const blobs = onFirstUse(load);
   return {
-    put: async (key, body, contentType) => (await blobs()).put(key, body, contentType),
+    // Every argument, the retention tag included (the bucket's lifecycle rule for it expires the object).
+    put: async (...args) => (await blobs()).put(...args),
     get: async (key) => (await blobs()).get(key),
   };
 }

@@ -67,7 +67,7 @@ export async function startCheckedProxy(options: CheckedProxyOptions): Promise<C
 
   function requestsOf(req: IncomingMessage, url: URL, body: Buffer): AccessRequest[] {
     const target = String(req.headers['x-amz-target'] ?? '');
-    if (options.service === 's3') return s3Requests(req.method ?? 'GET', url);
+    if (options.service === 's3') return s3Requests(req.method ?? 'GET', url, req.headers['x-amz-tagging'] !== undefined);
     if (options.service === 'dynamodb') return dynamoRequests(target, parseJson(body), options.tables ?? new Map());
     // SQS: the JSON protocol (X-Amz-Target AmazonSQS.<Op>) or the query protocol (Action=<Op>).
     if (target) return sqsRequests(target.split('.')[1] ?? '', parseJson(body));

@@ -123,7 +123,11 @@ export function sqsRequests(op: string, params: Record<string, unknown>): Access
   return [{ action: `sqs:${SQS_ACTION[op] ?? op}`, resource }];
 }
 
-export function s3Requests(method: string, url: URL): AccessRequest[] {
+/**
+ * `tagged`: the request carries `x-amz-tagging` (a PutObject with tags), for which AWS also evaluates
+ * `s3:PutObjectTagging` on the object.
+ */
+export function s3Requests(method: string, url: URL, tagged = false): AccessRequest[] {
   const [, bucket = '', ...rest] = url.pathname.split('/');
   const key = decodeURIComponent(rest.join('/'));
   const q = url.searchParams;
@@ -137,7 +141,8 @@ export function s3Requests(method: string, url: URL): AccessRequest[] {
     ];
   }
   const resource = `arn:aws:s3:::${bucket}/${key}`;
+  if (q.has('tagging')) return [{ action: method === 'GET' ? 's3:GetObjectTagging' : 's3:PutObjectTagging', resource }];
   if (method === 'GET' || method === 'HEAD') return [{ action: 's3:GetObject', resource }];
   if (method === 'DELETE') return [{ action: q.has('uploadId') ? 's3:AbortMultipartUpload' : 's3:DeleteObject', resource }];
-  return [{ action: 's3:PutObject', resource }];
+  return [{ action: 's3:PutObject', resource }, ...(tagged ? [{ action: 's3:PutObjectTagging', resource }] : [])];
 }

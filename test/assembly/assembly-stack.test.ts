@@ -283,6 +283,8 @@ describe('IAM on every call a function makes', () => {
       'dynamodb:PutItem',
       'dynamodb:UpdateItem',
       's3:PutObject',
+      // The 900 kB body is tagged with its retention (PutObject with x-amz-tagging needs both).
+      's3:PutObjectTagging',
       'secretsmanager:GetSecretValue',
     ]);
     expect(report.IngestHandlerRole?.unused).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'secretsmanager:DescribeSecret']);
