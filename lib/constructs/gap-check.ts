@@ -16,7 +16,7 @@ import { keyPattern, WINDOW_INDEX } from '../../core/model';
 import { deadLetterQueueProps } from './defaults';
 import { HookledgerFunction } from './hookledger-function';
 import type { PayloadBucket } from './payload-bucket';
-import { grantItemsByKeyPattern } from './storage';
+import { grantIntakeWrites, grantItemsByKeyPattern } from './storage';
 
 export interface GapCheckProps {
   /** A source with `gapCheck` (core/config/schema.ts). */
@@ -102,21 +102,8 @@ export class GapCheck extends Construct {
     });
     grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:GetItem', 'dynamodb:BatchGetItem'], [keyPattern('tenantDay')]);
     if (gapCheck.recover) {
-      // What intake's write path writes (lambdas/ingest/record.ts through adapters/receipts.ts), nothing more.
-      grantItemsByKeyPattern(
-        props.events,
-        this.handler,
-        ['dynamodb:PutItem'],
-        [keyPattern('event'), keyPattern('payload'), keyPattern('bodyClaim')],
-      );
-      grantItemsByKeyPattern(
-        props.events,
-        this.handler,
-        ['dynamodb:GetItem'],
-        [keyPattern('key'), keyPattern('event'), keyPattern('bodyClaim')],
-      );
-      grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:UpdateItem'], [keyPattern('conflict'), keyPattern('tenantDay')]);
-      grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:DeleteItem'], [keyPattern('payload')]);
+      // What intake's write path writes, nothing more.
+      grantIntakeWrites(props.events, this.handler);
       props.payloadHashKey.grantRead(this.handler);
       props.payloadBucket.grantPayloadWrite(this.handler);
     }

@@ -7,9 +7,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
-import { keyPattern } from '../../core/model';
 import { HookledgerFunction } from './hookledger-function';
-import { grantItemsByKeyPattern } from './storage';
+import { grantIntakeWrites } from './storage';
 
 export interface IngestApiProps {
   /** Source ids from the config; one route parameter value and one signing secret each. */
@@ -103,26 +102,9 @@ export class IngestApi extends Construct {
         [ENV.payloadHashKeySecret]: hashKey.secretArn,
       },
     });
-    // Intake writes by leading key only: receipts, payloads and body claims (PutItem, GetItem when a
-    // condition fails without returning the item), the conflict audit (UpdateItem), its own
-    // orphaned payload on a conflict (DeleteItem); it reads key-registry items. It can neither
-    // forge a tenant key nor touch the Ledger.
-    grantItemsByKeyPattern(
-      props.events,
-      this.handler,
-      ['dynamodb:PutItem'],
-      [keyPattern('event'), keyPattern('payload'), keyPattern('bodyClaim')],
-    );
-    grantItemsByKeyPattern(
-      props.events,
-      this.handler,
-      ['dynamodb:GetItem'],
-      [keyPattern('key'), keyPattern('event'), keyPattern('bodyClaim')],
-    );
-    // UpdateItem on tday#: the tenant-day registry of the window index (idempotent, about once per
-    // tenant per day per execution environment).
-    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:UpdateItem'], [keyPattern('conflict'), keyPattern('tenantDay')]);
-    grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:DeleteItem'], [keyPattern('payload')]);
+    // Intake writes by leading key only (grantIntakeWrites); it can neither forge a tenant key nor
+    // touch the Ledger.
+    grantIntakeWrites(props.events, this.handler);
     hashKey.grantRead(this.handler);
     for (const secret of secrets.values()) secret.grantRead(this.handler);
 

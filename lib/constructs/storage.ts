@@ -10,7 +10,7 @@ import {
   type TableCapacity,
 } from '../../core/config/capacity';
 import { ConfigurationError } from '../../core/errors';
-import { TABLE_KEY, TTL_ATTRIBUTE, WINDOW_INDEX } from '../../core/model';
+import { keyPattern, TABLE_KEY, TTL_ATTRIBUTE, WINDOW_INDEX } from '../../core/model';
 
 export interface StorageProps {
   /**
@@ -130,6 +130,20 @@ function autoScale(table: dynamodb.Table, key: CapacityTable, c: TableCapacity):
       s,
     );
   }
+}
+
+/**
+ * What intake's write path writes and reads on the EventStore (lambdas/ingest/record.ts through
+ * adapters/receipts.ts), by leading key only: receipts, payloads and body claims (PutItem, GetItem
+ * when a condition fails without returning the item), key-registry items (GetItem), the conflict
+ * audit and the tenant-day registry of the window index (UpdateItem), its own orphaned payload on a
+ * conflict (DeleteItem). Intake and the gap check's recovery (which runs intake's steps) share it.
+ */
+export function grantIntakeWrites(events: dynamodb.ITable, grantee: iam.IGrantable): void {
+  grantItemsByKeyPattern(events, grantee, ['dynamodb:PutItem'], [keyPattern('event'), keyPattern('payload'), keyPattern('bodyClaim')]);
+  grantItemsByKeyPattern(events, grantee, ['dynamodb:GetItem'], [keyPattern('key'), keyPattern('event'), keyPattern('bodyClaim')]);
+  grantItemsByKeyPattern(events, grantee, ['dynamodb:UpdateItem'], [keyPattern('conflict'), keyPattern('tenantDay')]);
+  grantItemsByKeyPattern(events, grantee, ['dynamodb:DeleteItem'], [keyPattern('payload')]);
 }
 
 /**
