@@ -8,6 +8,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AccessRequest, Authorizer, LocalPrincipal } from './iam';
+import { listenOnLoopback } from './loopback';
 import { accessKeyOf, dynamoRequests, s3Requests, sqsRequests, type TableKeys } from './requests';
 
 export type CheckedService = 'dynamodb' | 'sqs' | 's3';
@@ -126,17 +127,7 @@ export async function startCheckedProxy(options: CheckedProxyOptions): Promise<C
     });
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  let closed: Promise<void> | undefined;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    close: () =>
-      (closed ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      })),
-  };
+  return listenOnLoopback(server);
 }
 
 function parseJson(body: Buffer): Record<string, unknown> {

@@ -5,9 +5,9 @@
  * while its overlap is open. Every call is checked against the caller's role like the emulators'.
  */
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { FileSecrets } from '../secrets-file';
 import type { Authorizer, LocalPrincipal } from './iam';
+import { listenOnLoopback } from './loopback';
 import { accessKeyOf } from './requests';
 
 /** What a secret ARN holds: a source's signing secrets, an HTTP consumer's, or the payload-hash key. */
@@ -73,17 +73,7 @@ export async function startSecretsEndpoint(options: SecretsEndpointOptions) {
       send(res, 500, { __type: 'InternalServiceError', message: error instanceof Error ? error.name : 'Error' }, 'InternalServiceError');
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  let closed: Promise<void> | undefined;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    close: () =>
-      (closed ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      })),
-  };
+  return listenOnLoopback(server);
 }
 
 function value(arn: string, secret: string, createdAtMs: number, stage: string) {
