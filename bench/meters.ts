@@ -16,7 +16,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { FanoutHandler } from '../lambdas/fanout/app';
 import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
-import { createLogger, type Logger } from '../lambdas/shared/logger';
+import { createLogger } from '../lambdas/shared/logger';
 import type { DeliveryProgress, LocalStack } from '../local/stack';
 
 export class CapacityMeter {
@@ -217,11 +217,11 @@ export class DeliveryTracker {
 export class LogMeter {
   bytes = 0;
   lines = 0;
-  private readonly loggers: Logger[] = [];
+  private readonly loggers: ReturnType<typeof createLogger>[] = [];
   private recording = false;
   private restore: (() => void) | undefined;
 
-  readonly logger = (service: string): Logger => {
+  readonly logger = (service: string): ReturnType<typeof createLogger> => {
     const logger = createLogger(service);
     logger.setLogLevel(this.recording ? 'INFO' : 'SILENT');
     this.loggers.push(logger);

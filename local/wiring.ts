@@ -3,6 +3,7 @@
  * stack, the end-to-end tests and the benchmark. Only the adapters differ from AWS: the secrets
  * port reads a local file, and clients point at the emulators.
  */
+
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { SQSClient } from '@aws-sdk/client-sqs';
@@ -18,6 +19,7 @@ import { HttpVerificationKeys } from '../adapters/verification-keys';
 import { workerEntry } from '../core/config/consumers';
 import type { ConsumerConfig, HookledgerConfig } from '../core/config/schema';
 import { PROJECT_ROOT } from '../core/paths';
+import { ALL_SCHEMES } from '../core/schemes';
 import type { VerificationKeysPort } from '../core/schemes/types';
 import type { Transform } from '../core/transform';
 import {
@@ -124,6 +126,7 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
   const root = options.root ?? PROJECT_ROOT;
 
   const ingest = createIngestHandler({
+    schemes: ALL_SCHEMES,
     config,
     store: intakeStore(stores),
     secrets: options.secrets,

@@ -17,6 +17,7 @@ import { jwt } from './jwt';
 import { mailgun } from './mailgun';
 import { secretDigest } from './secret-digest';
 import { sendgrid } from './sendgrid';
+import { optionsWithDefaults, type SchemeSet, schemeSet } from './set';
 import { sharedSecret } from './shared-secret';
 import { shopify } from './shopify';
 import { slack } from './slack';
@@ -70,24 +71,22 @@ export type SchemeConfigInput = { [K in SchemeType]: { readonly type: K } & Opti
 export const SCHEME_TYPES = Object.keys(SCHEMES) as SchemeType[];
 
 function schemeOf(config: Pick<SchemeConfig, 'type'>): Scheme<OptionSpecs> {
-  return SCHEMES[config.type] as unknown as Scheme<OptionSpecs>;
+  const scheme = (SCHEMES as Record<string, Scheme<OptionSpecs> | undefined>)[config.type];
+  if (!scheme) throw new Error(`unknown scheme type "${config.type}"; one of: ${SCHEME_TYPES.join(', ')}`);
+  return scheme;
 }
 
-/**
- * The options with every declared default filled in, so callers may pass a scheme as written in
- * the config (`{ type: 'standard-webhooks' }`) as well as one the config schema validated.
- */
+/** The options with every declared default filled in (see optionsWithDefaults). */
 function optionsOf(config: SchemeConfigInput): OptionsOf<OptionSpecs> {
-  const options: Record<string, unknown> = { ...config };
-  for (const [name, spec] of Object.entries(schemeOf(config).options)) {
-    if (options[name] === undefined && 'default' in spec) options[name] = spec.default;
-  }
-  return options as OptionsOf<OptionSpecs>;
+  return optionsWithDefaults(schemeOf(config), config);
 }
+
+/** Every scheme, for callers that may meet any (the CLI, the local stack, tests); intake's bundle loads its own (./load). */
+export const ALL_SCHEMES: SchemeSet = schemeSet((type) => schemeOf({ type } as Pick<SchemeConfig, 'type'>));
 
 /** The verifier for a source's configured scheme. */
 export function verifierFor(config: SchemeConfigInput): Verifier {
-  return schemeOf(config).verifier(optionsOf(config));
+  return ALL_SCHEMES.verifierFor(config);
 }
 
 /** The headers a provider using this scheme would send with `input.body`. */
@@ -106,8 +105,7 @@ export function signedBody(config: SchemeConfigInput, input: SignInput): Buffer 
 
 /** The key a request names, for schemes whose keys are fetched (jwks); undefined for every other scheme. */
 export function keyRequestFor(config: SchemeConfigInput, input: VerifyInput): KeyRequest | undefined {
-  const scheme = schemeOf(config);
-  return scheme.keyRequest?.(optionsOf(config), input);
+  return ALL_SCHEMES.keyRequestFor(config, input);
 }
 
 /** What a scheme's signature covers (for some schemes, which headers depends on the options). */
@@ -116,15 +114,9 @@ export function signedParts(config: SchemeConfigInput): SignedParts {
   return typeof parts === 'function' ? parts(optionsOf(config)) : parts;
 }
 
-/**
- * The body format of a scheme's requests when the source does not declare one (JSON unless the scheme
- * says: Twilio's form parameters), and whether the scheme's verifier reads only that format (Mailgun's
- * `carrier`), so that a source may not declare another.
- */
+/** The body format of a scheme's requests when the source does not declare one (see SchemeSet.bodyFormat). */
 export function schemeBodyFormat(config: SchemeConfigInput): { readonly format: BodyFormat; readonly fixed: boolean } {
-  const scheme = schemeOf(config);
-  const format = typeof scheme.bodyFormat === 'function' ? scheme.bodyFormat(optionsOf(config)) : (scheme.bodyFormat ?? 'json');
-  return { format, fixed: scheme.bodyFormatFixed === true };
+  return ALL_SCHEMES.bodyFormat(config);
 }
 
 /** The handshake the scheme itself declares (Slack's url_verification), or undefined. */
@@ -152,6 +144,7 @@ export function schemeOptions(type: SchemeType): OptionSpecs {
 }
 
 export { SigningSecretError } from './crypto';
+export type { SchemeSet } from './set';
 export type {
   JsonWebKey,
   KeyRequest,

@@ -5,7 +5,7 @@ import { lazyPayloadBlobs } from '../../adapters/lazy';
 import { Payloads } from '../../adapters/payloads';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
-import { createLogger } from '../shared/logger';
+import { createLambdaLogger, flushingLogs } from '../shared/lambda-logger';
 import { createSkippedDeliveriesMetric } from '../shared/metrics';
 import { consumerVersionPaths, consumerViews, createFanoutHandler, FANOUT_READ_RETRY_MS, sourceBodyFormats } from './app';
 
@@ -22,15 +22,20 @@ const bucket = lazyPayloadBlobs(async () => {
 /** Parsed once at cold start. */
 const config = bundledConfig();
 
-export const handler = createFanoutHandler({
-  sqs: new SQSClient({}),
-  queueUrls: requireJsonEnv(ENV.queueUrls),
-  payloads: new Payloads({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable), blobs: bucket }),
-  viewObjects: bucket,
-  views: consumerViews(config),
-  bodyFormats: sourceBodyFormats(config),
-  versionPaths: consumerVersionPaths(config),
-  readRetryMs: FANOUT_READ_RETRY_MS,
-  logger: createLogger('hookledger-fanout'),
-  onSkipped: createSkippedDeliveriesMetric(requireEnv(ENV.stackName)),
-});
+const logger = createLambdaLogger('hookledger-fanout');
+
+export const handler = flushingLogs(
+  logger,
+  createFanoutHandler({
+    sqs: new SQSClient({}),
+    queueUrls: requireJsonEnv(ENV.queueUrls),
+    payloads: new Payloads({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable), blobs: bucket }),
+    viewObjects: bucket,
+    views: consumerViews(config),
+    bodyFormats: sourceBodyFormats(config),
+    versionPaths: consumerVersionPaths(config),
+    readRetryMs: FANOUT_READ_RETRY_MS,
+    logger,
+    onSkipped: createSkippedDeliveriesMetric(requireEnv(ENV.stackName)),
+  }),
+);

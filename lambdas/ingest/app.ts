@@ -65,7 +65,7 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
 
   async function ingest(event: APIGatewayProxyEventV2, now: number): Promise<IngestResult> {
     const request = route(event, config, now);
-    checkShape(request);
+    checkShape(request, deps.schemes);
     const unsigned = answerHandshake(request, 'before-verification');
     if (unsigned) return challenge(unsigned);
     // Read once: the verifier, a fetched key's credentials and the handshake's answer share them.

@@ -2,6 +2,7 @@
 import type { IntakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
 import type { HookledgerConfig } from '../../core/config/schema';
+import type { SchemeSet } from '../../core/schemes/set';
 import type { VerificationKeysPort } from '../../core/schemes/types';
 import type { Logger } from '../shared/logger';
 
@@ -9,6 +10,11 @@ export interface IngestDeps {
   readonly config: HookledgerConfig;
   readonly store: IntakeStore;
   readonly secrets: SecretsPort;
+  /**
+   * The schemes of the configured sources: on AWS only those are loaded (core/schemes/load.ts);
+   * the local stack and tests pass every scheme (ALL_SCHEMES, core/schemes/index.ts).
+   */
+  readonly schemes: SchemeSet;
   readonly logger: Logger;
   readonly clock?: () => number;
   /**

@@ -8,64 +8,71 @@ import { createDocumentClient } from '../../adapters/clients';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { lazyPayloadBlobs, lazySecrets, lazyVerificationKeys } from '../../adapters/lazy';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
+import { loadSchemes } from '../../core/schemes/load';
 import { bundledConfig } from '../shared/bundled-config';
-import { createLogger } from '../shared/logger';
+import { createLambdaLogger, flushingLogs } from '../shared/lambda-logger';
 import { createIntakeMetrics, createSecretRefreshFailureMetric } from '../shared/metrics';
 import { createIngestHandler } from './app';
 
 const config = bundledConfig();
-const logger = createLogger('hookledger-ingest');
+const logger = createLambdaLogger('hookledger-ingest');
 /** The `Stack` dimension of the intake metrics: two copies in one account keep their own series. */
 const stackName = requireEnv(ENV.stackName);
 const onSecretRefreshFailure = createSecretRefreshFailureMetric(stackName);
 const payloadBucket = requireEnv(ENV.payloadBucket);
 const secretIds = requireJsonEnv<Record<string, string>>(ENV.sourceSecrets);
 const payloadHashKeySecretId = requireEnv(ENV.payloadHashKeySecret);
+// The configured sources' schemes only, each a chunk of its own: one or two modules, not nineteen.
+const schemes = await loadSchemes(config.sources.map((source) => source.scheme.type));
 
-export const handler = createIngestHandler({
-  config,
-  store: intakeStore(
-    eventStores({
-      client: createDocumentClient(),
-      tableName: requireEnv(ENV.eventsTable),
-      shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
-      // Bodies whose stored size passes payloads.inlineMaxBytes (core/blobs.ts); PutObject on payloads/* only.
-      inlineMaxBytes: config.payloads.inlineMaxBytes,
-      blobs: lazyPayloadBlobs(async () => {
-        const [{ S3Client }, { S3PayloadBlobs }] = await Promise.all([
-          import('@aws-sdk/client-s3'),
-          import('../../adapters/payload-blobs'),
-        ]);
-        return new S3PayloadBlobs({ client: new S3Client({}), bucket: payloadBucket });
-      }),
-    }),
-  ),
-  secrets: lazySecrets(async () => {
-    const [{ SecretsManagerClient }, { overlapMsBySource, SecretsManagerPort }] = await Promise.all([
-      import('@aws-sdk/client-secrets-manager'),
-      import('../../adapters/secrets-manager'),
-    ]);
-    return new SecretsManagerPort({
-      client: new SecretsManagerClient({}),
-      secretIds,
-      payloadHashKeySecretId,
-      overlapMs: overlapMsBySource(config.sources),
-      // Secrets Manager unreadable: the last known values serve for up to 1 h past the cache's expiry.
-      // One log line and one EMF count per failed read; the error's name only, never a value.
-      onRefreshFailure: (failure) => {
-        logger.warn('signing secret could not be read', {
-          source: failure.sourceId,
-          error: failure.error,
-          served: failure.servedStale ? 'last known values' : 'nothing (503)',
-          ...(failure.ageMs !== undefined ? { age_ms: failure.ageMs } : {}),
-        });
-        onSecretRefreshFailure(failure.servedStale ? 'stale' : 'none');
-      },
-    });
-  }),
+export const handler = flushingLogs(
   logger,
-  // Plaid's keys (jwks sources only), cached by kid for the life of the container.
-  verificationKeys: lazyVerificationKeys(async () => new (await import('../../adapters/verification-keys')).HttpVerificationKeys()),
-  // One EMF line per request: IntakeRequests by Stack and Outcome (the dashboard's intake outcomes widget).
-  onOutcome: createIntakeMetrics(stackName),
-});
+  createIngestHandler({
+    config,
+    schemes,
+    store: intakeStore(
+      eventStores({
+        client: createDocumentClient(),
+        tableName: requireEnv(ENV.eventsTable),
+        shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
+        // Bodies whose stored size passes payloads.inlineMaxBytes (core/blobs.ts); PutObject on payloads/* only.
+        inlineMaxBytes: config.payloads.inlineMaxBytes,
+        blobs: lazyPayloadBlobs(async () => {
+          const [{ S3Client }, { S3PayloadBlobs }] = await Promise.all([
+            import('@aws-sdk/client-s3'),
+            import('../../adapters/payload-blobs'),
+          ]);
+          return new S3PayloadBlobs({ client: new S3Client({}), bucket: payloadBucket });
+        }),
+      }),
+    ),
+    secrets: lazySecrets(async () => {
+      const [{ SecretsManagerClient }, { overlapMsBySource, SecretsManagerPort }] = await Promise.all([
+        import('@aws-sdk/client-secrets-manager'),
+        import('../../adapters/secrets-manager'),
+      ]);
+      return new SecretsManagerPort({
+        client: new SecretsManagerClient({}),
+        secretIds,
+        payloadHashKeySecretId,
+        overlapMs: overlapMsBySource(config.sources),
+        // Secrets Manager unreadable: the last known values serve for up to 1 h past the cache's expiry.
+        // One log line and one EMF count per failed read; the error's name only, never a value.
+        onRefreshFailure: (failure) => {
+          logger.warn('signing secret could not be read', {
+            source: failure.sourceId,
+            error: failure.error,
+            served: failure.servedStale ? 'last known values' : 'nothing (503)',
+            ...(failure.ageMs !== undefined ? { age_ms: failure.ageMs } : {}),
+          });
+          onSecretRefreshFailure(failure.servedStale ? 'stale' : 'none');
+        },
+      });
+    }),
+    logger,
+    // Plaid's keys (jwks sources only), cached by kid for the life of the container.
+    verificationKeys: lazyVerificationKeys(async () => new (await import('../../adapters/verification-keys')).HttpVerificationKeys()),
+    // One EMF line per request: IntakeRequests by Stack and Outcome (the dashboard's intake outcomes widget).
+    onOutcome: createIntakeMetrics(stackName),
+  }),
+);

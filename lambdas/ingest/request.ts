@@ -9,7 +9,7 @@ import { countFormFields, mediaTypeConflict } from '../../core/body';
 import { findSource } from '../../core/config/routing';
 import type { HookledgerConfig, SourceConfig } from '../../core/config/schema';
 import { HANDSHAKE_STEPS } from '../../core/handshakes';
-import { schemeBodyFormat } from '../../core/schemes';
+import type { SchemeSet } from '../../core/schemes/set';
 import { findControlCharacterHeader, InputError } from './parse';
 
 /** One webhook request, as the steps after `route` read it. */
@@ -52,7 +52,7 @@ export function route(event: APIGatewayProxyEventV2, config: HookledgerConfig, r
  * one naming another format is refused: 415), and a form is bounded in fields (counted in one pass
  * over the bytes) before a verifier sorts them.
  */
-export function checkShape(request: IngestRequest): void {
+export function checkShape(request: IngestRequest, schemes: SchemeSet): void {
   const { source, headers, rawBody } = request;
   const headerCount = Object.keys(headers).length;
   if (headerCount > source.maxHeaders) {
@@ -82,7 +82,7 @@ export function checkShape(request: IngestRequest): void {
   const conflict = mediaTypeConflict(headers['content-type'], source.bodyFormat, source.id);
   if (conflict) throw new InputError('unsupported_media_type', conflict, 415);
   // Twilio's verifier reads form parameters even on a JSON source when the URL has no bodySHA256.
-  if (source.bodyFormat === 'form' || schemeBodyFormat(source.scheme).format === 'form') {
+  if (source.bodyFormat === 'form' || schemes.bodyFormat(source.scheme).format === 'form') {
     const fields = countFormFields(rawBody);
     if (fields > source.maxFormFields) {
       throw new InputError(

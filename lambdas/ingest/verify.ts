@@ -6,7 +6,7 @@
 
 import { activeSecrets, type SecretsPort } from '../../adapters/secrets';
 import type { SecretVersion } from '../../core/model';
-import { keyRequestFor, verifierFor } from '../../core/schemes';
+import type { SchemeSet } from '../../core/schemes/set';
 import type { JsonWebKey, SigningSecrets, VerificationKeysPort, VerifyInput } from '../../core/schemes/types';
 import { InputError } from './parse';
 import type { IngestRequest } from './request';
@@ -18,6 +18,8 @@ export interface Verified {
 }
 
 export interface VerifyPorts {
+  /** The configured sources' schemes (intake's bundle loads only those: core/schemes/load.ts). */
+  readonly schemes: SchemeSet;
   readonly secrets: SecretsPort;
   /** Where key-fetching schemes (jwks: Plaid) get the key a request names; without it such sources answer 503. */
   readonly verificationKeys?: VerificationKeysPort;
@@ -35,10 +37,10 @@ export async function readSecrets(port: SecretsPort, request: IngestRequest): Pr
 /** The request verified under `secrets` (refreshed once after a mismatch), or a 401 InputError with the verifier's code. */
 export async function verify(request: IngestRequest, secrets: SigningSecrets, ports: VerifyPorts): Promise<Verified> {
   const { source, rawBody, headers, url, receivedAt: now } = request;
-  const verifier = verifierFor(source.scheme);
+  const verifier = ports.schemes.verifierFor(source.scheme);
   const base: VerifyInput = { rawBody, headers, now, toleranceSeconds: source.toleranceSeconds, url };
   // Only key-fetching schemes (jwks) name a key; every other scheme verifies without awaiting anything more.
-  const wanted = keyRequestFor(source.scheme, base);
+  const wanted = ports.schemes.keyRequestFor(source.scheme, base);
   const input: VerifyInput = wanted ? { ...base, publicKeys: await publicKeys(request, wanted, secrets, ports) } : base;
   let used = secrets;
   let result = verifier.verify(input, used);

@@ -8,7 +8,7 @@ import { providerEvents } from '../../adapters/provider-events';
 import { ENV, MissingEnvError, requireEnv } from '../../core/env';
 import { HOUR_MS } from '../../core/model';
 import { bundledConfig } from '../shared/bundled-config';
-import { createLogger } from '../shared/logger';
+import { createLambdaLogger, flushingLogs } from '../shared/lambda-logger';
 import { createProviderGapsMetric } from '../shared/metrics';
 import { createGapCheckHandler } from './gap-check-app';
 import { gapRecovery } from './gap-recovery';
@@ -38,40 +38,45 @@ async function readSecret(secretId: string, what: string): Promise<string> {
   return out.SecretString;
 }
 
-export const handler = createGapCheckHandler({
-  sourceId,
-  windowMs: gapCheck.everyHours * HOUR_MS,
-  logger: createLogger('hookledger-gaps'),
-  publish: createProviderGapsMetric(requireEnv(ENV.stackName), sourceId),
-  run: async (window) => {
-    // Read every run: an operator who puts or rotates the key needs no redeploy.
-    const provider = providerEvents({
-      api: gapCheck.api,
-      apiKey: await readSecret(apiKeySecret, `the provider API key of source "${sourceId}"`),
-      credential: `the secret ${apiKeySecret}`,
-      ...(gapCheck.baseUrl ? { baseUrl: gapCheck.baseUrl } : {}),
-      ...(gapCheck.hook ? { hook: gapCheck.hook } : {}),
-      ...(gapCheck.destination ? { destination: gapCheck.destination } : {}),
-    });
-    const recover = gapCheck.recover
-      ? gapRecovery(
-          {
-            config,
-            store: intakeStore(
-              eventStores({
-                client: ddb,
-                tableName: tables.events,
-                shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
-                blobs: new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) }),
-              }),
-            ),
-            payloadHashKey: () =>
-              (hashKey ??= readSecret(requireEnv(ENV.payloadHashKeySecret), 'the payload-hash key').then((v) => Buffer.from(v, 'utf8'))),
-            provider,
-          },
-          source,
-        )
-      : undefined;
-    return checkGaps({ ddb, tables, provider }, { source, ...window, ...(recover ? { recover } : {}) });
-  },
-});
+const logger = createLambdaLogger('hookledger-gaps');
+
+export const handler = flushingLogs(
+  logger,
+  createGapCheckHandler({
+    sourceId,
+    windowMs: gapCheck.everyHours * HOUR_MS,
+    logger,
+    publish: createProviderGapsMetric(requireEnv(ENV.stackName), sourceId),
+    run: async (window) => {
+      // Read every run: an operator who puts or rotates the key needs no redeploy.
+      const provider = providerEvents({
+        api: gapCheck.api,
+        apiKey: await readSecret(apiKeySecret, `the provider API key of source "${sourceId}"`),
+        credential: `the secret ${apiKeySecret}`,
+        ...(gapCheck.baseUrl ? { baseUrl: gapCheck.baseUrl } : {}),
+        ...(gapCheck.hook ? { hook: gapCheck.hook } : {}),
+        ...(gapCheck.destination ? { destination: gapCheck.destination } : {}),
+      });
+      const recover = gapCheck.recover
+        ? gapRecovery(
+            {
+              config,
+              store: intakeStore(
+                eventStores({
+                  client: ddb,
+                  tableName: tables.events,
+                  shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
+                  blobs: new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) }),
+                }),
+              ),
+              payloadHashKey: () =>
+                (hashKey ??= readSecret(requireEnv(ENV.payloadHashKeySecret), 'the payload-hash key').then((v) => Buffer.from(v, 'utf8'))),
+              provider,
+            },
+            source,
+          )
+        : undefined;
+      return checkGaps({ ddb, tables, provider }, { source, ...window, ...(recover ? { recover } : {}) });
+    },
+  }),
+);

@@ -4,7 +4,7 @@ import { createDocumentClient } from '../../adapters/clients';
 import { lazyStreamBatches, onFirstUse } from '../../adapters/lazy';
 import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
-import { createLogger } from '../shared/logger';
+import { createLambdaLogger, flushingLogs } from '../shared/lambda-logger';
 import { createReconcileMetrics } from '../shared/metrics';
 import { createReconcileHandler } from './app';
 
@@ -41,12 +41,17 @@ function repairFromEnv(): Parameters<typeof createReconcileHandler>[0]['repair']
   };
 }
 
-export const handler = createReconcileHandler({
-  ddb: createDocumentClient(),
-  tables: { events: requireEnv(ENV.eventsTable), ledger: requireEnv(ENV.ledgerTable) },
-  metrics: createReconcileMetrics(requireEnv(ENV.stackName)),
-  logger: createLogger('hookledger-reconcile'),
-  repair: repairFromEnv(),
-  // Every configured consumer's row of each receipt is looked up, so a row outside its delivery set is found.
-  consumers: bundledConfig().consumers.map((c) => c.id),
-});
+const logger = createLambdaLogger('hookledger-reconcile');
+
+export const handler = flushingLogs(
+  logger,
+  createReconcileHandler({
+    ddb: createDocumentClient(),
+    tables: { events: requireEnv(ENV.eventsTable), ledger: requireEnv(ENV.ledgerTable) },
+    metrics: createReconcileMetrics(requireEnv(ENV.stackName)),
+    logger,
+    repair: repairFromEnv(),
+    // Every configured consumer's row of each receipt is looked up, so a row outside its delivery set is found.
+    consumers: bundledConfig().consumers.map((c) => c.id),
+  }),
+);

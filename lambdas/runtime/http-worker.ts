@@ -15,7 +15,7 @@ import { HOUR_MS } from '../../core/model';
 import type { Transform } from '../../core/transform';
 import { bundledConfig } from '../shared/bundled-config';
 import { eventSourcePause } from '../shared/event-source-pause';
-import { createLogger } from '../shared/logger';
+import { createLambdaLogger } from '../shared/lambda-logger';
 import { createCircuitOpenMetric } from '../shared/metrics';
 import { createHttpHandle } from './http';
 import { lambdaConsumer } from './lambda';
@@ -39,7 +39,7 @@ function build(transform: Transform | undefined): ConsumerLambdaHandler {
   if ((consumer.transform !== undefined) !== (transform !== undefined)) {
     throw new Error(`consumer ${consumerId}: the bundled transform does not match the configuration's (${consumer.transform ?? 'none'})`);
   }
-  const logger = createLogger(`hookledger-${consumerId}`);
+  const logger = createLambdaLogger(`hookledger-${consumerId}`);
   const onBreakerOpen = createCircuitOpenMetric(requireEnv(ENV.stackName), consumerId);
   const handle: ConsumerHandle = createHttpHandle({
     consumer,
@@ -54,5 +54,5 @@ function build(transform: Transform | undefined): ConsumerLambdaHandler {
     logger,
     ...(transform ? { transform } : {}),
   });
-  return lambdaConsumer(consumerId, handle);
+  return lambdaConsumer(consumerId, handle, logger);
 }

@@ -11,18 +11,23 @@ import { VersionWatermarks } from '../../adapters/ledger-controls';
 import { findConsumer } from '../../core/config/routing';
 import { ENV, requireEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
-import { createLogger } from '../shared/logger';
+import { createLambdaLogger, flushingLogs, type LambdaLogger } from '../shared/lambda-logger';
 import { type ConsumerHandle, type ConsumerLambdaHandler, createConsumerHandler } from './runtime';
 
-export function lambdaConsumer(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandler {
+/** `logger`: the handle's own, when it logs (the HTTP worker), so that one flush covers both. */
+export function lambdaConsumer(
+  consumerId: string,
+  handle: ConsumerHandle,
+  logger: LambdaLogger = createLambdaLogger(`hookledger-${consumerId}`),
+): ConsumerLambdaHandler {
   let built: ConsumerLambdaHandler | undefined;
-  return (event, context) => {
-    built ??= build(consumerId, handle);
+  return flushingLogs(logger, (event, context) => {
+    built ??= build(consumerId, handle, logger);
     return built(event, context);
-  };
+  });
 }
 
-function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandler {
+function build(consumerId: string, handle: ConsumerHandle, logger: LambdaLogger): ConsumerLambdaHandler {
   const consumer = findConsumer(bundledConfig(), consumerId);
   if (!consumer) throw new Error(`consumer ${consumerId} is not in the bundled hookledger configuration`);
   if (requireEnv(ENV.consumerId) !== consumerId) {
@@ -44,7 +49,7 @@ function build(consumerId: string, handle: ConsumerHandle): ConsumerLambdaHandle
       queueUrl: requireEnv(ENV.queueUrl),
       dlqUrl: requireEnv(ENV.dlqUrl),
       principal: requireEnv(ENV.principal),
-      logger: createLogger(`hookledger-${consumerId}`),
+      logger,
       // Claim-checked views: this role may read views/<consumerId>/* and nothing else in the bucket.
       // S3 loads on the first such view (adapters/lazy.ts).
       viewObjects: lazyPayloadBlobs(async () => {

@@ -13,7 +13,7 @@ import { payloadHmac } from '../../adapters/payload-hash';
 import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig } from '../../core/config/schema';
 import { type EventItem, type PayloadItem, payloadKey } from '../../core/model';
-import { signatureHeaders } from '../../core/schemes';
+import { ALL_SCHEMES, signatureHeaders } from '../../core/schemes';
 import baseConfig from '../../hookledger.config';
 import { createIngestHandler, type IngestHandler } from '../../lambdas/ingest/app';
 import issuesOpened from '../fixtures/github/issues-opened.json';
@@ -47,6 +47,7 @@ async function freshTable(): Promise<string> {
 function ingest(table: string, client: DynamoDBDocumentClient = dynamo.doc) {
   const outcomes: string[] = [];
   const handler: IngestHandler = createIngestHandler({
+    schemes: ALL_SCHEMES,
     config,
     store: intakeStore(eventStores({ client, tableName: table })),
     secrets,

@@ -19,7 +19,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { defineConfig } from '../../core/config/schema';
-import { signatureHeaders } from '../../core/schemes';
+import { ALL_SCHEMES, signatureHeaders } from '../../core/schemes';
 import config from '../../hookledger.config';
 import { createIngestHandler, type IngestHandler } from '../../lambdas/ingest/app';
 import { createTable, startTestDynamo } from '../support/dynamo';
@@ -40,6 +40,7 @@ beforeAll(async () => {
   const captured = capturingLogger('fuzz');
   lines = captured.lines;
   handler = createIngestHandler({
+    schemes: ALL_SCHEMES,
     config,
     store: intakeStore(eventStores({ client: dynamo.doc, tableName: 'events' })),
     secrets: {
@@ -253,6 +254,7 @@ describe('intake under mutated signed requests', () => {
     await createTable(dynamo.client, 'mutations', true);
     const mutationConfig = defineConfig({ ...config, sources: [...config.sources, GITHUB_SOURCE, TWILIO_SOURCE] });
     const mutated = createIngestHandler({
+      schemes: ALL_SCHEMES,
       config: mutationConfig,
       store: intakeStore(eventStores({ client: dynamo.doc, tableName: 'mutations' })),
       secrets: {

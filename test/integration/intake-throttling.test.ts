@@ -4,11 +4,13 @@
  * injected at the adapter boundary (the document client the event store is given); everything that
  * does land is written to, and read back from, DynamoDB Local.
  */
+
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
+import { ALL_SCHEMES } from '../../core/schemes';
 import config from '../../hookledger.config';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createTable, startTestDynamo } from '../support/dynamo';
@@ -56,6 +58,7 @@ async function intakeWithThrottle(throttled: ReadonlySet<string>, error: () => E
   } as unknown as DynamoDBDocumentClient;
   const outcomes: string[] = [];
   const handler = createIngestHandler({
+    schemes: ALL_SCHEMES,
     config,
     store: intakeStore(eventStores({ client, tableName: table })),
     secrets,

@@ -80,13 +80,15 @@ describe('what a cold start loads', () => {
     'adapters/verification-keys.ts',
     'adapters/secrets-manager.ts',
     'adapters/payload-blobs.ts',
+    // Loaded with the first line printed (lambdas/shared/lambda-logger.ts); the common paths log at DEBUG.
+    '@aws-lambda-powertools/logger',
   ];
   it.each([
     ['lambdas/ingest/handler.ts', ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb']],
     ['lambdas/fanout/handler.ts', ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs']],
     ['lambdas/reconcile/handler.ts', ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs']],
     ['lambdas/consumers/billing-meter.ts', ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb']],
-  ])('%s loads %j at cold start and none of S3, Secrets Manager, Lambda, Streams or the key port', async (entry, needed) => {
+  ])('%s loads %j at cold start and none of S3, Secrets Manager, Lambda, Streams, the key port or the Logger', async (entry, needed) => {
     const packages = await packagesAtColdStart(entry);
     for (const p of needed) expect(packages).toContain(p);
     expect(RARE.filter((p) => packages.has(p))).toEqual([]);
@@ -96,5 +98,13 @@ describe('what a cold start loads', () => {
     const packages = await packagesAtColdStart('lambdas/consumers/billing-meter.ts');
     expect(packages.has('@aws-sdk/client-sqs')).toBe(false);
     expect(packages).toContain('@aws-lambda-powertools/batch');
+  });
+
+  it('intake loads no scheme module statically: the configured ones (standard-webhooks) come by import() at init, the other 18 never', async () => {
+    const atStart = [...(await packagesAtColdStart('lambdas/ingest/handler.ts'))].filter((p) => p.startsWith('core/schemes/'));
+    expect(atStart.sort()).toEqual(['core/schemes/load.ts', 'core/schemes/set.ts']);
+    const all = await bundledInputs('lambdas/ingest/handler.ts');
+    expect(all).toContain('core/schemes/standard-webhooks.ts');
+    expect(all).not.toContain('core/schemes/index.ts');
   });
 });

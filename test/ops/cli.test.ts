@@ -13,7 +13,7 @@ import path from 'node:path';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { intakeStore } from '../../adapters/event-stores';
-import { signatureHeaders } from '../../core/schemes';
+import { ALL_SCHEMES, signatureHeaders } from '../../core/schemes';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createLogger } from '../../lambdas/shared/logger';
 import { type HttpGateway, startHttpGateway } from '../../local/http-gateway';
@@ -47,7 +47,13 @@ beforeAll(async () => {
   const secrets = new FileSecrets({ path: secretsFile, sourceIds: ['platform'] });
   gateway = await startHttpGateway({
     port: 0,
-    handler: createIngestHandler({ config, store: intakeStore(stack.store), secrets, logger: createLogger('ingest', { silent: true }) }),
+    handler: createIngestHandler({
+      schemes: ALL_SCHEMES,
+      config,
+      store: intakeStore(stack.store),
+      secrets,
+      logger: createLogger('ingest', { silent: true }),
+    }),
   });
   admin = createServer((req, res) => {
     adminCalls.push(`${req.method} ${req.url}`);

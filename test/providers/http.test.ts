@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
-import { signatureHeaders } from '../../core/schemes';
+import { ALL_SCHEMES, signatureHeaders } from '../../core/schemes';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { type HttpGateway, startHttpGateway } from '../../local/http-gateway';
 import { createTable, startTestDynamo } from '../support/dynamo';
@@ -74,6 +74,7 @@ beforeAll(async () => {
     payloadHashKey: async () => TEST_HASH_KEY,
   };
   const handler = createIngestHandler({
+    schemes: ALL_SCHEMES,
     config,
     store: intakeStore(eventStores({ client: dynamo.doc, tableName: TABLE })),
     secrets,

@@ -3,6 +3,7 @@
  * `bh_` + the deployment's keyed hash of the raw bytes, the same HMAC the receipt keeps as payloadHmac.
  * The same bytes always give the same id (a retry is a duplicate); one changed byte gives another.
  */
+
 import { createHmac } from 'node:crypto';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -12,6 +13,7 @@ import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { payloadHmac } from '../../adapters/payload-hash';
 import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig } from '../../core/config/schema';
+import { ALL_SCHEMES } from '../../core/schemes';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { extractAttribution, parseBody } from '../../lambdas/ingest/parse';
 import { httpEvent, NOW, TEST_HASH_KEY } from '../support/factories';
@@ -91,7 +93,7 @@ describe('intake with an event id derived from the body', () => {
       refresh: async (id) => ({ current: id === 'wa' ? META_SECRET : DROPBOX_SECRET }),
     };
     const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
-    return createIngestHandler({ config, store, secrets, logger, clock: () => NOW });
+    return createIngestHandler({ schemes: ALL_SCHEMES, config, store, secrets, logger, clock: () => NOW });
   }
 
   it("records Meta's notification under bh_ + the receipt's own payload HMAC", async () => {

@@ -5,6 +5,7 @@
  * stored. The form fields and headers a source accepts are bounded (maxFormFields, maxHeaders) and
  * counted before verification, so no verifier sees an oversized form.
  */
+
 import { createHmac } from 'node:crypto';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -14,6 +15,7 @@ import { createDocumentClient } from '../../adapters/clients';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig } from '../../core/config/schema';
+import { ALL_SCHEMES } from '../../core/schemes';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { httpEvent, NOW, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
@@ -72,7 +74,15 @@ function setup() {
     },
   };
   const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
-  const handler = createIngestHandler({ config, store, secrets, logger, clock: () => NOW, onOutcome: (o) => outcomes.push(o) });
+  const handler = createIngestHandler({
+    schemes: ALL_SCHEMES,
+    config,
+    store,
+    secrets,
+    logger,
+    clock: () => NOW,
+    onOutcome: (o) => outcomes.push(o),
+  });
   return { handler, lines, outcomes, reads };
 }
 

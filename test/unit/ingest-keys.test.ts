@@ -16,7 +16,7 @@ import { eventStores, intakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
 import { HttpVerificationKeys, KeyFetchError } from '../../adapters/verification-keys';
 import { defineConfig } from '../../core/config/schema';
-import { signatureHeaders } from '../../core/schemes';
+import { ALL_SCHEMES, signatureHeaders } from '../../core/schemes';
 import { publicJwkOf } from '../../core/schemes/jwks';
 import type { VerificationKeysPort } from '../../core/schemes/types';
 import { createIngestHandler } from '../../lambdas/ingest/app';
@@ -54,6 +54,7 @@ function setup(verificationKeys?: VerificationKeysPort) {
   };
   const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
   const handler = createIngestHandler({
+    schemes: ALL_SCHEMES,
     config,
     store,
     secrets,
@@ -158,6 +159,7 @@ describe('invented kids against a fresh container (the real key port, a local ke
     let now = NOW;
     const { logger } = capturingLogger();
     const handler = createIngestHandler({
+      schemes: ALL_SCHEMES,
       config: plaid,
       store: intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' })),
       secrets: {

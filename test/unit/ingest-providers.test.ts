@@ -11,7 +11,7 @@ import { createDocumentClient } from '../../adapters/clients';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig } from '../../core/config/schema';
-import { signatureHeaders } from '../../core/schemes';
+import { ALL_SCHEMES, signatureHeaders } from '../../core/schemes';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { ed25519Pair } from '../providers/support';
 import { httpEvent, NOW, TEST_HASH_KEY } from '../support/factories';
@@ -48,7 +48,15 @@ function setup() {
     refresh: async (source) => ({ current: SECRETS[source]! }),
   };
   const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
-  const handler = createIngestHandler({ config, store, secrets, logger, clock: () => NOW, onOutcome: (o) => outcomes.push(o) });
+  const handler = createIngestHandler({
+    schemes: ALL_SCHEMES,
+    config,
+    store,
+    secrets,
+    logger,
+    clock: () => NOW,
+    onOutcome: (o) => outcomes.push(o),
+  });
   return { handler, lines, outcomes };
 }
 

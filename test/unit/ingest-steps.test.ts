@@ -12,7 +12,7 @@ import { eventStores, intakeStore } from '../../adapters/event-stores';
 import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig } from '../../core/config/schema';
 import type { EventItem, KeyItem } from '../../core/model';
-import { signatureHeaders } from '../../core/schemes';
+import { ALL_SCHEMES, signatureHeaders } from '../../core/schemes';
 import type { SigningSecrets } from '../../core/schemes/types';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { answerHandshake } from '../../lambdas/ingest/handshake';
@@ -157,7 +157,7 @@ describe('route', () => {
 describe('checkShape', () => {
   it('refuses 101 headers on a source accepting 100 (400 too_many_headers)', () => {
     const headers = Object.fromEntries(Array.from({ length: 99 }, (_, i) => [`x-h${i}`, 'v']));
-    expect(refusal(() => checkShape(requestOf(event('platform', platformBody, headers))))).toEqual([
+    expect(refusal(() => checkShape(requestOf(event('platform', platformBody, headers)), ALL_SCHEMES))).toEqual([
       'too_many_headers',
       400,
       'request has 101 headers; source "platform" accepts at most 100 (maxHeaders)',
@@ -165,7 +165,7 @@ describe('checkShape', () => {
   });
 
   it('refuses a 1025-byte body on a source accepting 1024 (413 payload_too_large)', () => {
-    expect(refusal(() => checkShape(requestOf(event('platform', 'x'.repeat(1025), {}))))).toEqual([
+    expect(refusal(() => checkShape(requestOf(event('platform', 'x'.repeat(1025), {})), ALL_SCHEMES))).toEqual([
       'payload_too_large',
       413,
       'body is 1025 bytes; source "platform" accepts at most 1024',
@@ -173,7 +173,7 @@ describe('checkShape', () => {
   });
 
   it('refuses a header value carrying a NUL (400 invalid_header), naming the header only', () => {
-    expect(refusal(() => checkShape(requestOf(event('platform', platformBody, { 'x-note': 'a\u0000b' }))))).toEqual([
+    expect(refusal(() => checkShape(requestOf(event('platform', platformBody, { 'x-note': 'a\u0000b' })), ALL_SCHEMES))).toEqual([
       'invalid_header',
       400,
       'header x-note contains control characters',
@@ -182,7 +182,7 @@ describe('checkShape', () => {
 
   it('answers a GET on a source without a GET handshake 405 with Allow: POST', () => {
     try {
-      checkShape(requestOf(event('slack-events', '', {}, { method: 'GET' })));
+      checkShape(requestOf(event('slack-events', '', {}, { method: 'GET' })), ALL_SCHEMES);
       throw new Error('accepted');
     } catch (error) {
       expect(error).toBeInstanceOf(InputError);
@@ -196,14 +196,14 @@ describe('checkShape', () => {
 
   it("refuses a JSON source's body re-sent as application/x-www-form-urlencoded (415)", () => {
     const [code, status] = refusal(() =>
-      checkShape(requestOf(event('platform', platformBody, { 'content-type': 'application/x-www-form-urlencoded' }))),
+      checkShape(requestOf(event('platform', platformBody, { 'content-type': 'application/x-www-form-urlencoded' })), ALL_SCHEMES),
     );
     expect([code, status]).toEqual(['unsupported_media_type', 415]);
   });
 
   it('refuses a form of 3 fields on a source accepting 2 (413 too_many_fields)', () => {
     const e = event('twilio-sms', 'a=1&b=2&c=3', { 'content-type': 'application/x-www-form-urlencoded' });
-    expect(refusal(() => checkShape(requestOf(e)))).toEqual([
+    expect(refusal(() => checkShape(requestOf(e), ALL_SCHEMES))).toEqual([
       'too_many_fields',
       413,
       'body has 3 form fields; source "twilio-sms" accepts at most 2 (maxFormFields)',
@@ -212,7 +212,7 @@ describe('checkShape', () => {
 
   it("leaves a GET handshake's media type alone: Meta's GET with a form Content-Type passes", () => {
     expect(
-      checkShape(requestOf(event('wa', '', { 'content-type': 'application/x-www-form-urlencoded' }, { method: 'GET' }))),
+      checkShape(requestOf(event('wa', '', { 'content-type': 'application/x-www-form-urlencoded' }, { method: 'GET' })), ALL_SCHEMES),
     ).toBeUndefined();
   });
 });
@@ -283,7 +283,10 @@ describe('readSecrets and verify', () => {
   it('accepts the current secret without a refresh and names it', async () => {
     const { port, calls } = countingSecrets({ current: TEST_SECRET });
     const request = requestOf(event('platform', platformBody, signedHeaders(platformBody)));
-    expect(await verify(request, { current: TEST_SECRET }, { secrets: port })).toEqual({ secretVersion: 'current', secret: TEST_SECRET });
+    expect(await verify(request, { current: TEST_SECRET }, { schemes: ALL_SCHEMES, secrets: port })).toEqual({
+      secretVersion: 'current',
+      secret: TEST_SECRET,
+    });
     expect(calls).toEqual({ get: 0, refresh: 0, payloadHashKey: 0 });
   });
 
@@ -291,27 +294,33 @@ describe('readSecrets and verify', () => {
     const { port } = countingSecrets({ current: TEST_SECRET });
     const request = requestOf(event('platform', platformBody, signedHeaders(platformBody, { secret: OLD_SECRET })));
     const secrets = { current: TEST_SECRET, previous: OLD_SECRET, previousUntil: NOW + 3_600_000 };
-    expect(await verify(request, secrets, { secrets: port })).toEqual({ secretVersion: 'previous', secret: OLD_SECRET });
+    expect(await verify(request, secrets, { schemes: ALL_SCHEMES, secrets: port })).toEqual({
+      secretVersion: 'previous',
+      secret: OLD_SECRET,
+    });
   });
 
   it('refreshes exactly once on a mismatch and verifies with the just-rotated secret', async () => {
     const { port, calls } = countingSecrets({ current: OLD_SECRET }, { current: TEST_SECRET, previous: OLD_SECRET });
     const request = requestOf(event('platform', platformBody, signedHeaders(platformBody)));
-    expect(await verify(request, { current: OLD_SECRET }, { secrets: port })).toEqual({ secretVersion: 'current', secret: TEST_SECRET });
+    expect(await verify(request, { current: OLD_SECRET }, { schemes: ALL_SCHEMES, secrets: port })).toEqual({
+      secretVersion: 'current',
+      secret: TEST_SECRET,
+    });
     expect(calls).toEqual({ get: 0, refresh: 1, payloadHashKey: 0 });
   });
 
   it('refuses a forged signature 401 signature_mismatch after exactly one refresh', async () => {
     const { port, calls } = countingSecrets({ current: TEST_SECRET });
     const request = requestOf(event('platform', platformBody, signedHeaders(platformBody, { secret: OLD_SECRET })));
-    const [code, status] = await refusalOf(() => verify(request, { current: TEST_SECRET }, { secrets: port }));
+    const [code, status] = await refusalOf(() => verify(request, { current: TEST_SECRET }, { schemes: ALL_SCHEMES, secrets: port }));
     expect([code, status, calls.refresh]).toEqual(['signature_mismatch', 401, 1]);
   });
 
   it('refuses an unsigned request 401 missing_signature without a refresh', async () => {
     const { port, calls } = countingSecrets({ current: TEST_SECRET });
     const request = requestOf(event('platform', platformBody, { 'content-type': 'application/json' }));
-    const [code, status] = await refusalOf(() => verify(request, { current: TEST_SECRET }, { secrets: port }));
+    const [code, status] = await refusalOf(() => verify(request, { current: TEST_SECRET }, { schemes: ALL_SCHEMES, secrets: port }));
     expect([code, status, calls.refresh]).toEqual(['missing_signature', 401, 0]);
   });
 });
@@ -514,7 +523,7 @@ describe('the handler reads the signing secrets once per request', () => {
   function handlerWith(port: SecretsPort) {
     const { logger } = capturingLogger();
     const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
-    return createIngestHandler({ config, store, secrets: port, logger, clock: () => NOW });
+    return createIngestHandler({ schemes: ALL_SCHEMES, config, store, secrets: port, logger, clock: () => NOW });
   }
 
   it('records a platform event with one get, no refresh, one hash key read', async () => {

@@ -7,7 +7,7 @@ import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { payloadHmac } from '../../adapters/payload-hash';
 import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig } from '../../core/config/schema';
-import { signatureHeaders } from '../../core/schemes';
+import { ALL_SCHEMES, signatureHeaders } from '../../core/schemes';
 import config from '../../hookledger.config';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { httpEvent, NOW, OLD_SECRET, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
@@ -19,7 +19,15 @@ function setup(secrets: SecretsPort = staticSecrets({ current: TEST_SECRET }), c
   const { logger, lines } = capturingLogger();
   const outcomes: string[] = [];
   const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
-  const handler = createIngestHandler({ config: cfg, store, secrets, logger, clock: () => NOW, onOutcome: (o) => outcomes.push(o) });
+  const handler = createIngestHandler({
+    schemes: ALL_SCHEMES,
+    config: cfg,
+    store,
+    secrets,
+    logger,
+    clock: () => NOW,
+    onOutcome: (o) => outcomes.push(o),
+  });
   return { handler, lines, outcomes };
 }
 

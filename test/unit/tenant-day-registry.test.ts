@@ -3,6 +3,7 @@
  * per tenant per UTC day per execution environment (an in-memory set), and a failed write stores
  * nothing and answers 503.
  */
+
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -11,6 +12,7 @@ import { createDocumentClient } from '../../adapters/clients';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { TenantDayCache } from '../../adapters/receipts';
 import type { SecretsPort } from '../../adapters/secrets';
+import { ALL_SCHEMES } from '../../core/schemes';
 import config from '../../hookledger.config';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { httpEvent, NOW, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
@@ -30,7 +32,14 @@ function environment() {
   let now = NOW;
   const stores = eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' });
   const store = stores.receipts;
-  const handler = createIngestHandler({ config, store: intakeStore(stores), secrets, logger: capturingLogger().logger, clock: () => now });
+  const handler = createIngestHandler({
+    schemes: ALL_SCHEMES,
+    config,
+    store: intakeStore(stores),
+    secrets,
+    logger: capturingLogger().logger,
+    clock: () => now,
+  });
   const send = (id: string, tenant: string) => {
     const body = JSON.stringify(platformEvent({ id, tenant_id: tenant }));
     return handler(httpEvent('platform', body, signedHeaders(body, { at: now, msgId: `msg_${id}` })));
