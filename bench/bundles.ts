@@ -67,11 +67,10 @@ function largestParts(inputs: Record<string, { bytesInOutput: number }>, top = 8
 
 /** The bundling options HookledgerFunction uses (handlerBuildOptions), with the shipped configuration inlined. */
 async function cdkBundlingOptions(): Promise<BuildOptions> {
-  const { handlerBuildOptions } = await import('../lib/constructs/hookledger-function');
-  const { BUNDLED_CONFIG_DEFINE } = await import('../core/env');
+  const { bundledDefines, handlerBuildOptions } = await import('../lib/constructs/hookledger-function');
   const { default: config } = await import('../hookledger.config');
   // As HookledgerStack does: the validated configuration inlined, so no zod in the bundle.
-  return handlerBuildOptions({ [BUNDLED_CONFIG_DEFINE]: JSON.stringify(JSON.stringify(config)) });
+  return handlerBuildOptions(bundledDefines(JSON.stringify(config)));
 }
 
 /** Dummy values for every variable the handlers read at cold start (core/env.ts), plus Lambda's own. */

@@ -4,7 +4,7 @@ import type { Scheme } from './types';
 
 const FIXED = { algorithm: 'sha256', encoding: 'hex', header: 'x-hub-signature-256', prefix: 'sha256=' } as const;
 
-export const githubVerifier = hmacVerifier(FIXED);
+export const githubVerifier = /* @__PURE__ */ hmacVerifier(FIXED);
 
 export const github: Scheme = {
   signedParts: { body: 'bytes', headers: [], summary: 'the body only' },

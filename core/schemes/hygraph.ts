@@ -14,8 +14,8 @@ const HEADER = 'gcms-signature';
 const PARTS: SignedParts = {
   body: 'bytes',
   headers: [],
-  summary: `the body and the env= and t= of ${HEADER}`,
-  timestamp: `t= of ${HEADER}`,
+  summary: 'the body and the env= and t= of gcms-signature',
+  timestamp: 't= of gcms-signature',
 };
 
 /** The bytes Hygraph signs: JSON.stringify of the body text, the environment and the timestamp. */
@@ -27,7 +27,7 @@ const signedContent = (body: string, environment: string, timestamp: number): Bu
  * bodies differing only there would share one signature; decoded strictly, one text is one byte
  * string, so the signature covers the exact bytes (`body: 'bytes'`).
  */
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export const hygraph: Scheme = {
   signedParts: PARTS,

@@ -11,8 +11,8 @@ import type { SecretSpec, SigningSecrets, VerifyResult } from './types';
 export type KeyEncoding = 'hex' | 'base64';
 
 // DER headers that turn a raw 32-byte ed25519 key into SPKI / PKCS#8 (RFC 8410).
-const ED25519_SPKI = Buffer.from('302a300506032b6570032100', 'hex');
-const ED25519_PKCS8 = Buffer.from('302e020100300506032b657004220420', 'hex');
+const ED25519_SPKI = /* @__PURE__ */ Buffer.from('302a300506032b6570032100', 'hex');
+const ED25519_PKCS8 = /* @__PURE__ */ Buffer.from('302e020100300506032b657004220420', 'hex');
 
 function rawKey(text: string, encoding: KeyEncoding, what: string): Buffer {
   const bytes = Buffer.from(text, encoding);

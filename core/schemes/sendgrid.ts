@@ -50,7 +50,12 @@ export const sendgridVerifier: Verifier = {
 };
 
 export const sendgrid: Scheme = {
-  signedParts: { body: 'bytes', headers: [TIMESTAMP], summary: `the body and ${TIMESTAMP}`, timestamp: TIMESTAMP },
+  signedParts: {
+    body: 'bytes',
+    headers: [TIMESTAMP],
+    summary: 'the body and x-twilio-email-event-webhook-timestamp',
+    timestamp: TIMESTAMP,
+  },
   options: {},
   secret: {
     generated: false,

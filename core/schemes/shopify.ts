@@ -4,7 +4,7 @@ import type { Scheme } from './types';
 
 const FIXED = { algorithm: 'sha256', encoding: 'base64', header: 'x-shopify-hmac-sha256', prefix: '' } as const;
 
-export const shopifyVerifier = hmacVerifier(FIXED);
+export const shopifyVerifier = /* @__PURE__ */ hmacVerifier(FIXED);
 
 export const shopify: Scheme = {
   signedParts: { body: 'bytes', headers: [], summary: 'the body only' },

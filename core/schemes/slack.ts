@@ -37,7 +37,7 @@ export const slackVerifier: Verifier = {
 };
 
 export const slack: Scheme = {
-  signedParts: { body: 'bytes', headers: [TIMESTAMP], summary: `the body and ${TIMESTAMP}`, timestamp: TIMESTAMP },
+  signedParts: { body: 'bytes', headers: [TIMESTAMP], summary: 'the body and x-slack-request-timestamp', timestamp: TIMESTAMP },
   options: {},
   // https://api.slack.com/events/url_verification: every Events API app is asked it.
   handshake: 'slack-url-verification',

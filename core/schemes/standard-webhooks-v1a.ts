@@ -40,7 +40,7 @@ export const standardWebhooksV1a: Scheme<typeof OPTIONS> = {
     return { body: 'bytes', headers: [ID, TIMESTAMP], summary: `the body, ${ID} and ${TIMESTAMP}`, timestamp: TIMESTAMP };
   },
   options: OPTIONS,
-  secret: ed25519Secret('base64', "the sender's ed25519 public key (whpk_ + base64 of 32 bytes)", 'whpk_'),
+  secret: /* @__PURE__ */ ed25519Secret('base64', "the sender's ed25519 public key (whpk_ + base64 of 32 bytes)", 'whpk_'),
   verifier: createVerifier,
   sign(options, input) {
     const { ID, TIMESTAMP, SIGNATURE } = namesOf(options.headerPrefix);

@@ -83,7 +83,7 @@ export function readSignedRequest(input: VerifyInput, names: StandardWebhooksHea
   return { content: signedContent(`${id}.${timestamp}.`, input.rawBody), candidates, seconds };
 }
 
-export const standardWebhooksVerifier: Verifier = createVerifier({ headerPrefix: 'webhook', secretFormat: 'whsec-base64' });
+export const standardWebhooksVerifier: Verifier = /* @__PURE__ */ createVerifier({ headerPrefix: 'webhook', secretFormat: 'whsec-base64' });
 
 export const standardWebhooks: Scheme<typeof OPTIONS> = {
   signedParts: (options) => {

@@ -8,7 +8,7 @@ import { createDocumentClient } from '../../adapters/clients';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { lazyPayloadBlobs, lazySecrets, lazyVerificationKeys } from '../../adapters/lazy';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
-import { loadSchemes } from '../../core/schemes/load';
+import { bundledSchemes } from '../../core/schemes/bundled';
 import { bundledConfig } from '../shared/bundled-config';
 import { createLambdaLogger, flushingLogs } from '../shared/lambda-logger';
 import { createIntakeMetrics, createSecretRefreshFailureMetric } from '../shared/metrics';
@@ -22,8 +22,8 @@ const onSecretRefreshFailure = createSecretRefreshFailureMetric(stackName);
 const payloadBucket = requireEnv(ENV.payloadBucket);
 const secretIds = requireJsonEnv<Record<string, string>>(ENV.sourceSecrets);
 const payloadHashKeySecretId = requireEnv(ENV.payloadHashKeySecret);
-// The configured sources' schemes only, each a chunk of its own: one or two modules, not nineteen.
-const schemes = await loadSchemes(config.sources.map((source) => source.scheme.type));
+// The configured sources' schemes only: the bundle holds no other (core/schemes/bundled.ts).
+const schemes = bundledSchemes();
 
 export const handler = flushingLogs(
   logger,

@@ -12,6 +12,8 @@ import { BUNDLED_CONFIG_DEFINE } from '../../core/env';
 /** Namespace of every custom metric the stack emits and alarms on (Powertools reads it from env). */
 import { METRICS_NAMESPACE } from '../../core/metrics';
 import { PROJECT_ROOT } from '../../core/paths';
+import { SCHEME_TYPES } from '../../core/schemes';
+import { bundledSchemeFlag } from '../../core/schemes/bundled';
 
 /** The one runtime for every function; the esbuild target below must match it. */
 export const RUNTIME = lambda.Runtime.NODEJS_22_X;
@@ -226,8 +228,22 @@ function bundledConfigDefine(scope: Construct): Record<string, string> | undefin
   const json: unknown = scope.node.tryGetContext(BUNDLED_CONFIG_CONTEXT);
   if (json === undefined) return undefined;
   if (typeof json !== 'string') throw new Error(`context ${BUNDLED_CONFIG_CONTEXT} must be a JSON string`);
-  // esbuild's define takes an expression: a string literal holding the JSON.
-  return { [BUNDLED_CONFIG_DEFINE]: JSON.stringify(json) };
+  return bundledDefines(json);
+}
+
+/**
+ * What a bundle is built with from the validated configuration's JSON: the configuration inlined
+ * (lambdas/shared/bundled-config.ts) and, per scheme type, whether intake's bundle keeps its module
+ * (core/schemes/bundled.ts): only the schemes the sources name.
+ */
+export function bundledDefines(configJson: string): Record<string, string> {
+  const sources = (JSON.parse(configJson) as { sources?: { scheme?: { type?: string } }[] }).sources ?? [];
+  const configured = new Set(sources.map((s) => s.scheme?.type));
+  return {
+    // esbuild's define takes an expression: a string literal holding the JSON.
+    [BUNDLED_CONFIG_DEFINE]: JSON.stringify(configJson),
+    ...Object.fromEntries(SCHEME_TYPES.map((type) => [bundledSchemeFlag(type), JSON.stringify(String(configured.has(type)))])),
+  };
 }
 
 interface LogLevels {
