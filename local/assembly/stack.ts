@@ -340,6 +340,10 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
           queueArn: queue.arn,
           handler: (event: SQSEvent) => invoke(event),
           ...(props.BatchSize !== undefined ? { batchSize: Number(props.BatchSize) } : {}),
+          ...(props.MaximumBatchingWindowInSeconds !== undefined
+            ? { batchingWindowSeconds: Number(props.MaximumBatchingWindowInSeconds) }
+            : {}),
+          filters,
           // One sandbox per function runs one invocation at a time; more receives would only wait.
           maxConcurrency: Math.min(
             Number((props.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? 2),

@@ -7,11 +7,12 @@
  * does, with cdk.json's feature flags; every function really bundled), one stack for the file, every
  * AWS call checked against the roles.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { App } from 'aws-cdk-lib';
 import { Webhook } from 'standardwebhooks';
@@ -20,8 +21,9 @@ import { defineConfig } from '../../core/config/schema';
 import defaultConfig from '../../hookledger.config';
 import { addHookledgerStack } from '../../lib/hookledger-stack';
 import type { AssemblyStack } from '../../local/assembly/stack';
+import { readAssembly } from '../../local/assembly/template';
 import { platformEvent } from '../support/factories';
-import { ledgerOf, type Recorded, sendTo, startRecordedStack } from './support';
+import { ledgerOf, logicalId, type Recorded, sendTo, startRecordedStack } from './support';
 
 interface Received {
   readonly eventId: string;
@@ -113,6 +115,15 @@ beforeAll(async () => {
   const app = new App({ outdir: assemblyDir, context });
   addHookledgerStack(app, config);
   app.synth();
+  // crm-sync's event source mapping with the two settings the shipped configuration never sets (CDK's
+  // SqsEventSource writes its maxBatchingWindow and filters as these): a 2 s batching window and a
+  // filter dropping tenant_999's deliveries.
+  const { templateFile } = readAssembly(assemblyDir);
+  const template = JSON.parse(readFileSync(templateFile, 'utf8')) as Parameters<typeof logicalId>[0];
+  const esm = template.Resources[logicalId(template, 'AWS::Lambda::EventSourceMapping', 'ConsumerscrmsyncWorkerFunctionSqsEventSource')]!;
+  esm.Properties!.MaximumBatchingWindowInSeconds = 2;
+  esm.Properties!.FilterCriteria = { Filters: [{ Pattern: JSON.stringify({ body: { tenantId: [{ 'anything-but': ['tenant_999'] }] } }) }] };
+  writeFileSync(templateFile, JSON.stringify(template, null, 1));
 
   ({ stack, recorded, ddb } = await startRecordedStack(assemblyDir));
   receiverSecret = (await stack.secrets.consumerSecrets().get('crm-sync')).current;
@@ -164,6 +175,52 @@ describe('HTTP destination crm-sync on the synthesized assembly', () => {
       expect(row.principal).toMatch(/^arn:aws:iam::000000000000:role\/Hookledger-ConsumerscrmsyncRole[0-9A-F]{8}$/);
     }
     expect(rows.find((r) => r.eventId === 'evt_01J8K7H002')?.tenantId).toBe('tenant_311');
+  });
+});
+
+describe("crm-sync's SQS event source mapping as the template sets it", () => {
+  it('gathers evt_01J8K7W001..003 for its 2 s MaximumBatchingWindowInSeconds into one batch; its FilterCriteria drops tenant_999 unPOSTed', async () => {
+    const crm = fnId('ConsumerscrmsyncWorker')!;
+    const before = recorded.invocations.filter((i) => i.functionId === crm).length;
+    const ids = ['evt_01J8K7W001', 'evt_01J8K7W002', 'evt_01J8K7W003'];
+    const dropped = 'evt_01J8K7W999';
+    const answers = await Promise.all([
+      ...ids.map((id) => sendTo(stack, platformEvent({ id }))),
+      sendTo(stack, platformEvent({ id: dropped, tenant_id: 'tenant_999' })),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
+    await stack.drain({ timeoutMs: 20_000 });
+
+    expect(recorded.invocations.filter((i) => i.functionId === crm).slice(before)).toEqual([{ functionId: crm, records: 3, ok: true }]);
+    expect(
+      received
+        .filter((r) => r.eventId.startsWith('evt_01J8K7W'))
+        .map((r) => r.eventId)
+        .sort(),
+    ).toEqual(ids);
+    const rows = (await ledgerOf(stack, ddb)).filter((r) => r.eventId.startsWith('evt_01J8K7W'));
+    expect(rows.map((r) => `${r.eventId}#${r.consumerId}:${r.state}:${r.units}`).sort()).toEqual(ids.map((id) => `${id}#crm-sync:done:3`));
+    // The batch waited out its window: handled 2 s or more after the first of them was received.
+    expect(Math.min(...rows.map((r) => r.ackAt!)) - Math.min(...rows.map((r) => r.receivedAt))).toBeGreaterThanOrEqual(2000);
+    // The dropped delivery was deleted from the queue unhandled: no claim, nothing in the DLQ.
+    expect(await ledgerOf(stack, ddb, dropped)).toEqual([]);
+    const operator = new SQSClient({
+      endpoint: stack.proxies.sqs,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'operator', secretAccessKey: 'x' },
+      useQueueUrlAsEndpoint: false,
+    });
+    const depth = async (url: string) => {
+      const names = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] as const;
+      const out = await operator.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [...names] }));
+      return names.map((n) => Number(out.Attributes?.[n]));
+    };
+    const queues = stack.state.queues['crm-sync']!;
+    expect([await depth(queues.url), await depth(queues.dlqUrl)]).toEqual([
+      [0, 0],
+      [0, 0],
+    ]);
+    operator.destroy();
   });
 });
 
