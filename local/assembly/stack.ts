@@ -25,6 +25,7 @@ import { type PollerLogger, sleep } from '../support';
 import { localDocumentClient } from '../wiring';
 import { type LocalFunction, startLocalFunction } from './functions';
 import { type Authorizer, accessKeyIdOf, createAuthorizer, type Denial, type LocalPrincipal, principalsOf } from './iam';
+import { type LocalMapping, startLambdaEndpoint } from './lambda-endpoint';
 import { type CheckedProxy, startCheckedProxy } from './proxy';
 import type { TableKeys } from './requests';
 import { type AssemblyResources, provisionAssembly } from './resources';
@@ -65,7 +66,14 @@ export interface AssemblyStack {
   /** The raw emulator endpoints (the operator's; unchecked). */
   readonly endpoints: { readonly dynamodb: string; readonly sqs: string; readonly s3: string };
   /** The checked proxies' endpoints (a function's credentials are checked there). */
-  readonly proxies: { readonly dynamodb: string; readonly sqs: string; readonly s3: string; readonly secretsmanager: string };
+  readonly proxies: {
+    readonly dynamodb: string;
+    readonly sqs: string;
+    readonly s3: string;
+    readonly secretsmanager: string;
+    /** The event source mapping calls (list, enable/disable) of the Lambda API. */
+    readonly lambda: string;
+  };
   /** What the CLI reads: tables and each consumer's queues, from the functions' environment. */
   readonly state: LocalStackState;
   readonly functions: Readonly<Record<string, LocalFunction>>;
@@ -75,6 +83,8 @@ export interface AssemblyStack {
   denials(): readonly Denial[];
   pause(consumerId: string): Promise<void>;
   resume(consumerId: string): void;
+  /** The consumers paused now (by `pause`, or by disabling their mapping through the Lambda API). */
+  paused(): string[];
   /** Until the stream is read to its end and every consumer queue is empty, twice in a row. */
   drain(options?: { timeoutMs?: number }): Promise<void>;
   stop(): Promise<void>;
@@ -201,6 +211,10 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
       overlapMs: Object.fromEntries(defaultConfig.sources.map((s) => [s.id, s.secretOverlapHours * 3_600_000])),
     });
     started.push({ stop: () => secretsEndpoint.close() });
+    // The template's event source mappings, filled below; a circuit breaker disables its own.
+    const mappings: LocalMapping[] = [];
+    const lambdaEndpoint = await startLambdaEndpoint({ mappings: () => mappings, principals, authorizer });
+    started.push({ stop: () => lambdaEndpoint.close() });
 
     const functions: Record<string, LocalFunction> = {};
     for (const id of running) {
@@ -225,6 +239,7 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
           AWS_ENDPOINT_URL_SQS: proxies.sqs.endpoint,
           AWS_ENDPOINT_URL_S3: proxies.s3.endpoint,
           AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsEndpoint.endpoint,
+          AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint.endpoint,
           AWS_EC2_METADATA_DISABLED: 'true',
           AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
           AWS_LAMBDA_FUNCTION_NAME: name,
@@ -270,6 +285,15 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
     // The event source mappings, each reading with its function's role.
     const streamPollers: StreamPoller[] = [];
     const sqsPollers = new Map<string, SqsPoller>();
+    const paused = new Set<string>();
+    const pauseConsumer = async (consumerId: string) => {
+      paused.add(consumerId);
+      await sqsPollers.get(consumerId)?.pause();
+    };
+    const resumeConsumer = (consumerId: string) => {
+      paused.delete(consumerId);
+      sqsPollers.get(consumerId)?.resume();
+    };
     const consumerQueues = new Map<string, string>();
     const queueIdByArn = new Map(Object.values(resources.queues).map((q) => [q.arn, q]));
     for (const [esmId, esm] of esms) {
@@ -293,6 +317,12 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
         if (onFailureArn && !onFailureQueue)
           throw new AssemblyError(`${esmId}: on-failure destination ${onFailureArn} is not an SQS queue of the stack`);
         const invoke = invoker(fnId);
+        mappings.push({
+          uuid: esmId,
+          eventSourceArn: table.streamArn ?? '',
+          functionArn: resources.locals.get(fnId)?.attributes.Arn ?? '',
+          enabled: () => true,
+        });
         streamPollers.push(
           createStreamPoller({
             streams: createSdkStreamsApi(
@@ -331,6 +361,14 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
         );
       const consumerId = envs[fnId]?.CONSUMER_ID ?? fnId;
       consumerQueues.set(consumerId, queue.url);
+      mappings.push({
+        uuid: esmId,
+        eventSourceArn: queue.arn,
+        functionArn: resources.locals.get(fnId)?.attributes.Arn ?? '',
+        enabled: () => !paused.has(consumerId),
+        // Not awaited: the caller may be the batch the pause waits for (Lambda answers Disabling too).
+        setEnabled: (enabled) => (enabled ? resumeConsumer(consumerId) : void pauseConsumer(consumerId)),
+      });
       const invoke = invoker(fnId);
       sqsPollers.set(
         consumerId,
@@ -380,7 +418,6 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
       },
     });
 
-    const paused = new Set<string>();
     const fanoutEnv = Object.values(envs).find((e) => e.QUEUE_URLS);
     const consumerEnvs = Object.values(envs).filter((e) => e.CONSUMER_ID);
     const state: LocalStackState = {
@@ -427,20 +464,16 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
         sqs: proxies.sqs.endpoint,
         s3: proxies.s3.endpoint,
         secretsmanager: secretsEndpoint.endpoint,
+        lambda: lambdaEndpoint.endpoint,
       },
       state,
       functions,
       iam: authorizer,
       ...(startupRepair ? { startupRepair } : {}),
       denials: () => [...denials],
-      async pause(consumerId) {
-        paused.add(consumerId);
-        await sqsPollers.get(consumerId)?.pause();
-      },
-      resume(consumerId) {
-        paused.delete(consumerId);
-        sqsPollers.get(consumerId)?.resume();
-      },
+      pause: pauseConsumer,
+      resume: resumeConsumer,
+      paused: () => [...paused].sort(),
       async drain({ timeoutMs = 60_000 } = {}) {
         const deadline = Date.now() + timeoutMs;
         for (let quiet = 0; quiet < 2; ) {

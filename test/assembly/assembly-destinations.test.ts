@@ -12,6 +12,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { LambdaClient, ListEventSourceMappingsCommand, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { App } from 'aws-cdk-lib';
@@ -20,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
 import defaultConfig from '../../hookledger.config';
 import { addHookledgerStack } from '../../lib/hookledger-stack';
+import { accessKeyIdOf } from '../../local/assembly/iam';
 import type { AssemblyStack } from '../../local/assembly/stack';
 import { readAssembly } from '../../local/assembly/template';
 import { platformEvent } from '../support/factories';
@@ -31,9 +33,13 @@ interface Received {
   readonly verified: boolean;
   readonly payload: Record<string, unknown>;
   readonly attempt: string | undefined;
+  /** What the receiver answered. */
+  readonly status: number;
 }
 
 const received: Received[] = [];
+/** While true the receiver answers 503 to everything (the destination is down). */
+let down = false;
 /** The receiver's copy of crm-sync's signing secret (what `hookledger secrets get crm-sync` prints). */
 let receiverSecret = '';
 let receiver: Server;
@@ -65,15 +71,16 @@ beforeAll(async () => {
         verified = false;
       }
       const payload = JSON.parse(body) as Record<string, unknown>;
+      const status = !verified ? 401 : down ? 503 : 200;
       received.push({
         eventId: String(payload.id),
         webhookId: header(req.headers, 'webhook-id'),
         verified,
         payload,
         attempt: header(req.headers, 'hookledger-attempt') || undefined,
+        status,
       });
-      if (!verified) res.writeHead(401).end();
-      else res.writeHead(200, { 'hookledger-units': '3' }).end('ok');
+      res.writeHead(status, status === 200 ? { 'hookledger-units': '3' } : {}).end(status === 200 ? 'ok' : '');
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -224,6 +231,35 @@ describe("crm-sync's SQS event source mapping as the template sets it", () => {
   });
 });
 
+describe("crm-sync's circuit breaker on the synthesized assembly", () => {
+  it('opens after 3 failures and disables its own event source mapping through the Lambda API under its grant; resumed, the backlog is delivered once', async () => {
+    down = true;
+    const ids = ['evt_01J8K7CB01', 'evt_01J8K7CB02', 'evt_01J8K7CB03', 'evt_01J8K7CB04'];
+    for (const id of ids) expect((await sendTo(stack, platformEvent({ id }))).status).toBe(202);
+    const deadline = Date.now() + 20_000;
+    while (!stack.paused().includes('crm-sync') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(stack.paused()).toEqual(['crm-sync']);
+    const failed = received.filter((r) => ids.includes(r.eventId)).length;
+    expect(failed).toBeGreaterThanOrEqual(3);
+    expect(recorded.denials).toEqual([]);
+    const used = stack.iam.report().find((r) => r.roleId.startsWith('ConsumerscrmsyncRole'))?.used;
+    expect(used).toEqual(expect.arrayContaining(['lambda:ListEventSourceMappings', 'lambda:UpdateEventSourceMapping']));
+    // Disabled: nothing more reaches the destination while it is down.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(received.filter((r) => ids.includes(r.eventId))).toHaveLength(failed);
+
+    down = false;
+    stack.resume('crm-sync');
+    await stack.drain({ timeoutMs: 30_000 });
+    const rows = (await ledgerOf(stack, ddb)).filter((r) => ids.includes(r.eventId));
+    expect(rows.map((r) => `${r.eventId}#${r.consumerId}:${r.state}:${r.units}`).sort()).toEqual(ids.map((id) => `${id}#crm-sync:done:3`));
+    // Every request signed and verified; each event answered 200 exactly once.
+    const posts = received.filter((r) => ids.includes(r.eventId));
+    expect(posts.every((r) => r.verified)).toBe(true);
+    expect(ids.map((id) => posts.filter((r) => r.eventId === id && r.status === 200).length)).toEqual([1, 1, 1, 1]);
+  }, 60_000);
+});
+
 describe('ordered consumer audit-writer on the synthesized assembly', () => {
   it('provisions its queue and DLQ from the template as FIFO queues', () => {
     expect(stack.state.queues['audit-writer']?.url).toMatch(/-queue\.fifo$/);
@@ -280,8 +316,40 @@ describe('IAM on the two consumers', () => {
     expect(recorded.denials).toEqual([]);
     const report = Object.fromEntries(stack.iam.report().map((r) => [r.roleId.replace(/[0-9A-F]{8}$/, ''), r]));
     expect(report.ConsumerscrmsyncRole?.used).toEqual(
-      expect.arrayContaining(['secretsmanager:GetSecretValue', 'dynamodb:UpdateItem', 'sqs:DeleteMessage', 'sqs:ReceiveMessage']),
+      expect.arrayContaining([
+        'secretsmanager:GetSecretValue',
+        'dynamodb:UpdateItem',
+        'sqs:DeleteMessage',
+        'sqs:ReceiveMessage',
+        'lambda:ListEventSourceMappings',
+        'lambda:UpdateEventSourceMapping',
+      ]),
     );
     expect(report.ConsumersauditwriterRole?.used).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:UpdateItem']));
+  });
+
+  it("denies crm-sync's role disabling audit-writer's mapping (lambda:FunctionArn), as AccessDeniedException; audit-writer keeps running", async () => {
+    const lambda = new LambdaClient({
+      endpoint: stack.proxies.lambda,
+      region: 'us-east-1',
+      credentials: { accessKeyId: accessKeyIdOf(fnId('ConsumerscrmsyncWorker')!), secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
+    const queueArn = stack.state.queues['audit-writer']!.arn;
+    const listed = await lambda.send(new ListEventSourceMappingsCommand({ EventSourceArn: queueArn }));
+    expect(listed.EventSourceMappings?.map((m) => [m.EventSourceArn, m.State])).toEqual([[queueArn, 'Enabled']]);
+    const uuid = listed.EventSourceMappings![0]!.UUID!;
+    const error = await lambda.send(new UpdateEventSourceMappingCommand({ UUID: uuid, Enabled: false })).catch((e: Error) => e);
+    expect((error as Error).name).toBe('AccessDeniedException');
+    expect(recorded.denials).toEqual([
+      {
+        principal: expect.stringMatching(/role\/Hookledger-ConsumerscrmsyncRole[0-9A-F]{8}$/),
+        functionId: fnId('ConsumerscrmsyncWorker'),
+        action: 'lambda:UpdateEventSourceMapping',
+        resource: `arn:aws:lambda:us-east-1:000000000000:event-source-mapping:${uuid}`,
+      },
+    ]);
+    expect(stack.paused()).toEqual([]);
+    lambda.destroy();
   });
 });
