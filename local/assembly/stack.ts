@@ -12,6 +12,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import defaultConfig from '../../hookledger.config';
 import { type RepairResult, repair } from '../../lambdas/reconcile/repair';
+import { startAdminServer } from '../admin-server';
 import { LOCAL_REGION, localDynamoClient, localS3Client, localSqsClient } from '../clients';
 import { freePort, startDynamoLocal, startSqsEmulator } from '../emulators';
 import { type HttpHandler, startHttpGateway } from '../http-gateway';
@@ -418,6 +419,16 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
       },
     });
 
+    // `hookledger pause|resume` reach the running stack here, as with plain `npm start`.
+    const admin = await startAdminServer({
+      pause: pauseConsumer,
+      resume: resumeConsumer,
+      paused: () => [...paused].sort(),
+      // Intake outcomes are counted by the wired intake only; the bundle's are in its logs.
+      intakeOutcomes: () => ({}),
+      consumers: [...consumerQueues.keys()],
+    });
+    started.push({ stop: () => new Promise<void>((resolve) => admin.server.close(() => resolve())) });
     const fanoutEnv = Object.values(envs).find((e) => e.QUEUE_URLS);
     const consumerEnvs = Object.values(envs).filter((e) => e.CONSUMER_ID);
     const state: LocalStackState = {
@@ -430,6 +441,7 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
       sqs: { endpoint: proxies.sqs.endpoint, port: Number(new URL(proxies.sqs.endpoint).port) },
       gateway: { url: gateway.url, port: gateway.port },
       webhookUrl: `${gateway.url}/hooks/{source}`,
+      adminUrl: admin.url,
       secretsFile: options.secretsFile,
       tables: { events: consumerEnvs[0]?.EVENTS_TABLE ?? fanoutEnv?.EVENTS_TABLE ?? '', ledger: consumerEnvs[0]?.LEDGER_TABLE ?? '' },
       queues: Object.fromEntries(

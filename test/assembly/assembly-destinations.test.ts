@@ -18,12 +18,14 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { App } from 'aws-cdk-lib';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineConfig } from '../../core/config/schema';
+import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
 import defaultConfig from '../../hookledger.config';
 import { addHookledgerStack } from '../../lib/hookledger-stack';
 import { accessKeyIdOf } from '../../local/assembly/iam';
 import type { AssemblyStack } from '../../local/assembly/stack';
 import { readAssembly } from '../../local/assembly/template';
+import { writeState } from '../../local/state';
+import { runCli } from '../support/cli';
 import { platformEvent } from '../support/factories';
 import { ledgerOf, logicalId, type Recorded, sendTo, startRecordedStack } from './support';
 
@@ -47,6 +49,7 @@ let stack: AssemblyStack;
 let recorded: Recorded;
 let ddb: DynamoDBDocumentClient;
 let assemblyDir: string;
+let config: HookledgerConfig;
 
 const header = (headers: IncomingHttpHeaders, name: string): string => {
   const value = headers[name];
@@ -86,7 +89,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/hookledger`;
 
-  const config = defineConfig({
+  config = defineConfig({
     sources: defaultConfig.sources,
     consumers: [
       {
@@ -248,8 +251,13 @@ describe("crm-sync's circuit breaker on the synthesized assembly", () => {
     await new Promise((r) => setTimeout(r, 3000));
     expect(received.filter((r) => ids.includes(r.eventId))).toHaveLength(failed);
 
+    // The operator resumes it as with plain `npm start`: `hookledger resume crm-sync` (the stack's admin endpoint).
     down = false;
-    stack.resume('crm-sync');
+    const statePath = path.join(mkdtempSync(path.join(tmpdir(), 'hookledger-asm-dest-')), 'state.json');
+    await writeState(statePath, stack.state);
+    const resumed = await runCli(['resume', 'crm-sync'], config, { ...process.env, USER: 'e2e', HOOKLEDGER_STATE: statePath });
+    expect(resumed).toMatchObject({ code: 0 });
+    expect(stack.paused()).toEqual([]);
     await stack.drain({ timeoutMs: 30_000 });
     const rows = (await ledgerOf(stack, ddb)).filter((r) => ids.includes(r.eventId));
     expect(rows.map((r) => `${r.eventId}#${r.consumerId}:${r.state}:${r.units}`).sort()).toEqual(ids.map((id) => `${id}#crm-sync:done:3`));
