@@ -5,7 +5,9 @@
  * ordered consumer (FIFO queue and DLQ from the template, per-key order and stale dropping in the
  * bundle). One configuration, synthesized once in this process (`addHookledgerStack`, as bin/app.ts
  * does, with cdk.json's feature flags; every function really bundled), one stack for the file, every
- * AWS call checked against the roles.
+ * AWS call checked against the roles. The HTTP consumer's circuit breaker disables its own mapping
+ * through the local Lambda endpoint; its mapping is given, in the template, a batching window and
+ * a filter (settings the configuration never writes) to show the SQS poller honours both.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
