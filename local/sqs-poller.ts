@@ -5,6 +5,10 @@
  * response naming an empty or unknown itemIdentifier, fails the whole batch: nothing is deleted.
  * Failed messages are left alone (visibility untouched), so they come back after the visibility
  * timeout and the queue's RedrivePolicy moves them to the DLQ after maxReceiveCount, as on AWS.
+ * As the mapping's `MaximumBatchingWindowInSeconds`, a batching window keeps receiving after the
+ * first messages until the batch is full or the window has passed; as its `FilterCriteria`, filters
+ * match each message (its body as JSON when it is JSON) and the ones no filter matches are deleted
+ * without reaching the handler, as Lambda deletes them.
  */
 import {
   DeleteMessageBatchCommand,
@@ -16,6 +20,7 @@ import {
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { HookledgerError } from '../core/errors';
 import { LOCAL_REGION } from './clients';
+import { compileFilters, type FilterPattern } from './streams/filter-criteria';
 import { consoleLogger, describe, type PollerLogger, sleep } from './support';
 
 export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
@@ -26,8 +31,12 @@ export interface SqsPollerOptions {
   /** `eventSourceARN` of every record. */
   readonly queueArn: string;
   readonly handler: SqsHandler;
-  /** Messages per batch, 1-10 (one ReceiveMessage). Default 10. */
+  /** Messages per batch: 1-10 (one ReceiveMessage), up to 10,000 with a batching window. Default 10. */
   readonly batchSize?: number;
+  /** `MaximumBatchingWindowInSeconds`, 0-300: how long to keep gathering a batch that is not full. Default 0. */
+  readonly batchingWindowSeconds?: number;
+  /** `FilterCriteria` patterns (objects, or the JSON strings Lambda stores); none lets every message through. */
+  readonly filters?: readonly (FilterPattern | string)[];
   /** Batches in flight at once. Default 2 (Lambda's minimum maximum concurrency). */
   readonly maxConcurrency?: number;
   /** Long-poll wait. Default 1 s: short, so stop() and pause() are quick. */
@@ -69,10 +78,19 @@ interface Worker {
 }
 
 export function createSqsPoller(options: SqsPollerOptions): SqsPoller {
-  const batchSize = options.batchSize ?? 10;
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10) {
-    throw new SqsPollerError(`batchSize must be an integer from 1 to 10, got ${batchSize}`);
+  const windowSeconds = options.batchingWindowSeconds ?? 0;
+  if (!Number.isInteger(windowSeconds) || windowSeconds < 0 || windowSeconds > 300) {
+    throw new SqsPollerError(`batchingWindowSeconds must be an integer from 0 to 300, got ${windowSeconds}`);
   }
+  const batchSize = options.batchSize ?? 10;
+  const maxBatch = windowSeconds > 0 ? 10_000 : 10;
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > maxBatch) {
+    throw new SqsPollerError(
+      `batchSize must be an integer from 1 to ${maxBatch}${windowSeconds > 0 ? '' : ' (up to 10,000 with a batching window)'}, got ${batchSize}`,
+    );
+  }
+  const matches = compileFilters(options.filters);
+  const filtered = options.filters !== undefined && options.filters.length > 0;
   const maxConcurrency = options.maxConcurrency ?? 2;
   if (!Number.isInteger(maxConcurrency) || maxConcurrency < 1) {
     throw new SqsPollerError(`maxConcurrency must be a positive integer, got ${maxConcurrency}`);
@@ -92,23 +110,68 @@ export function createSqsPoller(options: SqsPollerOptions): SqsPoller {
     for (const check of [...waiters]) check();
   };
 
+  const receive = async (max: number, waitSeconds: number): Promise<Message[]> => {
+    const received = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: Math.min(10, max),
+        WaitTimeSeconds: waitSeconds,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      // Not aborted on pause: a receive cut off mid-way could hide messages for a whole
+      // visibility timeout. Waiting out the short long-poll is cheaper.
+    );
+    return received.Messages ?? [];
+  };
+
+  /** The messages a filter matches; the others are deleted, as Lambda deletes what its filters drop. */
+  async function keep(messages: Message[]): Promise<Message[]> {
+    if (!filtered || messages.length === 0) return messages;
+    const kept: Message[] = [];
+    const dropped: Message[] = [];
+    for (const message of messages) (matches(filterView(message)) ? kept : dropped).push(message);
+    if (dropped.length > 0) await deleteMessages(dropped.map((m) => m.ReceiptHandle ?? ''));
+    return kept;
+  }
+
+  /** What a filter sees: the record, its body parsed when it is JSON. */
+  function filterView(message: Message): unknown {
+    const record = toRecord(message);
+    try {
+      return { ...record, body: JSON.parse(record.body) as unknown };
+    } catch {
+      return record;
+    }
+  }
+
+  /** The first receive's messages, then more until the batch is full or the batching window has passed. */
+  async function gather(first: Message[], signal: AbortSignal): Promise<Message[]> {
+    const batch = await keep(first);
+    const deadline = Date.now() + windowSeconds * 1000;
+    while (windowSeconds > 0 && batch.length < batchSize && active && !signal.aborted) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      const wait = Math.min(waitTimeSeconds, Math.floor(left / 1000));
+      let more: Message[];
+      try {
+        more = await receive(batchSize - batch.length, wait);
+      } catch (error) {
+        logger.error('ReceiveMessage failed while gathering a batch; handling what was received', { queueUrl, error: describe(error) });
+        break;
+      }
+      if (more.length === 0 && wait === 0) await sleep(Math.min(100, left), signal);
+      batch.push(...(await keep(more)));
+    }
+    return batch;
+  }
+
   async function runWorker(worker: Worker, signal: AbortSignal): Promise<void> {
     while (active && !signal.aborted) {
       const startedAt = Date.now();
       let messages: Message[];
       try {
-        const received = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: queueUrl,
-            MaxNumberOfMessages: batchSize,
-            WaitTimeSeconds: waitTimeSeconds,
-            MessageSystemAttributeNames: ['All'],
-            MessageAttributeNames: ['All'],
-          }),
-          // Not aborted on pause: a receive cut off mid-way could hide messages for a whole
-          // visibility timeout. Waiting out the short long-poll is cheaper.
-        );
-        messages = received.Messages ?? [];
+        messages = await receive(batchSize, waitTimeSeconds);
       } catch (error) {
         if (signal.aborted) break;
         logger.error('ReceiveMessage failed; retrying', { queueUrl, error: describe(error) });
@@ -123,7 +186,8 @@ export function createSqsPoller(options: SqsPollerOptions): SqsPoller {
       worker.emptyAt = -Infinity;
       worker.handling = true;
       try {
-        await handleBatch(messages);
+        const batch = await gather(messages, signal);
+        if (batch.length > 0) await handleBatch(batch);
       } finally {
         worker.handling = false;
         notify();
@@ -157,19 +221,26 @@ export function createSqsPoller(options: SqsPollerOptions): SqsPoller {
       }
     }
     const done = records.filter((record) => !failed.has(record.messageId));
-    if (done.length === 0) return;
-    try {
-      const result = await sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: done.map((record, i) => ({ Id: String(i), ReceiptHandle: record.receiptHandle })),
-        }),
-      );
-      if (result.Failed && result.Failed.length > 0) {
-        logger.error('DeleteMessageBatch left messages undeleted; they will be received again', { queueUrl, failed: result.Failed });
+    await deleteMessages(done.map((record) => record.receiptHandle));
+  }
+
+  /** Deletes in batches of 10 (SQS's limit); what fails to delete is received again. */
+  async function deleteMessages(receiptHandles: readonly string[]): Promise<void> {
+    for (let at = 0; at < receiptHandles.length; at += 10) {
+      const chunk = receiptHandles.slice(at, at + 10);
+      try {
+        const result = await sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: chunk.map((handle, i) => ({ Id: String(i), ReceiptHandle: handle })),
+          }),
+        );
+        if (result.Failed && result.Failed.length > 0) {
+          logger.error('DeleteMessageBatch left messages undeleted; they will be received again', { queueUrl, failed: result.Failed });
+        }
+      } catch (error) {
+        logger.error('DeleteMessageBatch failed; the messages will be received again', { queueUrl, error: describe(error) });
       }
-    } catch (error) {
-      logger.error('DeleteMessageBatch failed; the messages will be received again', { queueUrl, error: describe(error) });
     }
   }
 

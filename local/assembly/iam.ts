@@ -59,7 +59,7 @@ export interface RoleUsage {
 export const accessKeyIdOf = (functionId: string) => `AKLOCAL${functionId}`;
 
 /** Services whose calls the local stack sees; other granted actions (logs:*) are the Lambda platform's. */
-export const CHECKED_SERVICES = ['dynamodb', 'sqs', 's3', 'secretsmanager'] as const;
+export const CHECKED_SERVICES = ['dynamodb', 'sqs', 's3', 'secretsmanager', 'lambda'] as const;
 
 export function principalsOf(assembly: CloudAssembly, locals: ReadonlyMap<string, LocalResource>): Map<string, LocalPrincipal> {
   const policiesByRole = new Map<string, { name: string; policy: PolicyDocument }[]>();

@@ -12,6 +12,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import defaultConfig from '../../hookledger.config';
 import { type RepairResult, repair } from '../../lambdas/reconcile/repair';
+import { startAdminServer } from '../admin-server';
 import { LOCAL_REGION, localDynamoClient, localS3Client, localSqsClient } from '../clients';
 import { freePort, startDynamoLocal, startSqsEmulator } from '../emulators';
 import { type HttpHandler, startHttpGateway } from '../http-gateway';
@@ -25,6 +26,7 @@ import { type PollerLogger, sleep } from '../support';
 import { localDocumentClient } from '../wiring';
 import { type LocalFunction, startLocalFunction } from './functions';
 import { type Authorizer, accessKeyIdOf, createAuthorizer, type Denial, type LocalPrincipal, principalsOf } from './iam';
+import { type LocalMapping, startLambdaEndpoint } from './lambda-endpoint';
 import { type CheckedProxy, startCheckedProxy } from './proxy';
 import type { TableKeys } from './requests';
 import { type AssemblyResources, provisionAssembly } from './resources';
@@ -65,7 +67,14 @@ export interface AssemblyStack {
   /** The raw emulator endpoints (the operator's; unchecked). */
   readonly endpoints: { readonly dynamodb: string; readonly sqs: string; readonly s3: string };
   /** The checked proxies' endpoints (a function's credentials are checked there). */
-  readonly proxies: { readonly dynamodb: string; readonly sqs: string; readonly s3: string; readonly secretsmanager: string };
+  readonly proxies: {
+    readonly dynamodb: string;
+    readonly sqs: string;
+    readonly s3: string;
+    readonly secretsmanager: string;
+    /** The event source mapping calls (list, enable/disable) of the Lambda API. */
+    readonly lambda: string;
+  };
   /** What the CLI reads: tables and each consumer's queues, from the functions' environment. */
   readonly state: LocalStackState;
   readonly functions: Readonly<Record<string, LocalFunction>>;
@@ -75,6 +84,8 @@ export interface AssemblyStack {
   denials(): readonly Denial[];
   pause(consumerId: string): Promise<void>;
   resume(consumerId: string): void;
+  /** The consumers paused now (by `pause`, or by disabling their mapping through the Lambda API). */
+  paused(): string[];
   /** Until the stream is read to its end and every consumer queue is empty, twice in a row. */
   drain(options?: { timeoutMs?: number }): Promise<void>;
   stop(): Promise<void>;
@@ -201,6 +212,10 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
       overlapMs: Object.fromEntries(defaultConfig.sources.map((s) => [s.id, s.secretOverlapHours * 3_600_000])),
     });
     started.push({ stop: () => secretsEndpoint.close() });
+    // The template's event source mappings, filled below; a circuit breaker disables its own.
+    const mappings: LocalMapping[] = [];
+    const lambdaEndpoint = await startLambdaEndpoint({ mappings: () => mappings, principals, authorizer });
+    started.push({ stop: () => lambdaEndpoint.close() });
 
     const functions: Record<string, LocalFunction> = {};
     for (const id of running) {
@@ -225,6 +240,7 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
           AWS_ENDPOINT_URL_SQS: proxies.sqs.endpoint,
           AWS_ENDPOINT_URL_S3: proxies.s3.endpoint,
           AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsEndpoint.endpoint,
+          AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint.endpoint,
           AWS_EC2_METADATA_DISABLED: 'true',
           AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
           AWS_LAMBDA_FUNCTION_NAME: name,
@@ -270,6 +286,15 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
     // The event source mappings, each reading with its function's role.
     const streamPollers: StreamPoller[] = [];
     const sqsPollers = new Map<string, SqsPoller>();
+    const paused = new Set<string>();
+    const pauseConsumer = async (consumerId: string) => {
+      paused.add(consumerId);
+      await sqsPollers.get(consumerId)?.pause();
+    };
+    const resumeConsumer = (consumerId: string) => {
+      paused.delete(consumerId);
+      sqsPollers.get(consumerId)?.resume();
+    };
     const consumerQueues = new Map<string, string>();
     const queueIdByArn = new Map(Object.values(resources.queues).map((q) => [q.arn, q]));
     for (const [esmId, esm] of esms) {
@@ -293,6 +318,12 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
         if (onFailureArn && !onFailureQueue)
           throw new AssemblyError(`${esmId}: on-failure destination ${onFailureArn} is not an SQS queue of the stack`);
         const invoke = invoker(fnId);
+        mappings.push({
+          uuid: esmId,
+          eventSourceArn: table.streamArn ?? '',
+          functionArn: resources.locals.get(fnId)?.attributes.Arn ?? '',
+          enabled: () => true,
+        });
         streamPollers.push(
           createStreamPoller({
             streams: createSdkStreamsApi(
@@ -331,6 +362,14 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
         );
       const consumerId = envs[fnId]?.CONSUMER_ID ?? fnId;
       consumerQueues.set(consumerId, queue.url);
+      mappings.push({
+        uuid: esmId,
+        eventSourceArn: queue.arn,
+        functionArn: resources.locals.get(fnId)?.attributes.Arn ?? '',
+        enabled: () => !paused.has(consumerId),
+        // Not awaited: the caller may be the batch the pause waits for (Lambda answers Disabling too).
+        setEnabled: (enabled) => (enabled ? resumeConsumer(consumerId) : void pauseConsumer(consumerId)),
+      });
       const invoke = invoker(fnId);
       sqsPollers.set(
         consumerId,
@@ -340,6 +379,10 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
           queueArn: queue.arn,
           handler: (event: SQSEvent) => invoke(event),
           ...(props.BatchSize !== undefined ? { batchSize: Number(props.BatchSize) } : {}),
+          ...(props.MaximumBatchingWindowInSeconds !== undefined
+            ? { batchingWindowSeconds: Number(props.MaximumBatchingWindowInSeconds) }
+            : {}),
+          filters,
           // One sandbox per function runs one invocation at a time; more receives would only wait.
           maxConcurrency: Math.min(
             Number((props.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? 2),
@@ -376,7 +419,16 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
       },
     });
 
-    const paused = new Set<string>();
+    // `hookledger pause|resume` reach the running stack here, as with plain `npm start`.
+    const admin = await startAdminServer({
+      pause: pauseConsumer,
+      resume: resumeConsumer,
+      paused: () => [...paused].sort(),
+      // Intake outcomes are counted by the wired intake only; the bundle's are in its logs.
+      intakeOutcomes: () => ({}),
+      consumers: [...consumerQueues.keys()],
+    });
+    started.push({ stop: () => new Promise<void>((resolve) => admin.server.close(() => resolve())) });
     const fanoutEnv = Object.values(envs).find((e) => e.QUEUE_URLS);
     const consumerEnvs = Object.values(envs).filter((e) => e.CONSUMER_ID);
     const state: LocalStackState = {
@@ -389,6 +441,7 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
       sqs: { endpoint: proxies.sqs.endpoint, port: Number(new URL(proxies.sqs.endpoint).port) },
       gateway: { url: gateway.url, port: gateway.port },
       webhookUrl: `${gateway.url}/hooks/{source}`,
+      adminUrl: admin.url,
       secretsFile: options.secretsFile,
       tables: { events: consumerEnvs[0]?.EVENTS_TABLE ?? fanoutEnv?.EVENTS_TABLE ?? '', ledger: consumerEnvs[0]?.LEDGER_TABLE ?? '' },
       queues: Object.fromEntries(
@@ -423,20 +476,16 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
         sqs: proxies.sqs.endpoint,
         s3: proxies.s3.endpoint,
         secretsmanager: secretsEndpoint.endpoint,
+        lambda: lambdaEndpoint.endpoint,
       },
       state,
       functions,
       iam: authorizer,
       ...(startupRepair ? { startupRepair } : {}),
       denials: () => [...denials],
-      async pause(consumerId) {
-        paused.add(consumerId);
-        await sqsPollers.get(consumerId)?.pause();
-      },
-      resume(consumerId) {
-        paused.delete(consumerId);
-        sqsPollers.get(consumerId)?.resume();
-      },
+      pause: pauseConsumer,
+      resume: resumeConsumer,
+      paused: () => [...paused].sort(),
       async drain({ timeoutMs = 60_000 } = {}) {
         const deadline = Date.now() + timeoutMs;
         for (let quiet = 0; quiet < 2; ) {

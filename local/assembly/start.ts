@@ -53,7 +53,7 @@ hookledger is running the synthesized assembly (${Date.now() - t0} ms).
 
   webhook URL     ${stack.webhookUrl(source)}
   functions       ${Object.keys(stack.functions).length} bundles, each in its own process, signing as its own role
-  IAM             every DynamoDB, SQS, S3 and Secrets Manager call checked against the template's policies
+  IAM             every DynamoDB, SQS, S3, Secrets Manager and Lambda call checked against the template's policies
   state file      ${path.relative(ROOT, stateFile)}
 
 Press Ctrl-C to stop; the least-privilege report is printed then.

@@ -424,7 +424,8 @@ describe('npm start -- --assembly <dir> with sqs:SendMessage removed from every 
     expect(await scanAll(ddb, { TableName: state.tables.ledger, ConsistentRead: true })).toEqual([]);
     ddb.destroy();
 
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // 'close', not 'exit': tsx may exit before the stack's process has written its report to the shared pipe.
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     child.kill('SIGINT');
     // tsx relays the SIGINT: it exits 0 after the stack's own handler, or 130 when it relays the signal's status.
     expect([0, 130]).toContain(await exited);
