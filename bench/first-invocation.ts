@@ -1,0 +1,674 @@
+/**
+ * Section 5b: the first invocation of each bundle (bench/bundles/<name>/index.mjs, as measureBundles
+ * built it) and of the floor: a fresh `node` process imports the bundle (load, timed in the child
+ * around `await import`), then calls `handler` once with a realistic event (first request, timed in
+ * the child around the call); total = load + first request, median over fresh processes run round
+ * robin (floor, ingest, fan-out, each consumer, reconcile; like measureBundles' loads).
+ *
+ * What each process talks to is the local stack: DynamoDB Local, fauxqs (SQS and S3), the assembly's
+ * Secrets Manager endpoint (local/assembly/secrets-endpoint.ts) over a local secrets file, and a
+ * Lambda endpoint answering ListEventSourceMappings (the reconciler asks which consumers are paused),
+ * started once and reused. Each function's environment is the one the CDK stack sets: the stack is
+ * synthesized here (bundling skipped), its tables, queues and bucket created on the emulators
+ * (provisionAssembly) and each function's Environment.Variables resolved against them, plus what
+ * Lambda adds (region, credentials, name, memory, log level) and AWS_ENDPOINT_URL_* for the emulators.
+ *
+ * The events are the local stack's own: ingest gets a correctly signed standard-webhooks request for
+ * the `platform` source through the local HTTP gateway (local/http-gateway.ts), fresh webhook id per
+ * process; fan-out the stream batch the local stream poller reads with the template's filter (the
+ * receipt's INSERT); each consumer the SQS batch its queue's poller receives (the delivery message
+ * fan-out sent); reconcile an EventBridge scheduled event; the floor its PutItem on a table of its own.
+ * Every first request is checked (202 and the receipt stored; no batch item failures; the consumer's
+ * ledger row done; a complete reconcile run; the floor's item stored): an error path is never timed.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyStructuredResultV2, DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { HookledgerConfig } from '../core/config/schema';
+import { HookledgerError } from '../core/errors';
+import { eventKey, ledgerKey } from '../core/model';
+import { PROJECT_ROOT as ROOT } from '../core/paths';
+import { createAuthorizer } from '../local/assembly/iam';
+import { listenOnLoopback } from '../local/assembly/loopback';
+import { provisionAssembly } from '../local/assembly/resources';
+import { type SecretBinding, startSecretsEndpoint } from '../local/assembly/secrets-endpoint';
+import { type CloudAssembly, readAssembly, resolveIntrinsics, resourcesOfType } from '../local/assembly/template';
+import { LOCAL_REGION, localDynamoClient, localS3Client, localSqsClient, localStreamsClient } from '../local/clients';
+import { freePort, startDynamoLocal, startSqsEmulator } from '../local/emulators';
+import { startHttpGateway } from '../local/http-gateway';
+import { FileSecrets } from '../local/secrets-file';
+import { createSqsPoller, type SqsPoller } from '../local/sqs-poller';
+import { createSdkStreamsApi } from '../local/streams/dynamodb-streams';
+import { createStreamPoller, type StreamPoller } from '../local/streams/poller';
+import { localDocumentClient } from '../local/wiring';
+import { paymentEvent, signRequest } from './payload';
+import { median } from './stats';
+
+export class FirstInvocationError extends HookledgerError {
+  override readonly name = 'FirstInvocationError';
+}
+
+export interface FirstInvocationRun {
+  readonly loadMs: number;
+  readonly firstRequestMs: number;
+  readonly totalMs: number;
+}
+
+export interface FirstInvocationResult {
+  /** Medians over the runs (each its own: the median total is not the sum of the other two medians). */
+  readonly loadMs: number;
+  readonly firstRequestMs: number;
+  readonly totalMs: number;
+  readonly runs: readonly FirstInvocationRun[];
+}
+
+/**
+ * The child: the import timed as measureBundles times it, then one message with the event, the
+ * handler called once with a Lambda-like context (timed), the answer sent back, exit.
+ */
+const RUNNER = `
+const t0 = performance.now();
+const m = await import(process.argv[1]);
+const loadMs = performance.now() - t0;
+if (typeof m.handler !== 'function') throw new Error('the bundle exports no handler');
+process.once('message', async ({ event, deadline, requestId }) => {
+  const context = {
+    functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, functionVersion: '$LATEST', awsRequestId: requestId,
+    memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE, logGroupName: '/aws/lambda/' + process.env.AWS_LAMBDA_FUNCTION_NAME,
+    logStreamName: 'bench', callbackWaitsForEmptyEventLoop: true, getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+  };
+  let answer;
+  const t1 = performance.now();
+  try {
+    const result = await m.handler(event, context);
+    answer = { ok: true, result: result === undefined ? null : result, firstRequestMs: performance.now() - t1 };
+  } catch (error) {
+    answer = { ok: false, error: { name: error?.name ?? 'Error', message: String(error?.message ?? error) } };
+  }
+  process.send(answer, () => process.exit(0));
+});
+process.send({ loadMs });
+`;
+
+export interface FreshProcess {
+  /** The bundle (or any ES module exporting `handler`). */
+  readonly file: string;
+  /** The whole environment of the process. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The function's timeout (the context's remaining time). @default 10 */
+  readonly timeoutSeconds?: number;
+}
+
+type ChildMessage =
+  | { loadMs: number }
+  | { ok: true; result: unknown; firstRequestMs: number }
+  | { ok: false; error: { name: string; message: string } };
+
+/**
+ * One fresh process: the import, then `trigger` makes the one invocation (directly, or through the
+ * gateway or a poller handing the event over), then `verify` checks what the trigger returned
+ * (the handler's answer, or the HTTP response) and the rows it should have written. Rejects, never
+ * returns a time, when the import fails, the handler throws, the trigger does not invoke exactly
+ * once, or `verify` throws.
+ */
+export async function firstInvocation<T>(
+  name: string,
+  fresh: FreshProcess,
+  trigger: (invoke: (event: unknown) => Promise<unknown>) => Promise<T>,
+  verify: (answer: T) => Promise<void>,
+): Promise<FirstInvocationRun> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', RUNNER, pathToFileURL(fresh.file).href], {
+    env: fresh.env,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  // What the function logs goes where Lambda's logs go: read and dropped (kept only for an error's tail).
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-3000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const failed = (what: string) => new FirstInvocationError(`${name}: ${what}${output ? `\n${output.trim()}` : ''}`);
+  const nextMessage = (): Promise<ChildMessage> =>
+    new Promise((resolve, reject) => {
+      const onMessage = (m: ChildMessage) => {
+        child.off('exit', onExit);
+        resolve(m);
+      };
+      const onExit = (code: number | null, signal: string | null) => {
+        child.off('message', onMessage);
+        reject(failed(`the process exited (${signal ?? code}) before answering`));
+      };
+      child.once('message', onMessage);
+      child.once('exit', onExit);
+    });
+  try {
+    const loaded = await withTimeout(nextMessage(), 30_000, () => failed('the import did not finish within 30 s'));
+    if (!('loadMs' in loaded)) throw failed('the process answered before it was sent an event');
+    let invocations = 0;
+    let firstRequestMs: number | undefined;
+    const invoke = async (event: unknown): Promise<unknown> => {
+      if (++invocations > 1) throw failed('the handler was invoked a second time; each process measures one first invocation');
+      const answer = nextMessage();
+      const timeoutMs = (fresh.timeoutSeconds ?? 10) * 1000;
+      send(child, { event, deadline: Date.now() + timeoutMs, requestId: randomUUID() });
+      const reply = await withTimeout(answer, timeoutMs + 5000, () => failed(`the first request did not answer within ${timeoutMs} ms`));
+      if ('loadMs' in reply) throw failed('the process sent its load time twice');
+      if (!reply.ok) throw failed(`the first invocation threw ${reply.error.name}: ${reply.error.message}`);
+      firstRequestMs = reply.firstRequestMs;
+      return reply.result;
+    };
+    const answer = await trigger(invoke);
+    if (invocations !== 1 || firstRequestMs === undefined) throw failed(`the handler was invoked ${invocations} times, expected once`);
+    await exited;
+    await verify(answer);
+    return { loadMs: loaded.loadMs, firstRequestMs, totalMs: loaded.loadMs + firstRequestMs };
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  }
+}
+
+function send(child: ChildProcess, message: unknown): void {
+  child.send(message as never);
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(error()), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** An API Gateway result (or HTTP response) with status 202; anything else names its status and body. */
+export function expectHttp202(name: string, answer: unknown): void {
+  const { statusCode, body } = (answer ?? {}) as APIGatewayProxyStructuredResultV2;
+  if (statusCode !== 202) {
+    throw new FirstInvocationError(
+      `${name}: the first request answered ${statusCode ?? JSON.stringify(answer)}, not 202: ${String(body ?? '').slice(0, 300)}`,
+    );
+  }
+}
+
+/** A batch answer without item failures (a failed record would be retried: its time measures an error path). */
+function expectNoBatchFailures(name: string, answer: unknown): void {
+  const failures = (answer as DynamoDBBatchResponse | SQSBatchResponse | null)?.batchItemFailures ?? [];
+  if (failures.length > 0) {
+    throw new FirstInvocationError(
+      `${name}: the first request reported ${failures.length} batch item failure(s): ${JSON.stringify(failures)}`,
+    );
+  }
+}
+
+// --- the local stack the processes talk to -------------------------------------------------------
+
+/** The CDK context of `cdk synth` (cdk.json), so the template is the one deployed. */
+function cdkContext(): Record<string, unknown> {
+  return (JSON.parse(readFileSync(path.join(ROOT, 'cdk.json'), 'utf8')) as { context?: Record<string, unknown> }).context ?? {};
+}
+
+/** The stack synthesized in this process with bundling skipped: its template is all that is read. */
+async function synthesize(config: HookledgerConfig, outdir: string): Promise<CloudAssembly> {
+  const { App } = await import('aws-cdk-lib');
+  const { addHookledgerStack } = await import('../lib/hookledger-stack');
+  const app = new App({ outdir, context: { ...cdkContext(), 'aws:cdk:bundling-stacks': [] } });
+  addHookledgerStack(app, config);
+  app.synth();
+  return readAssembly(outdir);
+}
+
+/** A batch a poller handed over, waiting for the answer of the invocation it is given to. */
+interface Handed<E, R> {
+  readonly event: E;
+  answer(result: Promise<unknown>): Promise<R>;
+}
+
+/** Batches the pollers read, taken one at a time by the round robin (the poller waits for the answer). */
+class Mailbox<E> {
+  private readonly batches: Handed<E, unknown>[] = [];
+  private waiter: ((b: Handed<E, unknown>) => void) | undefined;
+  private closed = false;
+
+  /** The poller's handler. */
+  readonly handler = (event: E): Promise<never> =>
+    new Promise((resolve, reject) => {
+      if (this.closed) return reject(new FirstInvocationError('the bench is stopping'));
+      const handed: Handed<E, unknown> = {
+        event,
+        answer: async (result) => {
+          try {
+            const value = await result;
+            resolve(value as never);
+            return value;
+          } catch (error) {
+            reject(error);
+            throw error;
+          }
+        },
+      };
+      if (this.waiter) {
+        const w = this.waiter;
+        this.waiter = undefined;
+        w(handed);
+      } else this.batches.push(handed);
+    });
+
+  /** Fails every batch not taken, so that the pollers can stop. */
+  close(): void {
+    this.closed = true;
+    for (const b of this.batches.splice(0))
+      b.answer(Promise.reject(new FirstInvocationError('the bench is stopping'))).catch(() => undefined);
+  }
+
+  take(what: string, timeoutMs = 15_000): Promise<Handed<E, unknown>> {
+    const next = this.batches.shift();
+    if (next) return Promise.resolve(next);
+    return withTimeout(
+      new Promise<Handed<E, unknown>>((resolve) => (this.waiter = resolve)),
+      timeoutMs,
+      () => new FirstInvocationError(`no ${what} within ${timeoutMs} ms`),
+    );
+  }
+}
+
+interface FunctionSpec {
+  readonly logicalId: string;
+  readonly env: Record<string, string>;
+  readonly timeoutSeconds: number;
+}
+
+/** ListEventSourceMappings from the template's mappings, all enabled (no consumer paused). */
+async function startLambdaEndpoint(mappings: readonly { uuid: string; functionArn: string; eventSourceArn: string }[]) {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://lambda.local');
+    req.resume();
+    if (req.method !== 'GET' || !url.pathname.startsWith('/2015-03-31/event-source-mappings')) {
+      res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'InvalidParameterValueException' });
+      return res.end(JSON.stringify({ message: `${req.method} ${url.pathname} is not served by the bench's Lambda endpoint` }));
+    }
+    const arn = url.searchParams.get('EventSourceArn');
+    const found = mappings.filter((m) => arn === null || m.eventSourceArn === arn);
+    const body = JSON.stringify({
+      EventSourceMappings: found.map((m) => ({
+        UUID: m.uuid,
+        EventSourceArn: m.eventSourceArn,
+        FunctionArn: m.functionArn,
+        State: 'Enabled',
+      })),
+    });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+  return listenOnLoopback(server);
+}
+
+export interface FirstInvocationTargets {
+  /** Bundle name (ingest, fanout, reconcile, a consumer id) -> its index.mjs. */
+  readonly bundles: Readonly<Record<string, string>>;
+  /** The floor's index.mjs. */
+  readonly floor: string;
+}
+
+/**
+ * Starts the local stack once, then `runs` rounds of one fresh process per function and one for the
+ * floor. The configuration must be the one the bundles inline (the shipped one).
+ */
+export async function measureFirstInvocations(
+  config: HookledgerConfig,
+  targets: FirstInvocationTargets,
+  runs: number,
+): Promise<{ byFunction: Record<string, FirstInvocationResult>; floor: FirstInvocationResult }> {
+  const work = mkdtempSync(path.join(tmpdir(), 'hookledger-bench-first-'));
+  const stops: (() => Promise<unknown>)[] = [];
+  try {
+    // DynamoDB Local's JVM starts in its own process while the stack is synthesized here.
+    const dynamoStarting = freePort().then((port) => startDynamoLocal({ port, dbPath: null }));
+    dynamoStarting.catch(() => undefined);
+    const assembly = await synthesize(config, path.join(work, 'cdk.out'));
+    const dynamo = await dynamoStarting;
+    stops.push(() => dynamo.stop());
+    const fauxqs = await startSqsEmulator({ port: await freePort() });
+    stops.push(() => fauxqs.stop());
+    const ddbRaw = localDynamoClient(dynamo.endpoint);
+    const sqs = localSqsClient(fauxqs.endpoint);
+    const s3 = localS3Client(fauxqs.endpoint);
+    stops.push(async () => {
+      ddbRaw.destroy();
+      sqs.destroy();
+      s3.destroy();
+    });
+    // Queue URLs on fauxqs itself: the functions' SQS clients send to the URL's host.
+    const resources = await provisionAssembly({ assembly, dynamo: ddbRaw, sqs, s3, sqsProxyEndpoint: fauxqs.endpoint });
+    const ddb = localDocumentClient(dynamo.endpoint);
+    stops.push(async () => ddb.destroy());
+
+    // Each bundle's function in the template, by its service name (hookledger-<name>).
+    const functions = new Map<string, FunctionSpec>();
+    for (const [id, fn] of resourcesOfType(assembly, 'AWS::Lambda::Function')) {
+      const props = fn.Properties ?? {};
+      const env = resolveIntrinsics(
+        (props.Environment as { Variables?: unknown } | undefined)?.Variables ?? {},
+        resources.locals,
+        `${id}.Environment.Variables`,
+      ) as Record<string, string>;
+      const service = env.POWERTOOLS_SERVICE_NAME;
+      if (!service?.startsWith('hookledger-')) continue;
+      const logging = (props.LoggingConfig ?? {}) as { ApplicationLogLevel?: string; LogFormat?: string };
+      functions.set(service.slice('hookledger-'.length), {
+        logicalId: id,
+        timeoutSeconds: Number(props.Timeout ?? 3),
+        env: {
+          ...env,
+          AWS_LAMBDA_FUNCTION_NAME: resources.locals.get(id)?.ref ?? id,
+          AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(props.MemorySize ?? 128),
+          AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+          ...(logging.LogFormat ? { AWS_LAMBDA_LOG_FORMAT: logging.LogFormat } : {}),
+          ...(logging.ApplicationLogLevel ? { AWS_LAMBDA_LOG_LEVEL: logging.ApplicationLogLevel } : {}),
+        },
+      });
+    }
+    const specOf = (name: string): FunctionSpec => {
+      const spec = functions.get(name);
+      if (!spec)
+        throw new FirstInvocationError(`${name}: no function with POWERTOOLS_SERVICE_NAME hookledger-${name} in the synthesized template`);
+      return spec;
+    };
+    const ingest = specOf('ingest');
+    const fanout = specOf('fanout');
+    const reconcile = specOf('reconcile');
+    const consumerIds = Object.keys(targets.bundles).filter((n) => !['ingest', 'fanout', 'reconcile'].includes(n));
+    for (const id of consumerIds) specOf(id);
+
+    // Secrets Manager: the template's secrets bound to a local secrets file, served as the assembly serves them.
+    const bindings = new Map<string, SecretBinding>();
+    const sourceSecrets = JSON.parse(ingest.env.SOURCE_SECRETS ?? '{}') as Record<string, string>;
+    for (const [source, arn] of Object.entries(sourceSecrets)) bindings.set(arn, { kind: 'source', id: source });
+    if (ingest.env.PAYLOAD_HASH_KEY_SECRET) bindings.set(ingest.env.PAYLOAD_HASH_KEY_SECRET, { kind: 'payloadHashKey' });
+    const secrets = new FileSecrets({ path: path.join(work, 'secrets.json'), sourceIds: Object.keys(sourceSecrets) });
+    const secretsEndpoint = await startSecretsEndpoint({
+      secrets,
+      bindings,
+      principals: new Map(),
+      authorizer: createAuthorizer(new Map()),
+    });
+    stops.push(() => secretsEndpoint.close());
+
+    // The event source mappings: the fan-out's stream and each consumer's queue, read as Lambda reads them.
+    const esms = resourcesOfType(assembly, 'AWS::Lambda::EventSourceMapping').map(([id, esm]) => ({
+      id,
+      functionId: (esm.Properties?.FunctionName as { Ref?: string } | undefined)?.Ref ?? '',
+      source: (esm.Properties?.EventSourceArn as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt'],
+      props: resolveIntrinsics(esm.Properties ?? {}, resources.locals, id) as Record<string, unknown>,
+    }));
+    const lambdaEndpoint = await startLambdaEndpoint(
+      esms.map((e) => ({
+        uuid: e.id,
+        functionArn: resources.locals.get(e.functionId)?.attributes.Arn ?? '',
+        eventSourceArn: String(e.props.EventSourceArn ?? ''),
+      })),
+    );
+    stops.push(() => lambdaEndpoint.close());
+
+    const common = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      AWS_REGION: LOCAL_REGION,
+      AWS_DEFAULT_REGION: LOCAL_REGION,
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_SQS: fauxqs.endpoint,
+      AWS_ENDPOINT_URL_S3: fauxqs.endpoint,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsEndpoint.endpoint,
+      AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint.endpoint,
+      AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    const freshOf = (file: string, spec: FunctionSpec): FreshProcess => ({
+      file,
+      env: { ...common, ...spec.env },
+      timeoutSeconds: spec.timeoutSeconds,
+    });
+    const bundleOf = (name: string) => {
+      const file = targets.bundles[name];
+      if (!file) throw new FirstInvocationError(`${name}: no bundle to measure`);
+      return file;
+    };
+
+    // The floor: ingest's environment, its table one of its own with the same key.
+    const floorTable = `${assembly.stackName}-bench-floor`;
+    await ddbRaw.send(
+      new CreateTableCommand({
+        TableName: floorTable,
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
+    await waitUntilTableExists({ client: ddbRaw, maxWaitTime: 30, minDelay: 1 }, { TableName: floorTable });
+    const floorSpec: FunctionSpec = { ...ingest, env: { ...ingest.env, EVENTS_TABLE: floorTable } };
+
+    // Ingest behind the local HTTP gateway: the request it gets is the event API Gateway would build.
+    let ingestInvoke: ((event: unknown) => Promise<unknown>) | undefined;
+    const gateway = await startHttpGateway({
+      port: 0,
+      handler: async (event) => {
+        if (!ingestInvoke) throw new FirstInvocationError('ingest: a request arrived while no ingest process was waiting');
+        return (await ingestInvoke(event)) as APIGatewayProxyStructuredResultV2;
+      },
+      onError: () => undefined,
+    });
+    stops.push(() => gateway.close());
+
+    // The pollers, as the event source mappings are configured; each batch waits for its fresh process.
+    const streamBatches = new Mailbox<DynamoDBStreamEvent>();
+    const queueBatches = new Map<string, Mailbox<SQSEvent>>();
+    const pollers: (StreamPoller | SqsPoller)[] = [];
+    const stopPollers = async () => {
+      streamBatches.close();
+      for (const m of queueBatches.values()) m.close();
+      await Promise.all(pollers.map((p) => p.stop()));
+    };
+    stops.push(stopPollers);
+    const quiet = { warn: () => undefined, error: () => undefined };
+    for (const esm of esms) {
+      const reportBatchItemFailures = ((esm.props.FunctionResponseTypes as string[] | undefined) ?? []).includes('ReportBatchItemFailures');
+      if (esm.functionId === fanout.logicalId && esm.source?.[1] === 'StreamArn') {
+        const table = resources.tables[esm.source[0]];
+        if (!table) throw new FirstInvocationError(`fanout: its stream belongs to ${esm.source[0]}, not a table of the template`);
+        const poller = createStreamPoller({
+          streams: createSdkStreamsApi(localStreamsClient(dynamo.endpoint)),
+          tableName: table.name,
+          handler: streamBatches.handler as (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>,
+          filters: ((esm.props.FilterCriteria as { Filters?: { Pattern: string }[] } | undefined)?.Filters ?? []).map((f) => f.Pattern),
+          ...(esm.props.BatchSize !== undefined ? { batchSize: Number(esm.props.BatchSize) } : {}),
+          reportBatchItemFailures,
+          functionName: fanout.env.AWS_LAMBDA_FUNCTION_NAME,
+          startingPosition: esm.props.StartingPosition === 'LATEST' ? 'LATEST' : 'TRIM_HORIZON',
+          pollIntervalMs: 50,
+          logger: quiet,
+        });
+        await poller.start();
+        pollers.push(poller);
+        continue;
+      }
+      const consumerId = [...functions].find(([, f]) => f.logicalId === esm.functionId)?.[0];
+      const queue = esm.source?.[1] === 'Arn' ? resources.queues[esm.source[0]] : undefined;
+      if (!consumerId || !queue || !consumerIds.includes(consumerId)) continue;
+      const mailbox = new Mailbox<SQSEvent>();
+      queueBatches.set(consumerId, mailbox);
+      const poller = createSqsPoller({
+        sqs,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        handler: mailbox.handler as (event: SQSEvent) => Promise<SQSBatchResponse>,
+        ...(esm.props.BatchSize !== undefined ? { batchSize: Number(esm.props.BatchSize) } : {}),
+        maxConcurrency: 1,
+        reportBatchItemFailures,
+        logger: quiet,
+      });
+      poller.start();
+      pollers.push(poller);
+    }
+    for (const id of consumerIds) {
+      if (!queueBatches.has(id)) throw new FirstInvocationError(`${id}: no SQS event source mapping in the synthesized template`);
+    }
+
+    const source = Object.keys(sourceSecrets)[0];
+    if (!source) throw new FirstInvocationError('ingest: SOURCE_SECRETS names no source');
+    const secret = (await secrets.get(source)).current;
+    const runId = `first${Date.now().toString(36)}`;
+    const stored = async (table: string, pk: string) =>
+      (await ddb.send(new GetCommand({ TableName: table, Key: { pk }, ConsistentRead: true }))).Item;
+
+    const runsOf: Record<string, FirstInvocationRun[]> = { floor: [] };
+    const names = ['ingest', 'fanout', ...consumerIds, 'reconcile'];
+    for (const name of names) runsOf[name] = [];
+    for (let round = 0; round < runs; round++) {
+      // The floor: its conditional PutItem of a fresh key, on a table that exists.
+      const floorBody = `${runId}-floor-${round}`;
+      runsOf.floor!.push(
+        await firstInvocation(
+          'floor',
+          freshOf(targets.floor, floorSpec),
+          (invoke) => invoke({ body: floorBody }),
+          async (answer) => {
+            expectHttp202('floor', answer);
+            const pk = createHmac('sha256', floorTable).update(floorBody).digest('hex');
+            if (!(await stored(floorTable, pk)))
+              throw new FirstInvocationError(`floor: answered 202 but wrote no item pk=${pk} in ${floorTable}`);
+          },
+        ),
+      );
+
+      // Ingest: a signed webhook with a webhook id of its own, POSTed to the gateway.
+      const { eventId, body } = paymentEvent(round, runId);
+      const request = signRequest(secret, eventId, body);
+      const receiptKey = eventKey(source, eventId);
+      runsOf.ingest!.push(
+        await firstInvocation(
+          'ingest',
+          freshOf(bundleOf('ingest'), ingest),
+          async (invoke) => {
+            ingestInvoke = invoke;
+            try {
+              const res = await fetch(`${gateway.url}/hooks/${source}`, { method: 'POST', headers: request.headers, body: request.body });
+              return { statusCode: res.status, body: await res.text() };
+            } finally {
+              ingestInvoke = undefined;
+            }
+          },
+          async (answer) => {
+            expectHttp202('ingest', answer);
+            const receipt = await stored(ingest.env.EVENTS_TABLE ?? '', receiptKey);
+            if (receipt?.kind !== 'event') throw new FirstInvocationError(`ingest: answered 202 but stored no receipt ${receiptKey}`);
+          },
+        ),
+      );
+
+      // Fan-out: the stream batch carrying that receipt's INSERT.
+      runsOf.fanout!.push(
+        await firstInvocation(
+          'fanout',
+          freshOf(bundleOf('fanout'), fanout),
+          async (invoke) => {
+            const batch = await streamBatches.take(`stream batch with the INSERT of ${receiptKey}`);
+            const keys = batch.event.Records.map((r) => r.dynamodb?.Keys?.pk?.S);
+            if (!keys.includes(receiptKey)) {
+              const error = new FirstInvocationError(`fanout: the stream batch holds ${keys.join(', ')}, not ${receiptKey}`);
+              await batch.answer(Promise.reject(error)).catch(() => undefined);
+              throw error;
+            }
+            return batch.answer(invoke(batch.event));
+          },
+          async (answer) => expectNoBatchFailures('fanout', answer),
+        ),
+      );
+
+      // Each consumer: the SQS batch with the delivery message fan-out sent it.
+      for (const id of consumerIds) {
+        runsOf[id]!.push(
+          await firstInvocation(
+            id,
+            freshOf(bundleOf(id), specOf(id)),
+            async (invoke) => {
+              const batch = await queueBatches.get(id)!.take(`${id} delivery message for ${eventId}`);
+              const ids = batch.event.Records.map((r) => (JSON.parse(r.body) as { eventId?: string }).eventId);
+              if (!ids.includes(eventId)) {
+                const error = new FirstInvocationError(`${id}: the SQS batch holds ${ids.join(', ')}, not ${eventId}`);
+                await batch.answer(Promise.reject(error)).catch(() => undefined);
+                throw error;
+              }
+              return batch.answer(invoke(batch.event));
+            },
+            async (answer) => {
+              expectNoBatchFailures(id, answer);
+              const key = ledgerKey(source, eventId, id);
+              const row = await stored(specOf(id).env.LEDGER_TABLE ?? '', key);
+              if (row?.state !== 'done') {
+                throw new FirstInvocationError(
+                  `${id}: the first request left ledger row ${key} ${row ? `in state ${row.state}` : 'unwritten'}, not done`,
+                );
+              }
+            },
+          ),
+        );
+      }
+
+      // Reconcile: the schedule's event.
+      runsOf.reconcile!.push(
+        await firstInvocation(
+          'reconcile',
+          freshOf(bundleOf('reconcile'), reconcile),
+          (invoke) =>
+            invoke({
+              version: '0',
+              id: randomUUID(),
+              'detail-type': 'Scheduled Event',
+              source: 'aws.events',
+              account: '000000000000',
+              time: new Date().toISOString(),
+              region: LOCAL_REGION,
+              resources: [`arn:aws:events:${LOCAL_REGION}:000000000000:rule/${assembly.stackName}-reconcile`],
+              detail: {},
+            }),
+          async (answer) => {
+            const run = answer as { complete?: unknown; receiptsChecked?: unknown; repair?: unknown } | null;
+            if (run?.complete !== true || typeof run.receiptsChecked !== 'number') {
+              throw new FirstInvocationError(`reconcile: the first run did not complete: ${JSON.stringify(answer).slice(0, 300)}`);
+            }
+            if (reconcile.env.REPAIR_MAX_PER_RUN && run.repair === undefined) {
+              throw new FirstInvocationError(
+                'reconcile: deployed with repair on, but the first run did not repair (no `repair` in its answer)',
+              );
+            }
+          },
+        ),
+      );
+    }
+    const summary = (r: readonly FirstInvocationRun[]): FirstInvocationResult => ({
+      loadMs: median(r.map((x) => x.loadMs)),
+      firstRequestMs: median(r.map((x) => x.firstRequestMs)),
+      totalMs: median(r.map((x) => x.totalMs)),
+      runs: r,
+    });
+    return {
+      byFunction: Object.fromEntries(names.map((n) => [n, summary(runsOf[n]!)])),
+      floor: summary(runsOf.floor!),
+    };
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    rmSync(work, { recursive: true, force: true });
+  }
+}
