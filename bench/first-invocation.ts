@@ -37,6 +37,7 @@ import { eventKey, ledgerKey } from '../core/model';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { createAuthorizer } from '../local/assembly/iam';
 import { listenOnLoopback } from '../local/assembly/loopback';
+import { startCheckedProxy } from '../local/assembly/proxy';
 import { provisionAssembly } from '../local/assembly/resources';
 import { type SecretBinding, startSecretsEndpoint } from '../local/assembly/secrets-endpoint';
 import { type CloudAssembly, readAssembly, resolveIntrinsics, resourcesOfType } from '../local/assembly/template';
@@ -169,7 +170,12 @@ export async function firstInvocation<T>(
     const answer = await trigger(invoke);
     if (invocations !== 1 || firstRequestMs === undefined) throw failed(`the handler was invoked ${invocations} times, expected once`);
     await exited;
-    await verify(answer);
+    try {
+      await verify(answer);
+    } catch (error) {
+      // What the function logged tells why (its own error lines); never a secret: handlers log ids only.
+      throw error instanceof FirstInvocationError && output ? failed(error.message.replace(/^[^:]+: /, '')) : error;
+    }
     return { loadMs: loaded.loadMs, firstRequestMs, totalMs: loaded.loadMs + firstRequestMs };
   } finally {
     if (child.exitCode === null && child.signalCode === null) {
@@ -341,16 +347,30 @@ export async function measureFirstInvocations(
     stops.push(() => dynamo.stop());
     const fauxqs = await startSqsEmulator({ port: await freePort() });
     stops.push(() => fauxqs.stop());
+    // fauxqs names its queues by a host that does not resolve here (sqs.<region>.localhost): as in
+    // assembly mode, queue URLs name the assembly's SQS proxy (unchecked: no principals), which
+    // swaps them for fauxqs's own.
+    let upstreamQueueBase = '';
+    const sqsProxy = await startCheckedProxy({
+      service: 'sqs',
+      upstream: fauxqs.endpoint,
+      principals: new Map(),
+      authorizer: createAuthorizer(new Map()),
+      queueUrlBase: () => upstreamQueueBase,
+    });
+    stops.push(() => sqsProxy.close());
     const ddbRaw = localDynamoClient(dynamo.endpoint);
-    const sqs = localSqsClient(fauxqs.endpoint);
     const s3 = localS3Client(fauxqs.endpoint);
+    const provisioning = localSqsClient(fauxqs.endpoint);
+    const resources = await provisionAssembly({ assembly, dynamo: ddbRaw, sqs: provisioning, s3, sqsProxyEndpoint: sqsProxy.endpoint });
+    upstreamQueueBase = resources.upstreamQueueBase;
+    provisioning.destroy();
+    s3.destroy();
+    const sqs = localSqsClient(sqsProxy.endpoint);
     stops.push(async () => {
       ddbRaw.destroy();
       sqs.destroy();
-      s3.destroy();
     });
-    // Queue URLs on fauxqs itself: the functions' SQS clients send to the URL's host.
-    const resources = await provisionAssembly({ assembly, dynamo: ddbRaw, sqs, s3, sqsProxyEndpoint: fauxqs.endpoint });
     const ddb = localDocumentClient(dynamo.endpoint);
     stops.push(async () => ddb.destroy());
 
@@ -428,7 +448,7 @@ export async function measureFirstInvocations(
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_ENDPOINT_URL_SQS: fauxqs.endpoint,
+      AWS_ENDPOINT_URL_SQS: sqsProxy.endpoint,
       AWS_ENDPOINT_URL_S3: fauxqs.endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsEndpoint.endpoint,
       AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint.endpoint,
