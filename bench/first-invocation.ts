@@ -49,8 +49,10 @@ import { createSqsPoller, type SqsPoller } from '../local/sqs-poller';
 import { createSdkStreamsApi } from '../local/streams/dynamodb-streams';
 import { createStreamPoller, type StreamPoller } from '../local/streams/poller';
 import { localDocumentClient } from '../local/wiring';
+import { BUNDLE_DIR } from './bundles';
 import { paymentEvent, signRequest } from './payload';
-import { median } from './stats';
+import { fmt, printNotes, printTable } from './report';
+import { median, round } from './stats';
 
 export class FirstInvocationError extends HookledgerError {
   override readonly name = 'FirstInvocationError';
@@ -335,7 +337,7 @@ export async function measureFirstInvocations(
   config: HookledgerConfig,
   targets: FirstInvocationTargets,
   runs: number,
-): Promise<{ byFunction: Record<string, FirstInvocationResult>; floor: FirstInvocationResult }> {
+): Promise<FirstInvocations> {
   const work = mkdtempSync(path.join(tmpdir(), 'hookledger-bench-first-'));
   const stops: (() => Promise<unknown>)[] = [];
   try {
@@ -691,4 +693,72 @@ export async function measureFirstInvocations(
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+// --- report ------------------------------------------------------------------------------------
+
+export interface FirstInvocations {
+  readonly byFunction: Readonly<Record<string, FirstInvocationResult>>;
+  readonly floor: FirstInvocationResult;
+}
+
+/** The bundles measureBundles built (bench/bundles/<name>/index.mjs) and the floor's. */
+export function bundleTargets(names: readonly string[]): FirstInvocationTargets {
+  return {
+    bundles: Object.fromEntries(names.map((n) => [n, path.join(BUNDLE_DIR, n, 'index.mjs')])),
+    floor: path.join(BUNDLE_DIR, 'floor', 'index.mjs'),
+  };
+}
+
+export function printFirstInvocations(first: FirstInvocations, runs: number): void {
+  const floor = first.floor.totalMs;
+  printTable(
+    `5b. First invocation (fresh node process: load, then one request against the local stack; median of ${runs} processes each, round robin)`,
+    ['function', 'the request', 'load', 'first request', 'total', 'ratio to floor'],
+    [
+      ...Object.entries(first.byFunction).map(([name, r]) => [
+        name,
+        FIRST_REQUEST[name] ?? 'an SQS batch: one delivery message (claim, run, ledger row done)',
+        fmt.ms(r.loadMs),
+        fmt.ms(r.firstRequestMs),
+        fmt.ms(r.totalMs),
+        (r.totalMs / floor).toFixed(2),
+      ]),
+      ['(floor)', FIRST_REQUEST.floor!, fmt.ms(first.floor.loadMs), fmt.ms(first.floor.firstRequestMs), fmt.ms(floor), '1.00'],
+    ],
+  );
+  printNotes([
+    'each function with the environment the CDK stack sets (the template synthesized here, resolved against the local tables, queues, bucket and secrets); DynamoDB Local, fauxqs (SQS through the assembly SQS proxy, S3), the assembly Secrets Manager endpoint, a Lambda endpoint for ListEventSourceMappings',
+    'every first request checked: 202 and the receipt stored, no batch item failures, each ledger row done, a complete reconcile run, the floor item stored; a fresh webhook id per process; medians taken apart (total is not load + first request of the medians)',
+  ]);
+}
+
+const FIRST_REQUEST: Record<string, string> = {
+  floor: 'PutItem (conditional) after an HMAC',
+  ingest: 'signed webhook via the HTTP gateway (202, receipt stored)',
+  fanout: 'stream batch with the receipt INSERT (messages sent)',
+  reconcile: 'scheduled event (window checked, repair run)',
+};
+
+/** `bundles.<name>.firstInvocation` and `floorBundle.firstInvocation` added to the bundle figures. */
+export function withFirstInvocations<J extends { bundles: Record<string, object>; floorBundle: object }>(
+  json: J,
+  first: FirstInvocations,
+): J {
+  const one = (r: FirstInvocationResult) => ({
+    loadMs: round(r.loadMs),
+    firstRequestMs: round(r.firstRequestMs),
+    totalMs: round(r.totalMs),
+    totalRunsMs: r.runs.map((x) => round(x.totalMs)),
+  });
+  return {
+    ...json,
+    bundles: Object.fromEntries(
+      Object.entries(json.bundles).map(([name, b]) => {
+        const r = first.byFunction[name];
+        return [name, r ? { ...b, firstInvocation: { ...one(r), ratioToFloor: round(r.totalMs / first.floor.totalMs) } } : b];
+      }),
+    ),
+    floorBundle: { ...json.floorBundle, firstInvocation: one(first.floor) },
+  };
 }
