@@ -231,7 +231,13 @@ function cdkContext(): Record<string, unknown> {
 async function synthesize(config: HookledgerConfig, outdir: string): Promise<CloudAssembly> {
   const { App } = await import('aws-cdk-lib');
   const { addHookledgerStack } = await import('../lib/hookledger-stack');
-  const app = new App({ outdir, context: { ...cdkContext(), 'aws:cdk:bundling-stacks': [] } });
+  // Neither the CloudFormation rules check (seconds of WebAssembly) nor tree.json: only the template is read.
+  const app = new App({
+    outdir,
+    context: { ...cdkContext(), 'aws:cdk:bundling-stacks': [] },
+    builtinCloudFormationValidation: false,
+    treeMetadata: false,
+  });
   addHookledgerStack(app, config);
   app.synth();
   return readAssembly(outdir);
