@@ -289,11 +289,17 @@ class Mailbox<E> {
   take(what: string, timeoutMs = 15_000): Promise<Handed<E, unknown>> {
     const next = this.batches.shift();
     if (next) return Promise.resolve(next);
-    return withTimeout(
-      new Promise<Handed<E, unknown>>((resolve) => (this.waiter = resolve)),
-      timeoutMs,
-      () => new FirstInvocationError(`no ${what} within ${timeoutMs} ms`),
-    );
+    return new Promise((resolve, reject) => {
+      // On timeout the waiter goes too: a batch arriving later is kept for close() to fail, not lost.
+      const timer = setTimeout(() => {
+        this.waiter = undefined;
+        reject(new FirstInvocationError(`no ${what} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiter = (batch) => {
+        clearTimeout(timer);
+        resolve(batch);
+      };
+    });
   }
 }
 
