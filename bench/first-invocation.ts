@@ -305,6 +305,7 @@ class Mailbox<E> {
 
 interface FunctionSpec {
   readonly logicalId: string;
+  /** Its whole environment: the template's variables, what Lambda adds, the emulators' endpoints. */
   readonly env: Record<string, string>;
   readonly timeoutSeconds: number;
 }
@@ -341,23 +342,42 @@ export interface FirstInvocationTargets {
   readonly floor: string;
 }
 
+/** The local stack every fresh process of the measurement talks to, started once. */
+interface Rig {
+  readonly stackName: string;
+  /** The source the webhooks are signed for (the first of ingest's SOURCE_SECRETS) and its current secret. */
+  readonly source: string;
+  readonly secret: string;
+  /** By bundle name (the service name less `hookledger-`). */
+  spec(name: string): FunctionSpec;
+  /** Ingest's environment writing to a table of its own. */
+  readonly floor: FunctionSpec & { readonly table: string };
+  readonly gatewayUrl: string;
+  /** Where the gateway hands the next request (undefined: none expected). */
+  serveIngest(invoke: ((event: unknown) => Promise<unknown>) | undefined): void;
+  readonly streamBatches: Mailbox<DynamoDBStreamEvent>;
+  queueBatches(consumerId: string): Mailbox<SQSEvent>;
+  stored(table: string, pk: string): Promise<Record<string, unknown> | undefined>;
+  stop(): Promise<void>;
+}
+
 /**
- * Starts the local stack once, then `runs` rounds of one fresh process per function and one for the
- * floor. The configuration must be the one the bundles inline (the shipped one).
+ * The template synthesized from `config`, its resources on DynamoDB Local and fauxqs, the Secrets
+ * Manager and Lambda endpoints, the HTTP gateway, and the pollers of its event source mappings.
  */
-export async function measureFirstInvocations(
-  config: HookledgerConfig,
-  targets: FirstInvocationTargets,
-  runs: number,
-): Promise<FirstInvocations> {
-  const t0 = performance.now();
-  const work = mkdtempSync(path.join(tmpdir(), 'hookledger-bench-first-'));
+async function startRig(config: HookledgerConfig, consumerIds: readonly string[], work: string): Promise<Rig> {
   const stops: (() => Promise<unknown>)[] = [];
+  const stop = async () => {
+    for (const s of stops.splice(0).reverse()) await s().catch(() => undefined);
+  };
   try {
     // DynamoDB Local's JVM starts in its own process while the stack is synthesized here.
     const dynamoStarting = freePort().then((port) => startDynamoLocal({ port, dbPath: null }));
     dynamoStarting.catch(() => undefined);
-    const assembly = await synthesize(config, path.join(work, 'cdk.out'));
+    const assembly = await synthesize(config, path.join(work, 'cdk.out')).catch(async (error: unknown) => {
+      await (await dynamoStarting.catch(() => undefined))?.stop();
+      throw error;
+    });
     const dynamo = await dynamoStarting;
     stops.push(() => dynamo.stop());
     const fauxqs = await startSqsEmulator({ port: await freePort() });
@@ -382,15 +402,15 @@ export async function measureFirstInvocations(
     provisioning.destroy();
     s3.destroy();
     const sqs = localSqsClient(sqsProxy.endpoint);
+    const ddb = localDocumentClient(dynamo.endpoint);
     stops.push(async () => {
       ddbRaw.destroy();
       sqs.destroy();
+      ddb.destroy();
     });
-    const ddb = localDocumentClient(dynamo.endpoint);
-    stops.push(async () => ddb.destroy());
 
     // Each bundle's function in the template, by its service name (hookledger-<name>).
-    const functions = new Map<string, FunctionSpec>();
+    const templateEnv = new Map<string, FunctionSpec>();
     for (const [id, fn] of resourcesOfType(assembly, 'AWS::Lambda::Function')) {
       const props = fn.Properties ?? {};
       const env = resolveIntrinsics(
@@ -401,7 +421,7 @@ export async function measureFirstInvocations(
       const service = env.POWERTOOLS_SERVICE_NAME;
       if (!service?.startsWith('hookledger-')) continue;
       const logging = (props.LoggingConfig ?? {}) as { ApplicationLogLevel?: string; LogFormat?: string };
-      functions.set(service.slice('hookledger-'.length), {
+      templateEnv.set(service.slice('hookledger-'.length), {
         logicalId: id,
         timeoutSeconds: Number(props.Timeout ?? 3),
         env: {
@@ -414,23 +434,13 @@ export async function measureFirstInvocations(
         },
       });
     }
-    const specOf = (name: string): FunctionSpec => {
-      const spec = functions.get(name);
-      if (!spec)
-        throw new FirstInvocationError(`${name}: no function with POWERTOOLS_SERVICE_NAME hookledger-${name} in the synthesized template`);
-      return spec;
-    };
-    const ingest = specOf('ingest');
-    const fanout = specOf('fanout');
-    const reconcile = specOf('reconcile');
-    const consumerIds = Object.keys(targets.bundles).filter((n) => !['ingest', 'fanout', 'reconcile'].includes(n));
-    for (const id of consumerIds) specOf(id);
+    const ingestEnv = templateEnv.get('ingest')?.env ?? {};
 
     // Secrets Manager: the template's secrets bound to a local secrets file, served as the assembly serves them.
     const bindings = new Map<string, SecretBinding>();
-    const sourceSecrets = JSON.parse(ingest.env.SOURCE_SECRETS ?? '{}') as Record<string, string>;
+    const sourceSecrets = JSON.parse(ingestEnv.SOURCE_SECRETS ?? '{}') as Record<string, string>;
     for (const [source, arn] of Object.entries(sourceSecrets)) bindings.set(arn, { kind: 'source', id: source });
-    if (ingest.env.PAYLOAD_HASH_KEY_SECRET) bindings.set(ingest.env.PAYLOAD_HASH_KEY_SECRET, { kind: 'payloadHashKey' });
+    if (ingestEnv.PAYLOAD_HASH_KEY_SECRET) bindings.set(ingestEnv.PAYLOAD_HASH_KEY_SECRET, { kind: 'payloadHashKey' });
     const secrets = new FileSecrets({ path: path.join(work, 'secrets.json'), sourceIds: Object.keys(sourceSecrets) });
     const secretsEndpoint = await startSecretsEndpoint({
       secrets,
@@ -440,7 +450,7 @@ export async function measureFirstInvocations(
     });
     stops.push(() => secretsEndpoint.close());
 
-    // The event source mappings: the fan-out's stream and each consumer's queue, read as Lambda reads them.
+    // The event source mappings: the fan-out's stream and each consumer's queue.
     const esms = resourcesOfType(assembly, 'AWS::Lambda::EventSourceMapping').map(([id, esm]) => ({
       id,
       functionId: (esm.Properties?.FunctionName as { Ref?: string } | undefined)?.Ref ?? '',
@@ -456,6 +466,7 @@ export async function measureFirstInvocations(
     );
     stops.push(() => lambdaEndpoint.close());
 
+    // What Lambda adds, credentials, and the SDK clients pointed at the emulators.
     const common = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       AWS_REGION: LOCAL_REGION,
@@ -470,16 +481,17 @@ export async function measureFirstInvocations(
       AWS_EC2_METADATA_DISABLED: 'true',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
-    const freshOf = (file: string, spec: FunctionSpec): FreshProcess => ({
-      file,
-      env: { ...common, ...spec.env },
-      timeoutSeconds: spec.timeoutSeconds,
-    });
-    const bundleOf = (name: string) => {
-      const file = targets.bundles[name];
-      if (!file) throw new FirstInvocationError(`${name}: no bundle to measure`);
-      return file;
+    const spec = (name: string): FunctionSpec => {
+      const found = templateEnv.get(name);
+      if (!found) {
+        throw new FirstInvocationError(`${name}: no function with POWERTOOLS_SERVICE_NAME hookledger-${name} in the synthesized template`);
+      }
+      return { ...found, env: { ...common, ...found.env } };
     };
+    const ingest = spec('ingest');
+    const fanout = spec('fanout');
+    spec('reconcile');
+    for (const id of consumerIds) spec(id);
 
     // The floor: ingest's environment, its table one of its own with the same key.
     const floorTable = `${assembly.stackName}-bench-floor`;
@@ -492,7 +504,6 @@ export async function measureFirstInvocations(
       }),
     );
     await waitUntilTableExists({ client: ddbRaw, maxWaitTime: 30, minDelay: 1 }, { TableName: floorTable });
-    const floorSpec: FunctionSpec = { ...ingest, env: { ...ingest.env, EVENTS_TABLE: floorTable } };
 
     // Ingest behind the local HTTP gateway: the request it gets is the event API Gateway would build.
     let ingestInvoke: ((event: unknown) => Promise<unknown>) | undefined;
@@ -510,12 +521,11 @@ export async function measureFirstInvocations(
     const streamBatches = new Mailbox<DynamoDBStreamEvent>();
     const queueBatches = new Map<string, Mailbox<SQSEvent>>();
     const pollers: (StreamPoller | SqsPoller)[] = [];
-    const stopPollers = async () => {
+    stops.push(async () => {
       streamBatches.close();
       for (const m of queueBatches.values()) m.close();
       await Promise.all(pollers.map((p) => p.stop()));
-    };
-    stops.push(stopPollers);
+    });
     const quiet = { warn: () => undefined, error: () => undefined };
     for (const esm of esms) {
       const reportBatchItemFailures = ((esm.props.FunctionResponseTypes as string[] | undefined) ?? []).includes('ReportBatchItemFailures');
@@ -538,7 +548,7 @@ export async function measureFirstInvocations(
         pollers.push(poller);
         continue;
       }
-      const consumerId = [...functions].find(([, f]) => f.logicalId === esm.functionId)?.[0];
+      const consumerId = [...templateEnv].find(([, f]) => f.logicalId === esm.functionId)?.[0];
       const queue = esm.source?.[1] === 'Arn' ? resources.queues[esm.source[0]] : undefined;
       if (!consumerId || !queue || !consumerIds.includes(consumerId)) continue;
       const mailbox = new Mailbox<SQSEvent>();
@@ -562,135 +572,200 @@ export async function measureFirstInvocations(
 
     const source = Object.keys(sourceSecrets)[0];
     if (!source) throw new FirstInvocationError('ingest: SOURCE_SECRETS names no source');
-    const secret = (await secrets.get(source)).current;
-    const runId = `first${Date.now().toString(36)}`;
-    const stored = async (table: string, pk: string) =>
-      (await ddb.send(new GetCommand({ TableName: table, Key: { pk }, ConsistentRead: true }))).Item;
+    return {
+      stackName: assembly.stackName,
+      source,
+      secret: (await secrets.get(source)).current,
+      spec,
+      floor: { ...ingest, env: { ...ingest.env, EVENTS_TABLE: floorTable }, table: floorTable },
+      gatewayUrl: gateway.url,
+      serveIngest: (invoke) => {
+        ingestInvoke = invoke;
+      },
+      streamBatches,
+      queueBatches: (id) => queueBatches.get(id)!,
+      stored: async (table, pk) => (await ddb.send(new GetCommand({ TableName: table, Key: { pk }, ConsistentRead: true }))).Item,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
 
-    const runsOf: Record<string, FirstInvocationRun[]> = { floor: [] };
-    const names = ['ingest', 'fanout', ...consumerIds, 'reconcile'];
-    for (const name of names) runsOf[name] = [];
-    for (let round = 0; round < runs; round++) {
-      // The floor: its conditional PutItem of a fresh key, on a table that exists.
-      const floorBody = `${runId}-floor-${round}`;
-      runsOf.floor!.push(
-        await firstInvocation(
-          'floor',
-          freshOf(targets.floor, floorSpec),
-          (invoke) => invoke({ body: floorBody }),
-          async (answer) => {
-            expectHttp202('floor', answer);
-            const pk = createHmac('sha256', floorTable).update(floorBody).digest('hex');
-            if (!(await stored(floorTable, pk)))
-              throw new FirstInvocationError(`floor: answered 202 but wrote no item pk=${pk} in ${floorTable}`);
-          },
-        ),
-      );
+/** Takes the next batch a poller read, checks it holds `wanted`, and answers the poller with the invocation's result. */
+async function invokeWithBatch<E>(
+  name: string,
+  mailbox: Mailbox<E>,
+  what: string,
+  holds: (event: E) => { ok: boolean; found: string },
+  invoke: (event: unknown) => Promise<unknown>,
+): Promise<unknown> {
+  const batch = await mailbox.take(`${what} for ${name}`);
+  const check = holds(batch.event);
+  if (!check.ok) {
+    const error = new FirstInvocationError(`${name}: the batch holds ${check.found}, not the ${what}`);
+    await batch.answer(Promise.reject(error)).catch(() => undefined);
+    throw error;
+  }
+  return batch.answer(invoke(batch.event));
+}
 
-      // Ingest: a signed webhook with a webhook id of its own, POSTed to the gateway.
-      const { eventId, body } = paymentEvent(round, runId);
-      const request = signRequest(secret, eventId, body);
-      const receiptKey = eventKey(source, eventId);
-      runsOf.ingest!.push(
-        await firstInvocation(
-          'ingest',
-          freshOf(bundleOf('ingest'), ingest),
-          async (invoke) => {
-            ingestInvoke = invoke;
-            try {
-              const res = await fetch(`${gateway.url}/hooks/${source}`, { method: 'POST', headers: request.headers, body: request.body });
-              return { statusCode: res.status, body: await res.text() };
-            } finally {
-              ingestInvoke = undefined;
-            }
-          },
-          async (answer) => {
-            expectHttp202('ingest', answer);
-            const receipt = await stored(ingest.env.EVENTS_TABLE ?? '', receiptKey);
-            if (receipt?.kind !== 'event') throw new FirstInvocationError(`ingest: answered 202 but stored no receipt ${receiptKey}`);
-          },
-        ),
-      );
+/** One round: a fresh process each for the floor, ingest, fan-out, every consumer and reconcile, in that order. */
+async function oneRound(
+  rig: Rig,
+  targets: FirstInvocationTargets,
+  consumerIds: readonly string[],
+  round: number,
+  runId: string,
+): Promise<Record<string, FirstInvocationRun>> {
+  const fresh = (name: string, spec: FunctionSpec): FreshProcess => {
+    const file = name === 'floor' ? targets.floor : targets.bundles[name];
+    if (!file) throw new FirstInvocationError(`${name}: no bundle to measure`);
+    return { file, env: spec.env, timeoutSeconds: spec.timeoutSeconds };
+  };
+  const out: Record<string, FirstInvocationRun> = {};
 
-      // Fan-out: the stream batch carrying that receipt's INSERT.
-      runsOf.fanout!.push(
-        await firstInvocation(
-          'fanout',
-          freshOf(bundleOf('fanout'), fanout),
-          async (invoke) => {
-            const batch = await streamBatches.take(`stream batch with the INSERT of ${receiptKey}`);
-            const keys = batch.event.Records.map((r) => r.dynamodb?.Keys?.pk?.S);
-            if (!keys.includes(receiptKey)) {
-              const error = new FirstInvocationError(`fanout: the stream batch holds ${keys.join(', ')}, not ${receiptKey}`);
-              await batch.answer(Promise.reject(error)).catch(() => undefined);
-              throw error;
-            }
-            return batch.answer(invoke(batch.event));
-          },
-          async (answer) => expectNoBatchFailures('fanout', answer),
-        ),
-      );
-
-      // Each consumer: the SQS batch with the delivery message fan-out sent it.
-      for (const id of consumerIds) {
-        runsOf[id]!.push(
-          await firstInvocation(
-            id,
-            freshOf(bundleOf(id), specOf(id)),
-            async (invoke) => {
-              const batch = await queueBatches.get(id)!.take(`${id} delivery message for ${eventId}`);
-              const ids = batch.event.Records.map((r) => (JSON.parse(r.body) as { eventId?: string }).eventId);
-              if (!ids.includes(eventId)) {
-                const error = new FirstInvocationError(`${id}: the SQS batch holds ${ids.join(', ')}, not ${eventId}`);
-                await batch.answer(Promise.reject(error)).catch(() => undefined);
-                throw error;
-              }
-              return batch.answer(invoke(batch.event));
-            },
-            async (answer) => {
-              expectNoBatchFailures(id, answer);
-              const key = ledgerKey(source, eventId, id);
-              const row = await stored(specOf(id).env.LEDGER_TABLE ?? '', key);
-              if (row?.state !== 'done') {
-                throw new FirstInvocationError(
-                  `${id}: the first request left ledger row ${key} ${row ? `in state ${row.state}` : 'unwritten'}, not done`,
-                );
-              }
-            },
-          ),
-        );
+  // The floor: its conditional PutItem of a fresh key, on a table that exists.
+  const floorBody = `${runId}-floor-${round}`;
+  out.floor = await firstInvocation(
+    'floor',
+    fresh('floor', rig.floor),
+    (invoke) => invoke({ body: floorBody }),
+    async (answer) => {
+      expectHttp202('floor', answer);
+      const pk = createHmac('sha256', rig.floor.table).update(floorBody).digest('hex');
+      if (!(await rig.stored(rig.floor.table, pk))) {
+        throw new FirstInvocationError(`floor: answered 202 but wrote no item pk=${pk} in ${rig.floor.table}`);
       }
+    },
+  );
 
-      // Reconcile: the schedule's event.
-      runsOf.reconcile!.push(
-        await firstInvocation(
-          'reconcile',
-          freshOf(bundleOf('reconcile'), reconcile),
-          (invoke) =>
-            invoke({
-              version: '0',
-              id: randomUUID(),
-              'detail-type': 'Scheduled Event',
-              source: 'aws.events',
-              account: '000000000000',
-              time: new Date().toISOString(),
-              region: LOCAL_REGION,
-              resources: [`arn:aws:events:${LOCAL_REGION}:000000000000:rule/${assembly.stackName}-reconcile`],
-              detail: {},
-            }),
-          async (answer) => {
-            const run = answer as { complete?: unknown; receiptsChecked?: unknown; repair?: unknown } | null;
-            if (run?.complete !== true || typeof run.receiptsChecked !== 'number') {
-              throw new FirstInvocationError(`reconcile: the first run did not complete: ${JSON.stringify(answer).slice(0, 300)}`);
-            }
-            if (reconcile.env.REPAIR_MAX_PER_RUN && run.repair === undefined) {
-              throw new FirstInvocationError(
-                'reconcile: deployed with repair on, but the first run did not repair (no `repair` in its answer)',
-              );
-            }
+  // Ingest: a signed webhook with a webhook id of its own, POSTed to the gateway.
+  const { eventId, body } = paymentEvent(round, runId);
+  const request = signRequest(rig.secret, eventId, body);
+  const receiptKey = eventKey(rig.source, eventId);
+  const ingest = rig.spec('ingest');
+  out.ingest = await firstInvocation(
+    'ingest',
+    fresh('ingest', ingest),
+    async (invoke) => {
+      rig.serveIngest(invoke);
+      try {
+        const res = await fetch(`${rig.gatewayUrl}/hooks/${rig.source}`, { method: 'POST', headers: request.headers, body: request.body });
+        return { statusCode: res.status, body: await res.text() };
+      } finally {
+        rig.serveIngest(undefined);
+      }
+    },
+    async (answer) => {
+      expectHttp202('ingest', answer);
+      const receipt = await rig.stored(ingest.env.EVENTS_TABLE ?? '', receiptKey);
+      if (receipt?.kind !== 'event') throw new FirstInvocationError(`ingest: answered 202 but stored no receipt ${receiptKey}`);
+    },
+  );
+
+  // Fan-out: the stream batch carrying that receipt's INSERT.
+  out.fanout = await firstInvocation(
+    'fanout',
+    fresh('fanout', rig.spec('fanout')),
+    (invoke) =>
+      invokeWithBatch(
+        'fanout',
+        rig.streamBatches,
+        `stream record of ${receiptKey}`,
+        (event) => {
+          const keys = event.Records.map((r) => r.dynamodb?.Keys?.pk?.S);
+          return { ok: keys.includes(receiptKey), found: keys.join(', ') };
+        },
+        invoke,
+      ),
+    async (answer) => expectNoBatchFailures('fanout', answer),
+  );
+
+  // Each consumer: the SQS batch with the delivery message fan-out sent it.
+  for (const id of consumerIds) {
+    const spec = rig.spec(id);
+    out[id] = await firstInvocation(
+      id,
+      fresh(id, spec),
+      (invoke) =>
+        invokeWithBatch(
+          id,
+          rig.queueBatches(id),
+          `delivery message of ${eventId}`,
+          (event) => {
+            const ids = event.Records.map((r) => (JSON.parse(r.body) as { eventId?: string }).eventId);
+            return { ok: ids.includes(eventId), found: ids.join(', ') };
           },
+          invoke,
         ),
-      );
+      async (answer) => {
+        expectNoBatchFailures(id, answer);
+        const key = ledgerKey(rig.source, eventId, id);
+        const row = await rig.stored(spec.env.LEDGER_TABLE ?? '', key);
+        if (row?.state !== 'done') {
+          throw new FirstInvocationError(
+            `${id}: the first request left ledger row ${key} ${row ? `in state ${row.state}` : 'unwritten'}, not done`,
+          );
+        }
+      },
+    );
+  }
+
+  // Reconcile: the schedule's event.
+  const reconcile = rig.spec('reconcile');
+  out.reconcile = await firstInvocation(
+    'reconcile',
+    fresh('reconcile', reconcile),
+    (invoke) =>
+      invoke({
+        version: '0',
+        id: randomUUID(),
+        'detail-type': 'Scheduled Event',
+        source: 'aws.events',
+        account: '000000000000',
+        time: new Date().toISOString(),
+        region: LOCAL_REGION,
+        resources: [`arn:aws:events:${LOCAL_REGION}:000000000000:rule/${rig.stackName}-reconcile`],
+        detail: {},
+      }),
+    async (answer) => {
+      const run = answer as { complete?: unknown; receiptsChecked?: unknown; repair?: unknown } | null;
+      if (run?.complete !== true || typeof run.receiptsChecked !== 'number') {
+        throw new FirstInvocationError(`reconcile: the first run did not complete: ${JSON.stringify(answer).slice(0, 300)}`);
+      }
+      if (reconcile.env.REPAIR_MAX_PER_RUN && run.repair === undefined) {
+        throw new FirstInvocationError('reconcile: deployed with repair on, but the first run did not repair (no `repair` in its answer)');
+      }
+    },
+  );
+  return out;
+}
+
+/**
+ * Starts the local stack once, then `runs` rounds of one fresh process per function and one for the
+ * floor. The configuration must be the one the bundles inline (the shipped one).
+ */
+export async function measureFirstInvocations(
+  config: HookledgerConfig,
+  targets: FirstInvocationTargets,
+  runs: number,
+): Promise<FirstInvocations> {
+  const t0 = performance.now();
+  const work = mkdtempSync(path.join(tmpdir(), 'hookledger-bench-first-'));
+  try {
+    const consumerIds = Object.keys(targets.bundles).filter((n) => !['ingest', 'fanout', 'reconcile'].includes(n));
+    const rig = await startRig(config, consumerIds, work);
+    const names = ['ingest', 'fanout', ...consumerIds, 'reconcile'];
+    const runsOf: Record<string, FirstInvocationRun[]> = Object.fromEntries(['floor', ...names].map((n) => [n, []]));
+    try {
+      const runId = `first${Date.now().toString(36)}`;
+      for (let round = 0; round < runs; round++) {
+        for (const [name, run] of Object.entries(await oneRound(rig, targets, consumerIds, round, runId))) runsOf[name]!.push(run);
+      }
+    } finally {
+      await rig.stop();
     }
     const summary = (r: readonly FirstInvocationRun[]): FirstInvocationResult => ({
       loadMs: median(r.map((x) => x.loadMs)),
@@ -698,12 +773,12 @@ export async function measureFirstInvocations(
       totalMs: median(r.map((x) => x.totalMs)),
       runs: r,
     });
-    const byFunction = Object.fromEntries(names.map((n) => [n, summary(runsOf[n]!)]));
-    const floor = summary(runsOf.floor!);
-    for (const stop of stops.splice(0).reverse()) await stop().catch(() => undefined);
-    return { byFunction, floor, seconds: (performance.now() - t0) / 1000 };
+    return {
+      byFunction: Object.fromEntries(names.map((n) => [n, summary(runsOf[n]!)])),
+      floor: summary(runsOf.floor!),
+      seconds: (performance.now() - t0) / 1000,
+    };
   } finally {
-    for (const stop of stops.reverse()) await stop().catch(() => undefined);
     rmSync(work, { recursive: true, force: true });
   }
 }
