@@ -5,7 +5,8 @@
  *   2. USD per million webhooks from those counts and bench/prices.json
  *   3. intake latency/throughput (autocannon in a second process) against the emulator's write floor
  *   4. end-to-end latency, POST to the last consumer's acknowledgement
- *   5. bundle sizes and module load times, against a floor bundle built in the same run
+ *   5. bundle sizes and module load times, against a floor bundle built in the same run; each
+ *      function's first invocation (load + first request on the local stack: bench/first-invocation.ts)
  *   6. bodies by size and content: where each is stored, units, S3 requests, latency, USD per million
  *   (7. window queries, 8. the intake cost of consumer filters: bench/filters.ts, which
  *   `npx tsx bench/filters.ts` runs alone)
@@ -40,6 +41,7 @@ import {
 } from './cost';
 import { endToEnd } from './e2e';
 import { type FilterBenchResult, measureFilters, printFilters } from './filters';
+import { bundleTargets, measureFirstInvocations, printFirstInvocations, withFirstInvocations } from './first-invocation';
 import { intakeAgainstFloor } from './intake';
 import { BODY_CONTENTS, LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
 import { CapacityMeter, countInvocations, DeliveryTracker, InvocationMeter, LogMeter, S3Meter, SqsMeter } from './meters';
@@ -165,6 +167,9 @@ async function main(): Promise<void> {
   }
   console.log(`5. bundling ${3 + stack.config.consumers.length} functions and an empty handler; ${PLAN.bundleLoads} cold loads each...`);
   const { bundles, emptyBundle, floorBundle } = await measureBundles(stack.config, PLAN.bundleLoads);
+  // The bundles inline the shipped configuration: the stack they run in is synthesized from it too.
+  console.log(`5b. first invocations: ${PLAN.bundleLoads} fresh processes each against the local stack...`);
+  const first = await measureFirstInvocations(defineConfig(baseConfig), bundleTargets(Object.keys(bundles)), PLAN.bundleLoads);
   // Its own emulators and tables: reads against history, nothing to do with the pipeline's load.
   const window: WindowBenchResult = await measureWindow();
   // Its own stacks (one without filters, one with): intake alone, pipeline stopped.
@@ -382,6 +387,7 @@ async function main(): Promise<void> {
   ]);
 
   printBundles(bundles, emptyBundle, floorBundle);
+  printFirstInvocations(first, PLAN.bundleLoads);
   console.log(`\ntotal run time ${runSeconds.toFixed(0)} s`);
 
   printLargeBodies(large);
@@ -470,7 +476,7 @@ async function main(): Promise<void> {
     },
     largeBodies: large,
     endToEnd: { p50Ms: round(e2e.p50Ms), p99Ms: round(e2e.p99Ms), maxMs: round(e2e.maxMs), samples: e2e.samples, spacingMs: e2e.spacingMs },
-    ...bundlesJson(bundles, emptyBundle, floorBundle),
+    ...withFirstInvocations(bundlesJson(bundles, emptyBundle, floorBundle), first),
     details: { ...phases, itemSizes: sizes },
   };
   writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -657,8 +663,11 @@ async function runOnly(sections: Set<Section>): Promise<void> {
       `5. bundling ${3 + baseConfig.consumers.length} functions, the floor and an empty handler; ${PLAN.bundleLoads} cold loads each...`,
     );
     const { bundles, emptyBundle, floorBundle } = await measureBundles(defineConfig(baseConfig), PLAN.bundleLoads);
+    console.log(`5b. first invocations: ${PLAN.bundleLoads} fresh processes each against the local stack...`);
+    const first = await measureFirstInvocations(defineConfig(baseConfig), bundleTargets(Object.keys(bundles)), PLAN.bundleLoads);
     printBundles(bundles, emptyBundle, floorBundle);
-    Object.assign(partial, bundlesJson(bundles, emptyBundle, floorBundle));
+    printFirstInvocations(first, PLAN.bundleLoads);
+    Object.assign(partial, withFirstInvocations(bundlesJson(bundles, emptyBundle, floorBundle), first));
   }
   partial.runSeconds = round((performance.now() - t0) / 1000);
   writeFileSync(path.join(ROOT, 'bench', 'results.partial.json'), `${JSON.stringify(partial, null, 2)}\n`);
