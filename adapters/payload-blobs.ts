@@ -8,14 +8,7 @@
  * written); every other S3 error becomes StorageUnavailableError, which intake answers 503 and the
  * fan-out and runtime retry.
  */
-import {
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  NoSuchKey,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { RETENTION_TAG } from '../core/blobs';
 import { StorageUnavailableError } from './errors';
 
@@ -41,6 +34,15 @@ export interface ErasableBlobs {
 export interface S3PayloadBlobsOptions {
   readonly client: S3Client;
   readonly bucket: string;
+}
+
+/**
+ * The bucket through a client of its own, as the Lambdas use it. The only module of the handlers that
+ * imports the S3 client: a bundle keeps that client apart (lib/constructs/hookledger-function.ts,
+ * APART_PACKAGES) and loads it with this module, on the first body or view that needs the bucket.
+ */
+export function s3PayloadBlobs(bucket: string): S3PayloadBlobs {
+  return new S3PayloadBlobs({ client: new S3Client({}), bucket });
 }
 
 export class S3PayloadBlobs implements PayloadBlobs, ErasableBlobs {

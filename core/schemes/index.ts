@@ -1,7 +1,9 @@
 /**
  * The signature schemes, one module each, listed once. Adding a scheme: write its module (sign,
- * verifier, signed parts, options; see `Scheme` in ./types) and add one line here. The config
- * schema, intake, `hookledger send` and the signed-parts tests all read this registry.
+ * verifier, signed parts, options; see `Scheme` in ./types; keep its top level free of calls and
+ * template literals, or mark them `@__PURE__`, so bundles that do not use it leave it out), add one
+ * line here and one in ./bundled (the compiler asks for it). The config schema, `hookledger send`,
+ * the local stack and the signed-parts tests read this registry; intake's Lambda bundle reads ./bundled.
  */
 
 import type { BodyFormat } from '../body';

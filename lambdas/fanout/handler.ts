@@ -14,10 +14,7 @@ import { consumerVersionPaths, consumerViews, createFanoutHandler, FANOUT_READ_R
  * first such body (adapters/lazy.ts): most batches never need it.
  */
 const payloadBucket = requireEnv(ENV.payloadBucket);
-const bucket = lazyPayloadBlobs(async () => {
-  const [{ S3Client }, { S3PayloadBlobs }] = await Promise.all([import('@aws-sdk/client-s3'), import('../../adapters/payload-blobs')]);
-  return new S3PayloadBlobs({ client: new S3Client({}), bucket: payloadBucket });
-});
+const bucket = lazyPayloadBlobs(async () => (await import('../../adapters/payload-blobs')).s3PayloadBlobs(payloadBucket));
 
 /** Parsed once at cold start. */
 const config = bundledConfig();

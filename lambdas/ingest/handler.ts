@@ -37,13 +37,7 @@ export const handler = flushingLogs(
         shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
         // Bodies whose stored size passes payloads.inlineMaxBytes (core/blobs.ts); PutObject on payloads/* only.
         inlineMaxBytes: config.payloads.inlineMaxBytes,
-        blobs: lazyPayloadBlobs(async () => {
-          const [{ S3Client }, { S3PayloadBlobs }] = await Promise.all([
-            import('@aws-sdk/client-s3'),
-            import('../../adapters/payload-blobs'),
-          ]);
-          return new S3PayloadBlobs({ client: new S3Client({}), bucket: payloadBucket });
-        }),
+        blobs: lazyPayloadBlobs(async () => (await import('../../adapters/payload-blobs')).s3PayloadBlobs(payloadBucket)),
       }),
     ),
     secrets: lazySecrets(async () => {

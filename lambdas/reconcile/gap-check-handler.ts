@@ -1,9 +1,8 @@
 /** Lambda entry for one source's scheduled provider gap check (EventBridge rule; lib/constructs/gap-check.ts). */
-import { S3Client } from '@aws-sdk/client-s3';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createDocumentClient } from '../../adapters/clients';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
-import { S3PayloadBlobs } from '../../adapters/payload-blobs';
+import { s3PayloadBlobs } from '../../adapters/payload-blobs';
 import { providerEvents } from '../../adapters/provider-events';
 import { ENV, MissingEnvError, requireEnv } from '../../core/env';
 import { HOUR_MS } from '../../core/model';
@@ -66,7 +65,7 @@ export const handler = flushingLogs(
                   client: ddb,
                   tableName: tables.events,
                   shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
-                  blobs: new S3PayloadBlobs({ client: new S3Client({}), bucket: requireEnv(ENV.payloadBucket) }),
+                  blobs: s3PayloadBlobs(requireEnv(ENV.payloadBucket)),
                 }),
               ),
               payloadHashKey: () =>

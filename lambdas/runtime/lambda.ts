@@ -52,13 +52,7 @@ function build(consumerId: string, handle: ConsumerHandle, logger: LambdaLogger)
       logger,
       // Claim-checked views: this role may read views/<consumerId>/* and nothing else in the bucket.
       // S3 loads on the first such view (adapters/lazy.ts).
-      viewObjects: lazyPayloadBlobs(async () => {
-        const [{ S3Client }, { S3PayloadBlobs }] = await Promise.all([
-          import('@aws-sdk/client-s3'),
-          import('../../adapters/payload-blobs'),
-        ]);
-        return new S3PayloadBlobs({ client: new S3Client({}), bucket });
-      }),
+      viewObjects: lazyPayloadBlobs(async () => (await import('../../adapters/payload-blobs')).s3PayloadBlobs(bucket)),
     },
     handle,
   );

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { AssetHashType, DockerImage, Duration, type ILocalBundling, Validations } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -7,7 +8,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type BuildOptions, buildSync } from 'esbuild';
+import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
 import { BUNDLED_CONFIG_DEFINE } from '../../core/env';
 /** Namespace of every custom metric the stack emits and alarms on (Powertools reads it from env). */
 import { METRICS_NAMESPACE } from '../../core/metrics';
@@ -24,6 +25,20 @@ export const RUNTIME = lambda.Runtime.NODEJS_22_X;
  */
 export const ESM_REQUIRE_BANNER =
   "import { createRequire as __hookledgerCreateRequire } from 'node:module'; const require = __hookledgerCreateRequire(import.meta.url);";
+
+/**
+ * SDK clients bundled apart from the handler, each with the names the handlers import from it (only
+ * adapters/payload-blobs.ts imports the S3 client; test/lint/bundle-contents.test.ts holds it to
+ * these names). In the handler's build the package is external; `bundleApart` then writes it as a
+ * bundle of its own under the output's `node_modules/`, where Node finds it when the chunk that
+ * imports it loads. Inside the handler's build, code splitting would share the S3 client's protocol
+ * code (XML, checksums, streams) with the DynamoDB client's through the SDK's index modules, so
+ * every cold start would load it: about 20 KiB, and Node's web streams, which S3's checksum stream
+ * touches at import. Apart, it loads only with the first body or view in the bucket.
+ */
+export const APART_PACKAGES: Readonly<Record<string, readonly string[]>> = {
+  '@aws-sdk/client-s3': ['DeleteObjectsCommand', 'GetObjectCommand', 'ListObjectsV2Command', 'NoSuchKey', 'PutObjectCommand', 'S3Client'],
+};
 
 /**
  * How every handler is bundled (the bench builds with the same options): esbuild, ESM for Node 22,
@@ -45,7 +60,7 @@ export function handlerBuildOptions(define?: Record<string, string>): BuildOptio
     keepNames: true,
     sourcemap: true,
     sourcesContent: false,
-    external: [],
+    external: Object.keys(APART_PACKAGES),
     splitting: true,
     entryNames: 'index',
     chunkNames: 'chunks/[name]-[hash]',
@@ -55,9 +70,33 @@ export function handlerBuildOptions(define?: Record<string, string>): BuildOptio
   };
 }
 
-/** Bundles one handler into `outdir`: index.mjs (exports `handler`), chunks/, source maps. */
+/** Bundles one handler into `outdir`: index.mjs (exports `handler`), chunks/, source maps, and its clients apart. */
 export function bundleHandler(entry: string, outdir: string, define?: Record<string, string>): void {
-  buildSync({ ...handlerBuildOptions(define), entryPoints: [path.join(PROJECT_ROOT, entry)], outdir });
+  const { metafile } = buildSync({ ...handlerBuildOptions(define), entryPoints: [path.join(PROJECT_ROOT, entry)], outdir, metafile: true });
+  bundleApart(metafile, outdir);
+}
+
+/**
+ * Writes each package of APART_PACKAGES that the handler's build (its metafile) imports as a bundle of
+ * its own: `<outdir>/node_modules/<package>/index.mjs`, exporting the listed names, with the same
+ * options but no splitting. Returns the files written.
+ */
+export function bundleApart(metafile: Metafile, outdir: string): string[] {
+  const imported = new Set(Object.values(metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external).map((i) => i.path)));
+  const written: string[] = [];
+  for (const [pkg, names] of Object.entries(APART_PACKAGES)) {
+    if (!imported.has(pkg)) continue;
+    const dir = path.join(outdir, 'node_modules', ...pkg.split('/'));
+    const { splitting: _, chunkNames: __, entryNames: ___, external: ____, ...options } = handlerBuildOptions();
+    buildSync({
+      ...options,
+      stdin: { contents: `export { ${names.join(', ')} } from '${pkg}';`, resolveDir: PROJECT_ROOT, sourcefile: `${pkg}-apart.js` },
+      outfile: path.join(dir, 'index.mjs'),
+    });
+    writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify({ name: pkg, type: 'module', exports: './index.mjs' })}\n`);
+    written.push(path.join(dir, 'index.mjs'));
+  }
+  return written;
 }
 
 /**

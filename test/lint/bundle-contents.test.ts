@@ -4,11 +4,15 @@
  * handler reaches core/config/schema.ts; and what a cold start loads (index.mjs and the chunks it
  * imports statically) leaves out the clients of rare paths, which load on first use (adapters/lazy.ts).
  */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import config from '../../hookledger.config';
-import { bundledDefines, handlerBuildOptions } from '../../lib/constructs/hookledger-function';
+import { APART_PACKAGES, bundledDefines, bundleHandler, handlerBuildOptions } from '../../lib/constructs/hookledger-function';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -108,5 +112,62 @@ describe('what a cold start loads', () => {
     const all = await bundledInputs('lambdas/ingest/handler.ts');
     expect(all).toContain('core/schemes/standard-webhooks.ts');
     expect(all).not.toContain('core/schemes/index.ts');
+  });
+
+  it.each([['lambdas/ingest/handler.ts'], ['lambdas/fanout/handler.ts'], ['lambdas/consumers/billing-meter.ts']])(
+    '%s compiles none of the S3 client at cold start, its protocol code (XML, checksum streams) included: it is bundled apart',
+    async (entry) => {
+      const files = await filesAtColdStart(entry);
+      const s3Only = [...files].filter((f) => /client-s3\/|protocols\/xml\/AwsRestXml|checksum\/ChecksumStream|util-waiter/.test(f));
+      expect(s3Only).toEqual([]);
+    },
+  );
+});
+
+/** The input files a cold start loads (index.mjs and its static chunks), as the stack bundles. */
+async function filesAtColdStart(entry: string): Promise<Set<string>> {
+  const outputs = (await built(entry)).outputs;
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file) || !outputs[file]) return;
+    seen.add(file);
+    for (const i of outputs[file].imports) if (i.kind === 'import-statement') visit(i.path);
+  };
+  visit(Object.keys(outputs).find((f) => f.endsWith('/index.mjs'))!);
+  return new Set([...seen].flatMap((f) => Object.keys(outputs[f]!.inputs)));
+}
+
+describe('the S3 client, bundled apart', () => {
+  it("is imported by adapters/payload-blobs.ts alone among the handlers' modules, with only the names bundled apart", () => {
+    const importers = execFileSync('git', ['grep', '-l', "from '@aws-sdk/client-s3'", '--', 'lambdas', 'adapters', 'core'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n');
+    expect(importers).toEqual(['adapters/payload-blobs.ts']);
+    const source = readFileSync(path.join(ROOT, 'adapters/payload-blobs.ts'), 'utf8');
+    const names = /import \{([^}]*)\} from '@aws-sdk\/client-s3'/
+      .exec(source)![1]!
+      .split(',')
+      .map((n) => n.trim())
+      .filter((n) => n !== '' && !n.startsWith('type '));
+    expect(names.filter((n) => !APART_PACKAGES['@aws-sdk/client-s3']!.includes(n))).toEqual([]);
+  });
+
+  it('a consumer bundled as the stack bundles it links its bucket chunk to the client apart and builds the bucket adapter', async () => {
+    const outdir = mkdtempSync(path.join(tmpdir(), 'hookledger-apart-'));
+    try {
+      bundleHandler('lambdas/consumers/billing-meter.ts', outdir, bundledDefines(JSON.stringify(config)));
+      expect(existsSync(path.join(outdir, 'node_modules/@aws-sdk/client-s3/index.mjs'))).toBe(true);
+      const chunk = readdirSync(path.join(outdir, 'chunks')).find((f) => f.startsWith('payload-blobs-') && f.endsWith('.mjs'))!;
+      const mod = (await import(pathToFileURL(path.join(outdir, 'chunks', chunk)).href)) as {
+        s3PayloadBlobs: (bucket: string) => { get: unknown; put: unknown };
+      };
+      const blobs = mod.s3PayloadBlobs('hookledger-payloads-204');
+      expect([typeof blobs.get, typeof blobs.put, blobs.constructor.name]).toEqual(['function', 'function', 'S3PayloadBlobs']);
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
   });
 });
