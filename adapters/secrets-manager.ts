@@ -99,6 +99,11 @@ export class SecretsManagerPort implements SecretsPort {
   }
 
   async get(sourceId: string): Promise<SigningSecrets> {
+    // Intake reads the payload-hash key right after the source's secret on every request: the first
+    // read of an environment starts both, so its first webhook waits one round trip, not two.
+    if (this.hashKey === undefined && this.options.payloadHashKeySecretId) {
+      this.payloadHashKey().catch(() => undefined); // a failure is not kept: the request's own read tries again
+    }
     const cached = this.cache.get(sourceId);
     if (cached && this.clock() - cached.fetchedAt < this.freshFor(cached.value)) return cached.value;
     return this.fetch(sourceId, cached);

@@ -263,3 +263,41 @@ describe('SecretsManagerPort', () => {
     });
   });
 });
+
+describe('SecretsManagerPort: the first read of an environment', () => {
+  const HASH_KEY_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:hookledger-payload-hash-key-MnOpQr';
+  const hashKeyPort = () =>
+    new SecretsManagerPort({
+      client: new SecretsManagerClient({ region: 'eu-west-1' }),
+      secretIds: { platform: ARN },
+      overlapMs: { platform: 2 * HOUR },
+      payloadHashKeySecretId: HASH_KEY_ARN,
+      clock: () => T0,
+    });
+
+  it("starts the payload-hash key's read alongside the source's: its first webhook waits one round trip, then no further call", async () => {
+    stages(ARN, CURRENT, T0 - HOUR);
+    sm.on(GetSecretValueCommand, { SecretId: HASH_KEY_ARN }).resolves({ SecretString: 'phk_tenant_204_bucket_key' });
+    const secrets = hashKeyPort();
+    expect(await secrets.get('platform')).toEqual({ current: CURRENT });
+    // AWSCURRENT, AWSPREVIOUS and the key, all sent by the first get.
+    expect(
+      sm
+        .commandCalls(GetSecretValueCommand)
+        .map((c) => c.args[0].input.SecretId)
+        .sort(),
+    ).toEqual([HASH_KEY_ARN, ARN, ARN]);
+    expect((await secrets.payloadHashKey()).toString('utf8')).toBe('phk_tenant_204_bucket_key');
+    expect(calls()).toBe(3);
+  });
+
+  it('keeps no failed early read of the key: the read the request makes tries again and succeeds', async () => {
+    stages(ARN, CURRENT, T0 - HOUR);
+    sm.on(GetSecretValueCommand, { SecretId: HASH_KEY_ARN }).rejectsOnce(outage()).resolves({ SecretString: 'phk_tenant_204_bucket_key' });
+    const secrets = hashKeyPort();
+    expect(await secrets.get('platform')).toEqual({ current: CURRENT });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await secrets.payloadHashKey()).toString('utf8')).toBe('phk_tenant_204_bucket_key');
+    expect(sm.commandCalls(GetSecretValueCommand, { SecretId: HASH_KEY_ARN })).toHaveLength(2);
+  });
+});
