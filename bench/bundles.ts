@@ -27,6 +27,11 @@ export interface BundleResult {
   /** Every chunk, those loaded on first use (`import()`) and the clients bundled apart (node_modules/) included. */
   readonly bytesWithChunks: number;
   readonly mapBytes: number;
+  /**
+   * Median over the rounds of this bundle's load against the floor's in the same round (paired: a slow
+   * moment of a shared machine weighs on both); more stable than the ratio of the two medians.
+   */
+  readonly ratioToFloor: number;
   /** Median of `loads` fresh processes. */
   readonly loadMs: number;
   readonly loadRuns: number[];
@@ -179,9 +184,18 @@ export async function measureBundles(
       stdin: { contents: FLOOR_HANDLER, loader: 'ts', resolveDir: ROOT, sourcefile: 'floor-handler.ts' },
     }),
   );
-  // Round robin, so that the machine's drift during the run weighs on every bundle alike (ratios).
-  for (let run = 0; run < runs; run++) for (const b of all) b.loadRuns.push(...loadTime(b.outfile, b.env, 1));
+  // Round robin, each round starting one bundle further (no bundle always first after a pause), so
+  // that the machine's drift weighs on every bundle alike; the ratio pairs each load with the floor's
+  // of the same round.
+  for (let run = 0; run < runs; run++) {
+    for (let i = 0; i < all.length; i++) {
+      const b = all[(run + i) % all.length]!;
+      b.loadRuns.push(...loadTime(b.outfile, b.env, 1));
+    }
+  }
+  const floorRuns = all[targets.length + 1]!.loadRuns;
   const result = (b: Awaited<ReturnType<typeof built>>): BundleResult => ({
+    ratioToFloor: median(b.loadRuns.map((ms, run) => ms / floorRuns[run]!)),
     entry: b.entry,
     bytes: b.bytesAtStart,
     bytesWithChunks: b.bytesTotal,
