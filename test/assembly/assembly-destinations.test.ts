@@ -10,7 +10,7 @@
  * a filter (settings the configuration never writes) to show the SQS poller honours both.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,7 +18,6 @@ import { LambdaClient, ListEventSourceMappingsCommand, UpdateEventSourceMappingC
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { App } from 'aws-cdk-lib';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
 import defaultConfig from '../../hookledger.config';
@@ -29,6 +28,7 @@ import { readAssembly } from '../../local/assembly/template';
 import { writeState } from '../../local/state';
 import { runCli } from '../support/cli';
 import { platformEvent } from '../support/factories';
+import { headerOf, verifiedWith } from '../support/receiver';
 import { ledgerOf, logicalId, type Recorded, sendTo, startRecordedStack } from './support';
 
 interface Received {
@@ -53,36 +53,21 @@ let ddb: DynamoDBDocumentClient;
 let assemblyDir: string;
 let config: HookledgerConfig;
 
-const header = (headers: IncomingHttpHeaders, name: string): string => {
-  const value = headers[name];
-  return Array.isArray(value) ? (value[0] ?? '') : (value ?? '');
-};
-
 beforeAll(async () => {
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      let verified = false;
-      try {
-        new Webhook(receiverSecret).verify(body, {
-          'webhook-id': header(req.headers, 'webhook-id'),
-          'webhook-timestamp': header(req.headers, 'webhook-timestamp'),
-          'webhook-signature': header(req.headers, 'webhook-signature'),
-        });
-        verified = true;
-      } catch {
-        verified = false;
-      }
+      const verified = verifiedWith([receiverSecret], body, req.headers);
       const payload = JSON.parse(body) as Record<string, unknown>;
       const status = !verified ? 401 : down ? 503 : 200;
       received.push({
         eventId: String(payload.id),
-        webhookId: header(req.headers, 'webhook-id'),
+        webhookId: headerOf(req.headers, 'webhook-id'),
         verified,
         payload,
-        attempt: header(req.headers, 'hookledger-attempt') || undefined,
+        attempt: headerOf(req.headers, 'hookledger-attempt') || undefined,
         status,
       });
       res.writeHead(status, status === 200 ? { 'hookledger-units': '3' } : {}).end(status === 200 ? 'ok' : '');

@@ -8,11 +8,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfill } from '../../cli/ops/backfill';
 import { trace } from '../../cli/ops/trace';
@@ -24,6 +23,7 @@ import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
 import { runCli } from '../support/cli';
 import { platformEvent } from '../support/factories';
+import { verifiedWith } from '../support/receiver';
 import { ledgerRows, send, startTestStack } from '../support/stack';
 
 interface Received {
@@ -43,7 +43,6 @@ const usdOver100 = { body: { data: { currency: ['usd'], amount: [{ numeric: ['>=
 const bigUsd: ConsumerHandle = async () => ({ units: 2 });
 const everything: ConsumerHandle = async () => ({ units: 1 });
 
-const header = (h: IncomingHttpHeaders, name: string) => String(h[name] ?? '');
 const cli = (argv: string[]) => runCli(argv, config, { USER: 'e2e', HOOKLEDGER_STATE: statePath });
 
 /** The six payment events: amount below, at and above the bound, another currency, no amount, a string amount. */
@@ -62,17 +61,7 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      let verified = false;
-      try {
-        new Webhook(crmSecret).verify(body, {
-          'webhook-id': header(req.headers, 'webhook-id'),
-          'webhook-timestamp': header(req.headers, 'webhook-timestamp'),
-          'webhook-signature': header(req.headers, 'webhook-signature'),
-        });
-        verified = true;
-      } catch {
-        verified = false;
-      }
+      const verified = verifiedWith([crmSecret], body, req.headers);
       received.push({ verified, body: JSON.parse(body), account: req.headers['x-crm-account'] as string | undefined });
       res.writeHead(verified ? 200 : 401).end();
     });

@@ -5,12 +5,11 @@
  */
 
 import { mkdtempSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
 import { breakerKey } from '../../core/model';
@@ -19,6 +18,7 @@ import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
 import { runCli } from '../support/cli';
 import { platformEvent } from '../support/factories';
+import { headerOf, verifiedWith } from '../support/receiver';
 import { ledgerRows, queueDepth, send, startTestStack } from '../support/stack';
 
 interface Received {
@@ -49,11 +49,6 @@ function cli(argv: string[]) {
   return runCli(argv, config, { USER: 'e2e', HOOKLEDGER_STATE: statePath });
 }
 
-function header(headers: IncomingHttpHeaders, name: string): string {
-  const value = headers[name];
-  return Array.isArray(value) ? (value[0] ?? '') : (value ?? '');
-}
-
 beforeAll(async () => {
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -61,28 +56,17 @@ beforeAll(async () => {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       // Verified with any one of the receiver's secrets (during a rotation it may hold old or new).
-      const verified = secrets.some((candidate) => {
-        try {
-          new Webhook(candidate).verify(body, {
-            'webhook-id': header(req.headers, 'webhook-id'),
-            'webhook-timestamp': header(req.headers, 'webhook-timestamp'),
-            'webhook-signature': header(req.headers, 'webhook-signature'),
-          });
-          return true;
-        } catch {
-          return false;
-        }
-      });
+      const verified = verifiedWith(secrets, body, req.headers);
       const payload = JSON.parse(body) as Record<string, unknown>;
       const eventId = String(payload.id);
       received.push({
         eventId,
-        webhookId: header(req.headers, 'webhook-id'),
+        webhookId: headerOf(req.headers, 'webhook-id'),
         verified,
         payload,
         at: Date.now(),
         attempt: req.headers['hookledger-attempt'] as string,
-        signatures: header(req.headers, 'webhook-signature').split(' ').length,
+        signatures: headerOf(req.headers, 'webhook-signature').split(' ').length,
       });
       if (!verified) {
         res.writeHead(401).end();

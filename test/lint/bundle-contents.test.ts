@@ -53,25 +53,10 @@ describe('handler bundles', () => {
   });
 });
 
-/** The npm packages a cold start loads: index.mjs and the chunks it imports statically, as the stack bundles. */
+/** The npm packages (and files of ours) a cold start loads: index.mjs and the chunks it imports statically. */
 async function packagesAtColdStart(entry: string): Promise<Set<string>> {
-  const result = { metafile: await built(entry) };
-  const outputs = result.metafile.outputs;
-  const seen = new Set<string>();
-  const visit = (file: string) => {
-    if (seen.has(file) || !outputs[file]) return;
-    seen.add(file);
-    for (const i of outputs[file].imports) if (i.kind === 'import-statement') visit(i.path);
-  };
-  visit(Object.keys(outputs).find((f) => f.endsWith('/index.mjs'))!);
-  const packages = new Set<string>();
-  for (const file of seen) {
-    for (const input of Object.keys(outputs[file]!.inputs)) {
-      const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1];
-      packages.add(pkg ?? input);
-    }
-  }
-  return packages;
+  const files = await filesAtColdStart(entry);
+  return new Set([...files].map((input) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? input));
 }
 
 describe('what a cold start loads', () => {
