@@ -4,25 +4,28 @@
  * what runs), the environment (a variable changed in the copied template), an event source
  * mapping's FilterCriteria, and a grant: `sqs:SendMessage` removed from every policy, run through
  * `npm start -- --assembly <dir>` as a user would. On the same edited copy, the eval matrix's fault
- * scenarios on the bundles: crash before ack, crash after the side effect, expired lease.
+ * scenarios on the bundles: crash before ack, crash after the side effect, expired lease, and a
+ * delivery failing until its DLQ, then redriven once the bug is fixed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DeleteMessageCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, GetQueueAttributesCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scanAll } from '../../adapters/table-scan';
 import type { LedgerItem } from '../../core/model';
 import { PROJECT_ROOT } from '../../core/paths';
+import config from '../../hookledger.config';
 import { type LocalFunction, startLocalFunction } from '../../local/assembly/functions';
 import { accessKeyIdOf } from '../../local/assembly/iam';
 import type { AssemblyStack } from '../../local/assembly/stack';
 import { functionCodeDir, resolveIntrinsics } from '../../local/assembly/template';
 import { FileSecrets } from '../../local/secrets-file';
-import { readState } from '../../local/state';
+import { readState, writeState } from '../../local/state';
 import { localDocumentClient } from '../../local/wiring';
+import { runCli } from '../support/cli';
 import { platformEvent, signedHeaders } from '../support/factories';
 import { editedAssembly, ledgerOf, logicalId, type Recorded, sendTo, startRecordedStack, synthesizedAssembly } from './support';
 
@@ -32,20 +35,28 @@ const CRASH_BEFORE_ACK = 'evt_01J8K7F001';
 const CRASH_AFTER_EFFECT = 'evt_01J8K7F002';
 /** Its first attempt sleeps 5 s: past its 2 s lease, within the function's 10 s Timeout. */
 const OUTLIVES_LEASE = 'evt_01J8K7F003';
+/** billing-meter's handle throws on every attempt of it while `bug-<id>` exists in the faults folder (a bug, later fixed). */
+const BROKEN_UNTIL_FIXED = 'evt_01J8K7D001';
 
 /**
  * Wraps the runtime's call of the team's `handle` in the copied bundle: on attempt 1 of
  * CRASH_BEFORE_ACK the process kills itself after the claim, before the acknowledgement; every
  * attempt of CRASH_AFTER_EFFECT first appends its charge (the external side effect, keyed by the
  * idempotency key) to `charges.log`, and attempt 1 then kills itself; attempt 1 of OUTLIVES_LEASE
- * sleeps past its lease before it returns.
+ * sleeps past its lease before it returns; every attempt of BROKEN_UNTIL_FIXED is logged to
+ * `meter.log` and throws (MeterBug) while the marker file `bug-<event id>` exists.
  */
 function faultyBundle(code: string, faults: string): string {
   const calls = code.match(/await (\w+)\(\{attribution:/g) ?? [];
   if (calls.length !== 1) throw new Error(`expected one call of handle in the bundle, found ${calls.length}`);
   const wrapper = `globalThis.__hookledgerFault = (handle) => async (ctx) => {
-  const { appendFileSync } = await import('node:fs');
+  const { appendFileSync, existsSync } = await import('node:fs');
   const id = ctx.attribution.eventId;
+  if (id === ${JSON.stringify(BROKEN_UNTIL_FIXED)}) {
+    const broken = existsSync(${JSON.stringify(path.join(faults, 'bug-'))} + id);
+    appendFileSync(${JSON.stringify(path.join(faults, 'meter.log'))}, 'attempt ' + ctx.attempt + (broken ? ' threw' : ' handled') + '\\n');
+    if (broken) throw Object.assign(new Error('billing-meter cannot price ' + id), { name: 'MeterBug' });
+  }
   if (id === ${JSON.stringify(CRASH_AFTER_EFFECT)}) appendFileSync(${JSON.stringify(path.join(faults, 'charges.log'))}, ctx.idempotencyKey + '\\n');
   if ((id === ${JSON.stringify(CRASH_BEFORE_ACK)} || id === ${JSON.stringify(CRASH_AFTER_EFFECT)}) && ctx.attempt === 1) {
     appendFileSync(${JSON.stringify(path.join(faults, 'crashes.log'))}, id + ' attempt ' + ctx.attempt + ' pid ' + process.pid + '\\n');
@@ -115,15 +126,19 @@ describe('an edited copy of the assembly runs as edited', () => {
       const fn = template.Resources[billing]!.Properties!;
       // (a) one line added at the top of the copied bundle (and the crashes of the fault scenarios).
       const bundle = path.join(dir, `asset.${String(fn.Code.S3Key).replace(/\.zip$/, '')}`, 'index.mjs');
-      // billing-meter's bundled configuration: a 1 s timeout (a 2 s lease) and a 3 s visibility, as
-      // its queue in this template, so a crashed delivery comes back and is taken over in seconds.
+      // billing-meter's bundled configuration: a 1 s timeout (a 2 s lease), a 3 s visibility and 3
+      // receives before the DLQ, as its queue in this template, so a crashed delivery comes back and
+      // is taken over in seconds, and a failing one reaches the DLQ in about 10 s.
       const bundled = readFileSync(bundle, 'utf8').replace(
-        /("id":"billing-meter",[^{}]*?"visibilityTimeoutSeconds":)60,"timeoutSeconds":10,/,
-        (_, head: string) => `${head}3,"timeoutSeconds":1,`,
+        /("id":"billing-meter",[^{}]*?"maxReceiveCount":)5,"visibilityTimeoutSeconds":60,"timeoutSeconds":10,/,
+        (_, head: string) => `${head}3,"visibilityTimeoutSeconds":3,"timeoutSeconds":1,`,
       );
-      if (!bundled.includes('"visibilityTimeoutSeconds":3,"timeoutSeconds":1,')) throw new Error('billing-meter bundled config not found');
+      if (!bundled.includes('"maxReceiveCount":3,"visibilityTimeoutSeconds":3,"timeoutSeconds":1,'))
+        throw new Error('billing-meter bundled config not found');
       writeFileSync(bundle, `console.log(${JSON.stringify(MARKER)});\n${faultyBundle(bundled, faults)}`);
-      template.Resources[logicalId(template, 'AWS::SQS::Queue', 'ConsumersbillingmeterQueue')]!.Properties!.VisibilityTimeout = 3;
+      const queue = template.Resources[logicalId(template, 'AWS::SQS::Queue', 'ConsumersbillingmeterQueue')]!.Properties!;
+      queue.VisibilityTimeout = 3;
+      queue.RedrivePolicy.maxReceiveCount = 3;
       // (b) one variable of its environment.
       fn.Environment.Variables.PRINCIPAL = EDITED_PRINCIPAL;
       // (c) the fan-out's filter: receipts of invoice.paid are no longer its work.
@@ -309,6 +324,80 @@ describe('an edited copy of the assembly runs as edited', () => {
       'risk-evaluator:done:1:attempt 1:ack 1',
     ]);
     expect(rows.find((r) => r.consumerId === 'billing-meter')?.reads).toHaveLength(2);
+  }, 40_000);
+
+  it("poison to the DLQ and redrive: billing-meter's bug fails evt_01J8K7D001 on all 3 receives into its DLQ while its siblings deliver it once; fixed, `hookledger redrive billing-meter` moves 1 of 1 back, acknowledged once, 5 units", async () => {
+    const denialsBefore = recorded.denials.length;
+    const operator = new SQSClient({
+      endpoint: stack.proxies.sqs,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'operator', secretAccessKey: 'x' },
+      useQueueUrlAsEndpoint: false,
+    });
+    const depth = async (consumer: string, which: 'url' | 'dlqUrl') => {
+      const out = await operator.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: stack.state.queues[consumer]![which],
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
+      );
+      return Number(out.Attributes?.ApproximateNumberOfMessages) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible);
+    };
+    const marker = path.join(faults, `bug-${BROKEN_UNTIL_FIXED}`);
+    writeFileSync(marker, 'billing-meter cannot price it\n');
+    try {
+      expect(await sendTo(stack, platformEvent({ id: BROKEN_UNTIL_FIXED }))).toEqual({
+        status: 202,
+        body: { event_id: BROKEN_UNTIL_FIXED, deliveries: 3 },
+      });
+      // Drained: no message left in any consumer queue, visible or not; billing-meter's is in its DLQ.
+      await stack.drain();
+      expect(readLog('meter.log')).toEqual(['attempt 1 threw', 'attempt 2 threw', 'attempt 3 threw']);
+      const failed = await ledgerOf(stack, ddb, BROKEN_UNTIL_FIXED);
+      expect(state(failed)).toEqual([
+        'audit-writer:done:1:attempt 1:ack 1',
+        'billing-meter:quarantined:undefined:attempt 3:ack undefined',
+        'risk-evaluator:done:1:attempt 1:ack 1',
+      ]);
+      // The runtime marked it quarantined on the last allowed receive (the bundle's maxReceiveCount, 3);
+      // the queue's RedrivePolicy, not the runtime, moved the message to the DLQ.
+      const quarantined = failed.find((r) => r.consumerId === 'billing-meter')!;
+      const billingRole = stack.iam.report().find((r) => r.roleId.startsWith('ConsumersbillingmeterRole'))!;
+      expect(billingRole.used).not.toContain('sqs:SendMessage');
+      expect(quarantined.errors?.map((e) => `${e.attempt}:${e.category}`)).toEqual(['1:MeterBug', '2:MeterBug', '3:MeterBug']);
+      expect(quarantined.reads).toHaveLength(3);
+      expect(failed.filter((r) => r.consumerId !== 'billing-meter').every((r) => r.reads.length === 1)).toBe(true);
+      expect({
+        billing: await depth('billing-meter', 'dlqUrl'),
+        audit: await depth('audit-writer', 'dlqUrl'),
+        risk: await depth('risk-evaluator', 'dlqUrl'),
+        queue: await depth('billing-meter', 'url'),
+      }).toEqual({ billing: 1, audit: 0, risk: 0, queue: 0 });
+    } finally {
+      // The bug is fixed.
+      rmSync(marker, { force: true });
+    }
+
+    const home = mkdtempSync(path.join(tmpdir(), 'hookledger-asm-redrive-'));
+    await writeState(path.join(home, 'state.json'), stack.state);
+    const cli = await runCli(['redrive', 'billing-meter'], config, { ...process.env, HOOKLEDGER_STATE: path.join(home, 'state.json') });
+    expect(cli.stderr).not.toMatch(/error/i);
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toContain('1 of 1 messages moved from the DLQ of billing-meter to its queue');
+    await stack.drain();
+    expect(readLog('meter.log')).toEqual(['attempt 1 threw', 'attempt 2 threw', 'attempt 3 threw', 'attempt 4 handled']);
+    const rows = await ledgerOf(stack, ddb, BROKEN_UNTIL_FIXED);
+    expect(state(rows)).toEqual([
+      'audit-writer:done:1:attempt 1:ack 1',
+      'billing-meter:done:5:attempt 4:ack 4',
+      'risk-evaluator:done:1:attempt 1:ack 1',
+    ]);
+    expect(rows.filter((r) => r.consumerId === 'billing-meter')).toHaveLength(1);
+    expect(await depth('billing-meter', 'dlqUrl')).toBe(0);
+    expect(await depth('billing-meter', 'url')).toBe(0);
+    // Every call of the flow was checked against its role and none was denied.
+    expect(recorded.denials.slice(denialsBefore)).toEqual([]);
+    operator.destroy();
   }, 40_000);
 
   /** Another process of `id`'s bundle from the copied assembly, with the environment stack.ts gives it. */
