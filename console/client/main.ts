@@ -340,7 +340,17 @@ function ConsumersView({ overview }: { overview: Json }) {
                     ${
                       c.paused
                         ? html`<button type="button" onClick=${() => api('/consumers/resume', { consumer: c.consumer }).then(result.reload)}>Resume ${c.consumer}</button>`
-                        : html`<button type="button" onClick=${() => api('/consumers/pause', { consumer: c.consumer }).then(result.reload)}>Pause ${c.consumer}</button>`
+                        : html`<${Confirmed}
+                            label=${`Pause ${c.consumer}`}
+                            plan=${async () => ({
+                              text: `${c.consumer} stops taking deliveries until resumed; they wait in its queue, none is lost.`,
+                            })}
+                            act=${async () => {
+                              await api('/consumers/pause', { consumer: c.consumer });
+                              return `${c.consumer} paused.`;
+                            }}
+                            onDone=${result.reload}
+                          />`
                     }
                     <${Confirmed}
                       label=${`Redrive ${c.consumer}`}

@@ -2,7 +2,7 @@
  * The console in a real browser: Debian's Chromium driven by playwright-core, on a running local
  * stack (one per file), from the printed URL alone. Finds an event by id, sees why risk-evaluator
  * quarantined it, redrives its DLQ and watches it move, downloads a tenant's usage CSV, runs a
- * repair, pauses and resumes a consumer by keyboard; refuses a visit without the token; no page or
+ * repair, pauses (after a confirmation) and resumes a consumer by keyboard; refuses a visit without the token; no page or
  * response holds `whsec_`. Takes the README's screenshots (docs/img/ with HOOKLEDGER_SCREENSHOTS=1, else .ci/results/) and measures the first render
  * of the Event view (written to .ci/results/console.json).
  */
@@ -105,9 +105,10 @@ describe('the console in Chromium', () => {
     await search.fill('evt_01J8K7B102');
     await search.press('Enter');
     const link = page.getByRole('link', { name: 'evt_01J8K7B102' });
+    // The unfiltered list may show the same link before the search answers: wait for the search's count.
+    await expect.poll(() => page.getByRole('status').first().innerText()).toBe('1 event');
     await link.waitFor();
     expect(await page.getByRole('table').getByRole('row').count()).toBe(2);
-    await expect.poll(() => page.getByRole('status').first().innerText()).toBe('1 event');
     await link.focus();
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Event evt_01J8K7B102' }).waitFor();
@@ -180,9 +181,18 @@ describe('the console in Chromium', () => {
     await html();
   });
 
-  it('Pause audit-writer and Resume audit-writer by keyboard', async () => {
+  it('Pause audit-writer asks first (Cancel leaves it running), then pauses on Confirm; Resume audit-writer, all by keyboard', async () => {
     const pause = page.getByRole('button', { name: 'Pause audit-writer' });
     await pause.focus();
+    await page.keyboard.press('Enter');
+    const asking = page.getByRole('group', { name: 'Pause audit-writer: confirm' });
+    await asking.getByText('audit-writer stops taking deliveries until resumed; they wait in its queue, none is lost.').waitFor();
+    await asking.getByRole('button', { name: 'Cancel' }).click();
+    expect(env.stack.paused()).toEqual([]);
+    await page.getByRole('button', { name: 'Pause audit-writer' }).focus();
+    await page.keyboard.press('Enter');
+    // Confirm has the focus: Enter confirms.
+    await page.getByRole('group', { name: 'Pause audit-writer: confirm' }).waitFor();
     await page.keyboard.press('Enter');
     await page.getByRole('button', { name: 'Resume audit-writer' }).waitFor();
     expect(env.stack.paused()).toEqual(['audit-writer']);
