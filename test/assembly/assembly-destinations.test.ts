@@ -28,7 +28,7 @@ import { readAssembly } from '../../local/assembly/template';
 import { writeState } from '../../local/state';
 import { runCli } from '../support/cli';
 import { platformEvent } from '../support/factories';
-import { headerOf, verifiedWith } from '../support/receiver';
+import { crmSyncConsumer, headerOf, verifiedWith } from '../support/receiver';
 import { ledgerOf, logicalId, type Recorded, sendTo, startRecordedStack } from './support';
 
 interface Received {
@@ -79,17 +79,7 @@ beforeAll(async () => {
   config = defineConfig({
     sources: defaultConfig.sources,
     consumers: [
-      {
-        id: 'crm-sync',
-        kind: 'http',
-        url,
-        subscribes: ['payment.*'],
-        fields: ['id', 'type', 'tenant_id', 'data.amount'],
-        maxReceiveCount: 5,
-        visibilityTimeoutSeconds: 30,
-        timeoutSeconds: 5,
-        http: { timeoutMs: 2000, ratePerSecond: 100, permanentStatuses: [422], breakAfterFailures: 3 },
-      },
+      crmSyncConsumer(url),
       {
         // The shipped audit-writer module (its handler is bound to its id), made an ordered consumer.
         id: 'audit-writer',

@@ -18,7 +18,7 @@ import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
 import { runCli } from '../support/cli';
 import { platformEvent } from '../support/factories';
-import { headerOf, verifiedWith } from '../support/receiver';
+import { crmSyncConsumer, headerOf, verifiedWith } from '../support/receiver';
 import { ledgerRows, queueDepth, send, startTestStack } from '../support/stack';
 
 interface Received {
@@ -80,19 +80,7 @@ beforeAll(async () => {
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/hookledger`;
   config = defineConfig({
     sources: defaultConfig.sources,
-    consumers: [
-      {
-        id: 'crm-sync',
-        kind: 'http',
-        url,
-        subscribes: ['payment.*'],
-        fields: ['id', 'type', 'tenant_id', 'data.amount'],
-        maxReceiveCount: 5,
-        visibilityTimeoutSeconds: 30,
-        timeoutSeconds: 5,
-        http: { timeoutMs: 2000, ratePerSecond: 100, permanentStatuses: [422], breakAfterFailures: 3 },
-      },
-    ],
+    consumers: [crmSyncConsumer(url)],
   });
   stack = await startTestStack({ config });
   statePath = path.join(mkdtempSync(path.join(tmpdir(), 'hookledger-http-')), 'state.json');

@@ -5,6 +5,7 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Webhook } from 'standardwebhooks';
+import type { HookledgerConfigInput } from '../../core/config/schema';
 
 /** One header's value (the first, when repeated), or '' when absent. */
 export const headerOf = (headers: IncomingHttpHeaders, name: string): string => {
@@ -34,3 +35,16 @@ export async function bodyOf(req: IncomingMessage): Promise<string> {
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/** The HTTP-destination consumer the tests deliver to: crm-sync, `payment.*` narrowed to four fields, its breaker at 3 failures. */
+export const crmSyncConsumer = (url: string): HookledgerConfigInput['consumers'][number] => ({
+  id: 'crm-sync',
+  kind: 'http',
+  url,
+  subscribes: ['payment.*'],
+  fields: ['id', 'type', 'tenant_id', 'data.amount'],
+  maxReceiveCount: 5,
+  visibilityTimeoutSeconds: 30,
+  timeoutSeconds: 5,
+  http: { timeoutMs: 2000, ratePerSecond: 100, permanentStatuses: [422], breakAfterFailures: 3 },
+});
