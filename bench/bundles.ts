@@ -133,6 +133,7 @@ export async function measureBundles(
 ): Promise<{ bundles: Record<string, BundleResult>; emptyBundle: BundleResult; floorBundle: BundleResult }> {
   rmSync(BUNDLE_DIR, { recursive: true, force: true });
   const options = await cdkBundlingOptions();
+  const { bundleApart, coldStartOutputs } = await import('../lib/constructs/hookledger-function');
   const targets: { name: string; entry: string; consumerId?: string }[] = [
     { name: 'ingest', entry: 'lambdas/ingest/handler.ts' },
     { name: 'fanout', entry: 'lambdas/fanout/handler.ts' },
@@ -145,17 +146,10 @@ export async function measureBundles(
     mkdirSync(outdir, { recursive: true });
     const result = await build({ ...options, ...buildOptions, outdir, metafile: true });
     // The clients bundled apart (the S3 client), loaded on first use like the import() chunks.
-    const { bundleApart } = await import('../lib/constructs/hookledger-function');
     const apartBytes = bundleApart(result.metafile, outdir).reduce((sum, file) => sum + statSync(file).size, 0);
     // What loads at cold start: index.mjs and the chunks it imports statically (not the import() ones).
     const outputs = result.metafile.outputs;
-    const atStart = new Set<string>();
-    const visit = (file: string) => {
-      if (atStart.has(file) || !outputs[file]) return;
-      atStart.add(file);
-      for (const i of outputs[file].imports) if (i.kind === 'import-statement') visit(i.path);
-    };
-    visit(Object.keys(outputs).find((f) => f.endsWith('/index.mjs'))!);
+    const atStart = coldStartOutputs(result.metafile);
     const inputs: Record<string, { bytesInOutput: number }> = {};
     for (const file of atStart) {
       for (const [input, v] of Object.entries(outputs[file]!.inputs)) {

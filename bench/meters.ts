@@ -18,6 +18,7 @@ import type { FanoutHandler } from '../lambdas/fanout/app';
 import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import { createLogger } from '../lambdas/shared/logger';
 import type { DeliveryProgress, LocalStack } from '../local/stack';
+import type { Meters } from './units';
 
 export class CapacityMeter {
   writeUnits = 0;
@@ -265,4 +266,23 @@ export class LogMeter {
     this.bytes = 0;
     this.lines = 0;
   }
+}
+
+/**
+ * Every meter of a bench run over the pipeline, the SQS and log meters already installed (they wrap
+ * SQSClient.prototype.send and the process's stdout), and the S3 meter installed beside them.
+ */
+export function installedMeters(): { meters: Meters; s3: S3Meter } {
+  const meters: Meters = {
+    capacity: new CapacityMeter(),
+    sqs: new SqsMeter(),
+    invocations: new InvocationMeter(),
+    deliveries: new DeliveryTracker(),
+    logs: new LogMeter(),
+  };
+  meters.sqs.install();
+  meters.logs.install();
+  const s3 = new S3Meter();
+  s3.install();
+  return { meters, s3 };
 }

@@ -44,7 +44,7 @@ import { type FilterBenchResult, measureFilters, printFilters } from './filters'
 import { bundleTargets, measureFirstInvocations, printFirstInvocations, withFirstInvocations } from './first-invocation';
 import { intakeAgainstFloor } from './intake';
 import { BODY_CONTENTS, LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
-import { CapacityMeter, countInvocations, DeliveryTracker, InvocationMeter, LogMeter, S3Meter, SqsMeter } from './meters';
+import { countInvocations, installedMeters, type S3Meter } from './meters';
 import { paymentEvent, TARGET_BYTES } from './payload';
 import { fmt, printNotes, printTable, repoRelative } from './report';
 import { round } from './stats';
@@ -104,19 +104,9 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const prices = loadPrices();
   const runId = Date.now().toString(36);
-  const meters: Meters = {
-    capacity: new CapacityMeter(),
-    sqs: new SqsMeter(),
-    invocations: new InvocationMeter(),
-    deliveries: new DeliveryTracker(),
-    logs: new LogMeter(),
-  };
-  meters.sqs.install();
-  meters.logs.install();
+  const { meters, s3 } = installedMeters();
 
   const secretsDir = mkdtempSync(path.join(os.tmpdir(), 'hookledger-bench-secrets-'));
-  const s3 = new S3Meter();
-  s3.install();
   const stack = await startBenchStack(meters, secretsDir);
   const consumers = subscribedConsumers(stack.config, PLAN.eventType);
   let low: TrafficResult;
@@ -631,17 +621,7 @@ async function runOnly(sections: Set<Section>): Promise<void> {
   const prices = loadPrices();
   const partial: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, sections: [...sections] };
   if (sections.has('large-bodies')) {
-    const meters: Meters = {
-      capacity: new CapacityMeter(),
-      sqs: new SqsMeter(),
-      invocations: new InvocationMeter(),
-      deliveries: new DeliveryTracker(),
-      logs: new LogMeter(),
-    };
-    meters.sqs.install();
-    meters.logs.install();
-    const s3 = new S3Meter();
-    s3.install();
+    const { meters, s3 } = installedMeters();
     const secretsDir = mkdtempSync(path.join(os.tmpdir(), 'hookledger-bench-secrets-'));
     const stack = await startBenchStack(meters, secretsDir);
     try {

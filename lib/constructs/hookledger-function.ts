@@ -77,6 +77,23 @@ export function bundleHandler(entry: string, outdir: string, define?: Record<str
 }
 
 /**
+ * The output files a cold start loads, from a handler build's metafile: index.mjs and the chunks it
+ * imports statically, transitively (not the `import()` chunks, nor the packages bundled apart).
+ */
+export function coldStartOutputs(metafile: Metafile): Set<string> {
+  const { outputs } = metafile;
+  const atStart = new Set<string>();
+  const visit = (file: string) => {
+    if (atStart.has(file) || !outputs[file]) return;
+    atStart.add(file);
+    for (const i of outputs[file].imports) if (i.kind === 'import-statement') visit(i.path);
+  };
+  const index = Object.keys(outputs).find((f) => f.endsWith('/index.mjs'));
+  if (index) visit(index);
+  return atStart;
+}
+
+/**
  * Writes each package of APART_PACKAGES that the handler's build (its metafile) imports as a bundle of
  * its own: `<outdir>/node_modules/<package>/index.mjs`, exporting the listed names, with the same
  * options but no splitting. Returns the files written.

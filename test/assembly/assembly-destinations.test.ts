@@ -28,7 +28,7 @@ import { readAssembly } from '../../local/assembly/template';
 import { writeState } from '../../local/state';
 import { runCli } from '../support/cli';
 import { platformEvent } from '../support/factories';
-import { crmSyncConsumer, headerOf, verifiedWith } from '../support/receiver';
+import { bodyOf, crmSyncConsumer, headerOf, verifiedWith } from '../support/receiver';
 import { ledgerOf, logicalId, type Recorded, sendTo, startRecordedStack } from './support';
 
 interface Received {
@@ -54,24 +54,20 @@ let assemblyDir: string;
 let config: HookledgerConfig;
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const verified = verifiedWith([receiverSecret], body, req.headers);
-      const payload = JSON.parse(body) as Record<string, unknown>;
-      const status = !verified ? 401 : down ? 503 : 200;
-      received.push({
-        eventId: String(payload.id),
-        webhookId: headerOf(req.headers, 'webhook-id'),
-        verified,
-        payload,
-        attempt: headerOf(req.headers, 'hookledger-attempt') || undefined,
-        status,
-      });
-      res.writeHead(status, status === 200 ? { 'hookledger-units': '3' } : {}).end(status === 200 ? 'ok' : '');
+  receiver = createServer(async (req, res) => {
+    const body = await bodyOf(req);
+    const verified = verifiedWith([receiverSecret], body, req.headers);
+    const payload = JSON.parse(body) as Record<string, unknown>;
+    const status = !verified ? 401 : down ? 503 : 200;
+    received.push({
+      eventId: String(payload.id),
+      webhookId: headerOf(req.headers, 'webhook-id'),
+      verified,
+      payload,
+      attempt: headerOf(req.headers, 'hookledger-attempt') || undefined,
+      status,
     });
+    res.writeHead(status, status === 200 ? { 'hookledger-units': '3' } : {}).end(status === 200 ? 'ok' : '');
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/hookledger`;

@@ -23,7 +23,7 @@ import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
 import { runCli } from '../support/cli';
 import { platformEvent } from '../support/factories';
-import { verifiedWith } from '../support/receiver';
+import { bodyOf, verifiedWith } from '../support/receiver';
 import { ledgerRows, send, startTestStack } from '../support/stack';
 
 interface Received {
@@ -56,15 +56,11 @@ const EVENTS = [
 ] as const;
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const verified = verifiedWith([crmSecret], body, req.headers);
-      received.push({ verified, body: JSON.parse(body), account: req.headers['x-crm-account'] as string | undefined });
-      res.writeHead(verified ? 200 : 401).end();
-    });
+  receiver = createServer(async (req, res) => {
+    const body = await bodyOf(req);
+    const verified = verifiedWith([crmSecret], body, req.headers);
+    received.push({ verified, body: JSON.parse(body), account: req.headers['x-crm-account'] as string | undefined });
+    res.writeHead(verified ? 200 : 401).end();
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   config = defineConfig({

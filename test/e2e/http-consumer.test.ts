@@ -18,7 +18,7 @@ import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
 import { runCli } from '../support/cli';
 import { platformEvent } from '../support/factories';
-import { crmSyncConsumer, headerOf, verifiedWith } from '../support/receiver';
+import { bodyOf, crmSyncConsumer, headerOf, verifiedWith } from '../support/receiver';
 import { ledgerRows, queueDepth, send, startTestStack } from '../support/stack';
 
 interface Received {
@@ -50,31 +50,27 @@ function cli(argv: string[]) {
 }
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      // Verified with any one of the receiver's secrets (during a rotation it may hold old or new).
-      const verified = verifiedWith(secrets, body, req.headers);
-      const payload = JSON.parse(body) as Record<string, unknown>;
-      const eventId = String(payload.id);
-      received.push({
-        eventId,
-        webhookId: headerOf(req.headers, 'webhook-id'),
-        verified,
-        payload,
-        at: Date.now(),
-        attempt: req.headers['hookledger-attempt'] as string,
-        signatures: headerOf(req.headers, 'webhook-signature').split(' ').length,
-      });
-      if (!verified) {
-        res.writeHead(401).end();
-        return;
-      }
-      const next = down ? { status: 503 } : (script.get(eventId)?.shift() ?? { status: 200, headers: { 'hookledger-units': '3' } });
-      res.writeHead(next.status, next.headers ?? {}).end('ok');
+  receiver = createServer(async (req, res) => {
+    const body = await bodyOf(req);
+    // Verified with any one of the receiver's secrets (during a rotation it may hold old or new).
+    const verified = verifiedWith(secrets, body, req.headers);
+    const payload = JSON.parse(body) as Record<string, unknown>;
+    const eventId = String(payload.id);
+    received.push({
+      eventId,
+      webhookId: headerOf(req.headers, 'webhook-id'),
+      verified,
+      payload,
+      at: Date.now(),
+      attempt: req.headers['hookledger-attempt'] as string,
+      signatures: headerOf(req.headers, 'webhook-signature').split(' ').length,
     });
+    if (!verified) {
+      res.writeHead(401).end();
+      return;
+    }
+    const next = down ? { status: 503 } : (script.get(eventId)?.shift() ?? { status: 200, headers: { 'hookledger-units': '3' } });
+    res.writeHead(next.status, next.headers ?? {}).end('ok');
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/hookledger`;

@@ -12,7 +12,13 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import config from '../../hookledger.config';
-import { APART_PACKAGES, bundledDefines, bundleHandler, handlerBuildOptions } from '../../lib/constructs/hookledger-function';
+import {
+  APART_PACKAGES,
+  bundledDefines,
+  bundleHandler,
+  coldStartOutputs,
+  handlerBuildOptions,
+} from '../../lib/constructs/hookledger-function';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -111,15 +117,8 @@ describe('what a cold start loads', () => {
 
 /** The input files a cold start loads (index.mjs and its static chunks), as the stack bundles. */
 async function filesAtColdStart(entry: string): Promise<Set<string>> {
-  const outputs = (await built(entry)).outputs;
-  const seen = new Set<string>();
-  const visit = (file: string) => {
-    if (seen.has(file) || !outputs[file]) return;
-    seen.add(file);
-    for (const i of outputs[file].imports) if (i.kind === 'import-statement') visit(i.path);
-  };
-  visit(Object.keys(outputs).find((f) => f.endsWith('/index.mjs'))!);
-  return new Set([...seen].flatMap((f) => Object.keys(outputs[f]!.inputs)));
+  const metafile = await built(entry);
+  return new Set([...coldStartOutputs(metafile)].flatMap((f) => Object.keys(metafile.outputs[f]!.inputs)));
 }
 
 describe('the S3 client, bundled apart', () => {
