@@ -83,7 +83,7 @@ function optionsOf(config: SchemeConfigInput): OptionsOf<OptionSpecs> {
   return optionsWithDefaults(schemeOf(config), config);
 }
 
-/** Every scheme, for callers that may meet any (the CLI, the local stack, tests); intake's bundle loads its own (./load). */
+/** Every scheme, for callers that may meet any (the CLI, the local stack, tests); intake's bundle holds only its own (./bundled). */
 export const ALL_SCHEMES: SchemeSet = schemeSet((type) => schemeOf({ type } as Pick<SchemeConfig, 'type'>));
 
 /** The verifier for a source's configured scheme. */

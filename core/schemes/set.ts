@@ -1,7 +1,7 @@
 /**
  * What intake asks of the schemes, given a way to find each scheme by type: the static registry
  * (core/schemes/index.ts, every scheme: the CLI, the config schema, the tests) or the schemes one
- * deployment configures, loaded on their own (core/schemes/load.ts: intake's bundle loads only those).
+ * deployment configures (core/schemes/bundled.ts: intake's bundle holds only those).
  * No scheme module is imported here.
  */
 import type { BodyFormat } from '../body';

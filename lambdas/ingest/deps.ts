@@ -11,7 +11,7 @@ export interface IngestDeps {
   readonly store: IntakeStore;
   readonly secrets: SecretsPort;
   /**
-   * The schemes of the configured sources: on AWS only those are loaded (core/schemes/load.ts);
+   * The schemes of the configured sources: on AWS only those are bundled (core/schemes/bundled.ts);
    * the local stack and tests pass every scheme (ALL_SCHEMES, core/schemes/index.ts).
    */
   readonly schemes: SchemeSet;

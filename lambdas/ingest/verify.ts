@@ -18,7 +18,7 @@ export interface Verified {
 }
 
 export interface VerifyPorts {
-  /** The configured sources' schemes (intake's bundle loads only those: core/schemes/load.ts). */
+  /** The configured sources' schemes (intake's bundle holds only those: core/schemes/bundled.ts). */
   readonly schemes: SchemeSet;
   readonly secrets: SecretsPort;
   /** Where key-fetching schemes (jwks: Plaid) get the key a request names; without it such sources answer 503. */

@@ -20,12 +20,10 @@ type Level = 'debug' | 'info' | 'warn' | 'error';
 type Line = unknown[];
 type Print = (...line: Line) => void;
 
-const LEVEL_OF: Readonly<Record<Level, number>> = { debug: 8, info: 12, warn: 16, error: 20 };
-
 export interface LambdaLogger extends Logger {
   /** Resolves once every line written so far is printed (at once when none waits for the Logger to load). */
   flush(): Promise<void>;
-  /** Whether Powertools' Logger has been loaded (tests, the bench). */
+  /** Whether Powertools' Logger has been loaded (tests). */
   readonly loaded: boolean;
 }
 
@@ -47,7 +45,7 @@ export function createLambdaLogger(serviceName: string, env: Readonly<Record<str
       (logger[level] as Print)(...line);
       return;
     }
-    if (LEVEL_OF[level] < printedAt) return;
+    if (THRESHOLD[level.toUpperCase()]! < printedAt) return;
     waiting.push([level, line]);
     loading ??= import('./logger').then(
       ({ createLogger }) => {
