@@ -8,9 +8,19 @@
  * written); every other S3 error becomes StorageUnavailableError, which intake answers 503 and the
  * fan-out and runtime retry.
  */
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { RETENTION_TAG } from '../core/blobs';
 import { StorageUnavailableError } from './errors';
+import { onFirstUse } from './lazy';
+
+/**
+ * The S3 client's module, loaded by the first call that needs the bucket, once per process. The only
+ * import of the S3 client among the handlers' modules: a bundle keeps that client apart
+ * (lib/constructs/hookledger-function.ts, APART_PACKAGES), so a cold start loads none of it and this
+ * adapter can sit in the cold start's chunk, costing a few hundred bytes there.
+ */
+const loadS3 = onFirstUse(() => import('@aws-sdk/client-s3'));
+type S3Module = Awaited<ReturnType<typeof loadS3>>;
 
 export interface PayloadBlobs {
   /**
@@ -32,21 +42,21 @@ export interface ErasableBlobs {
 }
 
 export interface S3PayloadBlobsOptions {
-  readonly client: S3Client;
+  /** The client to send with (tests, the CLI); without one, a default client is built on the first call. */
+  readonly client?: S3Client;
   readonly bucket: string;
 }
 
 /**
- * The bucket through a client of its own, as the Lambdas use it. The only module of the handlers that
- * imports the S3 client: a bundle keeps that client apart (lib/constructs/hookledger-function.ts,
- * APART_PACKAGES) and loads it with this module, on the first body or view that needs the bucket.
+ * The bucket through a client of its own, as the Lambdas use it: nothing of S3 loads until the first
+ * body or view that needs the bucket.
  */
 export function s3PayloadBlobs(bucket: string): S3PayloadBlobs {
-  return new S3PayloadBlobs({ client: new S3Client({}), bucket });
+  return new S3PayloadBlobs({ bucket });
 }
 
 export class S3PayloadBlobs implements PayloadBlobs, ErasableBlobs {
-  private readonly client: S3Client;
+  private client: S3Client | undefined;
   private readonly bucket: string;
 
   constructor(options: S3PayloadBlobsOptions) {
@@ -54,10 +64,18 @@ export class S3PayloadBlobs implements PayloadBlobs, ErasableBlobs {
     this.bucket = options.bucket;
   }
 
+  /** The SDK's module and the client, the default one built on the first call that needs it. */
+  private async s3(): Promise<{ readonly sdk: S3Module; readonly client: S3Client }> {
+    const sdk = await loadS3();
+    this.client ??= new sdk.S3Client({});
+    return { sdk, client: this.client };
+  }
+
   async put(key: string, body: Buffer, contentType = 'application/octet-stream', retentionDays?: number): Promise<void> {
+    const { sdk, client } = await this.s3();
     try {
-      await this.client.send(
-        new PutObjectCommand({
+      await client.send(
+        new sdk.PutObjectCommand({
           Bucket: this.bucket,
           Key: key,
           Body: body,
@@ -71,22 +89,24 @@ export class S3PayloadBlobs implements PayloadBlobs, ErasableBlobs {
   }
 
   async get(key: string): Promise<Buffer | undefined> {
+    const { sdk, client } = await this.s3();
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const out = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }));
       if (!out.Body) return undefined;
       return Buffer.from(await out.Body.transformToByteArray());
     } catch (error) {
-      if (error instanceof NoSuchKey || (error instanceof Error && error.name === 'NoSuchKey')) return undefined;
+      if (error instanceof sdk.NoSuchKey || (error instanceof Error && error.name === 'NoSuchKey')) return undefined;
       throw translateS3(error, 'get');
     }
   }
 
   async list(prefix: string): Promise<string[]> {
+    const { sdk, client } = await this.s3();
     const keys: string[] = [];
     let token: string | undefined;
     try {
       do {
-        const out = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+        const out = await client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
         for (const o of out.Contents ?? []) if (o.Key) keys.push(o.Key);
         token = out.IsTruncated ? out.NextContinuationToken : undefined;
       } while (token);
@@ -97,12 +117,13 @@ export class S3PayloadBlobs implements PayloadBlobs, ErasableBlobs {
   }
 
   async delete(keys: readonly string[]): Promise<void> {
+    const { sdk, client } = await this.s3();
     for (let i = 0; i < keys.length; i += 1000) {
       const chunk = keys.slice(i, i + 1000);
       let out: { Errors?: { Key?: string; Code?: string }[] };
       try {
-        out = await this.client.send(
-          new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } }),
+        out = await client.send(
+          new sdk.DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } }),
         );
       } catch (error) {
         throw translateS3(error, 'delete');

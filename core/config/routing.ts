@@ -2,6 +2,7 @@
  * Routing over a validated configuration. No zod here: the Lambdas import this module, and the
  * configuration they get was validated at synth (see lambdas/shared/bundled-config.ts).
  */
+import { FeatureNotBundledError } from '../bundled-features';
 import { type FilterEvent, matchesPattern } from '../filter';
 import type { ConsumerConfig, HookledgerConfig, SourceConfig } from './schema';
 
@@ -28,7 +29,10 @@ export function deliverySet(config: Pick<HookledgerConfig, 'consumers'>, event: 
 /** Whether one consumer receives the event: its type subscribed, and its filter matching. */
 export function receives(consumer: Pick<ConsumerConfig, 'subscribes' | 'filter'>, event: FilterEvent): boolean {
   if (!consumer.subscribes.some((p) => matchesEventType(p, event.type))) return false;
-  return consumer.filter === undefined || matchesPattern(consumer.filter, event);
+  if (consumer.filter === undefined) return true;
+  // Folded in a bundle whose configuration has no filter: core/filter.ts is then left out of it.
+  if (process.env.HOOKLEDGER_BUNDLED_FILTERS !== 'false') return matchesPattern(consumer.filter, event);
+  throw new FeatureNotBundledError('filters', 'a consumer');
 }
 
 export function findSource(config: HookledgerConfig, id: string): SourceConfig | undefined {

@@ -1,7 +1,7 @@
 /** Lambda entry for the fan-out (DynamoDB stream event source). */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createDocumentClient } from '../../adapters/clients';
-import { lazyPayloadBlobs } from '../../adapters/lazy';
+import { s3PayloadBlobs } from '../../adapters/payload-blobs';
 import { Payloads } from '../../adapters/payloads';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
@@ -11,10 +11,10 @@ import { consumerVersionPaths, consumerViews, createFanoutHandler, FANOUT_READ_R
 
 /**
  * GetObject on payloads/* (large bodies), PutObject on views/* (claim-checked views). S3 loads on the
- * first such body (adapters/lazy.ts): most batches never need it.
+ * first such body (adapters/payload-blobs.ts): most batches never need it.
  */
 const payloadBucket = requireEnv(ENV.payloadBucket);
-const bucket = lazyPayloadBlobs(async () => (await import('../../adapters/payload-blobs')).s3PayloadBlobs(payloadBucket));
+const bucket = s3PayloadBlobs(payloadBucket);
 
 /** Parsed once at cold start. */
 const config = bundledConfig();

@@ -1,12 +1,13 @@
 /**
  * Lambda entry for intake. Configuration and the DynamoDB client are built once, at cold start; the
- * clients of rarer paths load on first use (adapters/lazy.ts; their modules are chunks of the
- * bundle): S3 for a body stored over payloads.inlineMaxBytes, Secrets Manager at the first request
- * of the environment (then cached), the key endpoint for jwks sources only.
+ * rest loads on first use: Secrets Manager and the key port at the first request of the environment
+ * (first-request.ts, one chunk of the bundle; the secrets are then cached), S3 with the first body
+ * stored over payloads.inlineMaxBytes (adapters/payload-blobs.ts loads it).
  */
 import { createDocumentClient } from '../../adapters/clients';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
-import { lazyPayloadBlobs, lazySecrets, lazyVerificationKeys } from '../../adapters/lazy';
+import { lazySecrets, lazyVerificationKeys, onFirstUse } from '../../adapters/lazy';
+import { s3PayloadBlobs } from '../../adapters/payload-blobs';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledSchemes } from '../../core/schemes/bundled';
 import { bundledConfig } from '../shared/bundled-config';
@@ -24,6 +25,7 @@ const secretIds = requireJsonEnv<Record<string, string>>(ENV.sourceSecrets);
 const payloadHashKeySecretId = requireEnv(ENV.payloadHashKeySecret);
 // The configured sources' schemes only: the bundle holds no other (core/schemes/bundled.ts).
 const schemes = bundledSchemes();
+const firstRequest = onFirstUse(() => import('./first-request'));
 
 export const handler = flushingLogs(
   logger,
@@ -37,16 +39,12 @@ export const handler = flushingLogs(
         shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
         // Bodies whose stored size passes payloads.inlineMaxBytes (core/blobs.ts); PutObject on payloads/* only.
         inlineMaxBytes: config.payloads.inlineMaxBytes,
-        blobs: lazyPayloadBlobs(async () => (await import('../../adapters/payload-blobs')).s3PayloadBlobs(payloadBucket)),
+        blobs: s3PayloadBlobs(payloadBucket),
       }),
     ),
     secrets: lazySecrets(async () => {
-      const [{ SecretsManagerClient }, { overlapMsBySource, SecretsManagerPort }] = await Promise.all([
-        import('@aws-sdk/client-secrets-manager'),
-        import('../../adapters/secrets-manager'),
-      ]);
-      return new SecretsManagerPort({
-        client: new SecretsManagerClient({}),
+      const { overlapMsBySource, secretsManagerPort } = await firstRequest();
+      return secretsManagerPort({
         secretIds,
         payloadHashKeySecretId,
         overlapMs: overlapMsBySource(config.sources),
@@ -65,7 +63,7 @@ export const handler = flushingLogs(
     }),
     logger,
     // Plaid's keys (jwks sources only), cached by kid for the life of the container.
-    verificationKeys: lazyVerificationKeys(async () => new (await import('../../adapters/verification-keys')).HttpVerificationKeys()),
+    verificationKeys: lazyVerificationKeys(async () => new (await firstRequest()).HttpVerificationKeys()),
     // One EMF line per request: IntakeRequests by Stack and Outcome (the dashboard's intake outcomes widget).
     onOutcome: createIntakeMetrics(stackName),
   }),

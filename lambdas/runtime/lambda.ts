@@ -5,9 +5,10 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { createDocumentClient } from '../../adapters/clients';
 import { KeyRegistry } from '../../adapters/key-registry';
-import { lazyPayloadBlobs, onFirstUse } from '../../adapters/lazy';
+import { onFirstUse } from '../../adapters/lazy';
 import { Ledger } from '../../adapters/ledger';
 import { VersionWatermarks } from '../../adapters/ledger-controls';
+import { s3PayloadBlobs } from '../../adapters/payload-blobs';
 import { findConsumer } from '../../core/config/routing';
 import { ENV, requireEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
@@ -51,8 +52,8 @@ function build(consumerId: string, handle: ConsumerHandle, logger: LambdaLogger)
       principal: requireEnv(ENV.principal),
       logger,
       // Claim-checked views: this role may read views/<consumerId>/* and nothing else in the bucket.
-      // S3 loads on the first such view (adapters/lazy.ts).
-      viewObjects: lazyPayloadBlobs(async () => (await import('../../adapters/payload-blobs')).s3PayloadBlobs(bucket)),
+      // S3 loads on the first such view (adapters/payload-blobs.ts).
+      viewObjects: s3PayloadBlobs(bucket),
     },
     handle,
   );

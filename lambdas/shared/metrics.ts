@@ -42,8 +42,11 @@ export function createIntakeMetrics(stackName: string): (outcome: string) => voi
  * last known values were served, `none` when nothing was (503).
  */
 export function createSecretRefreshFailureMetric(stackName: string): (served: 'stale' | 'none') => void {
-  const metrics = stackMetrics('hookledger-ingest', stackName, SECRET_REFRESH_FAILURE_METRIC);
+  if (stackName === '') throw new Error(`stackName must not be empty: it is the Stack dimension of ${SECRET_REFRESH_FAILURE_METRIC}`);
+  // Built on the first failure, a rare path: a cold start constructs only the intake's own Metrics.
+  let metrics: Metrics | undefined;
   return (served) => {
+    metrics ??= stackMetrics('hookledger-ingest', stackName, SECRET_REFRESH_FAILURE_METRIC);
     metrics.addDimension(DIMENSION.served, served);
     metrics.addMetric(SECRET_REFRESH_FAILURE_METRIC, MetricUnit.Count, 1);
     metrics.publishStoredMetrics();

@@ -9,6 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
+import { BUNDLED_FEATURE_FLAGS, featuresUsed } from '../../core/bundled-features';
 import { BUNDLED_CONFIG_DEFINE } from '../../core/env';
 /** Namespace of every custom metric the stack emits and alarms on (Powertools reads it from env). */
 import { METRICS_NAMESPACE } from '../../core/metrics';
@@ -293,12 +294,19 @@ function bundledConfigDefine(scope: Construct): Record<string, string> | undefin
  * (core/schemes/bundled.ts): only the schemes the sources name.
  */
 export function bundledDefines(configJson: string): Record<string, string> {
-  const sources = (JSON.parse(configJson) as { sources?: { scheme?: { type?: string } }[] }).sources ?? [];
-  const configured = new Set(sources.map((s) => s.scheme?.type));
+  const config = JSON.parse(configJson) as {
+    sources?: { scheme?: { type?: string }; handshake?: string }[];
+    consumers?: { filter?: unknown }[];
+  };
+  const configured = new Set((config.sources ?? []).map((s) => s.scheme?.type));
+  const used = featuresUsed(config);
   return {
     // esbuild's define takes an expression: a string literal holding the JSON.
     [BUNDLED_CONFIG_DEFINE]: JSON.stringify(configJson),
     ...Object.fromEntries(SCHEME_TYPES.map((type) => [bundledSchemeFlag(type), JSON.stringify(String(configured.has(type)))])),
+    ...Object.fromEntries(
+      Object.entries(BUNDLED_FEATURE_FLAGS).map(([feature, flag]) => [flag, JSON.stringify(String(used[feature as keyof typeof used]))]),
+    ),
   };
 }
 

@@ -5,12 +5,14 @@
  * imports statically) leaves out the clients of rare paths, which load on first use (adapters/lazy.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
+import { FLOOR_HANDLER } from '../../bench/bundles';
 import config from '../../hookledger.config';
 import {
   APART_PACKAGES,
@@ -73,7 +75,7 @@ describe('what a cold start loads', () => {
     '@aws-sdk/client-dynamodb-streams',
     'adapters/verification-keys.ts',
     'adapters/secrets-manager.ts',
-    'adapters/payload-blobs.ts',
+    'lambdas/ingest/first-request.ts',
     // Loaded with the first line printed (lambdas/shared/lambda-logger.ts); the common paths log at DEBUG.
     '@aws-lambda-powertools/logger',
   ];
@@ -86,6 +88,29 @@ describe('what a cold start loads', () => {
     const packages = await packagesAtColdStart(entry);
     for (const p of needed) expect(packages).toContain(p);
     expect(RARE.filter((p) => packages.has(p))).toEqual([]);
+  });
+
+  it("intake's cold start reads the floor handler's files plus two: what it shares with its first-request chunk, and the invoke store it shares with the Logger's", async () => {
+    // The floor (bench/bundles.ts): the DynamoDB document client and an HMAC, bundled the same way.
+    const floor = await build({
+      ...handlerBuildOptions(bundledDefines(JSON.stringify(config))),
+      stdin: { contents: FLOOR_HANDLER, loader: 'ts', resolveDir: ROOT, sourcefile: 'floor-handler.ts' },
+      outdir: path.join(ROOT, 'bench', 'bundles', 'probe-floor'),
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const floorFiles = coldStartOutputs(floor.metafile).size;
+    const metafile = await built('lambdas/ingest/handler.ts');
+    const ingest = [...coldStartOutputs(metafile)];
+    expect(floorFiles).toBe(9);
+    // Each further `import()` of a module that shares code with the cold start adds a small chunk here.
+    expect(ingest).toHaveLength(floorFiles + 2);
+    const holding = (input: string) => ingest.filter((f) => Object.keys(metafile.outputs[f]!.inputs).includes(input));
+    // One file for everything the first-request chunk shares with the cold start, ours and the SDK's.
+    expect(holding('core/errors.ts')).toEqual(holding('adapters/secrets.ts'));
+    expect(holding('core/errors.ts')).toEqual(holding('node_modules/@aws-sdk/credential-provider-node/dist-es/defaultProvider.js'));
+    expect(holding('core/errors.ts')).toHaveLength(1);
   });
 
   it('a consumer loads no SQS code at cold start: SQS serves only retries and quarantines, loaded on the first', async () => {
@@ -122,8 +147,8 @@ async function filesAtColdStart(entry: string): Promise<Set<string>> {
 }
 
 describe('the S3 client, bundled apart', () => {
-  it("is imported by adapters/payload-blobs.ts alone among the handlers' modules, with only the names bundled apart", () => {
-    const importers = execFileSync('git', ['grep', '-l', "from '@aws-sdk/client-s3'", '--', 'lambdas', 'adapters', 'core'], {
+  it("is loaded by adapters/payload-blobs.ts alone among the handlers' modules, with only the names bundled apart", () => {
+    const importers = execFileSync('git', ['grep', '-l', '@aws-sdk/client-s3', '--', 'lambdas/*.ts', 'adapters/*.ts', 'core/*.ts'], {
       cwd: ROOT,
       encoding: 'utf8',
     })
@@ -131,25 +156,34 @@ describe('the S3 client, bundled apart', () => {
       .split('\n');
     expect(importers).toEqual(['adapters/payload-blobs.ts']);
     const source = readFileSync(path.join(ROOT, 'adapters/payload-blobs.ts'), 'utf8');
-    const names = /import \{([^}]*)\} from '@aws-sdk\/client-s3'/
-      .exec(source)![1]!
-      .split(',')
-      .map((n) => n.trim())
-      .filter((n) => n !== '' && !n.startsWith('type '));
-    expect(names.filter((n) => !APART_PACKAGES['@aws-sdk/client-s3']!.includes(n))).toEqual([]);
+    // A type import (erased) and the one `import()`; every value comes from its module, `sdk.<name>`.
+    expect(source.match(/from '@aws-sdk\/client-s3'/g)).toEqual(["from '@aws-sdk/client-s3'"]);
+    expect(source).toContain("import type { S3Client } from '@aws-sdk/client-s3';");
+    expect(source.match(/import\('@aws-sdk\/client-s3'\)/g)).toHaveLength(1);
+    const names = [...new Set([...source.matchAll(/\bsdk\.(\w+)/g)].map((m) => m[1]!))].sort();
+    expect(names).toEqual([...APART_PACKAGES['@aws-sdk/client-s3']!].sort());
   });
 
-  it('a consumer bundled as the stack bundles it links its bucket chunk to the client apart and builds the bucket adapter', async () => {
+  it('a consumer bundled as the stack bundles it imports the client apart on first use, which exports exactly those names', async () => {
     const outdir = mkdtempSync(path.join(tmpdir(), 'hookledger-apart-'));
     try {
       bundleHandler('lambdas/consumers/billing-meter.ts', outdir, bundledDefines(JSON.stringify(config)));
-      expect(existsSync(path.join(outdir, 'node_modules/@aws-sdk/client-s3/index.mjs'))).toBe(true);
-      const chunk = readdirSync(path.join(outdir, 'chunks')).find((f) => f.startsWith('payload-blobs-') && f.endsWith('.mjs'))!;
-      const mod = (await import(pathToFileURL(path.join(outdir, 'chunks', chunk)).href)) as {
-        s3PayloadBlobs: (bucket: string) => { get: unknown; put: unknown };
-      };
-      const blobs = mod.s3PayloadBlobs('hookledger-payloads-204');
-      expect([typeof blobs.get, typeof blobs.put, blobs.constructor.name]).toEqual(['function', 'function', 'S3PayloadBlobs']);
+      const apart = path.join(outdir, 'node_modules/@aws-sdk/client-s3/index.mjs');
+      // Node resolves the bare name from the bundle's files to the package written beside them.
+      const fromIndex = createRequire(path.join(outdir, 'index.mjs')).resolve('@aws-sdk/client-s3');
+      expect(fromIndex).toBe(apart);
+      const outputs = [
+        path.join(outdir, 'index.mjs'),
+        ...readdirSync(path.join(outdir, 'chunks'))
+          .filter((f) => f.endsWith('.mjs'))
+          .map((f) => path.join(outdir, 'chunks', f)),
+      ];
+      const importing = outputs.filter((f) => readFileSync(f, 'utf8').includes('import("@aws-sdk/client-s3")'));
+      expect(importing).toHaveLength(1);
+      const mod = (await import(pathToFileURL(apart).href)) as Record<string, unknown>;
+      expect(Object.keys(mod).sort()).toEqual([...APART_PACKAGES['@aws-sdk/client-s3']!].sort());
+      const client = new (mod.S3Client as new (c: object) => { config: { region: () => Promise<string> } })({ region: 'eu-west-1' });
+      expect(await client.config.region()).toBe('eu-west-1');
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }

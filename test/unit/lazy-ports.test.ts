@@ -5,7 +5,7 @@
  * failed load not remembered.
  */
 import { describe, expect, it } from 'vitest';
-import { lazyPayloadBlobs, lazySecrets, lazyStreamBatches, lazyVerificationKeys, onFirstUse } from '../../adapters/lazy';
+import { lazySecrets, lazyStreamBatches, lazyVerificationKeys, onFirstUse } from '../../adapters/lazy';
 
 describe('onFirstUse', () => {
   it('loads once for three concurrent first calls and once more never', async () => {
@@ -34,25 +34,6 @@ describe('onFirstUse', () => {
 });
 
 describe('lazy ports delegate every call, loading nothing before the first', () => {
-  it('payload blobs: put (its retention tag of 7 days included) and get reach the one adapter with their arguments', async () => {
-    const calls: unknown[][] = [];
-    let loads = 0;
-    const blobs = lazyPayloadBlobs(async () => {
-      loads += 1;
-      return {
-        put: async (key: string, body: Buffer, contentType?: string, retentionDays?: number) =>
-          void calls.push(['put', key, body.toString(), contentType, retentionDays]),
-        get: async (key: string) => (key === 'payloads/platform/evt_01J8K7M2Q4/ab' ? Buffer.from('{"id":"evt_01J8K7M2Q4"}') : undefined),
-      };
-    });
-    expect(loads).toBe(0);
-    await blobs.put('payloads/platform/evt_01J8K7M2Q4/ab', Buffer.from('body'), 'application/gzip', 7);
-    expect((await blobs.get('payloads/platform/evt_01J8K7M2Q4/ab'))?.toString()).toBe('{"id":"evt_01J8K7M2Q4"}');
-    expect(await blobs.get('payloads/platform/evt_missing/ab')).toBeUndefined();
-    expect(calls).toEqual([['put', 'payloads/platform/evt_01J8K7M2Q4/ab', 'body', 'application/gzip', 7]]);
-    expect(loads).toBe(1);
-  });
-
   it('secrets: get, refresh and payloadHashKey answer as the adapter does, errors included', async () => {
     const secrets = lazySecrets(async () => ({
       get: async (sourceId: string) => ({ current: `whsec_current_${sourceId}` }),
