@@ -22,8 +22,8 @@ export type BundledFeature = keyof typeof BUNDLED_FEATURE_FLAGS;
 
 /** The part of a validated configuration the flags are read from. */
 export interface FeatureUse {
-  readonly sources?: readonly { readonly handshake?: unknown }[];
-  readonly consumers?: readonly { readonly filter?: unknown }[];
+  readonly sources?: readonly { readonly id?: string; readonly handshake?: unknown }[];
+  readonly consumers?: readonly { readonly id?: string; readonly filter?: unknown }[];
 }
 
 /** Whether the configuration uses each feature: a consumer with a filter; a source with a handshake. */

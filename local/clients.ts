@@ -48,9 +48,8 @@ export function localS3Client(endpoint: string): S3Client {
 export const LOCAL_PAYLOAD_BUCKET = 'hookledger-payloads';
 
 /**
- * Creates the payload bucket on the emulator. fauxqs keeps objects in memory only, like its
- * messages: a restart of the local stack loses the large bodies its file-backed tables reference
- * (their payload items then read as expired).
+ * Creates the payload bucket on the emulator (kept if it is there: a file-backed stack reads its
+ * objects back from disk at start, local/durable-s3.ts).
  */
 export async function createLocalPayloadBucket(s3: S3Client, bucket = LOCAL_PAYLOAD_BUCKET): Promise<string> {
   try {

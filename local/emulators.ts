@@ -15,6 +15,7 @@ import { createSqsServer } from 'local-aws-sqs';
 import { HookledgerError } from '../core/errors';
 import { PROJECT_ROOT } from '../core/paths';
 import { LOCAL_REGION, localDynamoClient } from './clients';
+import { durableS3Store } from './durable-s3';
 import { sleep } from './support';
 
 const LOOPBACK = '127.0.0.1';
@@ -341,12 +342,25 @@ export interface SqsEmulator {
   stop(): Promise<void>;
 }
 
+export interface StartSqsEmulatorOptions {
+  readonly port: number;
+  /**
+   * A folder that keeps the S3 objects across restarts (local/durable-s3.ts); undefined or null keeps
+   * them in memory only, as fauxqs does (its queues are in memory either way).
+   */
+  readonly s3Dir?: string | null;
+}
+
 /**
- * fauxqs, the SQS emulator the stack runs on (correct DLQ moves and ApproximateReceiveCount).
- * Built with `buildApp` rather than `startFauxqs`, which always binds 0.0.0.0.
+ * fauxqs, the SQS emulator the stack runs on (correct DLQ moves and ApproximateReceiveCount), which
+ * serves S3 on the same endpoint. Built with `buildApp` rather than `startFauxqs`, which always binds
+ * 0.0.0.0.
  */
-export async function startSqsEmulator(options: { readonly port: number }): Promise<SqsEmulator> {
-  const app = buildApp({ logger: false, defaultRegion: LOCAL_REGION });
+export async function startSqsEmulator(options: StartSqsEmulatorOptions): Promise<SqsEmulator> {
+  const s3Store = options.s3Dir ? await durableS3Store(options.s3Dir) : undefined;
+  // buildApp takes each store alone (`stores?.s3Store ?? new S3Store()`); its type asks for all three.
+  const stores = s3Store ? ({ s3Store } as unknown as NonNullable<Parameters<typeof buildApp>[0]>['stores']) : undefined;
+  const app = buildApp({ logger: false, defaultRegion: LOCAL_REGION, ...(stores ? { stores } : {}) });
   await app.listen({ port: options.port, host: LOOPBACK });
   const port = (app.server.address() as AddressInfo).port;
   let stopped: Promise<void> | undefined;

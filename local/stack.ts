@@ -155,7 +155,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const dynamoPort = options.dynamoPort ?? (await freePort());
     let dynamo: DynamoLocal | undefined = await startDynamoLocal({ port: dynamoPort, dbPath: dataDir });
     started.push({ stop: async () => dynamo?.stop() });
-    const sqsServer: SqsEmulator = await startSqsEmulator({ port: options.sqsPort ?? (await freePort()) });
+    // The payload bucket's objects are kept beside the tables: a body intake answered 202 for survives a restart.
+    const sqsServer: SqsEmulator = await startSqsEmulator({
+      port: options.sqsPort ?? (await freePort()),
+      s3Dir: dataDir === null ? null : path.join(dataDir, 's3'),
+    });
     started.push(sqsServer);
     const dynamoEndpoint = dynamo.endpoint;
     // fauxqs serves S3 on the same endpoint as SQS.

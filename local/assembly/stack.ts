@@ -102,7 +102,11 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
   try {
     const dynamo = await startDynamoLocal({ port: await freePort(), dbPath: options.dataDir });
     started.push(dynamo);
-    const fauxqs = await startSqsEmulator({ port: await freePort() });
+    // The bucket's objects kept beside the tables, as plain `npm start` keeps them (local/durable-s3.ts).
+    const fauxqs = await startSqsEmulator({
+      port: await freePort(),
+      s3Dir: options.dataDir === null ? null : path.join(options.dataDir, 's3'),
+    });
     started.push(fauxqs);
     const endpoints = { dynamodb: dynamo.endpoint, sqs: fauxqs.endpoint, s3: fauxqs.endpoint };
 

@@ -1,11 +1,14 @@
 /**
  * Restarting a file-backed local stack (what `npm start` after Ctrl-C does) resumes the fan-out after
- * its saved stream checkpoint: nothing already delivered is delivered again, nothing new is missed.
+ * its saved stream checkpoint: nothing already delivered is delivered again, nothing new is missed;
+ * and a body kept in the payload bucket is still there (local/durable-s3.ts).
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ConsumerHandle } from '../../lambdas/runtime/runtime';
 import type { DeliveryProgress, LocalStack } from '../../local/stack';
 import { platformEvent } from '../support/factories';
 import { doneRows, send, startTestStack } from '../support/stack';
@@ -69,5 +72,43 @@ describe('restarting a file-backed local stack', () => {
     // Nothing unfinished: the next start re-queues nothing.
     stack = await startTestStack(files);
     expect(stack.startupRepair).toMatchObject({ repaired: 0, candidates: 0 });
+  }, 120_000);
+
+  it('keeps a body stored in the payload bucket: the delivery re-queued at start reads the whole 60 KB of evt_01J8K7T301', async () => {
+    await stack?.stop();
+    const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-restart-bucket-'));
+    const files = { dataDir: dir, secretsFile: path.join(dir, 'secrets.json') };
+    // Hex of a hash chain: gzip keeps about half, well over the 7,000 stored bytes kept in the item.
+    const attachment = Array.from({ length: 1875 }, (_, i) => createHash('sha256').update(`t301-${i}`).digest('hex')).join('');
+    const seen: { eventId: string; attachment: number | undefined; digest: string | undefined }[] = [];
+    const handle: ConsumerHandle = async (ctx) => {
+      const data = ctx.payload.data as { attachment?: string } | undefined;
+      seen.push({
+        eventId: ctx.attribution.eventId,
+        attachment: data?.attachment?.length,
+        digest: data?.attachment && createHash('sha256').update(data.attachment).digest('hex'),
+      });
+      return { units: 2 };
+    };
+    stack = await startTestStack({ ...files, paused: ['risk-evaluator'], handles: { 'risk-evaluator': handle } });
+    const event = platformEvent({
+      id: 'evt_01J8K7T301',
+      type: 'payment.succeeded',
+      tenant_id: 'tenant_204',
+      data: { amount: 4200, attachment } as never,
+    });
+    expect((await send(stack, event)).status).toBe(202);
+    await stack.drain();
+    expect(seen).toEqual([]);
+    await stack.stop();
+
+    stack = await startTestStack({ ...files, handles: { 'risk-evaluator': handle } });
+    expect(stack.startupRepair).toMatchObject({ repaired: 1, unrepaired: 0 });
+    await stack.drain();
+    expect(seen).toEqual([
+      { eventId: 'evt_01J8K7T301', attachment: 120_000, digest: createHash('sha256').update(attachment).digest('hex') },
+    ]);
+    const risk = (await doneRows(stack)).filter((r) => r.consumerId === 'risk-evaluator');
+    expect(risk.map((r) => [r.eventId, r.tenantId, r.units, r.attempt])).toEqual([['evt_01J8K7T301', 'tenant_204', 2, 1]]);
   }, 120_000);
 });
