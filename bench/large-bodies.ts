@@ -15,10 +15,10 @@ import { type PayloadItem, payloadKey } from '../core/model';
 import type { LocalStack } from '../local/stack';
 import { type StoragePriceTable, storeCost } from './body-store';
 import { type PriceTable, usdPerMillion } from './cost';
-import type { S3Meter } from './meters';
+import type { Meters, S3Meter } from './meters';
 import { paymentEvent, signRequest } from './payload';
 import { percentile, round } from './stats';
-import { type Meters, resetAll, SOURCE, snapshot } from './units';
+import { resetAll, SOURCE, snapshot } from './units';
 
 export const LARGE_BODY_SIZES = [1024, 8 * 1024, 16 * 1024, 64 * 1024, 512 * 1024, 2 * 1024 * 1024] as const;
 export const BODY_CONTENTS = ['json', 'incompressible'] as const;

@@ -18,7 +18,15 @@ import type { FanoutHandler } from '../lambdas/fanout/app';
 import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import { createLogger } from '../lambdas/shared/logger';
 import type { DeliveryProgress, LocalStack } from '../local/stack';
-import type { Meters } from './units';
+
+/** The meters a bench run installs on the local stack (installedMeters), read by each section. */
+export interface Meters {
+  readonly capacity: CapacityMeter;
+  readonly sqs: SqsMeter;
+  readonly invocations: InvocationMeter;
+  readonly deliveries: DeliveryTracker;
+  readonly logs: LogMeter;
+}
 
 export class CapacityMeter {
   writeUnits = 0;

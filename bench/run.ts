@@ -44,7 +44,7 @@ import { type FilterBenchResult, measureFilters, printFilters } from './filters'
 import { bundleTargets, measureFirstInvocations, printFirstInvocations, withFirstInvocations } from './first-invocation';
 import { intakeAgainstFloor } from './intake';
 import { BODY_CONTENTS, LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
-import { countInvocations, installedMeters, type S3Meter } from './meters';
+import { countInvocations, installedMeters, type Meters, type S3Meter } from './meters';
 import { paymentEvent, TARGET_BYTES } from './payload';
 import { fmt, printNotes, printTable, repoRelative } from './report';
 import { round } from './stats';
@@ -55,7 +55,6 @@ import {
   burst,
   itemSizes,
   lowTraffic,
-  type Meters,
   SOURCE,
   type TrafficResult,
 } from './units';
@@ -74,8 +73,9 @@ const PLAN = {
   /** The steady rate (webhooks/s) the provisioned columns are priced at (70% target, default bounds). */
   provisionedRate: 50,
   largeBodyRequests: 25,
-  // Loads vary by tens of percent from one process to the next on a shared machine: 21 per bundle, round robin.
-  bundleLoads: 21,
+  // Loads vary by tens of percent from one process to the next on a shared machine: 41 per bundle, round
+  // robin (with 21, two runs of the same code gave paired ratios up to 0.1 apart).
+  bundleLoads: 41,
   firstInvocations: 11,
   eventType: 'payment.succeeded',
 };

@@ -10,16 +10,8 @@ import { eventKey, ledgerKey, payloadKey } from '../core/model';
 import { signatureHeaders } from '../core/schemes';
 import { localDynamoClient } from '../local/clients';
 import type { LocalStack } from '../local/stack';
-import type { CapacityMeter, DeliveryTracker, InvocationMeter, LogMeter, SqsMeter } from './meters';
+import type { Meters } from './meters';
 import { paymentEvent, type SignedRequest, signedPayments } from './payload';
-
-export interface Meters {
-  readonly capacity: CapacityMeter;
-  readonly sqs: SqsMeter;
-  readonly invocations: InvocationMeter;
-  readonly deliveries: DeliveryTracker;
-  readonly logs: LogMeter;
-}
 
 export interface TrafficResult {
   readonly webhooks: number;
