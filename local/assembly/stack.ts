@@ -24,6 +24,7 @@ import { createSdkStreamsApi } from '../streams/dynamodb-streams';
 import { createStreamPoller, type StreamPoller } from '../streams/poller';
 import { type PollerLogger, sleep } from '../support';
 import { localDocumentClient } from '../wiring';
+import { intakeOutcomeCounter } from './emf';
 import { type LocalFunction, startLocalFunction } from './functions';
 import { type Authorizer, accessKeyIdOf, createAuthorizer, type Denial, type LocalPrincipal, principalsOf } from './iam';
 import { type LocalMapping, startLambdaEndpoint } from './lambda-endpoint';
@@ -222,6 +223,7 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
     started.push({ stop: () => lambdaEndpoint.close() });
 
     const functions: Record<string, LocalFunction> = {};
+    const intake = intakeOutcomeCounter();
     for (const id of running) {
       const props = assembly.resources[id]?.Properties ?? {};
       const name = resources.locals.get(id)?.ref ?? id;
@@ -251,7 +253,10 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
           AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(props.MemorySize ?? 128),
           AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
         },
-        onLog: (line) => options.onLog?.(id, line),
+        onLog: (line) => {
+          intake.add(line);
+          options.onLog?.(id, line);
+        },
       });
       functions[id] = fn;
       started.push({ stop: () => fn.stop() });
@@ -428,8 +433,8 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
       pause: pauseConsumer,
       resume: resumeConsumer,
       paused: () => [...paused].sort(),
-      // Intake outcomes are counted by the wired intake only; the bundle's are in its logs.
-      intakeOutcomes: () => ({}),
+      // From the ingest bundle's own IntakeRequests EMF lines, as the dashboard counts them.
+      intakeOutcomes: () => intake.outcomes(),
       consumers: [...consumerQueues.keys()],
     });
     started.push({ stop: () => new Promise<void>((resolve) => admin.server.close(() => resolve())) });

@@ -89,6 +89,15 @@ describe('the eval matrix on the synthesized assembly', () => {
     expect(rows.every((r) => r.attempt === 1 && r.reads.length === 1)).toBe(true);
   });
 
+  it("`hookledger status` counts intake's requests by outcome from the ingest bundle's own EMF lines: recorded 2, duplicate 1", async () => {
+    // evt_01J8K7A001 and evt_01J8K7A002 recorded, evt_01J8K7A002's retry a duplicate (the tests above).
+    const home = mkdtempSync(path.join(tmpdir(), 'hookledger-asm-status-'));
+    await writeState(path.join(home, 'state.json'), stack.state);
+    const cli = await runCli(['status'], config, { ...process.env, HOOKLEDGER_STATE: path.join(home, 'state.json') });
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toContain('requests by outcome since the local stack started: duplicate 1, recorded 2');
+  });
+
   it('two tenants interleaved: 6 events, each tenant charged for its own (tenant_204: 15, tenant_311: 12)', async () => {
     const plan = Array.from({ length: 6 }, (_, i) => ({
       id: `evt_01J8K7B00${i}`,

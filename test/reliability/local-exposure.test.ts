@@ -126,10 +126,12 @@ describe('npm start on this machine', () => {
     expect(readFileSync(checkpoints, 'utf8')).toContain('shardId');
 
     expect(mode(data)).toBe(0o700);
-    const files = readdirSync(data).sort();
-    expect(files).toEqual(expect.arrayContaining(['shared-local-instance.db', 'stream-checkpoints.json']));
-    expect(Object.fromEntries(files.map((f) => [f, mode(path.join(data, f)).toString(8)]))).toEqual(
-      Object.fromEntries(files.map((f) => [f, '600'])),
+    expect(readdirSync(data).sort()).toEqual(expect.arrayContaining(['s3', 'shared-local-instance.db', 'stream-checkpoints.json']));
+    // Every folder below it 0700 (the payload bucket's, s3/<bucket>/), every file 0600.
+    const entries = readdirSync(data, { recursive: true, withFileTypes: true }).map((e) => path.join(e.parentPath, e.name));
+    expect(entries).toContain(path.join(data, 's3', 'hookledger-payloads'));
+    expect(Object.fromEntries(entries.map((f) => [path.relative(data, f), mode(f).toString(8)]))).toEqual(
+      Object.fromEntries(entries.map((f) => [path.relative(data, f), statSync(f).isDirectory() ? '700' : '600'])),
     );
   });
 });

@@ -1,0 +1,61 @@
+/**
+ * The assembly stack reads the functions' EMF lines as CloudWatch does (local/assembly/emf.ts): only
+ * a line that declares the metric in `_aws.CloudWatchMetrics` and carries a number for it counts,
+ * by the value of its `Outcome` field.
+ */
+import { describe, expect, it } from 'vitest';
+import { createIntakeMetrics } from '../../lambdas/shared/metrics';
+import { emfValue, intakeOutcomeCounter } from '../../local/assembly/emf';
+
+const line = (outcome: string, value = 1) =>
+  JSON.stringify({
+    _aws: {
+      Timestamp: 1,
+      CloudWatchMetrics: [
+        { Namespace: 'Hookledger', Dimensions: [['Stack', 'Outcome']], Metrics: [{ Name: 'IntakeRequests', Unit: 'Count' }] },
+      ],
+    },
+    Stack: 'Hookledger',
+    Outcome: outcome,
+    IntakeRequests: value,
+  });
+
+describe('EMF lines read as CloudWatch reads them', () => {
+  it('counts 3 recorded, 1 duplicate and 1 signature_mismatch out of 8 lines, skipping log lines and other metrics', () => {
+    const counter = intakeOutcomeCounter();
+    for (const l of [
+      line('recorded'),
+      line('recorded', 2),
+      '{"level":"INFO","message":"webhook accepted","outcome":"duplicate"}',
+      line('duplicate'),
+      line('signature_mismatch'),
+      JSON.stringify({
+        _aws: { CloudWatchMetrics: [{ Metrics: [{ Name: 'SecretRefreshFailures' }] }] },
+        Outcome: 'recorded',
+        SecretRefreshFailures: 1,
+      }),
+      '{"_aws": not json',
+      JSON.stringify({ Outcome: 'recorded', IntakeRequests: 1 }),
+    ]) {
+      counter.add(l);
+    }
+    expect(counter.outcomes()).toEqual({ duplicate: 1, recorded: 3, signature_mismatch: 1 });
+  });
+
+  it("reads the very line Powertools writes for the intake's metric", () => {
+    const lines: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string) => {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      return true;
+    }) as typeof process.stdout.write;
+    try {
+      createIntakeMetrics('Hookledger-staging')('recorded');
+    } finally {
+      process.stdout.write = write;
+    }
+    const found = lines.map((l) => emfValue(l, 'IntakeRequests')).find((v) => v !== undefined);
+    expect(found?.value).toBe(1);
+    expect(found?.fields).toMatchObject({ Outcome: 'recorded', Stack: 'Hookledger-staging' });
+  });
+});
