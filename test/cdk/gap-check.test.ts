@@ -4,10 +4,9 @@
  * source's API key and no other secret; only a check that recovers may write, and only what intake writes.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { HookledgerConfigInput } from '../../core/config/schema';
 import {
   actionsOf,
-  defaultConfig,
+  GAP_CHECK_CONFIG,
   type Json,
   refTarget,
   resourcesOfType,
@@ -17,24 +16,7 @@ import {
   synth,
 } from './support';
 
-const config: HookledgerConfigInput = {
-  ...defaultConfig,
-  sources: [
-    ...defaultConfig.sources,
-    {
-      id: 'stripe-live',
-      provider: 'stripe',
-      attribution: { tenantId: { body: 'account' }, keyId: { body: 'data.object.id' } },
-      gapCheck: { api: 'stripe', recover: true },
-    },
-    {
-      id: 'github-app',
-      provider: 'github',
-      attribution: { tenantId: { value: 'octo-org' }, keyId: { value: 'hook_12' } },
-      gapCheck: { api: 'github', hook: 'orgs/octo-org/hooks/12', everyHours: 6 },
-    },
-  ],
-};
+const config = GAP_CHECK_CONFIG;
 
 let json: Json;
 const gapFunctions = () =>

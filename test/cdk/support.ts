@@ -92,6 +92,26 @@ export const fourConsumerConfig: HookledgerConfigInput = {
   alarms: { email: 'oncall@example.com' },
 };
 
+/** The default config plus two sources with a scheduled gap check (Stripe recovering, GitHub every 6 h). */
+export const GAP_CHECK_CONFIG: HookledgerConfigInput = {
+  ...defaultConfig,
+  sources: [
+    ...defaultConfig.sources,
+    {
+      id: 'stripe-live',
+      provider: 'stripe',
+      attribution: { tenantId: { body: 'account' }, keyId: { body: 'data.object.id' } },
+      gapCheck: { api: 'stripe', recover: true },
+    },
+    {
+      id: 'github-app',
+      provider: 'github',
+      attribution: { tenantId: { value: 'octo-org' }, keyId: { value: 'hook_12' } },
+      gapCheck: { api: 'github', hook: 'orgs/octo-org/hooks/12', everyHours: 6 },
+    },
+  ],
+};
+
 export const CONFIGS = [
   { name: 'default config (hookledger.config.ts)', config: defaultConfig as HookledgerConfigInput },
   { name: '4-consumer config', config: fourConsumerConfig },
