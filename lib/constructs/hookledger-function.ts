@@ -28,11 +28,11 @@ export const ESM_REQUIRE_BANNER =
   "import { createRequire as __hookledgerCreateRequire } from 'node:module'; const require = __hookledgerCreateRequire(import.meta.url);";
 
 /**
- * SDK clients bundled apart from the handler, each with the names the handlers import from it (only
- * adapters/payload-blobs.ts imports the S3 client; test/lint/bundle-contents.test.ts holds it to
- * these names). In the handler's build the package is external; `bundleApart` then writes it as a
- * bundle of its own under the output's `node_modules/`, where Node finds it when the chunk that
- * imports it loads. Inside the handler's build, code splitting would share the S3 client's protocol
+ * SDK clients bundled apart from the handler, each with the names the handlers use of it (only
+ * adapters/payload-blobs.ts loads the S3 client, with one `import()`; test/lint/bundle-contents.test.ts
+ * holds it to these names). In the handler's build the package is external; `bundleApart` then
+ * writes it as a bundle of its own under the output's `node_modules/`, where Node finds it at that
+ * `import()`. Inside the handler's build, code splitting would share the S3 client's protocol
  * code (XML, checksums, streams) with the DynamoDB client's through the SDK's index modules, so
  * every cold start would load it: about 20 KiB, and Node's web streams, which S3's checksum stream
  * touches at import. Apart, it loads only with the first body or view in the bucket.

@@ -191,8 +191,14 @@ describe('the console in Chromium', () => {
     expect(env.stack.paused()).toEqual([]);
     await page.getByRole('button', { name: 'Pause audit-writer' }).focus();
     await page.keyboard.press('Enter');
-    // Confirm has the focus: Enter confirms.
-    await page.getByRole('group', { name: 'Pause audit-writer: confirm' }).waitFor();
+    // Confirm takes the focus once the question is shown (an effect after the render): Enter then
+    // confirms. Pressed before that, Enter would reach Pause again.
+    const confirm = page.getByRole('group', { name: 'Pause audit-writer: confirm' }).getByRole('button', { name: 'Confirm' });
+    await expect
+      .poll(() =>
+        confirm.evaluate((el) => (el as unknown as { ownerDocument: { activeElement: unknown } }).ownerDocument.activeElement === el),
+      )
+      .toBe(true);
     await page.keyboard.press('Enter');
     await page.getByRole('button', { name: 'Resume audit-writer' }).waitFor();
     expect(env.stack.paused()).toEqual(['audit-writer']);
