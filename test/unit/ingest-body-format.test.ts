@@ -8,17 +8,11 @@
 
 import { createHmac } from 'node:crypto';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '../../adapters/clients';
-import { eventStores, intakeStore } from '../../adapters/event-stores';
-import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig } from '../../core/config/schema';
-import { ALL_SCHEMES } from '../../core/schemes';
-import { createIngestHandler } from '../../lambdas/ingest/app';
-import { httpEvent, NOW, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
-import { capturingLogger } from '../support/logs';
+import { NOW, platformEvent, signedHeaders, TEST_SECRET } from '../support/factories';
+import { hooksRequest, mockedIntake, TWILIO_STATUS_FORM } from '../support/ingest';
 import { twilioSignature } from '../support/twilio';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
@@ -58,38 +52,8 @@ const config = defineConfig({
   consumers: [{ id: 'billing', subscribes: ['*'], fields: ['id', 'MessageSid'], entry: 'lambdas/consumers/billing.ts' }],
 });
 
-function setup() {
-  const { logger, lines } = capturingLogger();
-  const outcomes: string[] = [];
-  const reads: string[] = [];
-  const secrets: SecretsPort = {
-    payloadHashKey: async () => TEST_HASH_KEY,
-    get: async (source) => {
-      reads.push(source);
-      return { current: SECRETS[source]! };
-    },
-    refresh: async (source) => {
-      reads.push(source);
-      return { current: SECRETS[source]! };
-    },
-  };
-  const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
-  const handler = createIngestHandler({
-    schemes: ALL_SCHEMES,
-    config,
-    store,
-    secrets,
-    logger,
-    clock: () => NOW,
-    onOutcome: (o) => outcomes.push(o),
-  });
-  return { handler, lines, outcomes, reads };
-}
-
-/** A request as API Gateway hands it over for https://hooks.example.com/hooks/<source>. */
-function request(source: string, body: string, headers: Record<string, string>): APIGatewayProxyEventV2 {
-  return httpEvent(source, body, { host: 'hooks.example.com', 'x-forwarded-proto': 'https', ...headers });
-}
+const setup = () => mockedIntake({ config, secretOf: (source) => SECRETS[source]! });
+const request = (source: string, body: string, headers: Record<string, string>) => hooksRequest(source, body, headers);
 
 const answer = (res: { statusCode?: number; body?: string }) => [res.statusCode, JSON.parse(res.body ?? '{}')];
 const putItems = () => ddbMock.commandCalls(PutCommand).map((c) => c.args[0].input.Item as Record<string, unknown>);
@@ -166,13 +130,7 @@ describe('a JSON source: the body is read as JSON whatever the Content-Type says
 });
 
 describe('a form source (twilio): the body is read as form fields', () => {
-  const form = {
-    AccountSid: 'AC3f9a2b7c1d8e4f6a0b5c2d9e7f1a3b4c',
-    MessageSid: 'SM1f0e8ae6ade43cb3c0ce4525424e404f',
-    MessageStatus: 'delivered',
-    MessagingServiceSid: 'MG9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d',
-    To: '+14155550199',
-  };
+  const form = TWILIO_STATUS_FORM;
   const body = new URLSearchParams(form).toString();
   const url = 'https://hooks.example.com/hooks/twilio-sms';
   const signature = twilioSignature(TWILIO_TOKEN, url, form);

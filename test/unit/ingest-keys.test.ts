@@ -11,17 +11,13 @@ import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '../../adapters/clients';
-import { eventStores, intakeStore } from '../../adapters/event-stores';
-import type { SecretsPort } from '../../adapters/secrets';
 import { HttpVerificationKeys, KeyFetchError } from '../../adapters/verification-keys';
 import { defineConfig } from '../../core/config/schema';
-import { ALL_SCHEMES, signatureHeaders } from '../../core/schemes';
+import { signatureHeaders } from '../../core/schemes';
 import { publicJwkOf } from '../../core/schemes/jwks';
 import type { VerificationKeysPort } from '../../core/schemes/types';
-import { createIngestHandler } from '../../lambdas/ingest/app';
-import { httpEvent, NOW, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
-import { capturingLogger } from '../support/logs';
+import { httpEvent, NOW, signedHeaders, TEST_SECRET } from '../support/factories';
+import { mockedIntake } from '../support/ingest';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
 afterEach(() => ddbMock.reset());
@@ -45,25 +41,12 @@ const config = defineConfig({
   consumers: [{ id: 'billing', subscribes: ['*'], fields: ['item_id'], entry: 'lambdas/consumers/billing.ts' }],
 });
 
-function setup(verificationKeys?: VerificationKeysPort) {
-  const { logger, lines } = capturingLogger();
-  const secrets: SecretsPort = {
-    payloadHashKey: async () => TEST_HASH_KEY,
-    get: async (source) => ({ current: source === 'plaid' ? CREDENTIALS : TEST_SECRET }),
-    refresh: async (source) => ({ current: source === 'plaid' ? CREDENTIALS : TEST_SECRET }),
-  };
-  const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
-  const handler = createIngestHandler({
-    schemes: ALL_SCHEMES,
+const setup = (verificationKeys?: VerificationKeysPort) =>
+  mockedIntake({
     config,
-    store,
-    secrets,
-    logger,
-    clock: () => NOW,
+    secretOf: (source) => (source === 'plaid' ? CREDENTIALS : TEST_SECRET),
     ...(verificationKeys ? { verificationKeys } : {}),
   });
-  return { handler, lines };
-}
 
 function plaidRequest(body = BODY): APIGatewayProxyEventV2 {
   const headers = signatureHeaders(
@@ -157,17 +140,9 @@ describe('invented kids against a fresh container (the real key port, a local ke
       sources: [{ ...config.sources[0]!, scheme: { type: 'jwks', header: 'plaid-verification', keysUrl } }],
     });
     let now = NOW;
-    const { logger } = capturingLogger();
-    const handler = createIngestHandler({
-      schemes: ALL_SCHEMES,
+    const { handler } = mockedIntake({
       config: plaid,
-      store: intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' })),
-      secrets: {
-        payloadHashKey: async () => TEST_HASH_KEY,
-        get: async () => ({ current: CREDENTIALS }),
-        refresh: async () => ({ current: CREDENTIALS }),
-      },
-      logger,
+      secretOf: () => CREDENTIALS,
       clock: () => now,
       verificationKeys: new HttpVerificationKeys({ clock: () => now }),
     });

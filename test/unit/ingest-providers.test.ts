@@ -4,18 +4,13 @@
  */
 import { createHmac } from 'node:crypto';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '../../adapters/clients';
-import { eventStores, intakeStore } from '../../adapters/event-stores';
-import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig } from '../../core/config/schema';
-import { ALL_SCHEMES, signatureHeaders } from '../../core/schemes';
-import { createIngestHandler } from '../../lambdas/ingest/app';
+import { signatureHeaders } from '../../core/schemes';
 import { ed25519Pair } from '../providers/support';
-import { httpEvent, NOW, TEST_HASH_KEY } from '../support/factories';
-import { capturingLogger } from '../support/logs';
+import { NOW } from '../support/factories';
+import { hooksRequest, mockedIntake, TWILIO_STATUS_FORM } from '../support/ingest';
 import { twilioSignature } from '../support/twilio';
 
 const ddbMock = mockClient(DynamoDBDocumentClient);
@@ -39,43 +34,13 @@ const config = defineConfig({
   consumers: [{ id: 'billing', subscribes: ['*'], fields: ['MessageSid'], entry: 'lambdas/consumers/billing.ts' }],
 });
 
-function setup() {
-  const { logger, lines } = capturingLogger();
-  const outcomes: string[] = [];
-  const secrets: SecretsPort = {
-    payloadHashKey: async () => TEST_HASH_KEY,
-    get: async (source) => ({ current: SECRETS[source]! }),
-    refresh: async (source) => ({ current: SECRETS[source]! }),
-  };
-  const store = intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' }));
-  const handler = createIngestHandler({
-    schemes: ALL_SCHEMES,
-    config,
-    store,
-    secrets,
-    logger,
-    clock: () => NOW,
-    onOutcome: (o) => outcomes.push(o),
-  });
-  return { handler, lines, outcomes };
-}
-
-/** A request as API Gateway hands it over for https://hooks.example.com/hooks/<source>?<query>. */
-function request(source: string, body: string, headers: Record<string, string>, query = ''): APIGatewayProxyEventV2 {
-  const event = httpEvent(source, body, { host: 'hooks.example.com', 'x-forwarded-proto': 'https', ...headers });
-  return { ...event, rawQueryString: query };
-}
+const setup = () => mockedIntake({ config, secretOf: (source) => SECRETS[source]! });
+const request = hooksRequest;
 
 const putItems = () => ddbMock.commandCalls(PutCommand).map((c) => c.args[0].input.Item as Record<string, unknown>);
 
 describe('twilio: a form body signed with the URL', () => {
-  const form = {
-    AccountSid: 'AC3f9a2b7c1d8e4f6a0b5c2d9e7f1a3b4c',
-    MessageSid: 'SM1f0e8ae6ade43cb3c0ce4525424e404f',
-    MessageStatus: 'delivered',
-    MessagingServiceSid: 'MG9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d',
-    To: '+14155550199',
-  };
+  const form = TWILIO_STATUS_FORM;
   const body = new URLSearchParams(form).toString();
   const url = 'https://hooks.example.com/hooks/twilio-sms?region=eu';
 
