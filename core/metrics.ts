@@ -35,6 +35,12 @@ export const RECONCILE_REPAIRS_METRIC = 'ReconcileRepairs';
 export const RECONCILE_CARRIED_METRIC = 'ReconcileCarried';
 /** Deliveries a run could not carry forward because the carry-forward was full (logged by ids); dimension `Stack` only. */
 export const RECONCILE_CARRY_DROPPED_METRIC = 'ReconcileCarryDropped';
+/**
+ * How many deliveries the carry-forward keeps (a few hundred bytes each: its item stays far below
+ * DynamoDB's 400 KB); the ones beyond are counted in RECONCILE_CARRY_DROPPED_METRIC, whose alarm
+ * quotes this number.
+ */
+export const MAX_CARRIED = 1000;
 /** 1 when a reconcile run stopped before the end of its window (its checkpoint resumes it), else 0; dimension `Stack` only. */
 export const RECONCILE_INCOMPLETE_METRIC = 'ReconcileIncomplete';
 /**

@@ -18,6 +18,7 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { CheckpointStore } from '../../adapters/checkpoint';
 import { HookledgerError } from '../../core/errors';
 import {
+  MAX_CARRIED,
   RECONCILE_CARRIED_METRIC,
   RECONCILE_CARRY_DROPPED_METRIC,
   RECONCILE_INCOMPLETE_METRIC,
@@ -121,8 +122,6 @@ export interface CarryState {
 }
 
 export const RECONCILE_CARRY_JOB = 'reconcile-carry';
-/** Carried deliveries kept (a few hundred bytes each: the item stays far below DynamoDB's 400 KB). */
-export const MAX_CARRIED = 1000;
 
 /** The checkpoint of the scheduled reconcile (`ckpt#reconcile`). */
 export interface ReconcileCheckpointState {

@@ -16,7 +16,9 @@ import {
   HTTP_CIRCUIT_OPEN_METRIC,
   INTAKE_DIMENSIONS,
   INTAKE_METRIC,
+  MAX_CARRIED,
   METRICS_NAMESPACE,
+  RECONCILE_CARRY_DROPPED_METRIC,
   RECONCILE_INCOMPLETE_METRIC,
   RECONCILE_REPAIRS_METRIC,
   RECONCILE_VIOLATIONS_METRIC,
@@ -264,7 +266,7 @@ export class Observability extends Construct {
     };
   }
 
-  /** What each reconcile run reports, once per interval: alarms ReconcileViolations and ReconcileIncomplete. */
+  /** What each reconcile run reports, once per interval: alarms ReconcileViolations, ReconcileIncomplete and ReconcileCarryDropped. */
   private watchReconcileResults(interval: Duration): ReconcileSignals {
     const dimensions = { [DIMENSION.stack]: this.stackDimension };
     const violations = customMetric(RECONCILE_VIOLATIONS_METRIC, dimensions, interval);
@@ -286,6 +288,14 @@ export class Observability extends Construct {
       description: `Reconcile stopped at its time budget ${RECONCILE_INCOMPLETE_RUNS} runs in a row: its backlog (checkpoint, missed windows) is not catching up. Check the hours behind with \`hookledger reconcile --from ... --to ...\` (each scheduled run logs where it stopped, \`resume_at\`).`,
       // A run that did not report (its errors and dead letters have their own alarms) neither ends
       // nor extends a streak.
+      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+    });
+    // Deliveries the carry-forward could not keep (over MAX_CARRIED): no scheduled run checks them
+    // again, so someone must repair them by hand, and the run's log names them.
+    this.alarm('ReconcileCarryDropped', {
+      metric: customMetric(RECONCILE_CARRY_DROPPED_METRIC, dimensions, interval),
+      threshold: 0,
+      description: `Reconcile left unrepaired deliveries out of its carry-forward (it keeps at most ${MAX_CARRIED.toLocaleString('en-US')}), so no scheduled run will check them again. Its log names them (\`not carried forward\`, with source, event_id and consumer_id): repair them with \`hookledger reconcile --repair --from ... --to ...\` over their window once their consumers are back.`,
       treatMissingData: cloudwatch.TreatMissingData.IGNORE,
     });
     // Deliveries the reconciler re-queued (its repair); graphed beside the violations, never alarmed:

@@ -40,9 +40,9 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
 
   it('sends every alarm (and its recovery) to the alarm topic', () => {
     const alarms = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm');
-    // Two per consumer, plus API 5xx, fan-out failures, reconcile violations, incomplete runs, errors
-    // and dead letters, and signing secrets served stale.
-    expect(alarms).toHaveLength(2 * parsed.consumers.length + 7);
+    // Two per consumer, plus API 5xx, fan-out failures, reconcile violations, incomplete runs, dropped
+    // carry-forward, errors and dead letters, and signing secrets served stale.
+    expect(alarms).toHaveLength(2 * parsed.consumers.length + 8);
     for (const [id, a] of alarms) {
       expect(a.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
       expect(a.Properties.OKActions, id).toEqual([{ Ref: topicId }]);
@@ -145,6 +145,24 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
     const body = JSON.stringify(resourcesOfType(s.json, 'AWS::CloudWatch::Dashboard')[0]![1].Properties.DashboardBody);
     expect(body).toContain('Reconcile runs stopped at their time budget (incomplete)');
     expect(body).toMatch(/\\"Hookledger\\",\\"ReconcileIncomplete\\",\\"Stack\\",\\"HookledgerObs\\"/);
+  });
+
+  it('alarms when reconcile drops deliveries from its carry-forward (Hookledger/ReconcileCarryDropped), naming the repair', () => {
+    const dropped = alarmsOn(s.json, 'ReconcileCarryDropped');
+    expect(dropped).toHaveLength(1);
+    expect(dropped[0]).toMatchObject({
+      Namespace: 'Hookledger',
+      Dimensions: [{ Name: 'Stack', Value: 'HookledgerObs' }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Period: 3600,
+      EvaluationPeriods: 1,
+      TreatMissingData: 'ignore',
+      AlarmActions: [{ Ref: topicId }],
+    });
+    expect(dropped[0].AlarmDescription).toContain('it keeps at most 1,000');
+    expect(dropped[0].AlarmDescription).toContain('`hookledger reconcile --repair --from ... --to ...`');
   });
 
   it('builds one dashboard covering intake, fan-out and every consumer', () => {
