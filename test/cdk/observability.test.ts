@@ -38,6 +38,24 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
     topicId = s.json.Outputs.AlarmTopicArn.Value.Ref;
   });
 
+  /** The one alarm on a per-run reconcile metric of this stack: Hookledger/<name>{Stack}, hourly, any value above 0, to the topic. */
+  function reconcileRunAlarm(metricName: string): Json {
+    const alarms = alarmsOn(s.json, metricName);
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]).toMatchObject({
+      Namespace: 'Hookledger',
+      Dimensions: [{ Name: 'Stack', Value: 'HookledgerObs' }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Period: 3600,
+      // A run that did not report neither ends nor extends a streak (its errors have their own alarm).
+      TreatMissingData: 'ignore',
+      AlarmActions: [{ Ref: topicId }],
+    });
+    return alarms[0]!;
+  }
+
   it('sends every alarm (and its recovery) to the alarm topic', () => {
     const alarms = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm');
     // Two per consumer, plus API 5xx, fan-out failures, reconcile violations, incomplete runs, dropped
@@ -120,22 +138,10 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
   });
 
   it('alarms when reconcile stops at its time budget 3 runs in a row (Hookledger/ReconcileIncomplete), and graphs it', () => {
-    const incomplete = alarmsOn(s.json, 'ReconcileIncomplete');
-    expect(incomplete).toHaveLength(1);
-    expect(incomplete[0]).toMatchObject({
-      Namespace: 'Hookledger',
-      Dimensions: [{ Name: 'Stack', Value: 'HookledgerObs' }],
-      Statistic: 'Sum',
-      Threshold: 0,
-      ComparisonOperator: 'GreaterThanThreshold',
-      // One period per hourly run; all three must be incomplete: one or two is a checkpoint resumed.
-      Period: 3600,
-      EvaluationPeriods: 3,
-      DatapointsToAlarm: 3,
-      TreatMissingData: 'ignore',
-      AlarmActions: [{ Ref: topicId }],
-    });
-    expect(incomplete[0].AlarmDescription).toContain('3 runs in a row');
+    const incomplete = reconcileRunAlarm('ReconcileIncomplete');
+    // One period per hourly run; all three must be incomplete: one or two is a checkpoint resumed.
+    expect([incomplete.EvaluationPeriods, incomplete.DatapointsToAlarm]).toEqual([3, 3]);
+    expect(incomplete.AlarmDescription).toContain('3 runs in a row');
     // Every other alarm still fires on its first breaching period.
     const others = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm')
       .map(([, a]) => a.Properties)
@@ -148,21 +154,10 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
   });
 
   it('alarms when reconcile drops deliveries from its carry-forward (Hookledger/ReconcileCarryDropped), naming the repair', () => {
-    const dropped = alarmsOn(s.json, 'ReconcileCarryDropped');
-    expect(dropped).toHaveLength(1);
-    expect(dropped[0]).toMatchObject({
-      Namespace: 'Hookledger',
-      Dimensions: [{ Name: 'Stack', Value: 'HookledgerObs' }],
-      Statistic: 'Sum',
-      Threshold: 0,
-      ComparisonOperator: 'GreaterThanThreshold',
-      Period: 3600,
-      EvaluationPeriods: 1,
-      TreatMissingData: 'ignore',
-      AlarmActions: [{ Ref: topicId }],
-    });
-    expect(dropped[0].AlarmDescription).toContain('it keeps at most 1,000');
-    expect(dropped[0].AlarmDescription).toContain('`hookledger reconcile --repair --from ... --to ...`');
+    const dropped = reconcileRunAlarm('ReconcileCarryDropped');
+    expect(dropped.EvaluationPeriods).toBe(1);
+    expect(dropped.AlarmDescription).toContain('it keeps at most 1,000');
+    expect(dropped.AlarmDescription).toContain('`hookledger reconcile --repair --from ... --to ...`');
   });
 
   it('builds one dashboard covering intake, fan-out and every consumer', () => {
