@@ -6,7 +6,7 @@
  */
 import { createDocumentClient } from '../../adapters/clients';
 import { eventStores, intakeStore } from '../../adapters/event-stores';
-import { lazySecrets, lazyVerificationKeys, onFirstUse } from '../../adapters/lazy';
+import { lazySecrets, lazyVerificationKeys } from '../../adapters/lazy';
 import { s3PayloadBlobs } from '../../adapters/payload-blobs';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledSchemes } from '../../core/schemes/bundled';
@@ -25,7 +25,8 @@ const secretIds = requireJsonEnv<Record<string, string>>(ENV.sourceSecrets);
 const payloadHashKeySecretId = requireEnv(ENV.payloadHashKeySecret);
 // The configured sources' schemes only: the bundle holds no other (core/schemes/bundled.ts).
 const schemes = bundledSchemes();
-const firstRequest = onFirstUse(() => import('./first-request'));
+// Node keeps the module once loaded; lazySecrets and lazyVerificationKeys keep what they build of it.
+const firstRequest = () => import('./first-request');
 
 export const handler = flushingLogs(
   logger,

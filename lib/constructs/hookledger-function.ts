@@ -290,8 +290,10 @@ function bundledConfigDefine(scope: Construct): Record<string, string> | undefin
 
 /**
  * What a bundle is built with from the validated configuration's JSON: the configuration inlined
- * (lambdas/shared/bundled-config.ts) and, per scheme type, whether intake's bundle keeps its module
- * (core/schemes/bundled.ts): only the schemes the sources name.
+ * (lambdas/shared/bundled-config.ts); per scheme type, whether intake's bundle keeps its module
+ * (core/schemes/bundled.ts): only the schemes the sources name; and whether the bundles keep the
+ * content-filter matcher and the handshakes (core/bundled-features.ts): only when some consumer has
+ * a filter, some source a handshake.
  */
 export function bundledDefines(configJson: string): Record<string, string> {
   const config = JSON.parse(configJson) as {

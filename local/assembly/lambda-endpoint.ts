@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Authorizer, LocalPrincipal } from './iam';
-import { listenOnLoopback } from './loopback';
+import { answerJson, listenOnLoopback } from './loopback';
 import { accessKeyOf } from './requests';
 import { LOCAL_ACCOUNT } from './template';
 
@@ -100,12 +100,7 @@ function describe(m: LocalMapping) {
   return { UUID: m.uuid, EventSourceArn: m.eventSourceArn, FunctionArn: m.functionArn, State: m.enabled() ? 'Enabled' : 'Disabled' };
 }
 
+/** Every answer of this endpoint, in its protocol's content type. */
 function send(res: ServerResponse, status: number, body: unknown, errorType?: string): void {
-  const json = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(json),
-    ...(errorType ? { 'x-amzn-errortype': errorType } : {}),
-  });
-  res.end(json);
+  answerJson(res, status, body, 'application/json', errorType);
 }

@@ -1,8 +1,9 @@
 /**
- * The assembly's local endpoints (the IAM-checked proxies, the Secrets Manager endpoint) listen on a
- * free loopback port and close once, open connections included.
+ * The assembly's local endpoints (the IAM-checked proxies, the Secrets Manager and Lambda endpoints)
+ * listen on a free loopback port, close once, open connections included, and answer in AWS's JSON
+ * protocols.
  */
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface LoopbackEndpoint {
@@ -23,4 +24,27 @@ export async function listenOnLoopback(server: Server): Promise<LoopbackEndpoint
         server.closeAllConnections();
       })),
   };
+}
+
+/**
+ * An answer in one of AWS's JSON protocols: the body as JSON with the service's own content type
+ * (`application/x-amz-json-1.0` for SQS, `1.1` for Secrets Manager, plain JSON for Lambda's REST
+ * API) and, for an error, the `x-amzn-errortype` header the SDKs read the error's name from.
+ */
+export function answerJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  contentType: string,
+  errorType?: string,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  const json = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': contentType,
+    'content-length': Buffer.byteLength(json),
+    ...(errorType ? { 'x-amzn-errortype': errorType } : {}),
+    ...headers,
+  });
+  res.end(json);
 }

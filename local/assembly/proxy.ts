@@ -8,7 +8,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AccessRequest, Authorizer, LocalPrincipal } from './iam';
-import { listenOnLoopback } from './loopback';
+import { answerJson, listenOnLoopback } from './loopback';
 import { accessKeyOf, dynamoRequests, s3Requests, sqsRequests, type TableKeys } from './requests';
 
 export type CheckedService = 'dynamodb' | 'sqs' | 's3';
@@ -84,15 +84,15 @@ export async function startCheckedProxy(options: CheckedProxyOptions): Promise<C
       res.end(xml);
       return;
     }
-    const json = JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', message, Message: message });
-    res.writeHead(400, {
-      'content-type': 'application/x-amz-json-1.0',
-      'x-amzn-errortype': 'AccessDeniedException',
+    answerJson(
+      res,
+      400,
+      { __type: 'com.amazon.coral.service#AccessDeniedException', message, Message: message },
+      'application/x-amz-json-1.0',
+      'AccessDeniedException',
       // SQS's JSON protocol also names the query protocol's code.
-      ...(options.service === 'sqs' ? { 'x-amzn-query-error': 'AccessDenied;Sender' } : {}),
-      'content-length': Buffer.byteLength(json),
-    });
-    res.end(json);
+      options.service === 'sqs' ? { 'x-amzn-query-error': 'AccessDenied;Sender' } : {},
+    );
   }
 
   function forward(req: IncomingMessage, body: Buffer, res: ServerResponse, rewrite?: (text: string) => string): Promise<void> {

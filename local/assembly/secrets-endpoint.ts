@@ -7,7 +7,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { FileSecrets } from '../secrets-file';
 import type { Authorizer, LocalPrincipal } from './iam';
-import { listenOnLoopback } from './loopback';
+import { answerJson, listenOnLoopback } from './loopback';
 import { accessKeyOf } from './requests';
 
 /** What a secret ARN holds: a source's signing secrets, an HTTP consumer's, or the payload-hash key. */
@@ -91,12 +91,7 @@ function notFound(res: ServerResponse, stage: string): void {
   send(res, 400, { __type: 'ResourceNotFoundException', message: `no version with stage ${stage}` }, 'ResourceNotFoundException');
 }
 
+/** Every answer of this endpoint, in its protocol's content type. */
 function send(res: ServerResponse, status: number, body: unknown, errorType?: string): void {
-  const json = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/x-amz-json-1.1',
-    'content-length': Buffer.byteLength(json),
-    ...(errorType ? { 'x-amzn-errortype': errorType } : {}),
-  });
-  res.end(json);
+  answerJson(res, status, body, 'application/x-amz-json-1.1', errorType);
 }

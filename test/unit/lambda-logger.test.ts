@@ -3,6 +3,7 @@
  * line that will be printed, so the common path (DEBUG lines only, dropped at INFO) never loads it.
  * What it prints must be what Powertools prints, in the order written, before the handler answers.
  */
+import { LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLambdaLogger, flushingLogs, printedFrom } from '../../lambdas/shared/lambda-logger';
 
@@ -76,6 +77,9 @@ describe('the Lambda logger (Powertools loaded with the first printed line)', ()
   });
 
   it('decides the printed level as Powertools: ALC first, then POWERTOOLS_LOG_LEVEL, else INFO; sampling leaves it to Powertools', () => {
+    // Powertools' own table, level by level: lambda-logger.ts keeps a copy so that deciding loads nothing.
+    for (const [level, threshold] of Object.entries(LogLevelThreshold))
+      expect(printedFrom({ POWERTOOLS_LOG_LEVEL: level }), level).toBe(threshold);
     expect(printedFrom({})).toBe(12);
     expect(printedFrom({ POWERTOOLS_LOG_LEVEL: 'debug' })).toBe(8);
     expect(printedFrom({ AWS_LAMBDA_LOG_LEVEL: 'ERROR', POWERTOOLS_LOG_LEVEL: 'DEBUG' })).toBe(20);
