@@ -1,12 +1,14 @@
 /**
  * The EventStore table's adapters, one per kind of caller: Receipts (intake's conditional write with
- * its registry, index, body claims and conflicts; receipt lookups and backfill), Payloads (item and
- * bucket), KeyRegistry, AuditLog, Requeues. Each caller takes the one it uses; `eventStores` builds
- * them all over one client and table (the local stack, tests), `intakeStore` is what intake is given.
+ * its registry, index, body claims and conflicts), ReceiptAdmin (the operators' lookups, erasure
+ * marks and backfills of receipts), Payloads (item and bucket), KeyRegistry, AuditLog, Requeues. Each
+ * caller takes the one it uses; `eventStores` builds them all over one client and table (the local
+ * stack, tests, the CLI); intake builds only its own (`intakeStores`), so its bundle holds no other.
  */
 import { AuditLog } from './audit-log';
 import { KeyRegistry } from './key-registry';
 import { Payloads, type PayloadsOptions } from './payloads';
+import { ReceiptAdmin } from './receipt-admin';
 import { Receipts, type ReceiptsOptions } from './receipts';
 import { Requeues } from './requeues';
 
@@ -14,6 +16,7 @@ export interface EventStoresOptions extends PayloadsOptions, Omit<ReceiptsOption
 
 export interface EventStores {
   readonly receipts: Receipts;
+  readonly receiptAdmin: ReceiptAdmin;
   readonly payloads: Payloads;
   readonly keys: KeyRegistry;
   readonly audit: AuditLog;
@@ -21,14 +24,29 @@ export interface EventStores {
 }
 
 export function eventStores(options: EventStoresOptions): EventStores {
-  const table = { client: options.client, tableName: options.tableName, onCapacity: options.onCapacity };
-  const payloads = new Payloads(options);
+  const table = tableOf(options);
+  const { receipts, payloads, keys } = intakeStores(options);
   return {
-    receipts: new Receipts({ ...table, payloads, ...(options.shardsOf ? { shardsOf: options.shardsOf } : {}) }),
+    receipts,
+    receiptAdmin: new ReceiptAdmin({ ...table, receipts }),
     payloads,
-    keys: new KeyRegistry(table),
+    keys,
     audit: new AuditLog(table),
     requeues: new Requeues(table),
+  };
+}
+
+function tableOf(options: EventStoresOptions) {
+  return { client: options.client, tableName: options.tableName, onCapacity: options.onCapacity };
+}
+
+/** The adapters intake uses, and only those. */
+export function intakeStores(options: EventStoresOptions): Pick<EventStores, 'receipts' | 'payloads' | 'keys'> {
+  const payloads = new Payloads(options);
+  return {
+    receipts: new Receipts({ ...tableOf(options), payloads, ...(options.shardsOf ? { shardsOf: options.shardsOf } : {}) }),
+    payloads,
+    keys: new KeyRegistry(tableOf(options)),
   };
 }
 

@@ -1,8 +1,9 @@
 /**
- * Receipts in the EventStore table: the one conditional write that makes an event (and its delivery
- * set) exist, with what intake writes around it (the tenant-day registry and the window index's
- * attributes, the payload through Payloads, body claims, the conflict audit), and the operator paths
- * on receipts (lookups by event id, backfill's delivery set and index attributes).
+ * Receipts in the EventStore table as intake writes them: the one conditional write that makes an
+ * event (and its delivery set) exist, with what intake writes around it (the tenant-day registry and
+ * the window index's attributes, the payload through Payloads, body claims, the conflict audit). The
+ * operator paths on receipts (lookups, erasure marks, backfills) are ReceiptAdmin's
+ * (receipt-admin.ts): intake's bundle loads none of them.
  */
 import { type AttributeValue, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
@@ -12,7 +13,6 @@ import {
   type BodyClaimItem,
   bodyClaimKey,
   type ConflictEntry,
-  type ConflictItem,
   conflictKey,
   type EventItem,
   eventKey,
@@ -20,7 +20,6 @@ import {
   receiptIndexAttributes,
   tenantDayItem,
   utcDay,
-  WINDOW_INDEX,
 } from '../core/model';
 import { StorageUnavailableError } from './errors';
 import { matchesPlainSha256 } from './payload-hash';
@@ -76,7 +75,8 @@ export class TenantDayCache {
 
 export class Receipts extends EventTable {
   private readonly payloads: Payloads;
-  private readonly shardsOf: (tenantId: string) => number;
+  /** Index partitions per tenant-day (`windowIndex.hotTenants`); ReceiptAdmin's index backfill reads it too. */
+  readonly shardsOf: (tenantId: string) => number;
   /** Per instance: intake builds its Receipts once per execution environment. */
   readonly registered = new TenantDayCache();
 
@@ -167,36 +167,6 @@ export class Receipts extends EventTable {
   }
 
   /**
-   * `hookledger index backfill`: gives a receipt written before the window index (or before tenant
-   * ids were escaped in it, core/model.ts keyPart) its index attributes (its tenant-day registered
-   * first, as intake does). Idempotent: a receipt that has them already is left as it is (false).
-   */
-  async indexReceipt(receipt: Pick<EventItem, 'source' | 'eventId' | 'tenantId' | 'receivedAt'>): Promise<boolean> {
-    const shards = this.shardsOf(receipt.tenantId);
-    await this.registerTenantDay(utcDay(receipt.receivedAt), receipt.tenantId, shards);
-    const attributes = receiptIndexAttributes(receipt, shards);
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: eventKey(receipt.source, receipt.eventId) },
-          UpdateExpression: 'SET #wpk = :wpk, #wsk = :wsk',
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#wpk) OR #wpk <> :wpk)',
-          ExpressionAttributeNames: { '#wpk': WINDOW_INDEX.partitionKey, '#wsk': WINDOW_INDEX.sortKey },
-          ExpressionAttributeValues: {
-            ':wpk': attributes[WINDOW_INDEX.partitionKey],
-            ':wsk': attributes[WINDOW_INDEX.sortKey],
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
-  }
-
-  /**
    * Replay protection by body: the first attribution these exact bytes were received with. A
    * request with the same bytes and any other headers gets that first attribution back, so it can
    * only ever name the event the bytes first made.
@@ -247,72 +217,6 @@ export class Receipts extends EventTable {
       // The list is full: count the attempt only. AWS bills the failed condition too.
       await update({ ExpressionAttributeNames: names, UpdateExpression: `SET ${set}`, ExpressionAttributeValues: values });
       this.onCapacity?.('noteConflict', 2, 0);
-    }
-  }
-
-  /** The receipts of one event id, one read per source tried; the sources that have none are left out. */
-  async findReceipts(eventId: string, sources: readonly string[]): Promise<EventItem[]> {
-    const found: EventItem[] = [];
-    for (const source of sources) {
-      const item = (await this.read('getEvent', eventKey(source, eventId))) as EventItem | undefined;
-      if (item) found.push(item);
-    }
-    return found;
-  }
-
-  /** The conflict audit of one event id (requests that reused it with other bytes), if any. */
-  async getConflict(source: string, eventId: string): Promise<ConflictItem | undefined> {
-    return (await this.read('getConflict', conflictKey(source, eventId))) as ConflictItem | undefined;
-  }
-
-  /**
-   * Erasure (`hookledger erase`): notes on the receipt when and by whom its payload was erased, and
-   * removes what it holds beyond attribution that was read from the body (the ordering keys). Ids,
-   * type, tenant, key, times, delivery set and keyed hash stay: the ledger's evidence. False when an
-   * earlier run erased it already (its first erasure stays on record).
-   */
-  async markErased(
-    source: string,
-    eventId: string,
-    erasure: { readonly at: number; readonly operator: string; readonly erasureId: string },
-  ): Promise<boolean> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: eventKey(source, eventId) },
-          UpdateExpression: 'SET erasedAt = :at, erasedBy = :by, erasureId = :eid REMOVE orderingKeys',
-          ConditionExpression: 'kind = :event AND attribute_not_exists(erasedAt)',
-          ExpressionAttributeValues: { ':at': erasure.at, ':by': erasure.operator, ':eid': erasure.erasureId, ':event': 'event' },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
-  }
-
-  /**
-   * Adds a consumer to a receipt's delivery set (backfill), so reconcile expects its ledger item.
-   * False when the receipt already has it (another backfill got there first) or is not a receipt.
-   */
-  async addToDeliverySet(source: string, eventId: string, consumerId: string): Promise<boolean> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: eventKey(source, eventId) },
-          // A MODIFY: the fan-out passes only INSERTs, so this alone delivers nothing.
-          UpdateExpression: 'SET consumers = list_append(if_not_exists(consumers, :none), :added)',
-          ConditionExpression: 'kind = :event AND NOT contains(consumers, :consumer)',
-          ExpressionAttributeValues: { ':none': [], ':added': [consumerId], ':consumer': consumerId, ':event': 'event' },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
     }
   }
 }

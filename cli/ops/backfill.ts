@@ -113,7 +113,7 @@ export async function backfill(deps: OperatorDeps & ConfigDeps, request: Backfil
     { replayId, consumer: consumer.id, window: { from: iso(window.from), to: iso(window.to) }, count: matching.length },
     { id: replayId, at },
   );
-  const { receipts, requeues } = eventStoresOf(deps);
+  const { receiptAdmin: receipts, requeues } = eventStoresOf(deps);
   let added = 0;
   let alreadyPresent = 0;
   await forEachLimited(

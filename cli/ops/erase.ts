@@ -127,7 +127,7 @@ async function run(
 ): Promise<EraseResult> {
   const { tenant, window, single, request, dryRun } = ctx;
   const scope = { tenant, from: iso(window.from), to: iso(window.to) };
-  const { payloads, receipts, audit } = eventStoresOf(deps);
+  const { payloads, receiptAdmin: receipts, audit } = eventStoresOf(deps);
   const ledger = new LedgerErasure({ client: deps.ddb, tableName: deps.tables.ledger });
   const at = clockNow(deps);
   const checkpoints = new CheckpointStore<EraseCheckpoint>(

@@ -82,7 +82,7 @@ export async function searchEvents(deps: StoreDeps & ConfigDeps, search: EventSe
   let receipts: Pick<IndexedReceipt, 'source' | 'eventId' | 'tenantId' | 'eventType' | 'receivedAt' | 'secretVersion' | 'consumers'>[];
   if (search.eventId !== undefined) {
     const sources = search.source !== undefined ? [search.source] : deps.config.sources.map((s) => s.id);
-    receipts = await eventStoresOf(deps).receipts.findReceipts(search.eventId.trim(), sources);
+    receipts = await eventStoresOf(deps).receiptAdmin.findReceipts(search.eventId.trim(), sources);
   } else {
     if (!search.window) throw new UsageError('give an event id, or a window (from, to)');
     receipts = await reader.receipts({

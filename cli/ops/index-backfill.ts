@@ -3,7 +3,7 @@
  * before tenant ids were escaped in it (core/model.ts keyPart: a tenant id holding `%` or `#`, or
  * named `tenants`, now has another partition). One paged Scan of the EventStore for receipts without
  * index attributes or whose tenant id the escape changes; each one whose partition is not its tenant's
- * gets its tenant-day registered and its attributes set (Receipts.indexReceipt). Idempotent: a
+ * gets its tenant-day registered and its attributes set (ReceiptAdmin.indexReceipt). Idempotent: a
  * second run finds nothing to do. Stream MODIFY records it causes are not work for the fan-out (its
  * filter passes INSERTs).
  */
@@ -53,7 +53,7 @@ export async function indexBackfill(
   });
   const tenantDays = new Set(receipts.map((r) => `${new Date(r.receivedAt).toISOString().slice(0, 10)}#${r.tenantId}`));
   if (options.dryRun) return { found: receipts.length, indexed: 0, tenantDays: tenantDays.size };
-  const { receipts: store } = eventStores({
+  const { receiptAdmin: store } = eventStores({
     client: deps.ddb,
     tableName: deps.tables.events,
     shardsOf: (tenantId) => deps.config.windowIndex.hotTenants[tenantId] ?? 1,

@@ -15,7 +15,7 @@ export async function findReceipt(
   consumer?: string,
 ): Promise<EventItem> {
   const sources = source !== undefined ? [source] : deps.config.sources.map((s) => s.id);
-  const found = await eventStoresOf(deps).receipts.findReceipts(eventId, sources);
+  const found = await eventStoresOf(deps).receiptAdmin.findReceipts(eventId, sources);
   if (found.length === 0) {
     throw new NotFoundError(`no receipt for event ${eventId} (sources tried: ${sources.join(', ')}); check the id, or pass --source`);
   }

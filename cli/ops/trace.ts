@@ -68,7 +68,7 @@ export interface TraceReport {
 
 export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, options: { source?: string } = {}): Promise<TraceReport> {
   const receipt: EventItem = await findReceipt(deps, eventId, options.source);
-  const { payloads, receipts } = eventStoresOf(deps);
+  const { payloads, receiptAdmin: receipts } = eventStoresOf(deps);
   const expected = receipt.consumers ?? [];
   const candidates = [...new Set([...expected, ...deps.config.consumers.map((c) => c.id)])];
   // Three independent reads, at once (the console's Event view waits on them).

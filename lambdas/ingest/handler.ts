@@ -5,7 +5,7 @@
  * stored over payloads.inlineMaxBytes (adapters/payload-blobs.ts loads it).
  */
 import { createDocumentClient } from '../../adapters/clients';
-import { eventStores, intakeStore } from '../../adapters/event-stores';
+import { intakeStore, intakeStores } from '../../adapters/event-stores';
 import { lazySecrets, lazyVerificationKeys } from '../../adapters/lazy';
 import { s3PayloadBlobs } from '../../adapters/payload-blobs';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
@@ -34,7 +34,7 @@ export const handler = flushingLogs(
     config,
     schemes,
     store: intakeStore(
-      eventStores({
+      intakeStores({
         client: createDocumentClient(),
         tableName: requireEnv(ENV.eventsTable),
         shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,

@@ -57,7 +57,7 @@ export interface ReconcileInput {
 
 export interface ReconcileHandlerDeps extends ReconcileDeps {
   readonly logger: Logger;
-  /** createReconcileMetrics (lambdas/shared/metrics.ts) in the Lambda. */
+  /** createReconcileMetrics (lambdas/reconcile/metrics.ts) in the Lambda. */
   readonly metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'>;
   readonly clock?: () => number;
   /** @default one hour */

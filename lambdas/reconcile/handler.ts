@@ -5,8 +5,8 @@ import { lazyStreamBatches, onFirstUse } from '../../adapters/lazy';
 import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
 import { createLambdaLogger, flushingLogs } from '../shared/lambda-logger';
-import { createReconcileMetrics } from '../shared/metrics';
 import { createReconcileHandler } from './app';
+import { createReconcileMetrics } from './metrics';
 
 /** Set by the stack when `reconcile.repair` is on (the default); absent, the reconciler only checks. */
 function repairFromEnv(): Parameters<typeof createReconcileHandler>[0]['repair'] {

@@ -125,9 +125,9 @@ describe('EventStore table operator paths', () => {
     it('adds a consumer to a receipt once; a second add and a missing receipt return false', async () => {
       const { tables, store } = await freshTables();
       await store.receipts.recordEvent(receiptFields('evt_bf_1'), Buffer.from('{}'));
-      expect(await store.receipts.addToDeliverySet('platform', 'evt_bf_1', 'audit-writer')).toBe(true);
-      expect(await store.receipts.addToDeliverySet('platform', 'evt_bf_1', 'audit-writer')).toBe(false);
-      expect(await store.receipts.addToDeliverySet('platform', 'evt_none', 'audit-writer')).toBe(false);
+      expect(await store.receiptAdmin.addToDeliverySet('platform', 'evt_bf_1', 'audit-writer')).toBe(true);
+      expect(await store.receiptAdmin.addToDeliverySet('platform', 'evt_bf_1', 'audit-writer')).toBe(false);
+      expect(await store.receiptAdmin.addToDeliverySet('platform', 'evt_none', 'audit-writer')).toBe(false);
       expect((await rawItem(tables.events, eventKey('platform', 'evt_bf_1')))?.consumers).toEqual(['billing-meter', 'audit-writer']);
       expect(await rawItem(tables.events, eventKey('platform', 'evt_none'))).toBeUndefined();
     });
@@ -138,12 +138,12 @@ describe('EventStore table operator paths', () => {
       const { store } = await freshTables();
       await store.receipts.recordEvent(receiptFields('evt_f_1'), Buffer.from('{}'));
       await store.receipts.recordEvent(receiptFields('evt_f_1', { source: 'other' }), Buffer.from('{}'));
-      expect((await store.receipts.findReceipts('evt_f_1', ['platform'])).map((r) => r.source)).toEqual(['platform']);
-      expect((await store.receipts.findReceipts('evt_f_1', ['platform', 'other', 'third'])).map((r) => r.source)).toEqual([
+      expect((await store.receiptAdmin.findReceipts('evt_f_1', ['platform'])).map((r) => r.source)).toEqual(['platform']);
+      expect((await store.receiptAdmin.findReceipts('evt_f_1', ['platform', 'other', 'third'])).map((r) => r.source)).toEqual([
         'platform',
         'other',
       ]);
-      expect(await store.receipts.findReceipts('evt_absent', ['platform'])).toEqual([]);
+      expect(await store.receiptAdmin.findReceipts('evt_absent', ['platform'])).toEqual([]);
     });
 
     it('hasPayload is true while the payload is stored and within retention', async () => {
@@ -158,14 +158,14 @@ describe('EventStore table operator paths', () => {
     it('getConflict returns the conflict audit of an event id that was reused with other bytes', async () => {
       const { store } = await freshTables();
       await store.receipts.recordEvent(receiptFields('evt_c_1'), Buffer.from('{}'));
-      expect(await store.receipts.getConflict('platform', 'evt_c_1')).toBeUndefined();
+      expect(await store.receiptAdmin.getConflict('platform', 'evt_c_1')).toBeUndefined();
       expect(
         await store.receipts.recordEvent(
           receiptFields('evt_c_1', { payloadHmac: 'hmac-other', receivedAt: NOW + 1 }),
           Buffer.from('{"x":1}'),
         ),
       ).toBe('duplicate_conflict');
-      expect(await store.receipts.getConflict('platform', 'evt_c_1')).toMatchObject({
+      expect(await store.receiptAdmin.getConflict('platform', 'evt_c_1')).toMatchObject({
         count: 1,
         entries: [{ at: NOW + 1, payloadHmac: 'hmac-other' }],
       });

@@ -90,6 +90,22 @@ describe('what a cold start loads', () => {
     expect(RARE.filter((p) => packages.has(p))).toEqual([]);
   });
 
+  it.each([
+    ['lambdas/ingest/handler.ts', false],
+    ['lambdas/fanout/handler.ts', false],
+    ['lambdas/consumers/billing-meter.ts', false],
+    ['lambdas/reconcile/handler.ts', true],
+  ])('%s bundles Powertools Metrics: %s (the single-line publishers write their EMF line with lambdas/shared/emf.ts)', async (entry, bundled) => {
+    const packages = await packagesAtColdStart(entry);
+    expect(packages.has('@aws-lambda-powertools/metrics')).toBe(bundled);
+  });
+
+  it("intake's bundle holds none of the operators' receipt paths (adapters/receipt-admin.ts), the audit log or the requeues", async () => {
+    const packages = await packagesAtColdStart('lambdas/ingest/handler.ts');
+    expect(['adapters/receipt-admin.ts', 'adapters/audit-log.ts', 'adapters/requeues.ts'].filter((f) => packages.has(f))).toEqual([]);
+    expect(packages).toContain('adapters/receipts.ts');
+  });
+
   it("intake's cold start reads the floor handler's files plus two: what it shares with its first-request chunk, and the invoke store it shares with the Logger's", async () => {
     // The floor (bench/bundles.ts): the DynamoDB document client and an HMAC, bundled the same way.
     const floor = await build({

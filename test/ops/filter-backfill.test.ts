@@ -48,7 +48,7 @@ describe('backfill --consumer with a filter', () => {
       });
     }
     // evt_01J8FBBIG1's body was large: its payload item points at the bucket instead of holding it.
-    const big = (await stack.store.receipts.findReceipts('evt_01J8FBBIG1', [SOURCE]))[0]!;
+    const big = (await stack.store.receiptAdmin.findReceipts('evt_01J8FBBIG1', [SOURCE]))[0]!;
     await stack.ddb.send(
       new UpdateCommand({
         TableName: stack.tables.events,
@@ -75,7 +75,7 @@ describe('backfill --consumer with a filter', () => {
     expect(done).toMatchObject({ matched: 1, added: 1, alreadyPresent: 0 });
     const sets = await Promise.all(
       ['evt_01J8FB0204', 'evt_01J8FB0311', 'evt_01J8FBBIG1'].map(
-        async (id) => (await stack.store.receipts.findReceipts(id, [SOURCE]))[0]?.consumers,
+        async (id) => (await stack.store.receiptAdmin.findReceipts(id, [SOURCE]))[0]?.consumers,
       ),
     );
     expect(sets).toEqual([

@@ -1,9 +1,9 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CarryState, createReconcileHandler } from '../../lambdas/reconcile/app';
+import { createReconcileMetrics } from '../../lambdas/reconcile/metrics';
 import { lastClosedWindow, reconcile } from '../../lambdas/reconcile/reconcile';
 import { arrivalRange } from '../../lambdas/reconcile/repair';
-import { createReconcileMetrics } from '../../lambdas/shared/metrics';
 import { capturingLogger } from '../support/logs';
 import { config, freshStack, HOUR, items, MIN, type OpsEnv, startOpsEnv, T0 } from './support';
 
