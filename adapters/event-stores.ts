@@ -7,7 +7,8 @@
  */
 import { AuditLog } from './audit-log';
 import { KeyRegistry } from './key-registry';
-import { Payloads, type PayloadsOptions } from './payloads';
+import type { BlobWrites } from './payload-blobs';
+import { Payloads, type PayloadsOptions, PayloadWrites } from './payloads';
 import { ReceiptAdmin } from './receipt-admin';
 import { Receipts, type ReceiptsOptions } from './receipts';
 import { Requeues } from './requeues';
@@ -25,29 +26,34 @@ export interface EventStores {
 
 export function eventStores(options: EventStoresOptions): EventStores {
   const table = tableOf(options);
-  const { receipts, payloads, keys } = intakeStores(options);
+  const payloads = new Payloads(options);
+  const receipts = receiptsOver(options, payloads);
   return {
     receipts,
     receiptAdmin: new ReceiptAdmin({ ...table, receipts }),
     payloads,
-    keys,
+    keys: new KeyRegistry(table),
     audit: new AuditLog(table),
     requeues: new Requeues(table),
   };
 }
 
-function tableOf(options: EventStoresOptions) {
+/** The adapters intake uses, and only those: its payload writes, not the reads. */
+export function intakeStores(
+  options: Omit<EventStoresOptions, 'blobs'> & { readonly blobs?: BlobWrites },
+): Pick<EventStores, 'receipts' | 'keys'> {
+  return { receipts: receiptsOver(options, new PayloadWrites(options)), keys: new KeyRegistry(tableOf(options)) };
+}
+
+function tableOf(options: Pick<EventStoresOptions, 'client' | 'tableName' | 'onCapacity'>) {
   return { client: options.client, tableName: options.tableName, onCapacity: options.onCapacity };
 }
 
-/** The adapters intake uses, and only those. */
-export function intakeStores(options: EventStoresOptions): Pick<EventStores, 'receipts' | 'payloads' | 'keys'> {
-  const payloads = new Payloads(options);
-  return {
-    receipts: new Receipts({ ...tableOf(options), payloads, ...(options.shardsOf ? { shardsOf: options.shardsOf } : {}) }),
-    payloads,
-    keys: new KeyRegistry(tableOf(options)),
-  };
+function receiptsOver(
+  options: Pick<EventStoresOptions, 'client' | 'tableName' | 'onCapacity' | 'shardsOf'>,
+  payloads: PayloadWrites,
+): Receipts {
+  return new Receipts({ ...tableOf(options), payloads, ...(options.shardsOf ? { shardsOf: options.shardsOf } : {}) });
 }
 
 /** What intake writes and reads: the receipt (with its payload), the body claim, the key registry. */

@@ -22,13 +22,17 @@ import { onFirstUse } from './lazy';
 const loadS3 = onFirstUse(() => import('@aws-sdk/client-s3'));
 type S3Module = Awaited<ReturnType<typeof loadS3>>;
 
-export interface PayloadBlobs {
+/** What intake needs of the bucket: writing bodies too large for their item. */
+export interface BlobWrites {
   /**
    * Writes the object (overwriting the same key is harmless: the key names the content). With
    * `retentionDays`, the object is tagged with it (RETENTION_TAG): the bucket's lifecycle rule for
    * that value expires it.
    */
   put(key: string, body: Buffer, contentType?: string, retentionDays?: number): Promise<void>;
+}
+
+export interface PayloadBlobs extends BlobWrites {
   /** The object's bytes, or undefined when there is no such object. */
   get(key: string): Promise<Buffer | undefined>;
 }
@@ -55,9 +59,15 @@ export function s3PayloadBlobs(bucket: string): S3PayloadBlobs {
   return new S3PayloadBlobs({ bucket });
 }
 
-export class S3PayloadBlobs implements PayloadBlobs, ErasableBlobs {
+/** `s3PayloadBlobs` for intake, which only writes: its bundle holds no reads, lists or deletes. */
+export function s3BlobWrites(bucket: string): S3BlobWrites {
+  return new S3BlobWrites({ bucket });
+}
+
+/** Puts only (intake's part); S3PayloadBlobs adds the reads, lists and deletes. */
+export class S3BlobWrites implements BlobWrites {
   private client: S3Client | undefined;
-  private readonly bucket: string;
+  protected readonly bucket: string;
 
   constructor(options: S3PayloadBlobsOptions) {
     this.client = options.client;
@@ -65,7 +75,7 @@ export class S3PayloadBlobs implements PayloadBlobs, ErasableBlobs {
   }
 
   /** The SDK's module and the client, the default one built on the first call that needs it. */
-  private async s3(): Promise<{ readonly sdk: S3Module; readonly client: S3Client }> {
+  protected async s3(): Promise<{ readonly sdk: S3Module; readonly client: S3Client }> {
     const sdk = await loadS3();
     this.client ??= new sdk.S3Client({});
     return { sdk, client: this.client };
@@ -87,7 +97,9 @@ export class S3PayloadBlobs implements PayloadBlobs, ErasableBlobs {
       throw translateS3(error, 'put');
     }
   }
+}
 
+export class S3PayloadBlobs extends S3BlobWrites implements PayloadBlobs, ErasableBlobs {
   async get(key: string): Promise<Buffer | undefined> {
     const { sdk, client } = await this.s3();
     try {

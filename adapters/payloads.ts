@@ -3,6 +3,8 @@
  * is smaller, kept in the item or, past the inline threshold (`payloads.inlineMaxBytes`), in the
  * payload bucket with the item holding the object key. Written by intake (through Receipts.recordEvent), read by the fan-out and
  * the operator paths. Expired means expired: an item TTL has not deleted yet is never served.
+ * PayloadWrites is intake's part (write, and discard on a conflict); Payloads adds the reads and
+ * erasure, so intake's bundle holds none of them.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -10,7 +12,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_INLINE_PAYLOAD_BYTES, payloadObjectKey, payloadStoreFor, retentionDaysOf } from '../core/blobs';
 import { HookledgerError } from '../core/errors';
 import { type EventItem, type PayloadItem, payloadKey } from '../core/model';
-import type { PayloadBlobs } from './payload-blobs';
+import type { BlobWrites, PayloadBlobs } from './payload-blobs';
 import { EventTable, type TableOptions, translate } from './table';
 
 export interface PayloadsOptions extends TableOptions {
@@ -34,14 +36,13 @@ export class PayloadBucketMissingError extends HookledgerError {
   override readonly name = 'PayloadBucketMissingError';
 }
 
-export class Payloads extends EventTable {
-  private readonly clock: () => number;
-  private readonly blobs?: PayloadBlobs;
+/** What intake does with payloads: writes each body, and discards one its event id turned out to be held by other bytes. */
+export class PayloadWrites extends EventTable {
+  private readonly blobs?: BlobWrites;
   private readonly inlineMaxBytes: number;
 
-  constructor(options: PayloadsOptions) {
+  constructor(options: Omit<PayloadsOptions, 'clock' | 'blobs'> & { readonly blobs?: BlobWrites }) {
     super(options);
-    this.clock = options.clock ?? Date.now;
     this.blobs = options.blobs;
     this.inlineMaxBytes = options.inlineMaxBytes ?? DEFAULT_INLINE_PAYLOAD_BYTES;
   }
@@ -100,6 +101,18 @@ export class Payloads extends EventTable {
     await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { pk } }));
     this.onCapacity?.('deleteConflictPayload', 1, 0);
   }
+}
+
+/** Payloads as their readers (fan-out, HTTP workers, operators) and erasure see them; writes as intake's. */
+export class Payloads extends PayloadWrites {
+  private readonly clock: () => number;
+  private readonly readBlobs?: PayloadBlobs;
+
+  constructor(options: PayloadsOptions) {
+    super(options);
+    this.clock = options.clock ?? Date.now;
+    this.readBlobs = options.blobs;
+  }
 
   /**
    * Erasure (`hookledger erase`): deletes the event's payload item, whatever its expiry; true when
@@ -130,9 +143,10 @@ export class Payloads extends EventTable {
     if (item.expiresAt * 1000 <= this.clock()) return undefined;
     let body: Buffer | undefined;
     if (item.s3Key !== undefined) {
-      if (!this.blobs) throw new PayloadBucketMissingError(`payload ${item.pk} is in the payload bucket, and this event store has none`);
+      if (!this.readBlobs)
+        throw new PayloadBucketMissingError(`payload ${item.pk} is in the payload bucket, and this event store has none`);
       // Missing: the lifecycle expired it (its day count is the retention) before TTL removed the item.
-      body = await this.blobs.get(item.s3Key);
+      body = await this.readBlobs.get(item.s3Key);
       if (!body) return undefined;
     } else {
       body = Buffer.from(item.body ?? new Uint8Array());

@@ -23,7 +23,7 @@ import {
 } from '../core/model';
 import { StorageUnavailableError } from './errors';
 import { matchesPlainSha256 } from './payload-hash';
-import type { Payloads } from './payloads';
+import type { PayloadWrites } from './payloads';
 import { EventTable, type TableOptions, translate } from './table';
 
 /**
@@ -35,7 +35,7 @@ export type RecordOutcome = 'recorded' | 'duplicate' | 'duplicate_conflict';
 
 export interface ReceiptsOptions extends TableOptions {
   /** Where recordEvent writes the payload (the same table), and deletes it again on a conflict. */
-  readonly payloads: Payloads;
+  readonly payloads: Pick<PayloadWrites, 'write' | 'discard'>;
   /**
    * How many window-index partitions a day of this tenant's receipts is spread over (config
    * `windowIndex.hotTenants`). @default 1 for every tenant
@@ -74,7 +74,7 @@ export class TenantDayCache {
 }
 
 export class Receipts extends EventTable {
-  private readonly payloads: Payloads;
+  private readonly payloads: Pick<PayloadWrites, 'write' | 'discard'>;
   /** Index partitions per tenant-day (`windowIndex.hotTenants`); ReceiptAdmin's index backfill reads it too. */
   readonly shardsOf: (tenantId: string) => number;
   /** Per instance: intake builds its Receipts once per execution environment. */

@@ -7,7 +7,7 @@
 import { createDocumentClient } from '../../adapters/clients';
 import { intakeStore, intakeStores } from '../../adapters/event-stores';
 import { lazySecrets, lazyVerificationKeys } from '../../adapters/lazy';
-import { s3PayloadBlobs } from '../../adapters/payload-blobs';
+import { s3BlobWrites } from '../../adapters/payload-blobs';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledSchemes } from '../../core/schemes/bundled';
 import { bundledConfig } from '../shared/bundled-config';
@@ -40,7 +40,7 @@ export const handler = flushingLogs(
         shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
         // Bodies whose stored size passes payloads.inlineMaxBytes (core/blobs.ts); PutObject on payloads/* only.
         inlineMaxBytes: config.payloads.inlineMaxBytes,
-        blobs: s3PayloadBlobs(payloadBucket),
+        blobs: s3BlobWrites(payloadBucket),
       }),
     ),
     secrets: lazySecrets(async () => {
