@@ -4,7 +4,7 @@
  * handler reaches core/config/schema.ts; and what a cold start loads (index.mjs and the chunks it
  * imports statically) leaves out the clients of rare paths, which load on first use (adapters/lazy.ts).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -95,10 +95,13 @@ describe('what a cold start loads', () => {
     ['lambdas/fanout/handler.ts', false],
     ['lambdas/consumers/billing-meter.ts', false],
     ['lambdas/reconcile/handler.ts', true],
-  ])('%s bundles Powertools Metrics: %s (the single-line publishers write their EMF line with lambdas/shared/emf.ts)', async (entry, bundled) => {
-    const packages = await packagesAtColdStart(entry);
-    expect(packages.has('@aws-lambda-powertools/metrics')).toBe(bundled);
-  });
+  ])(
+    '%s bundles Powertools Metrics: %s (the single-line publishers write their EMF line with lambdas/shared/emf.ts)',
+    async (entry, bundled) => {
+      const packages = await packagesAtColdStart(entry);
+      expect(packages.has('@aws-lambda-powertools/metrics')).toBe(bundled);
+    },
+  );
 
   it("intake's bundle holds none of the operators' receipt paths (adapters/receipt-admin.ts), the audit log or the requeues", async () => {
     const packages = await packagesAtColdStart('lambdas/ingest/handler.ts');
@@ -106,7 +109,7 @@ describe('what a cold start loads', () => {
     expect(packages).toContain('adapters/receipts.ts');
   });
 
-  it("intake's cold start reads the floor handler's files plus two: what it shares with its first-request chunk, and the invoke store it shares with the Logger's", async () => {
+  it("intake's cold start reads the floor handler's files plus one: what it shares with its first-request chunk", async () => {
     // The floor (bench/bundles.ts): the DynamoDB document client and an HMAC, bundled the same way.
     const floor = await build({
       ...handlerBuildOptions(bundledDefines(JSON.stringify(config))),
@@ -121,12 +124,16 @@ describe('what a cold start loads', () => {
     const ingest = [...coldStartOutputs(metafile)];
     expect(floorFiles).toBe(9);
     // Each further `import()` of a module that shares code with the cold start adds a small chunk here.
-    expect(ingest).toHaveLength(floorFiles + 2);
+    expect(ingest).toHaveLength(floorFiles + 1);
     const holding = (input: string) => ingest.filter((f) => Object.keys(metafile.outputs[f]!.inputs).includes(input));
     // One file for everything the first-request chunk shares with the cold start, ours and the SDK's.
     expect(holding('core/errors.ts')).toEqual(holding('adapters/secrets.ts'));
     expect(holding('core/errors.ts')).toEqual(holding('node_modules/@aws-sdk/credential-provider-node/dist-es/defaultProvider.js'));
     expect(holding('core/errors.ts')).toHaveLength(1);
+    // The invoke store sits with the SDK's shared code, as in the floor: the Logger that also imports it is bundled apart.
+    expect(holding('node_modules/@aws/lambda-invoke-store/dist-es/invoke-store.js')).toEqual(
+      holding('node_modules/@smithy/core/dist-es/submodules/client/middleware-stack/MiddlewareStack.js'),
+    );
   });
 
   it('a consumer loads no SQS code at cold start: SQS serves only retries and quarantines, loaded on the first', async () => {
@@ -200,6 +207,51 @@ describe('the S3 client, bundled apart', () => {
       expect(Object.keys(mod).sort()).toEqual([...APART_PACKAGES['@aws-sdk/client-s3']!].sort());
       const client = new (mod.S3Client as new (c: object) => { config: { region: () => Promise<string> } })({ region: 'eu-west-1' });
       expect(await client.config.region()).toBe('eu-west-1');
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the Powertools Logger, bundled apart', () => {
+  it('prints the first WARN line of a shipped intake bundle through the Logger written beside it, as JSON', () => {
+    const outdir = mkdtempSync(path.join(tmpdir(), 'hookledger-logger-apart-'));
+    try {
+      bundleHandler('lambdas/ingest/handler.ts', outdir, bundledDefines(JSON.stringify(config)));
+      const apart = path.join(outdir, 'node_modules/@aws-lambda-powertools/logger/index.mjs');
+      expect(createRequire(path.join(outdir, 'chunks', 'x.mjs')).resolve('@aws-lambda-powertools/logger')).toBe(apart);
+      // A request to no registered source: intake answers 404 and logs a WARN, the first line it
+      // prints, which loads the Logger. Nothing is called (the endpoints are a closed port anyway).
+      const script =
+        "const { handler } = await import(process.argv[1]); const r = await handler({ httpMethod: 'POST', path: '/hooks/', " +
+        "headers: { 'content-type': 'application/json' }, body: '{}', isBase64Encoded: false, requestContext: { requestId: 'req-1' } }, " +
+        "{ awsRequestId: 'req-1', getRemainingTimeInMillis: () => 5000 }); console.log('STATUS', r.statusCode);";
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script, pathToFileURL(path.join(outdir, 'index.mjs')).href], {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: {
+          PATH: process.env.PATH ?? '',
+          AWS_REGION: 'us-east-1',
+          AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+          AWS_SECRET_ACCESS_KEY: 'not-a-secret',
+          AWS_MAX_ATTEMPTS: '1',
+          AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+          AWS_LAMBDA_FUNCTION_NAME: 'hookledger-ingest',
+          POWERTOOLS_SERVICE_NAME: 'hookledger-ingest',
+          EVENTS_TABLE: 'hookledger-events',
+          STACK_NAME: 'hookledger-probe',
+          PAYLOAD_BUCKET: 'hookledger-payloads',
+          SOURCE_SECRETS: JSON.stringify({ platform: 'hookledger/platform' }),
+          PAYLOAD_HASH_KEY_SECRET: 'hookledger/payload-hash-key',
+        },
+      });
+      expect(run.status).toBe(0);
+      // Powertools prints WARN and ERROR to stderr (both reach the function's log stream).
+      const out = `${run.stdout}${run.stderr}`;
+      const lines = out.split('\n').filter((l) => l.startsWith('{') && !l.includes('"_aws"'));
+      const warn = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.level === 'WARN');
+      expect(warn).toMatchObject({ message: 'webhook rejected', service: 'hookledger-ingest', status: 404, reason: 'unknown_source' });
+      expect(out).toContain('STATUS 404');
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }
