@@ -527,7 +527,7 @@ function printBundles(bundles: Record<string, BundleResult>, emptyBundle: Bundle
           fmt.kb(b.bytes),
           fmt.kb(b.bytesWithChunks),
           fmt.ms(b.loadMs),
-          ratio.toFixed(2),
+          ratio.toFixed(3),
           `<= ${bundleGoal(name).toFixed(2)} ${ratio <= bundleGoal(name) ? 'met' : 'NOT met'}`,
           b.largest
             .slice(0, 4)
@@ -540,7 +540,7 @@ function printBundles(bundles: Record<string, BundleResult>, emptyBundle: Bundle
         fmt.kb(floorBundle.bytes),
         fmt.kb(floorBundle.bytesWithChunks),
         fmt.ms(floorBundle.loadMs),
-        '1.00',
+        '1.000',
         '',
         '',
       ],
@@ -565,7 +565,10 @@ function bundlesJson(bundles: Record<string, BundleResult>, emptyBundle: BundleR
   });
   return {
     bundles: Object.fromEntries(
-      Object.entries(bundles).map(([name, b]) => [name, { ...one(b), ratioToFloor: round(b.ratioToFloor), goal: bundleGoal(name) }]),
+      Object.entries(bundles).map(([name, b]) => [
+        name,
+        { ...one(b), ratioToFloor: Number(b.ratioToFloor.toFixed(3)), goal: bundleGoal(name) },
+      ]),
     ),
     floorBundle: one(floorBundle),
     emptyBundle: one(emptyBundle),
