@@ -4,7 +4,7 @@
  * intake writes, so that intake's bundle loads none of this.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { type ConflictItem, conflictKey, type EventItem, eventKey, receiptIndexAttributes, utcDay, WINDOW_INDEX } from '../core/model';
 import type { Receipts } from './receipts';
 import { EventTable, type TableOptions } from './table';
@@ -31,25 +31,15 @@ export class ReceiptAdmin extends EventTable {
     const shards = this.receipts.shardsOf(receipt.tenantId);
     await this.receipts.registerTenantDay(utcDay(receipt.receivedAt), receipt.tenantId, shards);
     const attributes = receiptIndexAttributes(receipt, shards);
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: eventKey(receipt.source, receipt.eventId) },
-          UpdateExpression: 'SET #wpk = :wpk, #wsk = :wsk',
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#wpk) OR #wpk <> :wpk)',
-          ExpressionAttributeNames: { '#wpk': WINDOW_INDEX.partitionKey, '#wsk': WINDOW_INDEX.sortKey },
-          ExpressionAttributeValues: {
-            ':wpk': attributes[WINDOW_INDEX.partitionKey],
-            ':wsk': attributes[WINDOW_INDEX.sortKey],
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.updateReceipt(receipt.source, receipt.eventId, {
+      UpdateExpression: 'SET #wpk = :wpk, #wsk = :wsk',
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#wpk) OR #wpk <> :wpk)',
+      ExpressionAttributeNames: { '#wpk': WINDOW_INDEX.partitionKey, '#wsk': WINDOW_INDEX.sortKey },
+      ExpressionAttributeValues: {
+        ':wpk': attributes[WINDOW_INDEX.partitionKey],
+        ':wsk': attributes[WINDOW_INDEX.sortKey],
+      },
+    });
   }
 
   /** The receipts of one event id, one read per source tried; the sources that have none are left out. */
@@ -78,21 +68,11 @@ export class ReceiptAdmin extends EventTable {
     eventId: string,
     erasure: { readonly at: number; readonly operator: string; readonly erasureId: string },
   ): Promise<boolean> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: eventKey(source, eventId) },
-          UpdateExpression: 'SET erasedAt = :at, erasedBy = :by, erasureId = :eid REMOVE orderingKeys',
-          ConditionExpression: 'kind = :event AND attribute_not_exists(erasedAt)',
-          ExpressionAttributeValues: { ':at': erasure.at, ':by': erasure.operator, ':eid': erasure.erasureId, ':event': 'event' },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.updateReceipt(source, eventId, {
+      UpdateExpression: 'SET erasedAt = :at, erasedBy = :by, erasureId = :eid REMOVE orderingKeys',
+      ConditionExpression: 'kind = :event AND attribute_not_exists(erasedAt)',
+      ExpressionAttributeValues: { ':at': erasure.at, ':by': erasure.operator, ':eid': erasure.erasureId, ':event': 'event' },
+    });
   }
 
   /**
@@ -100,17 +80,22 @@ export class ReceiptAdmin extends EventTable {
    * False when the receipt already has it (another backfill got there first) or is not a receipt.
    */
   async addToDeliverySet(source: string, eventId: string, consumerId: string): Promise<boolean> {
+    // A MODIFY: the fan-out passes only INSERTs, so this alone delivers nothing.
+    return this.updateReceipt(source, eventId, {
+      UpdateExpression: 'SET consumers = list_append(if_not_exists(consumers, :none), :added)',
+      ConditionExpression: 'kind = :event AND NOT contains(consumers, :consumer)',
+      ExpressionAttributeValues: { ':none': [], ':added': [consumerId], ':consumer': consumerId, ':event': 'event' },
+    });
+  }
+
+  /** One conditional update of a receipt: true when made, false when its condition failed; other SDK errors as they are (the operator's paths). */
+  private async updateReceipt(
+    source: string,
+    eventId: string,
+    update: Pick<UpdateCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>,
+  ): Promise<boolean> {
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: eventKey(source, eventId) },
-          // A MODIFY: the fan-out passes only INSERTs, so this alone delivers nothing.
-          UpdateExpression: 'SET consumers = list_append(if_not_exists(consumers, :none), :added)',
-          ConditionExpression: 'kind = :event AND NOT contains(consumers, :consumer)',
-          ExpressionAttributeValues: { ':none': [], ':added': [consumerId], ':consumer': consumerId, ':event': 'event' },
-        }),
-      );
+      await this.client.send(new UpdateCommand({ TableName: this.tableName, Key: { pk: eventKey(source, eventId) }, ...update }));
       return true;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return false;
