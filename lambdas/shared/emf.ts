@@ -7,7 +7,7 @@
  *
  * Why not Powertools Metrics itself: the single-line publishers (lambdas/shared/metrics.ts) use none
  * of what it adds (buffering, dimension sets, metadata, the cold-start metric), and its 13 KiB were a
- * third of what intake loads at cold start above the floor (README, "Measured cost and speed").
+ * quarter of what intake loaded at cold start above the floor (README, "Measured cost and speed").
  * The reconciler, which adds several metrics through a run and publishes them once, keeps it.
  */
 

@@ -42,7 +42,7 @@ describe('EMF lines read as CloudWatch reads them', () => {
     expect(counter.outcomes()).toEqual({ duplicate: 1, recorded: 3, signature_mismatch: 1 });
   });
 
-  it("reads the very line Powertools writes for the intake's metric", () => {
+  it("reads the very line intake's metric publisher writes (lambdas/shared/emf.ts)", () => {
     const lines: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
     process.stdout.write = ((chunk: string) => {
