@@ -2,7 +2,8 @@
  * Section 5: each Lambda bundled as lib/constructs/hookledger-function.ts bundles it (handlerBuildOptions:
  * esbuild, ESM, minified, keep names, node22 target, createRequire banner, linked source map without
  * sources content, AWS SDK inside, code splitting: `import()`ed modules in chunks/ loaded on first use), its size, and the median module load time over fresh `node` processes run
- * with the Lambda's NODE_OPTIONS (--enable-source-maps) and dummy environment values, timed in the
+ * as the Lambda runs them (no NODE_OPTIONS: the stack sets none, so no source map is parsed at load;
+ * lambdas/shared/stack-map.ts) with dummy environment values, timed in the
  * child around `await import(bundle)`. Two baselines bundled the same way in the same run: an empty
  * handler, and the floor: a handler with only the DynamoDB document client and node:crypto's HMAC,
  * what any intake must load. Each function's ratio to the floor's load time is the figure to hold;
@@ -113,7 +114,6 @@ function lambdaEnv(name: string, consumerId?: string): Record<string, string> {
   const queue = (id: string) => `https://sqs.us-east-1.amazonaws.com/123456789012/hookledger-${id}`;
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
-    NODE_OPTIONS: '--enable-source-maps',
     AWS_REGION: 'us-east-1',
     AWS_LAMBDA_FUNCTION_NAME: `hookledger-${name}`,
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '256',

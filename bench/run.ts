@@ -548,7 +548,7 @@ function printBundles(bundles: Record<string, BundleResult>, emptyBundle: Bundle
     ],
   );
   printNotes([
-    'loaded with NODE_OPTIONS=--enable-source-maps (as the CDK stack sets) and dummy env values; consumers build their clients on the first invocation, not at import (lambdas/runtime/lambda.ts)',
+    'loaded without NODE_OPTIONS (the CDK stack sets none: source maps are read only when an error escapes a handler) and dummy env values; consumers build their clients on the first invocation, not at import (lambdas/runtime/lambda.ts)',
     `loaded by local ${process.arch} Node ${loaderNode().version}${loaderNode().path === process.execPath ? '' : ' (HOOKLEDGER_BENCH_NODE)'}, not Lambda's arm64 Node 22: compare functions with the floor built in the same run, not with AWS INIT durations`,
   ]);
 }

@@ -79,7 +79,11 @@ export function createLambdaLogger(serviceName: string, env: Readonly<Record<str
   };
 }
 
-/** `handler` answering only once `logger`'s lines are printed (see createLambdaLogger). */
+/**
+ * `handler` answering only once `logger`'s lines are printed (see createLambdaLogger). An error that
+ * escapes it leaves with its stack mapped to the sources (./stack-map.ts, loaded then), for the line
+ * the Lambda runtime logs.
+ */
 export function flushingLogs<A extends unknown[], R>(
   logger: LambdaLogger,
   handler: (...args: A) => Promise<R>,
@@ -87,6 +91,12 @@ export function flushingLogs<A extends unknown[], R>(
   return async (...args) => {
     try {
       return await handler(...args);
+    } catch (error) {
+      await import('./stack-map').then(
+        ({ mapErrorStack }) => mapErrorStack(error),
+        () => undefined, // the module unreadable: the error leaves as it came
+      );
+      throw error;
     } finally {
       await logger.flush();
     }

@@ -38,6 +38,18 @@ describe('HookledgerFunction bundling', () => {
     const mod = (await import(pathToFileURL(join(dir, 'index.mjs')).href)) as { handler: () => Promise<unknown> };
     await expect(mod.handler()).resolves.toEqual({ region: 'function', os: process.platform });
     expect(existsSync(join(dir, 'index.mjs.map'))).toBe(true);
+    // The map names sources as the repository does (read on the error path: lambdas/shared/stack-map.ts) ...
+    const map = JSON.parse(readFileSync(join(dir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+    expect(map.sources).toContain('test/cdk/fixtures/handler.ts');
+    expect(map.sources.filter((s) => s.startsWith('../'))).toEqual([]);
+    // ... and the function does not parse maps at each cold start.
+    const [fn] = Object.values(
+      assembly.getStackByName('BundlingProbe').template.Resources as Record<
+        string,
+        { Type: string; Properties: { Environment: { Variables: Record<string, string> } } }
+      >,
+    ).filter((r) => r.Type === 'AWS::Lambda::Function');
+    expect(fn!.Properties.Environment.Variables.NODE_OPTIONS).toBeUndefined();
   });
 
   it('gives two functions two bundles, each with its own entry (the asset cache is keyed by the entry)', () => {

@@ -72,7 +72,6 @@ describe.each(CONFIGS)('consumer workers with the $name', ({ config }) => {
         PAYLOAD_BUCKET: { Ref: payloadBucket },
         POWERTOOLS_SERVICE_NAME: `hookledger-${c.id}`,
         POWERTOOLS_METRICS_NAMESPACE: 'Hookledger',
-        NODE_OPTIONS: '--enable-source-maps',
       });
     }
   });

@@ -78,17 +78,22 @@ describe('what a cold start loads', () => {
     'lambdas/ingest/first-request.ts',
     // Loaded with the first line printed (lambdas/shared/lambda-logger.ts); the common paths log at DEBUG.
     '@aws-lambda-powertools/logger',
+    // Loaded when an error escapes a handler (flushingLogs): no map is read at cold start.
+    'lambdas/shared/stack-map.ts',
   ];
   it.each([
     ['lambdas/ingest/handler.ts', ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb']],
     ['lambdas/fanout/handler.ts', ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs']],
     ['lambdas/reconcile/handler.ts', ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs']],
     ['lambdas/consumers/billing-meter.ts', ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb']],
-  ])('%s loads %j at cold start and none of S3, Secrets Manager, Lambda, Streams, the key port or the Logger', async (entry, needed) => {
-    const packages = await packagesAtColdStart(entry);
-    for (const p of needed) expect(packages).toContain(p);
-    expect(RARE.filter((p) => packages.has(p))).toEqual([]);
-  });
+  ])(
+    '%s loads %j at cold start and none of S3, Secrets Manager, Lambda, Streams, the key port, the Logger or the stack mapper',
+    async (entry, needed) => {
+      const packages = await packagesAtColdStart(entry);
+      for (const p of needed) expect(packages).toContain(p);
+      expect(RARE.filter((p) => packages.has(p))).toEqual([]);
+    },
+  );
 
   it.each([
     ['lambdas/ingest/handler.ts', false],
@@ -252,6 +257,47 @@ describe('the Powertools Logger, bundled apart', () => {
       const warn = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.level === 'WARN');
       expect(warn).toMatchObject({ message: 'webhook rejected', service: 'hookledger-ingest', status: 404, reason: 'unknown_source' });
       expect(out).toContain('STATUS 404');
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('stacks of a shipped bundle, mapped on the error path', () => {
+  it('an error escaping a consumer bundle run without --enable-source-maps names the source line it was thrown at', () => {
+    const outdir = mkdtempSync(path.join(tmpdir(), 'hookledger-stack-map-'));
+    try {
+      bundleHandler('lambdas/consumers/billing-meter.ts', outdir, bundledDefines(JSON.stringify(config)));
+      // billing-meter's module run as audit-writer: the first invocation refuses (lambdas/runtime/lambda.ts).
+      const script =
+        "const { handler } = await import(process.argv[1]); try { await handler({ Records: [] }, { awsRequestId: 'req-1' }); } " +
+        'catch (e) { console.log(JSON.stringify({ sourceMaps: process.sourceMapsEnabled ?? false, stack: e.stack })); }';
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script, pathToFileURL(path.join(outdir, 'index.mjs')).href], {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: {
+          PATH: process.env.PATH ?? '',
+          AWS_REGION: 'us-east-1',
+          CONSUMER_ID: 'audit-writer',
+          EVENTS_TABLE: 'hookledger-events',
+          LEDGER_TABLE: 'hookledger-ledger',
+          PAYLOAD_BUCKET: 'hookledger-payloads',
+          QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/hookledger-audit-writer',
+          DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/hookledger-audit-writer-dlq',
+          PRINCIPAL: 'arn:aws:iam::123456789012:role/hookledger-audit-writer',
+        },
+      });
+      expect(run.status).toBe(0);
+      const { sourceMaps, stack } = JSON.parse(run.stdout.trim().split('\n').pop()!) as { sourceMaps: boolean; stack: string };
+      expect(sourceMaps).toBe(false);
+      const source = readFileSync(path.join(ROOT, 'lambdas/runtime/lambda.ts'), 'utf8').split('\n');
+      const thrownAt = source.findIndex((l) => l.includes('but this module is')) + 1;
+      const frames = stack.split('\n');
+      expect(frames[0]).toBe('Error: CONSUMER_ID is audit-writer, but this module is billing-meter');
+      expect(frames[1]).toMatch(new RegExp(`^    at build \\(lambdas/runtime/lambda\\.ts:${thrownAt}:\\d+\\)$`));
+      expect(frames.some((f) => /at .*lambdas\/shared\/lambda-logger\.ts:\d+:\d+/.test(f))).toBe(true);
+      // No frame of ours is left pointing into the bundle.
+      expect(frames.filter((f) => f.includes(outdir))).toEqual([]);
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }

@@ -67,6 +67,20 @@ describe('the Lambda logger (Powertools loaded with the first printed line)', ()
     expect(lines()[2]).toMatchObject({ level: 'ERROR', message: 'event store unavailable', source: 'platform' });
   });
 
+  it('rethrows the very error that escapes the handler, its lines printed first; a stack of the sources keeps its frames', async () => {
+    const logger = createLambdaLogger('hookledger-fanout', {});
+    const escaped = new Error('stream batch for evt_01J8K7M2Q4 not sent');
+    const stack = escaped.stack;
+    const handler = flushingLogs(logger, async () => {
+      logger.warn('send to queue failed', { queue: 'hookledger-billing-meter', failed: 1 });
+      throw escaped;
+    });
+    await expect(handler()).rejects.toBe(escaped);
+    expect(lines().map((l) => [l.level, l.message])).toEqual([['WARN', 'send to queue failed']]);
+    // Run from the sources (no .map beside them): nothing to map, nothing changed.
+    expect(escaped.stack).toBe(stack);
+  });
+
   it("follows Lambda's application log level over POWERTOOLS_LOG_LEVEL, as Powertools does", async () => {
     vi.stubEnv('AWS_LAMBDA_LOG_LEVEL', 'DEBUG');
     vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'WARN');
