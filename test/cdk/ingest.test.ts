@@ -109,7 +109,6 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
         'STACK_NAME',
         'POWERTOOLS_SERVICE_NAME',
         'POWERTOOLS_METRICS_NAMESPACE',
-        'NODE_OPTIONS',
       ].sort(),
     );
     expect(env.EVENTS_TABLE).toEqual({ Ref: eventsTable });

@@ -308,7 +308,7 @@ describe('reconciler with repair off (reconcile.repair: false)', () => {
     expect(statements.flatMap(actionsOf).filter((a) => a.startsWith('sqs:'))).toEqual(['sqs:SendMessage']);
     const env = fn.Properties.Environment.Variables;
     expect(Object.keys(env).sort()).toEqual(
-      ['EVENTS_TABLE', 'LEDGER_TABLE', 'STACK_NAME', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'NODE_OPTIONS'].sort(),
+      ['EVENTS_TABLE', 'LEDGER_TABLE', 'STACK_NAME', 'POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE'].sort(),
     );
     // The value of the violations metric's Stack dimension, which the alarm names.
     expect(env.STACK_NAME).toBe('Hookledger');
