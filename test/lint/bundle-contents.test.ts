@@ -218,38 +218,55 @@ describe('the S3 client, bundled apart', () => {
   });
 });
 
+/**
+ * Bundles `entry` as the stack does into a temp folder and runs `script` in a fresh node process (no
+ * NODE_OPTIONS, only `env` and PATH), the bundle's index.mjs as its argument: a temp folder, so no
+ * repository node_modules can stand in for a file the bundle lacks.
+ */
+function runShipped(
+  entry: string,
+  script: string,
+  env: Record<string, string>,
+  check: (run: { status: number | null; stdout: string; stderr: string }, outdir: string) => void,
+): void {
+  const outdir = mkdtempSync(path.join(tmpdir(), 'hookledger-shipped-'));
+  try {
+    bundleHandler(entry, outdir, bundledDefines(JSON.stringify(config)));
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script, pathToFileURL(path.join(outdir, 'index.mjs')).href], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { PATH: process.env.PATH ?? '', AWS_REGION: 'us-east-1', ...env },
+    });
+    check(run, outdir);
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
 describe('the Powertools Logger, bundled apart', () => {
   it('prints the first WARN line of a shipped intake bundle through the Logger written beside it, as JSON', () => {
-    const outdir = mkdtempSync(path.join(tmpdir(), 'hookledger-logger-apart-'));
-    try {
-      bundleHandler('lambdas/ingest/handler.ts', outdir, bundledDefines(JSON.stringify(config)));
+    // A request to no registered source: intake answers 404 and logs a WARN, the first line it
+    // prints, which loads the Logger. Nothing is called (the endpoints are a closed port anyway).
+    const script =
+      "const { handler } = await import(process.argv[1]); const r = await handler({ httpMethod: 'POST', path: '/hooks/', " +
+      "headers: { 'content-type': 'application/json' }, body: '{}', isBase64Encoded: false, requestContext: { requestId: 'req-1' } }, " +
+      "{ awsRequestId: 'req-1', getRemainingTimeInMillis: () => 5000 }); console.log('STATUS', r.statusCode);";
+    const env = {
+      AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'not-a-secret',
+      AWS_MAX_ATTEMPTS: '1',
+      AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+      AWS_LAMBDA_FUNCTION_NAME: 'hookledger-ingest',
+      POWERTOOLS_SERVICE_NAME: 'hookledger-ingest',
+      EVENTS_TABLE: 'hookledger-events',
+      STACK_NAME: 'hookledger-probe',
+      PAYLOAD_BUCKET: 'hookledger-payloads',
+      SOURCE_SECRETS: JSON.stringify({ platform: 'hookledger/platform' }),
+      PAYLOAD_HASH_KEY_SECRET: 'hookledger/payload-hash-key',
+    };
+    runShipped('lambdas/ingest/handler.ts', script, env, (run, outdir) => {
       const apart = path.join(outdir, 'node_modules/@aws-lambda-powertools/logger/index.mjs');
       expect(createRequire(path.join(outdir, 'chunks', 'x.mjs')).resolve('@aws-lambda-powertools/logger')).toBe(apart);
-      // A request to no registered source: intake answers 404 and logs a WARN, the first line it
-      // prints, which loads the Logger. Nothing is called (the endpoints are a closed port anyway).
-      const script =
-        "const { handler } = await import(process.argv[1]); const r = await handler({ httpMethod: 'POST', path: '/hooks/', " +
-        "headers: { 'content-type': 'application/json' }, body: '{}', isBase64Encoded: false, requestContext: { requestId: 'req-1' } }, " +
-        "{ awsRequestId: 'req-1', getRemainingTimeInMillis: () => 5000 }); console.log('STATUS', r.statusCode);";
-      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script, pathToFileURL(path.join(outdir, 'index.mjs')).href], {
-        encoding: 'utf8',
-        timeout: 60_000,
-        env: {
-          PATH: process.env.PATH ?? '',
-          AWS_REGION: 'us-east-1',
-          AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
-          AWS_SECRET_ACCESS_KEY: 'not-a-secret',
-          AWS_MAX_ATTEMPTS: '1',
-          AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
-          AWS_LAMBDA_FUNCTION_NAME: 'hookledger-ingest',
-          POWERTOOLS_SERVICE_NAME: 'hookledger-ingest',
-          EVENTS_TABLE: 'hookledger-events',
-          STACK_NAME: 'hookledger-probe',
-          PAYLOAD_BUCKET: 'hookledger-payloads',
-          SOURCE_SECRETS: JSON.stringify({ platform: 'hookledger/platform' }),
-          PAYLOAD_HASH_KEY_SECRET: 'hookledger/payload-hash-key',
-        },
-      });
       expect(run.status).toBe(0);
       // Powertools prints WARN and ERROR to stderr (both reach the function's log stream).
       const out = `${run.stdout}${run.stderr}`;
@@ -257,36 +274,26 @@ describe('the Powertools Logger, bundled apart', () => {
       const warn = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.level === 'WARN');
       expect(warn).toMatchObject({ message: 'webhook rejected', service: 'hookledger-ingest', status: 404, reason: 'unknown_source' });
       expect(out).toContain('STATUS 404');
-    } finally {
-      rmSync(outdir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('stacks of a shipped bundle, mapped on the error path', () => {
   it('an error escaping a consumer bundle run without --enable-source-maps names the source line it was thrown at', () => {
-    const outdir = mkdtempSync(path.join(tmpdir(), 'hookledger-stack-map-'));
-    try {
-      bundleHandler('lambdas/consumers/billing-meter.ts', outdir, bundledDefines(JSON.stringify(config)));
-      // billing-meter's module run as audit-writer: the first invocation refuses (lambdas/runtime/lambda.ts).
-      const script =
-        "const { handler } = await import(process.argv[1]); try { await handler({ Records: [] }, { awsRequestId: 'req-1' }); } " +
-        'catch (e) { console.log(JSON.stringify({ sourceMaps: process.sourceMapsEnabled ?? false, stack: e.stack })); }';
-      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script, pathToFileURL(path.join(outdir, 'index.mjs')).href], {
-        encoding: 'utf8',
-        timeout: 60_000,
-        env: {
-          PATH: process.env.PATH ?? '',
-          AWS_REGION: 'us-east-1',
-          CONSUMER_ID: 'audit-writer',
-          EVENTS_TABLE: 'hookledger-events',
-          LEDGER_TABLE: 'hookledger-ledger',
-          PAYLOAD_BUCKET: 'hookledger-payloads',
-          QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/hookledger-audit-writer',
-          DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/hookledger-audit-writer-dlq',
-          PRINCIPAL: 'arn:aws:iam::123456789012:role/hookledger-audit-writer',
-        },
-      });
+    // billing-meter's module run as audit-writer: the first invocation refuses (lambdas/runtime/lambda.ts).
+    const script =
+      "const { handler } = await import(process.argv[1]); try { await handler({ Records: [] }, { awsRequestId: 'req-1' }); } " +
+      'catch (e) { console.log(JSON.stringify({ sourceMaps: process.sourceMapsEnabled ?? false, stack: e.stack })); }';
+    const env = {
+      CONSUMER_ID: 'audit-writer',
+      EVENTS_TABLE: 'hookledger-events',
+      LEDGER_TABLE: 'hookledger-ledger',
+      PAYLOAD_BUCKET: 'hookledger-payloads',
+      QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/hookledger-audit-writer',
+      DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/hookledger-audit-writer-dlq',
+      PRINCIPAL: 'arn:aws:iam::123456789012:role/hookledger-audit-writer',
+    };
+    runShipped('lambdas/consumers/billing-meter.ts', script, env, (run, outdir) => {
       expect(run.status).toBe(0);
       const { sourceMaps, stack } = JSON.parse(run.stdout.trim().split('\n').pop()!) as { sourceMaps: boolean; stack: string };
       expect(sourceMaps).toBe(false);
@@ -298,8 +305,6 @@ describe('stacks of a shipped bundle, mapped on the error path', () => {
       expect(frames.some((f) => /at .*lambdas\/shared\/lambda-logger\.ts:\d+:\d+/.test(f))).toBe(true);
       // No frame of ours is left pointing into the bundle.
       expect(frames.filter((f) => f.includes(outdir))).toEqual([]);
-    } finally {
-      rmSync(outdir, { recursive: true, force: true });
-    }
+    });
   });
 });
