@@ -15,7 +15,6 @@
  *   past the cache's expiry (every failure reported through `onRefreshFailure`) instead of failing
  *   every request; past that bound the error is thrown as before (intake answers 503).
  */
-import { GetSecretValueCommand, ResourceNotFoundException, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SigningSecrets } from '../core/schemes/types';
 import type { SecretsPort } from './secrets';
 import { UnknownSecretError } from './secrets';
@@ -40,8 +39,30 @@ export const SECRET_OVERLAP_TTL_MS = 30_000;
  */
 export const RETIRE_BOUND_MS = { afterRotation: SECRET_CACHE_TTL_MS, afterRetire: SECRET_OVERLAP_TTL_MS } as const;
 
+/** A staging label Secrets Manager keeps on a secret's versions. */
+export type SecretStage = 'AWSCURRENT' | 'AWSPREVIOUS';
+
+/** One version of a secret as GetSecretValue answers it. */
+export interface SecretVersionRead {
+  readonly value: string | undefined;
+  /** The version's CreatedDate, epoch ms. */
+  readonly createdAt: number | undefined;
+}
+
+/**
+ * The reads the port makes, GetSecretValue's: the SDK's client behind them (`clientReads` in
+ * ./secrets-manager-client.ts). No SDK import here, so a handler can build the port at cold start
+ * and load the client with its first read (lambdas/ingest/handler.ts).
+ */
+export interface SecretReads {
+  /** `secretId` at `stage` (its AWSCURRENT version without one); rejects as Secrets Manager does. */
+  read(secretId: string, stage?: SecretStage): Promise<SecretVersionRead>;
+  /** Whether `error`, a rejection of `read`, says the secret has no version at that stage (ResourceNotFoundException). */
+  isMissing(error: unknown): boolean;
+}
+
 export interface SecretsManagerPortOptions {
-  readonly client: SecretsManagerClient;
+  readonly reads: SecretReads;
   /** source id -> secret id (ARN or name). */
   readonly secretIds: Readonly<Record<string, string>>;
   /**
@@ -119,9 +140,9 @@ export class SecretsManagerPort implements SecretsPort {
   async payloadHashKey(): Promise<Buffer> {
     const secretId = this.options.payloadHashKeySecretId;
     if (!secretId) throw new UnknownSecretError('no payload-hash key secret is configured');
-    this.hashKey ??= this.options.client.send(new GetSecretValueCommand({ SecretId: secretId })).then((out) => {
-      if (!out.SecretString) throw new UnknownSecretError('the payload-hash key secret has no value');
-      return Buffer.from(out.SecretString, 'utf8');
+    this.hashKey ??= this.options.reads.read(secretId).then(({ value }) => {
+      if (!value) throw new UnknownSecretError('the payload-hash key secret has no value');
+      return Buffer.from(value, 'utf8');
     });
     try {
       return await this.hashKey;
@@ -146,8 +167,8 @@ export class SecretsManagerPort implements SecretsPort {
     const lastFailure = this.failedAt.get(sourceId);
     if (usable && lastFailure !== undefined && now - lastFailure < this.minRefreshIntervalMs) return cached.value;
 
-    let current: Version | undefined;
-    let previous: Version | undefined;
+    let current: SecretVersionRead | undefined;
+    let previous: SecretVersionRead | undefined;
     try {
       [current, previous] = await Promise.all([this.stage(secretId, 'AWSCURRENT'), this.stage(secretId, 'AWSPREVIOUS')]);
     } catch (error) {
@@ -169,26 +190,25 @@ export class SecretsManagerPort implements SecretsPort {
   }
 
   /** `previous` ends at the current version's creation (the rotation) plus the source's overlap. */
-  private secrets(sourceId: string, current: string, rotatedAt: number | undefined, previous: Version | undefined): SigningSecrets {
+  private secrets(
+    sourceId: string,
+    current: string,
+    rotatedAt: number | undefined,
+    previous: SecretVersionRead | undefined,
+  ): SigningSecrets {
     if (!previous?.value || previous.value === current) return { current };
     const overlapMs = this.options.overlapMs[sourceId];
     if (overlapMs === undefined || rotatedAt === undefined) return { current, previous: previous.value };
     return { current, previous: previous.value, previousUntil: rotatedAt + overlapMs };
   }
 
-  private async stage(secretId: string, stage: 'AWSCURRENT' | 'AWSPREVIOUS'): Promise<Version | undefined> {
+  private async stage(secretId: string, stage: SecretStage): Promise<SecretVersionRead | undefined> {
     try {
-      const out = await this.options.client.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: stage }));
-      return { value: out.SecretString, createdAt: out.CreatedDate?.getTime() };
+      return await this.options.reads.read(secretId, stage);
     } catch (error) {
       // A secret never rotated, or whose overlap was retired, has no AWSPREVIOUS stage.
-      if (stage === 'AWSPREVIOUS' && error instanceof ResourceNotFoundException) return undefined;
+      if (stage === 'AWSPREVIOUS' && this.options.reads.isMissing(error)) return undefined;
       throw error;
     }
   }
-}
-
-interface Version {
-  readonly value: string | undefined;
-  readonly createdAt: number | undefined;
 }

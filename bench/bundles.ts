@@ -163,7 +163,8 @@ export async function measureBundles(
 ): Promise<{ bundles: Record<string, BundleResult>; emptyBundle: BundleResult; floorBundle: BundleResult }> {
   rmSync(BUNDLE_DIR, { recursive: true, force: true });
   const options = await cdkBundlingOptions();
-  const { bundleApart, coldStartOutputs } = await import('../lib/constructs/hookledger-function');
+  const { bundleApart, coldStartOutputs, handlerPluginNames } = await import('../lib/constructs/hookledger-function');
+  const { pluginsNamed } = await import('../lib/constructs/bundle-plugins.mjs');
   const targets: { name: string; entry: string; consumerId?: string }[] = [
     { name: 'ingest', entry: 'lambdas/ingest/handler.ts' },
     { name: 'fanout', entry: 'lambdas/fanout/handler.ts' },
@@ -174,7 +175,9 @@ export async function measureBundles(
     const outdir = path.join(BUNDLE_DIR, name);
     const outfile = path.join(outdir, 'index.mjs');
     mkdirSync(outdir, { recursive: true });
-    const result = await build({ ...options, ...buildOptions, outdir, metafile: true });
+    // Intake's build runs a plugin (handlerPluginNames), as the stack's does.
+    const plugins = pluginsNamed(handlerPluginNames(entry));
+    const result = await build({ ...options, ...buildOptions, ...(plugins.length > 0 ? { plugins } : {}), outdir, metafile: true });
     // The clients bundled apart (the S3 client), loaded on first use like the import() chunks.
     const apartBytes = bundleApart(result.metafile, outdir).reduce((sum, file) => sum + statSync(file).size, 0);
     // What loads at cold start: index.mjs and the chunks it imports statically (not the import() ones).

@@ -1,20 +1,19 @@
 /**
  * What intake loads at the first request of its execution environment, as one chunk of the bundle
- * (one `import()` in handler.ts): the Secrets Manager client and port, through which every request
- * reads its source's secrets (cached after the first read), and the verification-key port (jwks
- * sources only; a few hundred bytes). One module on purpose: code splitting gives every set of
- * importers its own chunk, so the modules the cold start shares with two lazy modules
- * (core/errors.ts, adapters/secrets.ts, the SDK's credential chain) would load at cold start as
- * several small files, each one read, mapped and compiled apart (about 0.6 ms a file on the bench
- * machine); through one door they are one file.
+ * (one `import()` in handler.ts): the Secrets Manager client, through which the port built at cold
+ * start reads every source's secrets (cached after the first read). Nothing of ours that the cold
+ * start also loads is imported here: code splitting gives every set of importers a chunk of its own,
+ * so a module shared between the cold start and this chunk would load at cold start as a file apart
+ * (Node 22 charges several ms for one here; README "Measured cost and speed", section 5). For the
+ * same reason the client takes the DynamoDB client's credentials, and the bundling gives it no
+ * credential chain of its own (SECRETS_CLIENT_SHARES_CREDENTIALS in
+ * lib/constructs/hookledger-function.ts): the chain is the cold start's.
  */
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SecretsManagerPort, type SecretsManagerPortOptions } from '../../adapters/secrets-manager';
+import { SecretsManagerClient, type SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager';
+import type { SecretReads } from '../../adapters/secrets-manager';
+import { clientReads } from '../../adapters/secrets-manager-client';
 
-export { overlapMsBySource } from '../../adapters/secrets-manager';
-export { HttpVerificationKeys } from '../../adapters/verification-keys';
-
-/** The Secrets Manager port over a default client (the function's role, its region). */
-export function secretsManagerPort(options: Omit<SecretsManagerPortOptions, 'client'>): SecretsManagerPort {
-  return new SecretsManagerPort({ client: new SecretsManagerClient({}), ...options });
+/** GetSecretValue over a client with the function's region and the given credentials (the function's role). */
+export function secretReads(credentials: SecretsManagerClientConfig['credentials']): SecretReads {
+  return clientReads(new SecretsManagerClient({ credentials }));
 }

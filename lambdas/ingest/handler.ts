@@ -1,13 +1,15 @@
 /**
- * Lambda entry for intake. Configuration and the DynamoDB client are built once, at cold start; the
- * rest loads on first use: Secrets Manager and the key port at the first request of the environment
- * (first-request.ts, one chunk of the bundle; the secrets are then cached), S3 with the first body
- * stored over payloads.inlineMaxBytes (adapters/payload-blobs.ts loads it).
+ * Lambda entry for intake. Configuration, the DynamoDB client and the ports are built once, at cold
+ * start; the clients of other services load on first use: Secrets Manager's at the first request of
+ * the environment (first-request.ts, one chunk of the bundle; the secrets are then cached), the key
+ * port at the first jwks request, S3 with the first body stored over payloads.inlineMaxBytes
+ * (adapters/payload-blobs.ts loads it).
  */
 import { createDocumentClient } from '../../adapters/clients';
 import { intakeStore, intakeStores } from '../../adapters/event-stores';
-import { lazySecrets, lazyVerificationKeys } from '../../adapters/lazy';
+import { lazySecretReads, lazyVerificationKeys } from '../../adapters/lazy';
 import { s3BlobWrites } from '../../adapters/payload-blobs';
+import { overlapMsBySource, SecretsManagerPort } from '../../adapters/secrets-manager';
 import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledSchemes } from '../../core/schemes/bundled';
 import { bundledConfig } from '../shared/bundled-config';
@@ -25,8 +27,7 @@ const secretIds = requireJsonEnv<Record<string, string>>(ENV.sourceSecrets);
 const payloadHashKeySecretId = requireEnv(ENV.payloadHashKeySecret);
 // The configured sources' schemes only: the bundle holds no other (core/schemes/bundled.ts).
 const schemes = bundledSchemes();
-// Node keeps the module once loaded; lazySecrets and lazyVerificationKeys keep what they build of it.
-const firstRequest = () => import('./first-request');
+const client = createDocumentClient();
 
 export const handler = flushingLogs(
   logger,
@@ -35,7 +36,7 @@ export const handler = flushingLogs(
     schemes,
     store: intakeStore(
       intakeStores({
-        client: createDocumentClient(),
+        client,
         tableName: requireEnv(ENV.eventsTable),
         shardsOf: (tenantId) => config.windowIndex.hotTenants[tenantId] ?? 1,
         // Bodies whose stored size passes payloads.inlineMaxBytes (core/blobs.ts); PutObject on payloads/* only.
@@ -43,28 +44,34 @@ export const handler = flushingLogs(
         blobs: s3BlobWrites(payloadBucket),
       }),
     ),
-    secrets: lazySecrets(async () => {
-      const { overlapMsBySource, secretsManagerPort } = await firstRequest();
-      return secretsManagerPort({
-        secretIds,
-        payloadHashKeySecretId,
-        overlapMs: overlapMsBySource(config.sources),
-        // Secrets Manager unreadable: the last known values serve for up to 1 h past the cache's expiry.
-        // One log line and one EMF count per failed read; the error's name only, never a value.
-        onRefreshFailure: (failure) => {
-          logger.warn('signing secret could not be read', {
-            source: failure.sourceId,
-            error: failure.error,
-            served: failure.servedStale ? 'last known values' : 'nothing (503)',
-            ...(failure.ageMs !== undefined ? { age_ms: failure.ageMs } : {}),
-          });
-          onSecretRefreshFailure(failure.servedStale ? 'stale' : 'none');
-        },
-      });
+    // Built now, its reads loaded with the first: the Secrets Manager client (first-request.ts), with
+    // the DynamoDB client's credentials.
+    secrets: new SecretsManagerPort({
+      reads: lazySecretReads(async () => (await import('./first-request')).secretReads(client.config.credentials)),
+      secretIds,
+      payloadHashKeySecretId,
+      overlapMs: overlapMsBySource(config.sources),
+      // Secrets Manager unreadable: the last known values serve for up to 1 h past the cache's expiry.
+      // One log line and one EMF count per failed read; the error's name only, never a value.
+      onRefreshFailure: (failure) => {
+        logger.warn('signing secret could not be read', {
+          source: failure.sourceId,
+          error: failure.error,
+          served: failure.servedStale ? 'last known values' : 'nothing (503)',
+          ...(failure.ageMs !== undefined ? { age_ms: failure.ageMs } : {}),
+        });
+        onSecretRefreshFailure(failure.servedStale ? 'stale' : 'none');
+      },
     }),
     logger,
-    // Plaid's keys (jwks sources only), cached by kid for the life of the container.
-    verificationKeys: lazyVerificationKeys(async () => new (await firstRequest()).HttpVerificationKeys()),
+    // Plaid's keys (jwks sources only), cached by kid for the life of the container. Folded away with
+    // the scheme when no source is jwks (core/schemes/bundled.ts), so no chunk shares modules with the
+    // cold start.
+    ...(process.env.HOOKLEDGER_BUNDLED_SCHEME_JWKS !== 'false'
+      ? {
+          verificationKeys: lazyVerificationKeys(async () => new (await import('../../adapters/verification-keys')).HttpVerificationKeys()),
+        }
+      : {}),
     // One EMF line per request: IntakeRequests by Stack and Outcome (the dashboard's intake outcomes widget).
     onOutcome: createIntakeMetrics(stackName),
   }),

@@ -9,6 +9,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { createDocumentClient } from '../../adapters/clients';
 import { Breakers } from '../../adapters/ledger-controls';
 import { SecretsManagerPort } from '../../adapters/secrets-manager';
+import { clientReads } from '../../adapters/secrets-manager-client';
 import { findConsumer } from '../../core/config/routing';
 import { ENV, requireEnv } from '../../core/env';
 import { HOUR_MS } from '../../core/model';
@@ -44,7 +45,7 @@ function build(transform: Transform | undefined): ConsumerLambdaHandler {
   const handle: ConsumerHandle = createHttpHandle({
     consumer,
     secrets: new SecretsManagerPort({
-      client: new SecretsManagerClient({}),
+      reads: clientReads(new SecretsManagerClient({})),
       secretIds: { [consumerId]: requireEnv(ENV.consumerSecret) },
       overlapMs: { [consumerId]: consumer.secretOverlapHours * HOUR_MS },
     }),

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { AssetHashType, DockerImage, Duration, type ILocalBundling, Validations } from 'aws-cdk-lib';
@@ -16,6 +17,7 @@ import { METRICS_NAMESPACE } from '../../core/metrics';
 import { PROJECT_ROOT } from '../../core/paths';
 import { SCHEME_TYPES } from '../../core/schemes';
 import { bundledSchemeFlag } from '../../core/schemes/bundled';
+import { type BundlePluginName, pluginsNamed } from './bundle-plugins.mjs';
 
 /** The one runtime for every function; the esbuild target below must match it. */
 export const RUNTIME = lambda.Runtime.NODEJS_22_X;
@@ -60,7 +62,27 @@ export const APART_PACKAGES: Readonly<Record<string, readonly string[]>> = {
  * Secrets Manager, the key port, the SDK's own credential providers) lands in chunks/ and is loaded
  * on first use, not at cold start.
  */
-export function handlerBuildOptions(define?: Record<string, string>): BuildOptions {
+export function handlerBuildOptions(define?: Record<string, string>, entry?: string): BuildOptions {
+  const plugins = handlerPluginNames(entry);
+  return {
+    ...baseBuildOptions(define),
+    ...(plugins.length > 0 ? { plugins: pluginsNamed(plugins) } : {}),
+  };
+}
+
+/**
+ * The entries whose Secrets Manager client is built with their DynamoDB client's credentials, so that
+ * the bundle gives it no credential chain of its own (bundle-plugins.mjs): intake's, whose only such
+ * client is in its first-request chunk (lambdas/ingest/first-request.ts).
+ */
+export const SHARED_CREDENTIALS_ENTRIES: ReadonlySet<string> = new Set(['lambdas/ingest/handler.ts']);
+
+/** The bundling plugins of `entry` (a path relative to the repository), by name. */
+export function handlerPluginNames(entry?: string): BundlePluginName[] {
+  return entry !== undefined && SHARED_CREDENTIALS_ENTRIES.has(path.posix.normalize(entry)) ? ['secrets-client-shares-credentials'] : [];
+}
+
+function baseBuildOptions(define?: Record<string, string>): BuildOptions {
   return {
     bundle: true,
     platform: 'node',
@@ -84,9 +106,22 @@ export function handlerBuildOptions(define?: Record<string, string>): BuildOptio
 
 /** Bundles one handler into `outdir`: index.mjs (exports `handler`), chunks/, source maps, and its clients apart. */
 export function bundleHandler(entry: string, outdir: string, define?: Record<string, string>): void {
-  const { metafile } = buildSync({ ...handlerBuildOptions(define), entryPoints: [path.join(PROJECT_ROOT, entry)], outdir, metafile: true });
+  const options: BuildOptions = { ...baseBuildOptions(define), entryPoints: [path.join(PROJECT_ROOT, entry)], outdir, metafile: true };
+  const plugins = handlerPluginNames(entry);
+  const metafile = plugins.length === 0 ? (buildSync(options).metafile as Metafile) : buildInChild(options, plugins);
   bundleApart(metafile, outdir);
   sourcesFromRoot(outdir);
+}
+
+/** esbuild's asynchronous build, for plugins, from this synchronous caller (CDK's tryBundle): bundle-runner.mjs. */
+function buildInChild(options: BuildOptions, plugins: readonly BundlePluginName[]): Metafile {
+  const out = execFileSync(process.execPath, [path.join(PROJECT_ROOT, 'lib', 'constructs', 'bundle-runner.mjs')], {
+    input: JSON.stringify({ options, plugins }),
+    stdio: ['pipe', 'pipe', 'inherit'],
+    maxBuffer: 256 * 1024 * 1024,
+    encoding: 'utf8',
+  });
+  return JSON.parse(out) as Metafile;
 }
 
 /**

@@ -32,7 +32,7 @@ const built = (entry: string) => {
 };
 async function splitBuild(entry: string) {
   const result = await build({
-    ...handlerBuildOptions(bundledDefines(JSON.stringify(config))),
+    ...handlerBuildOptions(bundledDefines(JSON.stringify(config)), entry),
     entryPoints: [path.join(ROOT, entry)],
     outdir: path.join(ROOT, 'bench', 'bundles', 'probe-split'),
     write: false,
@@ -74,7 +74,8 @@ describe('what a cold start loads', () => {
     '@aws-sdk/client-lambda',
     '@aws-sdk/client-dynamodb-streams',
     'adapters/verification-keys.ts',
-    'adapters/secrets-manager.ts',
+    // The Secrets Manager port is built at cold start; its reads and the client load with the first.
+    'adapters/secrets-manager-client.ts',
     'lambdas/ingest/first-request.ts',
     // Loaded with the first line printed (lambdas/shared/lambda-logger.ts); the common paths log at DEBUG.
     '@aws-lambda-powertools/logger',
@@ -114,7 +115,7 @@ describe('what a cold start loads', () => {
     expect(packages).toContain('adapters/receipts.ts');
   });
 
-  it("intake's cold start reads the floor handler's files plus one: what it shares with its first-request chunk", async () => {
+  it("intake's cold start reads as many files as the floor handler's: its first-request chunk shares no module set of its own with it", async () => {
     // The floor (bench/bundles.ts): the DynamoDB document client and an HMAC, bundled the same way.
     const floor = await build({
       ...handlerBuildOptions(bundledDefines(JSON.stringify(config))),
@@ -128,17 +129,33 @@ describe('what a cold start loads', () => {
     const metafile = await built('lambdas/ingest/handler.ts');
     const ingest = [...coldStartOutputs(metafile)];
     expect(floorFiles).toBe(9);
-    // Each further `import()` of a module that shares code with the cold start adds a small chunk here.
-    expect(ingest).toHaveLength(floorFiles + 1);
+    // A module imported by both the cold start and a chunk loaded later would be a file of its own here.
+    expect(ingest).toHaveLength(floorFiles);
     const holding = (input: string) => ingest.filter((f) => Object.keys(metafile.outputs[f]!.inputs).includes(input));
-    // One file for everything the first-request chunk shares with the cold start, ours and the SDK's.
-    expect(holding('core/errors.ts')).toEqual(holding('adapters/secrets.ts'));
-    expect(holding('core/errors.ts')).toEqual(holding('node_modules/@aws-sdk/credential-provider-node/dist-es/defaultProvider.js'));
-    expect(holding('core/errors.ts')).toHaveLength(1);
+    // The SDK's credential chain and our shared modules load with index.mjs, as the floor's chain does.
+    const index = ingest.filter((f) => f.endsWith('/index.mjs'));
+    expect(holding('node_modules/@aws-sdk/credential-provider-node/dist-es/defaultProvider.js')).toEqual(index);
+    expect(holding('core/errors.ts')).toEqual(index);
+    expect(holding('adapters/secrets-manager.ts')).toEqual(index);
     // The invoke store sits with the SDK's shared code, as in the floor: the Logger that also imports it is bundled apart.
     expect(holding('node_modules/@aws/lambda-invoke-store/dist-es/invoke-store.js')).toEqual(
       holding('node_modules/@smithy/core/dist-es/submodules/client/middleware-stack/MiddlewareStack.js'),
     );
+  });
+
+  it("intake's Secrets Manager client, in its first-request chunk, has no credential chain of its own: the stand-in that refuses", async () => {
+    const metafile = await built('lambdas/ingest/handler.ts');
+    const [firstRequest, ...others] = Object.entries(metafile.outputs).filter(
+      ([, o]) => o.entryPoint === 'lambdas/ingest/first-request.ts',
+    );
+    expect(others).toEqual([]);
+    const inputs = Object.keys(firstRequest![1].inputs);
+    expect(inputs).toContain('node_modules/@aws-sdk/client-secrets-manager/dist-es/SecretsManagerClient.js');
+    expect(inputs).toContain('hookledger-no-default-credentials:credential-provider-node');
+    expect(inputs.filter((f) => f.includes('credential-provider-node/dist-es'))).toEqual([]);
+    // The consumers' bundles keep the SDK's chain for any client: the stand-in is intake's alone.
+    const consumer = await built('lambdas/consumers/billing-meter.ts');
+    expect(Object.keys(consumer.inputs).filter((f) => f.startsWith('hookledger-no-default-credentials:'))).toEqual([]);
   });
 
   it('a consumer loads no SQS code at cold start: SQS serves only retries and quarantines, loaded on the first', async () => {

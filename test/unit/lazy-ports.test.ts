@@ -5,7 +5,7 @@
  * failed load not remembered.
  */
 import { describe, expect, it } from 'vitest';
-import { lazySecrets, lazyStreamBatches, lazyVerificationKeys, onFirstUse } from '../../adapters/lazy';
+import { lazySecretReads, lazyStreamBatches, lazyVerificationKeys, onFirstUse } from '../../adapters/lazy';
 
 describe('onFirstUse', () => {
   it('loads once for three concurrent first calls and once more never', async () => {
@@ -34,17 +34,31 @@ describe('onFirstUse', () => {
 });
 
 describe('lazy ports delegate every call, loading nothing before the first', () => {
-  it('secrets: get, refresh and payloadHashKey answer as the adapter does, errors included', async () => {
-    const secrets = lazySecrets(async () => ({
-      get: async (sourceId: string) => ({ current: `whsec_current_${sourceId}` }),
-      refresh: async (sourceId: string) => {
-        throw new Error(`no secret for source "${sourceId}"`);
-      },
-      payloadHashKey: async () => Buffer.from('k'.repeat(32)),
-    }));
-    expect(await secrets.get('platform')).toEqual({ current: 'whsec_current_platform' });
-    await expect(secrets.refresh('tenant_204')).rejects.toThrow('no secret for source "tenant_204"');
-    expect((await secrets.payloadHashKey()).length).toBe(32);
+  it("secret reads: read answers as the client does, and isMissing asks the loaded reads about read's rejections", async () => {
+    let loads = 0;
+    const missing = new Error("Secrets Manager can't find the specified secret version");
+    const reads = lazySecretReads(async () => {
+      loads++;
+      return {
+        read: async (secretId: string, stage?: string) => {
+          if (stage === 'AWSPREVIOUS') throw missing;
+          return { value: `whsec_current_of_${secretId}`, createdAt: 1_733_011_200_000 };
+        },
+        isMissing: (error: unknown) => error === missing,
+      };
+    });
+    // Before any read nothing is loaded, and nothing can be missing yet.
+    expect(reads.isMissing(missing)).toBe(false);
+    expect(loads).toBe(0);
+    expect(await reads.read('hookledger/platform')).toEqual({
+      value: 'whsec_current_of_hookledger/platform',
+      createdAt: 1_733_011_200_000,
+    });
+    const rejection = await reads.read('hookledger/platform', 'AWSPREVIOUS').catch((error: unknown) => error);
+    expect(rejection).toBe(missing);
+    expect(reads.isMissing(rejection)).toBe(true);
+    expect(reads.isMissing(new Error('ThrottlingException'))).toBe(false);
+    expect(loads).toBe(1);
   });
 
   it('verification keys and stream batches: the request reaches the adapter unchanged', async () => {

@@ -13,6 +13,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { activeSecrets } from '../../adapters/secrets';
 import { overlapMsBySource, type SecretRefreshFailure, SecretsManagerPort } from '../../adapters/secrets-manager';
+import { clientReads } from '../../adapters/secrets-manager-client';
 import { signatureHeaders, verifierFor } from '../../core/schemes';
 
 const sm = mockClient(SecretsManagerClient);
@@ -47,7 +48,7 @@ function stages(secretId: string, current: string, createdAt: number, previous?:
 
 function port(now: () => number, options: { overlapMs?: Record<string, number>; failures?: SecretRefreshFailure[] } = {}) {
   return new SecretsManagerPort({
-    client: new SecretsManagerClient({ region: 'eu-west-1' }),
+    reads: clientReads(new SecretsManagerClient({ region: 'eu-west-1' })),
     secretIds: { platform: ARN, github: ARN_GITHUB },
     overlapMs: options.overlapMs ?? { platform: 2 * HOUR, github: 72 * HOUR },
     clock: now,
@@ -268,7 +269,7 @@ describe('SecretsManagerPort: the first read of an environment', () => {
   const HASH_KEY_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:hookledger-payload-hash-key-MnOpQr';
   const hashKeyPort = () =>
     new SecretsManagerPort({
-      client: new SecretsManagerClient({ region: 'eu-west-1' }),
+      reads: clientReads(new SecretsManagerClient({ region: 'eu-west-1' })),
       secretIds: { platform: ARN },
       overlapMs: { platform: 2 * HOUR },
       payloadHashKeySecretId: HASH_KEY_ARN,
