@@ -2,8 +2,8 @@
  * Ports whose adapter, and the AWS SDK client under it, loads on first use: the handler passes the
  * `import()` that builds the real adapter, and code splitting (lib/constructs/hookledger-function.ts)
  * keeps that module out of the cold start. For the clients of rare paths: Secrets Manager's client
- * (its reads; the port itself is built at cold start), the verification-key endpoint, DynamoDB Streams (S3's adapter loads its client itself, with
- * `onFirstUse`: adapters/payload-blobs.ts). Every call is the real adapter's call, with its answer
+ * (its reads; the port itself is built at cold start), the verification-key endpoint, DynamoDB
+ * Streams (S3's adapter loads its client itself, with `onFirstUse`: adapters/payload-blobs.ts). Every call is the real adapter's call, with its answer
  * and its errors; one load per execution environment (the adapter's caches live in it), and a
  * failed load is not remembered.
  * No SDK import here, on purpose.
