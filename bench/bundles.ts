@@ -101,12 +101,16 @@ function largestParts(inputs: Record<string, { bytesInOutput: number }>, top = 8
     .slice(0, top);
 }
 
-/** The bundling options HookledgerFunction uses (handlerBuildOptions), with the shipped configuration inlined. */
-async function cdkBundlingOptions(): Promise<BuildOptions> {
+/**
+ * The bundling options HookledgerFunction uses for `entry` (handlerBuildOptions: intake's with its
+ * plugin), with the shipped configuration inlined.
+ */
+async function cdkBundlingOptions(): Promise<(entry?: string) => BuildOptions> {
   const { bundledDefines, handlerBuildOptions } = await import('../lib/constructs/hookledger-function');
   const { default: config } = await import('../hookledger.config');
   // As HookledgerStack does: the validated configuration inlined, so no zod in the bundle.
-  return handlerBuildOptions(bundledDefines(JSON.stringify(config)));
+  const define = bundledDefines(JSON.stringify(config));
+  return (entry) => handlerBuildOptions(define, entry);
 }
 
 /** Dummy values for every variable the handlers read at cold start (core/env.ts), plus Lambda's own. */
@@ -162,9 +166,8 @@ export async function measureBundles(
   runs: number,
 ): Promise<{ bundles: Record<string, BundleResult>; emptyBundle: BundleResult; floorBundle: BundleResult }> {
   rmSync(BUNDLE_DIR, { recursive: true, force: true });
-  const options = await cdkBundlingOptions();
-  const { bundleApart, coldStartOutputs, handlerPluginNames } = await import('../lib/constructs/hookledger-function');
-  const { pluginsNamed } = await import('../lib/constructs/bundle-plugins.mjs');
+  const optionsFor = await cdkBundlingOptions();
+  const { bundleApart, coldStartOutputs } = await import('../lib/constructs/hookledger-function');
   const targets: { name: string; entry: string; consumerId?: string }[] = [
     { name: 'ingest', entry: 'lambdas/ingest/handler.ts' },
     { name: 'fanout', entry: 'lambdas/fanout/handler.ts' },
@@ -175,9 +178,7 @@ export async function measureBundles(
     const outdir = path.join(BUNDLE_DIR, name);
     const outfile = path.join(outdir, 'index.mjs');
     mkdirSync(outdir, { recursive: true });
-    // Intake's build runs a plugin (handlerPluginNames), as the stack's does.
-    const plugins = pluginsNamed(handlerPluginNames(entry));
-    const result = await build({ ...options, ...buildOptions, ...(plugins.length > 0 ? { plugins } : {}), outdir, metafile: true });
+    const result = await build({ ...optionsFor(entry), ...buildOptions, outdir, metafile: true });
     // The clients bundled apart (the S3 client), loaded on first use like the import() chunks.
     const apartBytes = bundleApart(result.metafile, outdir).reduce((sum, file) => sum + statSync(file).size, 0);
     // What loads at cold start: index.mjs and the chunks it imports statically (not the import() ones).

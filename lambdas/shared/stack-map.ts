@@ -32,9 +32,12 @@ const readMapFile: ReadMap = (mapFile) => {
 /** `at name (location)` or `at location`; the location is `file:line:column`. */
 const FRAME = /^(\s+at (?:.+? \()?)((?:file:\/\/)?\/[^():]+?\.m?js):(\d+):(\d+)(\)?)$/;
 
+/** A path given as itself or as a file: URL. */
+const asPath = (location: string): string => (location.startsWith('file://') ? fileURLToPath(location) : location);
+
 /** The source a map names, as the repository spells it: `../../lambdas/ingest/app.ts` → `lambdas/ingest/app.ts`. */
 function sourceName(source: string): string {
-  const file = source.startsWith('file://') ? fileURLToPath(source) : source;
+  const file = asPath(source);
   const inPackages = file.lastIndexOf('node_modules/');
   if (inPackages >= 0) return file.slice(inPackages);
   return file.replace(/^(?:\.\.?\/)+/, '').replace(/^\/+/, '');
@@ -57,8 +60,7 @@ export class StackMapper {
     const frame = FRAME.exec(line);
     if (!frame) return line;
     const [, head, location, lineText, columnText, tail] = frame as unknown as [string, string, string, string, string, string];
-    const file = location.startsWith('file://') ? fileURLToPath(location) : location;
-    const map = this.mapOf(file);
+    const map = this.mapOf(asPath(location));
     if (!map) return line;
     // Stack positions count from 1; SourceMap.findEntry takes offsets from 0.
     const entry = map.findEntry(Number(lineText) - 1, Number(columnText) - 1) as Partial<{
