@@ -7,7 +7,8 @@
  *    per webhook, none vs filtered;
  *  - the intake path through the local HTTP gateway (pipeline stopped): median µs per webhook and
  *    DynamoDB write units per webhook (the adapters' onCapacity hook), none vs filtered. Filters are
- *    evaluated in memory on the body intake already parsed: the write units must be the same.
+ *    evaluated in memory on the body intake already parsed: the write units must be the same;
+ *  - 8b, the worst case of a wildcard (bench/wildcard.ts), recorded as `filters.worstCaseWildcard`.
  *
  * `npx tsx bench/filters.ts` runs it alone and prints it (it writes nothing); `npm run bench` runs it
  * as its own section and puts `filters` in bench/results.json.
@@ -25,6 +26,7 @@ import { paymentEvent, signRequest } from './payload';
 import { printTable } from './report';
 import { median, round } from './stats';
 import { post, SOURCE } from './units';
+import { measureWorstCaseWildcard, printWorstCaseWildcard, type WildcardBenchResult } from './wildcard';
 
 /** Requests before timing: each stack starts its own DynamoDB Local JVM, slow until warm. */
 const WARM_UP = 100;
@@ -47,6 +49,7 @@ export interface FilterBenchResult {
   readonly intakeMicros: { readonly none: number; readonly filtered: number };
   readonly writeUnitsPerWebhook: { readonly none: number; readonly filtered: number };
   readonly deliveriesPerWebhook: { readonly none: number; readonly filtered: number };
+  readonly worstCaseWildcard: WildcardBenchResult;
 }
 
 function filteredConfig(): HookledgerConfig {
@@ -158,6 +161,7 @@ export async function measureFilters(
   const setNone = timeDeliverySet(none, bodies, samples);
   const setFiltered = timeDeliverySet(filtered, bodies, samples);
   const { none: intakeNone, filtered: intakeFiltered } = await timeIntake({ none, filtered }, runId, webhooks);
+  const worstCaseWildcard = measureWorstCaseWildcard({ log });
   return {
     webhooks,
     consumersWithFilters: Object.keys(BENCH_FILTERS).length,
@@ -165,6 +169,7 @@ export async function measureFilters(
     intakeMicros: { none: round(intakeNone.micros), filtered: round(intakeFiltered.micros) },
     writeUnitsPerWebhook: { none: round(intakeNone.writeUnits), filtered: round(intakeFiltered.writeUnits) },
     deliveriesPerWebhook: { none: intakeNone.deliveries, filtered: intakeFiltered.deliveries },
+    worstCaseWildcard,
   };
 }
 
@@ -186,6 +191,7 @@ export function printFilters(r: FilterBenchResult): void {
       row('deliveries per webhook', r.deliveriesPerWebhook),
     ],
   );
+  printWorstCaseWildcard(r.worstCaseWildcard);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -9,10 +9,10 @@
  *      function's first invocation (load + first request on the local stack: bench/first-invocation.ts)
  *   6. bodies by size and content: where each is stored, units, S3 requests, latency, USD per million
  *   (7. window queries, 8. the intake cost of consumer filters: bench/filters.ts, which
- *   `npx tsx bench/filters.ts` runs alone)
+ *   `npx tsx bench/filters.ts` runs alone; 8b. the worst-case wildcard: bench/wildcard.ts)
  *
- * `npm run bench -- --only bundles,large-bodies` runs only those sections (the ones that can run
- * alone), prints them and writes bench/results.partial.json; bench/results.json is left as it is.
+ * `npm run bench -- --only bundles,large-bodies,wildcard` runs only those sections (the ones that can
+ * run alone), prints them and writes bench/results.partial.json; bench/results.json is left as it is.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -58,6 +58,7 @@ import {
   SOURCE,
   type TrafficResult,
 } from './units';
+import { measureWorstCaseWildcard, printWorstCaseWildcard } from './wildcard';
 import { measureWindow, type WindowBenchResult } from './window';
 
 // The SDK's notice that Node 20 support ends in 2027 (set it to 'false' to see it).
@@ -601,10 +602,10 @@ function printLargeBodies(large: readonly LargeBodyRow[]): void {
   ]);
 }
 
-const SECTIONS = ['bundles', 'large-bodies'] as const;
+const SECTIONS = ['bundles', 'large-bodies', 'wildcard'] as const;
 type Section = (typeof SECTIONS)[number];
 
-/** `--only bundles,large-bodies`: the sections to run alone; undefined runs the whole bench. */
+/** `--only bundles,large-bodies,wildcard`: the sections to run alone; undefined runs the whole bench. */
 function onlySections(argv: readonly string[]): Set<Section> | undefined {
   const at = argv.findIndex((a) => a === '--only' || a.startsWith('--only='));
   if (at < 0) return undefined;
@@ -651,6 +652,12 @@ async function runOnly(sections: Set<Section>): Promise<void> {
     printBundles(bundles, emptyBundle, floorBundle);
     printFirstInvocations(first, PLAN.firstInvocations);
     Object.assign(partial, withFirstInvocations(bundlesJson(bundles, emptyBundle, floorBundle), first));
+  }
+  if (sections.has('wildcard')) {
+    // Recorded where the whole bench puts it: filters.worstCaseWildcard.
+    const worstCaseWildcard = measureWorstCaseWildcard();
+    printWorstCaseWildcard(worstCaseWildcard);
+    partial.filters = { worstCaseWildcard };
   }
   partial.runSeconds = round((performance.now() - t0) / 1000);
   writeFileSync(path.join(ROOT, 'bench', 'results.partial.json'), `${JSON.stringify(partial, null, 2)}\n`);

@@ -43,7 +43,7 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 export class BodyFormatError extends HookledgerError {
   override readonly name = 'BodyFormatError';
   constructor(
-    readonly code: 'invalid_encoding' | 'invalid_json' | 'too_deep' | 'forbidden_key',
+    readonly code: 'invalid_encoding' | 'invalid_json' | 'too_deep' | 'forbidden_key' | 'duplicate_key',
     message: string,
   ) {
     super(message);
@@ -141,10 +141,17 @@ export function readFormBody(raw: Buffer): Record<string, unknown> {
   return fields;
 }
 
-/** A JSON object (or, with `arrays`, array) body: valid UTF-8, not nested beyond MAX_JSON_DEPTH, no prototype keys. */
+/**
+ * A JSON object (or, with `arrays`, array) body: valid UTF-8, not nested beyond MAX_JSON_DEPTH, no
+ * prototype keys, and no key repeated in an object. JSON.parse keeps the last of two equal keys and
+ * other parsers (a consumer's, a provider's) the first, so `{"id":"evt_1","id":"evt_2"}` would name
+ * two events in one signed body: it is refused whatever the key, not only on the attribution and
+ * ordering paths, because filters and each consumer's fields read the rest of the body the same way
+ * (and providers' serializers never repeat a key).
+ */
 export function readJsonBody(raw: Buffer, options: { readonly arrays?: boolean } = {}): Record<string, unknown> {
   const text = decode(raw, '; send JSON encoded as UTF-8');
-  const depth = maxNesting(text);
+  const { depth, repeated } = scanJson(text);
   if (depth > MAX_JSON_DEPTH) {
     throw new BodyFormatError('too_deep', `body nests ${depth} levels deep; at most ${MAX_JSON_DEPTH} are accepted`);
   }
@@ -156,6 +163,12 @@ export function readJsonBody(raw: Buffer, options: { readonly arrays?: boolean }
     const position = error instanceof SyntaxError ? /position (\d+)/.exec(error.message)?.[1] : undefined;
     throw new BodyFormatError('invalid_json', `body is not valid JSON${position ? ` (at character ${position})` : ''}`);
   }
+  if (repeated) {
+    throw new BodyFormatError(
+      'duplicate_key',
+      `body repeats the key ${quoteKey(repeated.key)} (at ${repeated.path}); each key may appear once in an object, so that every parser reads the same value from the signed bytes`,
+    );
+  }
   if (!parsed || typeof parsed !== 'object' || (Array.isArray(parsed) && !options.arrays)) {
     throw new BodyFormatError('invalid_json', options.arrays ? 'body must be a JSON object or array' : 'body must be a JSON object');
   }
@@ -166,23 +179,95 @@ export function readJsonBody(raw: Buffer, options: { readonly arrays?: boolean }
   return parsed as Record<string, unknown>;
 }
 
-/** Bracket depth outside strings, counted before JSON.parse so hostile nesting costs nothing. */
-function maxNesting(text: string): number {
+/** An object being read by `scanJson`: its keys so far, and where its next string is a key. */
+interface ObjectFrame {
+  readonly keys: Set<string>;
+  expectKey: boolean;
+  /** The last key read: the path to the value after it. */
+  key: string;
+}
+/** An array being read: the index of the element after the last comma. */
+interface ArrayFrame {
+  readonly keys: undefined;
+  index: number;
+}
+
+/**
+ * One pass over the text before JSON.parse: the bracket depth outside strings (so hostile nesting
+ * costs nothing), and the first key repeated within one object with its dotted path. Linear: each
+ * character is read once, each key decoded once (JSON.parse of the key alone, only when it holds an
+ * escape: `"\u0069d"` is `"id"`). Frames are kept to MAX_JSON_DEPTH only; a deeper body is refused
+ * on its depth. Tolerant of invalid JSON, which JSON.parse then refuses.
+ */
+function scanJson(text: string): { depth: number; repeated?: { key: string; path: string } } {
+  const frames: (ObjectFrame | ArrayFrame)[] = [];
   let depth = 0;
   let max = 0;
-  let inString = false;
+  let repeated: { key: string; path: string } | undefined;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
+    if (c === 0x22) {
+      const start = i;
+      i = stringEnd(text, i);
+      const frame = depth <= MAX_JSON_DEPTH ? frames.at(-1) : undefined;
+      if (frame?.keys && frame.expectKey) {
+        const key = decodeKey(text.slice(start, i + 1));
+        if (!repeated && frame.keys.has(key)) repeated = { key, path: pathTo(frames, key) };
+        frame.keys.add(key);
+        frame.key = key;
+        frame.expectKey = false;
+      }
+    } else if (c === 0x7b || c === 0x5b) {
       depth++;
       if (depth > max) max = depth;
-    } else if (c === 0x7d || c === 0x5d) depth--;
+      if (depth <= MAX_JSON_DEPTH) frames.push(c === 0x7b ? { keys: new Set(), expectKey: true, key: '' } : { keys: undefined, index: 0 });
+    } else if (c === 0x7d || c === 0x5d) {
+      if (depth <= MAX_JSON_DEPTH) frames.pop();
+      depth--;
+    } else if (c === 0x2c && depth <= MAX_JSON_DEPTH) {
+      const frame = frames.at(-1);
+      if (frame?.keys) frame.expectKey = true;
+      else if (frame) frame.index++;
+    }
   }
-  return max;
+  return repeated ? { depth: max, repeated } : { depth: max };
+}
+
+/**
+ * The index of the quote closing the string opened at `open` (the text's length when none does):
+ * native `indexOf` between quotes, and a quote after an odd run of backslashes is escaped. Each run
+ * of backslashes is counted once, so the whole scan stays linear.
+ */
+function stringEnd(text: string, open: number): number {
+  let at = text.indexOf('"', open + 1);
+  while (at > 0) {
+    let slashes = 0;
+    while (text.charCodeAt(at - 1 - slashes) === 0x5c) slashes++;
+    if (slashes % 2 === 0) return at;
+    at = text.indexOf('"', at + 1);
+  }
+  return text.length;
+}
+
+/** A key as JSON.parse names it; the raw text when it does not parse (JSON.parse refuses the body next). */
+function decodeKey(literal: string): string {
+  if (!literal.includes('\\')) return literal.slice(1, -1);
+  try {
+    return JSON.parse(literal) as string;
+  } catch {
+    return literal.slice(1, -1);
+  }
+}
+
+/** Keys longer than this are shortened in refusals: the message names the key, it does not echo the body. */
+const SHOWN_KEY_CHARS = 64;
+const shorten = (key: string) => (key.length > SHOWN_KEY_CHARS ? `${key.slice(0, SHOWN_KEY_CHARS)}...` : key);
+const quoteKey = (key: string) => (key.length > SHOWN_KEY_CHARS ? `"${shorten(key)}" (${key.length} characters)` : `"${key}"`);
+
+/** `body.data.object.id`: the open frames' keys and indexes, then the key, as readPath addresses them. */
+function pathTo(frames: readonly (ObjectFrame | ArrayFrame)[], key: string): string {
+  const steps = frames.slice(0, -1).map((f) => (f.keys ? shorten(f.key) : String(f.index)));
+  return ['body', ...steps, shorten(key)].join('.');
 }
 
 function findForbiddenKey(root: object): string | undefined {

@@ -15,6 +15,21 @@
  * null), `prefix`, `suffix` (each also with `equals-ignore-case`), `equals-ignore-case`, `wildcard`,
  * `anything-but` (a value, a list, or a prefix / suffix / equals-ignore-case / wildcard), `numeric`
  * ranges (JSON numbers only: the string "100" is no number), `exists`. Not supported: `cidr`.
+ *
+ * Intake runs these on bodies an attacker can write, so no match may cost more than linear time:
+ *  - `wildcard` is matched by `globMatches`: the part before the first `*` must be a prefix, the part
+ *    after the last a suffix (not overlapping it), and the parts between are found in order by
+ *    `indexOf`, each after the one before; leftmost is always right for `*`-only globs, so nothing
+ *    backtracks: the searches read each character of the field at most once. A backslash is an
+ *    ordinary character, as it always was here (no `\*` escape: that would change what existing
+ *    patterns match).
+ *  - A string longer than MAX_FILTER_VALUE_CHARS matches no matcher but `exists`: not an exact value,
+ *    prefix, suffix, equals-ignore-case or wildcard, and not `anything-but` of any kind either. Never
+ *    a truncated comparison: reading the first N characters would make a suffix or an exact value
+ *    match strings they do not, and a value "not matched" by `anything-but` because it was too long
+ *    to read would put a consumer on events its filter was written to keep out. A filter only ever
+ *    narrows a subscription; a value too long to read narrows it. `checkPattern` refuses a matcher
+ *    string over the bound (it could never match).
  */
 
 export interface FilterEvent {
@@ -33,6 +48,12 @@ export const FILTER_FIELDS = ['source', 'type', 'tenantId', 'keyId', 'body'] as 
 /** At most this many matchers in one filter, and this depth of nesting. */
 export const MAX_FILTER_MATCHERS = 100;
 export const MAX_FILTER_DEPTH = 16;
+/**
+ * The longest string any matcher reads (UTF-16 code units). Long enough for the fields filters are
+ * written for (ids, emails, URLs up to the common 8 KB limit, ARNs); a longer value matches no
+ * matcher but `exists` (see above), so a filter's cost per value is bounded whatever the body holds.
+ */
+export const MAX_FILTER_VALUE_CHARS = 8192;
 
 const NUMERIC_OPS = ['=', '<', '<=', '>', '>='] as const;
 type NumericOp = (typeof NUMERIC_OPS)[number];
@@ -109,7 +130,27 @@ function checkLeaf(list: unknown[], path: (string | number)[], issues: PatternIs
   });
 }
 
-function checkMatcher(m: unknown): { at: (string | number)[]; message: string } | undefined {
+type MatcherProblem = { at: (string | number)[]; message: string };
+
+function checkMatcher(m: unknown): MatcherProblem | undefined {
+  const shape = checkMatcherShape(m);
+  if (shape) return shape;
+  const longest = longestString(m);
+  if (longest <= MAX_FILTER_VALUE_CHARS) return undefined;
+  return {
+    at: isObject(m) ? [Object.keys(m)[0]!] : [],
+    message: `a matcher string holds at most ${MAX_FILTER_VALUE_CHARS} characters (longer values never match), got ${longest}`,
+  };
+}
+
+/** The length of the longest string in a (small, validated) matcher. */
+function longestString(node: unknown): number {
+  if (typeof node === 'string') return node.length;
+  if (typeof node !== 'object' || node === null) return 0;
+  return Math.max(0, ...Object.values(node).map(longestString));
+}
+
+function checkMatcherShape(m: unknown): MatcherProblem | undefined {
   if (isScalar(m)) return undefined;
   if (!isObject(m)) return { at: [], message: 'a matcher is a string, number, boolean, null, or an object like {"prefix": "us-"}' };
   const keys = Object.keys(m);
@@ -262,7 +303,12 @@ function matchLeaf(matchers: readonly unknown[], value: unknown, path: string, e
     if (hit !== undefined) return explain ? { ok: true, reason: '', held: [`${path}: ${show(hit)} matches ${show(m)}`] } : HELD;
   }
   if (!explain) return FAILED;
-  const what = value === undefined ? 'field is missing;' : `value ${show(value)}`;
+  const what =
+    value === undefined
+      ? 'field is missing;'
+      : unreadable(value)
+        ? `value of ${(value as string).length} characters is longer than ${MAX_FILTER_VALUE_CHARS}, which no matcher but exists reads;`
+        : `value ${show(value)}`;
   return { ok: false, path, reason: `${what} matches none of ${show(matchers)}`, held: [] };
 }
 
@@ -275,9 +321,12 @@ function matchOne(m: unknown, value: unknown): unknown {
   }
   if (value === undefined) return undefined;
   const values = Array.isArray(value) ? value : [value];
-  for (const v of values) if (isScalar(v) && scalarMatches(m, v)) return v;
+  for (const v of values) if (isScalar(v) && !unreadable(v) && scalarMatches(m, v)) return v;
   return undefined;
 }
+
+/** A string no matcher reads: longer than MAX_FILTER_VALUE_CHARS (see the module comment for why not truncated). */
+const unreadable = (v: unknown): boolean => typeof v === 'string' && v.length > MAX_FILTER_VALUE_CHARS;
 /** What `explainMatch` shows for `exists: false` on a missing field. */
 const NO_VALUE_SHOWN = '(missing)';
 
@@ -292,7 +341,7 @@ function scalarMatches(m: unknown, v: unknown): boolean {
     case 'equals-ignore-case':
       return typeof v === 'string' && v.toLowerCase() === (arg as string).toLowerCase();
     case 'wildcard':
-      return typeof v === 'string' && wildcard(arg as string).test(v);
+      return typeof v === 'string' && globMatches(arg as string, v);
     case 'numeric':
       return typeof v === 'number' && numeric(arg as unknown[], v);
     case 'anything-but':
@@ -316,7 +365,7 @@ function anythingButExcludes(arg: unknown, v: unknown): boolean {
   const [op] = Object.keys(arg) as [string];
   const inner = arg[op];
   if (op === 'prefix' || op === 'suffix') return affix(op, inner, v);
-  if (op === 'wildcard') return wildcard(inner as string).test(v);
+  if (op === 'wildcard') return globMatches(inner as string, v);
   const list = Array.isArray(inner) ? (inner as string[]) : [inner as string];
   return list.some((s) => s.toLowerCase() === v.toLowerCase());
 }
@@ -345,18 +394,48 @@ function numeric(range: readonly unknown[], v: number): boolean {
   return true;
 }
 
-const wildcards = new Map<string, RegExp>();
-function wildcard(glob: string): RegExp {
-  let re = wildcards.get(glob);
-  if (!re) {
-    re = new RegExp(
-      `^${glob
-        .split('*')
-        .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-        .join('.*')}$`,
-      's',
-    );
-    if (wildcards.size < 1000) wildcards.set(glob, re);
+/** What `globMatches` counts: the characters of the field a comparison or search can have read. */
+export interface GlobWork {
+  chars: number;
+}
+
+/**
+ * Whether `subject` matches the glob (`*` any run of characters, everything else itself), in time
+ * linear in the subject: prefix, suffix, then each middle part by `indexOf` after the last one found.
+ * `work`, when given, is added the characters read (tests and the bench prove linearity with it).
+ */
+export function globMatches(glob: string, subject: string, work?: GlobWork): boolean {
+  const parts = globParts(glob);
+  if (parts.length === 1) {
+    if (work) work.chars += Math.min(glob.length, subject.length);
+    return subject === glob;
   }
-  return re;
+  const first = parts[0]!;
+  const last = parts[parts.length - 1]!;
+  // The prefix and the suffix may not share characters of the subject.
+  if (subject.length < first.length + last.length) return false;
+  if (work) work.chars += first.length + last.length;
+  if (!subject.startsWith(first) || !subject.endsWith(last)) return false;
+  const end = subject.length - last.length;
+  let from = first.length;
+  for (let i = 1; i < parts.length - 1; i++) {
+    const part = parts[i]!;
+    const at = subject.indexOf(part, from);
+    if (work) work.chars += (at < 0 ? subject.length : at + part.length) - from;
+    // Leftmost is best: a later occurrence leaves less room for the parts after it.
+    if (at < 0 || at + part.length > end) return false;
+    from = at + part.length;
+  }
+  return true;
+}
+
+const globs = new Map<string, readonly string[]>();
+/** A glob split at its stars, cached: a configuration holds a handful of them. */
+function globParts(glob: string): readonly string[] {
+  let parts = globs.get(glob);
+  if (!parts) {
+    parts = glob.split('*');
+    if (globs.size < 1000) globs.set(glob, parts);
+  }
+  return parts;
 }

@@ -57,7 +57,12 @@ function sqsId(value: string): string {
 
 /** The message group of a delivery to an ordered consumer: its ordering key, captured at intake. */
 export function orderingGroup(message: Pick<DeliveryMessage, 'orderingKey' | 'tenantId'>): string {
-  return sqsId(message.orderingKey ?? message.tenantId ?? UNKEYED_GROUP);
+  return messageGroupOf(message.orderingKey ?? message.tenantId ?? UNKEYED_GROUP);
+}
+
+/** The FIFO message group of an ordering key: the key itself when SQS accepts it, else `h-` + its SHA-256. */
+export function messageGroupOf(key: string): string {
+  return sqsId(key);
 }
 
 /**
