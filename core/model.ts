@@ -288,6 +288,8 @@ export type PayloadUnavailable = 'expired' | 'too_large' | 'unreadable';
 
 /** The error category of a delivery whose event's payload an operator erased (`hookledger erase`). */
 export const PAYLOAD_ERASED = 'payload_erased';
+/** The error category of a delivery refused because its payload passed retention: its DLQ copy carries none. */
+export const PAYLOAD_EXPIRED = 'payload_expired';
 
 /**
  * The message the fan-out puts on a consumer's queue: the captured attribution and the consumer's

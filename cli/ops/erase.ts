@@ -7,7 +7,9 @@
  * `views/<consumerId>/<eventId>/`); the receipt's ordering keys (read from the body). Kept: the receipt's
  * ids, type, tenant, key, times, delivery set and keyed hash (verify-payload still answers), every
  * ledger row with its usage and access log, the audit trail. Deliveries not done yet are quarantined
- * `payload_erased` on the ledger (Ledger.markErased): never handled, never charged.
+ * `payload_erased` on the ledger (LedgerErasure.markErased): never handled, never charged. On every
+ * delivery of the event, the messages of failed attempts become `erased` (they may quote the body);
+ * category, attempt and time stay.
  *
  * The tenant's events are found through the window index (one tenant's partitions only), page by page;
  * a real run checkpoints after every page (`ckpt#erase#<tenant>#<from>#<to>`), so a run that stops is
@@ -16,7 +18,7 @@
  * completed with the counts.
  */
 import { CheckpointStore } from '../../adapters/checkpoint';
-import { LedgerErasure } from '../../adapters/ledger-erasure';
+import { LedgerErasure, scrubbedErrors } from '../../adapters/ledger-erasure';
 import type { ErasableBlobs, PayloadBlobs } from '../../adapters/payload-blobs';
 import { eventStoreItemsByKey, ledgerItemsByKey, type Window } from '../../adapters/table-scan';
 import { MAX_WINDOW_DAYS, type WindowPartition, WindowReader } from '../../adapters/window-index';
@@ -64,6 +66,8 @@ export interface EraseResult {
   readonly objects: number;
   /** Deliveries not done that are now quarantined `payload_erased`. */
   readonly deliveriesQuarantined: number;
+  /** Messages of failed attempts replaced by `erased` (done deliveries' too): category, attempt and time stay. */
+  readonly errorMessagesScrubbed: number;
   /** Events an earlier run had erased already. */
   readonly alreadyErased: number;
   readonly dryRun: boolean;
@@ -89,6 +93,7 @@ interface Counts {
   payloadItems: number;
   objects: number;
   deliveriesQuarantined: number;
+  errorMessagesScrubbed: number;
   alreadyErased: number;
 }
 
@@ -136,9 +141,9 @@ async function run(
   );
   const saved = dryRun ? undefined : (await checkpoints.load())?.state;
   const resuming = saved !== undefined && !saved.done;
-  const counts: Counts = resuming
-    ? { ...saved.counts }
-    : { events: 0, payloadItems: 0, objects: 0, deliveriesQuarantined: 0, alreadyErased: 0 };
+  const fresh: Counts = { events: 0, payloadItems: 0, objects: 0, deliveriesQuarantined: 0, errorMessagesScrubbed: 0, alreadyErased: 0 };
+  // A checkpoint from before errorMessagesScrubbed counts it from 0.
+  const counts: Counts = resuming ? { ...fresh, ...saved.counts } : fresh;
   let erasureId: string | undefined;
   let auditPk: string | undefined;
   if (!dryRun) {
@@ -163,20 +168,22 @@ async function run(
     counts.events++;
     if (receipt.erasedAt !== undefined) counts.alreadyErased++;
     const consumers = receipt.consumers ?? [];
-    // 1. The deliveries not done: quarantined first, so no worker claims one while its payload goes.
+    // 1. The deliveries not done: quarantined first, so no worker claims one while its payload goes;
+    //    and every delivery's failed attempts: their messages scrubbed.
     if (dryRun) {
-      const rows = await ledgerItemsByKey<Pick<LedgerItem, 'pk' | 'state' | 'erasedAt'>>(
+      const rows = await ledgerItemsByKey<Pick<LedgerItem, 'pk' | 'state' | 'erasedAt' | 'errors'>>(
         deps,
         consumers.map((c) => ledgerKey(receipt.source, receipt.eventId, c)),
-        { projection: 'pk, #state, erasedAt', names: { '#state': 'state' } },
+        { projection: 'pk, #state, erasedAt, #errors', names: { '#state': 'state', '#errors': 'errors' } },
       );
       for (const c of consumers) {
         const row = rows.get(ledgerKey(receipt.source, receipt.eventId, c));
         if (!row || (row.state !== 'done' && row.erasedAt === undefined)) counts.deliveriesQuarantined++;
+        counts.errorMessagesScrubbed += scrubbedErrors(row?.errors ?? []).scrubbed;
       }
     } else {
       for (const consumerId of consumers) {
-        const mark = await ledger.markErased(
+        const { mark, scrubbed } = await ledger.eraseDelivery(
           {
             source: receipt.source,
             eventId: receipt.eventId,
@@ -189,6 +196,7 @@ async function run(
           erasure,
         );
         if (mark === 'quarantined') counts.deliveriesQuarantined++;
+        counts.errorMessagesScrubbed += scrubbed;
       }
     }
     // 2. The payload item, then every object of the event: bodies and consumers' views.

@@ -10,6 +10,11 @@
  *   anything else, timeouts,     RetryableError (Retry-After honoured); counts toward the circuit
  *   network errors               breaker, which pauses the consumer after `breakAfterFailures`
  *                                consecutive failures
+ *   a request that cannot be     PermanentError (`transform_invalid`: the transform's result fails
+ *   built                        its check; `request_invalid`: fetch refused it before sending):
+ *                                quarantined, never counted toward the breaker. The same request
+ *                                fails on every attempt, and it says nothing about the destination:
+ *                                one event must not pause a destination every tenant shares.
  */
 
 import type { Breakers } from '../../adapters/ledger-controls';
@@ -17,7 +22,7 @@ import { activeSecrets } from '../../adapters/secrets';
 import type { ConsumerConfig, HttpDeliveryConfig } from '../../core/config/schema';
 import { standardWebhooks } from '../../core/schemes/standard-webhooks';
 import type { SigningSecrets } from '../../core/schemes/types';
-import { checkTransformOutput, type Transform, type TransformOutput } from '../../core/transform';
+import { checkTransformRequest, type Transform, type TransformRequest } from '../../core/transform';
 import type { Logger } from '../shared/logger';
 import { PermanentError, RetryableError } from './errors';
 import type { ConsumerHandle } from './runtime';
@@ -49,6 +54,11 @@ export interface HttpHandleDeps {
 }
 
 const USER_AGENT = 'hookledger/1';
+/**
+ * undici's codes for a request it refuses to write (a header or body it cannot send). It reports them
+ * as `TypeError('fetch failed')` with the error as `cause`, as it does a refused connection.
+ */
+const REQUEST_REFUSED_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH']);
 /** How often a worker that saw no failure still resets the breaker's shared count on success. */
 const RESET_CHECK_MS = 5000;
 
@@ -93,9 +103,11 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
   }
 
   return async (delivery) => {
-    const shaped = deps.transform ? await transformed(deps.transform, delivery) : { body: delivery.payload };
+    const shaped: Pick<TransformRequest, 'json' | 'headers'> = deps.transform
+      ? await transformed(deps.transform, delivery)
+      : { json: JSON.stringify(delivery.payload), headers: {} };
     await limiter();
-    const body = Buffer.from(JSON.stringify(shaped.body), 'utf8');
+    const body = Buffer.from(shaped.json, 'utf8');
     const now = clock();
     const secrets = activeSecrets(await deps.secrets.get(consumer.id), now);
     const headers = signedHeaders(body, delivery.idempotencyKey, now, secrets);
@@ -116,17 +128,9 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
         signal: AbortSignal.timeout(http.timeoutMs),
       });
     } catch (error) {
-      const timedOut = (error as Error)?.name === 'TimeoutError' || (error as Error)?.name === 'AbortError';
-      return failed(
-        new RetryableError(
-          timedOut ? `no answer within ${http.timeoutMs} ms` : 'request failed before an answer',
-          timedOut ? 'timeout' : 'network',
-          undefined,
-          {
-            cause: error,
-          },
-        ),
-      );
+      const failure = fetchFailure(error, http.timeoutMs);
+      if (failure instanceof PermanentError) throw failure;
+      return failed(failure);
     }
     // The answer's body is not kept: it could hold anything the destination chose to echo.
     await response.body?.cancel().catch(() => undefined);
@@ -148,28 +152,68 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
 }
 
 /**
- * The consumer's transform on one delivery: what it returns, checked. A throw or a malformed result
- * is the transform's bug, the same on every attempt: quarantined at once with its message.
+ * The consumer's transform on one delivery: what it returns, checked as the request fetch will send
+ * and copied (core/transform.ts). A throw or a result that cannot be sent is the transform's bug, the
+ * same on every attempt: quarantined at once, never sent, never counted toward the breaker.
  */
-export async function transformed(transform: Transform, delivery: Parameters<ConsumerHandle>[0]): Promise<TransformOutput> {
+export async function transformed(transform: Transform, delivery: Parameters<ConsumerHandle>[0]): Promise<TransformRequest> {
   const { attribution } = delivery;
   let out: unknown;
   try {
-    out = await transform({
+    const result = transform({
       eventId: attribution.eventId,
       eventType: attribution.eventType,
       tenantId: attribution.tenantId,
       keyId: attribution.keyId,
       payload: delivery.payload,
     });
+    // Only a promise is awaited: awaiting a plain result would read its `then`, a getter the check must see.
+    out = result instanceof Promise ? await result : result;
   } catch (error) {
     throw new PermanentError(`transform threw: ${error instanceof Error ? error.message : String(error)}`, 'transform_failed', {
       cause: error,
     });
   }
-  const problem = checkTransformOutput(out);
-  if (problem) throw new PermanentError(problem, 'transform_invalid');
-  return out as TransformOutput;
+  const checked = checkTransformRequest(out);
+  if (!checked.ok) throw new PermanentError(checked.problem, 'transform_invalid');
+  return checked.request;
+}
+
+/**
+ * What a fetch that threw means. A request fetch refused to build reached nothing: not the
+ * destination's failure, and refused again on every attempt, so quarantined (`request_invalid`)
+ * and kept off the breaker. A timeout or anything on the wire is the destination's: retried.
+ */
+function fetchFailure(error: unknown, timeoutMs: number): PermanentError | RetryableError {
+  const refused = refusedBeforeSending(error);
+  if (refused) {
+    return new PermanentError(
+      `fetch refused the request before sending it (${refused}); quarantined, not counted toward the circuit breaker`,
+      'request_invalid',
+      { cause: error },
+    );
+  }
+  const timedOut = (error as Error)?.name === 'TimeoutError' || (error as Error)?.name === 'AbortError';
+  return new RetryableError(
+    timedOut ? `no answer within ${timeoutMs} ms` : 'request failed before an answer',
+    timedOut ? 'timeout' : 'network',
+    undefined,
+    { cause: error },
+  );
+}
+
+/**
+ * Whether fetch refused the request itself, before any connection: its argument checks (URL, header
+ * names and values, body) throw a TypeError of their own, without a cause; what it refuses to write
+ * comes as `fetch failed` with one of undici's request codes. What happened on the wire (refused,
+ * reset, DNS, TLS) always carries its cause and stays a network failure. Returns what to record: the
+ * error's class and code, never its message.
+ */
+function refusedBeforeSending(error: unknown): string | undefined {
+  if (!(error instanceof TypeError)) return undefined;
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && REQUEST_REFUSED_CODES.has(code)) return `TypeError ${code}`;
+  return error.cause === undefined && error.message !== 'fetch failed' ? 'TypeError' : undefined;
 }
 
 /** Standard Webhooks headers; during a rotation overlap signed with both secrets (receivers may hold either). */

@@ -12,6 +12,8 @@
  * delivery is marked quarantined before SQS moves the message to this consumer's DLQ; a
  * PermanentError quarantines at once and sends the message to the DLQ itself (an ordered
  * consumer's FIFO DLQ: in the message's own group, so its key is released after one attempt).
+ * A delivery refused for retention (`payload_expired`) goes there without its payload: the DLQ keeps
+ * messages 14 days, and retention must not be outlived by a copy kept for a redrive that cannot succeed.
  */
 import { BatchProcessor, EventType, processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { SQSClient } from '@aws-sdk/client-sqs';
@@ -23,7 +25,7 @@ import type { PayloadBlobs } from '../../adapters/payload-blobs';
 import { FIFO_SUFFIX, orderingGroup } from '../../core/config/consumers';
 import type { ConsumerConfig } from '../../core/config/schema';
 import { HookledgerError } from '../../core/errors';
-import { type Attribution, type DeliveryMessage, ledgerKey } from '../../core/model';
+import { type Attribution, type DeliveryMessage, ledgerKey, PAYLOAD_EXPIRED } from '../../core/model';
 import { maxRetryHoldSeconds } from '../../core/queues';
 import type { Logger } from '../shared/logger';
 import { errorCategory, errorMessage, PermanentError, RetryableError } from './errors';
@@ -239,7 +241,7 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
       await deps.sqs.send(
         new SendMessageCommand({
           QueueUrl: deps.dlqUrl,
-          MessageBody: record.body,
+          MessageBody: category === PAYLOAD_EXPIRED ? JSON.stringify(withoutPayload(message)) : record.body,
           MessageAttributes: {
             quarantineReason: { DataType: 'String', StringValue: category },
             attempt: { DataType: 'Number', StringValue: String(attempt) },
@@ -319,6 +321,16 @@ function dlqFifoParameters(
   };
 }
 
+/**
+ * A delivery refused for retention, as its DLQ keeps it: the attribution that explains the quarantine
+ * (and raises the DLQ's alarm), none of the payload: no view, no claim-check key, no ordering key or
+ * version (both read from the body). A redrive of it is quarantined `payload_expired` again, never handled.
+ */
+function withoutPayload(message: DeliveryMessage): DeliveryMessage {
+  const { payload: _view, payloadObject: _object, orderingKey: _key, orderingVersion: _version, ...attribution } = message;
+  return { ...attribution, payloadUnavailable: 'expired' };
+}
+
 export class MalformedMessageError extends HookledgerError {
   override readonly name = 'MalformedMessageError';
 }
@@ -352,14 +364,14 @@ async function deliveredPayload(
 ): Promise<Readonly<Record<string, unknown>>> {
   const expired = message.payloadExpiresAt !== undefined && message.payloadExpiresAt <= now;
   if (expired || message.payloadUnavailable === 'expired') {
-    throw new PermanentError('the payload has expired (retention) or was never stored', 'payload_expired');
+    throw new PermanentError('the payload has expired (retention) or was never stored', PAYLOAD_EXPIRED);
   }
   if (message.payloadObject !== undefined) {
     if (!viewObjects)
       throw new PermanentError('the narrowed payload was sent by claim check and this worker has no payload bucket', 'payload_too_large');
     // A storage error is thrown as it is: an ordinary failure, retried.
     const view = await viewObjects.get(message.payloadObject);
-    if (!view) throw new PermanentError('the claim-checked payload is gone (bucket lifecycle: retention)', 'payload_expired');
+    if (!view) throw new PermanentError('the claim-checked payload is gone (bucket lifecycle: retention)', PAYLOAD_EXPIRED);
     return JSON.parse(view.toString('utf8')) as Record<string, unknown>;
   }
   if (message.payloadUnavailable === 'unreadable') {

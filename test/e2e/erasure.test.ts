@@ -3,7 +3,9 @@
  * items, bucket bodies, consumers' claim-checked views) while the ledger and its evidence stay:
  * usage to the unit, receipts with their keyed hash, the access log, reconcile clean, trace saying who
  * erased it. A delivery pending at erasure (consumer paused) is quarantined payload_erased, unread and
- * uncharged. And per-source retention (`retentionDays`) sets the payload items' TTL and the objects' tag.
+ * uncharged; the message of a failed attempt that quoted the body is scrubbed from the ledger (trace and
+ * the console's event view), its category, attempt and time kept. And per-source retention
+ * (`retentionDays`) sets the payload items' TTL and the objects' tag.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -16,12 +18,16 @@ import { scanAll } from '../../adapters/table-scan';
 import { erase } from '../../cli/ops/erase';
 import { replay } from '../../cli/ops/replay';
 import { verifyPayload } from '../../cli/ops/verify-payload';
+import { resolveTarget, type Target } from '../../cli/target';
 import { iso } from '../../cli/time';
+import { handleApi } from '../../console/api';
 import { MAX_BODY_BYTES_CEILING, RETENTION_TAG } from '../../core/blobs';
 import { defineConfig } from '../../core/config/schema';
-import { type AuditItem, DAY_MS, type EventItem, type LedgerItem, type PayloadItem, payloadKey } from '../../core/model';
+import { type AuditItem, DAY_MS, type ErrorEntry, type EventItem, type LedgerItem, type PayloadItem, payloadKey } from '../../core/model';
 import baseConfig from '../../hookledger.config';
+import { handle as riskHandle } from '../../lambdas/consumers/risk-evaluator';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
+import type { ConsumerHandle } from '../../lambdas/runtime/runtime';
 import { localS3Client } from '../../local/clients';
 import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
@@ -46,8 +52,25 @@ function filler(bytes: number): string {
   return parts.join('').slice(0, bytes);
 }
 
+/**
+ * risk-evaluator as a team might have written it: its first attempt at evt_01J8K7E201 fails with a
+ * message quoting the body (card and holder); the retry scores it as usual.
+ */
+const risk: ConsumerHandle = async (ctx) => {
+  if (ctx.attribution.eventId === 'evt_01J8K7E201' && ctx.attempt === 1) {
+    const data = ctx.payload.data as { card_last4: string; holder: string };
+    throw new Error(`risk model timed out scoring card ${data.card_last4} of ${data.holder}`);
+  }
+  return riskHandle(ctx);
+};
+
 const EVENTS = {
-  small204: platformEvent({ id: 'evt_01J8K7E201', type: 'payment.succeeded', tenant_id: 'tenant_204' }),
+  small204: platformEvent({
+    id: 'evt_01J8K7E201',
+    type: 'payment.succeeded',
+    tenant_id: 'tenant_204',
+    data: { amount: 4200, currency: 'eur', card_last4: '4242', holder: 'Zoë Quist' },
+  }),
   large204: platformEvent({
     id: 'evt_01J8K7E202',
     type: 'payment.succeeded',
@@ -71,6 +94,8 @@ let env: NodeJS.ProcessEnv;
 let blobs: S3PayloadBlobs;
 let from: number;
 let unitsBefore: Record<string, number>;
+/** The failed attempt of risk-evaluator on evt_01J8K7E201 as recorded before erasure. */
+let failedBefore: ErrorEntry | undefined;
 
 const eventStore = () =>
   scanAll<Record<string, unknown>>(stack.handlers.ddb, { TableName: stack.resources.tables.events, ConsistentRead: true });
@@ -87,7 +112,7 @@ const objectEventIds = async () => {
 };
 
 beforeAll(async () => {
-  stack = await startTestStack({ config });
+  stack = await startTestStack({ config, handles: { 'risk-evaluator': risk } });
   const statePath = path.join(mkdtempSync(path.join(tmpdir(), 'hookledger-erase-')), 'state.json');
   await writeState(statePath, stackState(stack, null));
   env = { USER: 'e2e-operator', HOOKLEDGER_STATE: statePath };
@@ -112,6 +137,13 @@ describe('hookledger erase --tenant on the local stack', () => {
     expect(await objectEventIds()).toEqual(['evt_01J8K7E202', 'evt_01J8K7E202', 'evt_01J8K7E302', 'evt_01J8K7E302']);
     // payment.succeeded: billing-meter 5 + audit-writer 1 + risk-evaluator 1; invoice.paid: billing-meter 1 (audit-writer paused).
     expect(unitsBefore).toEqual({ tenant_204: 7 + 7 + 1, tenant_317: 7 + 7 });
+    // risk-evaluator's first attempt at evt_01J8K7E201 failed quoting the body; its retry was acknowledged.
+    const row = (await ledgerRows(stack)).find((r) => r.pk === 'platform:evt_01J8K7E201#risk-evaluator') as LedgerItem;
+    expect(row).toMatchObject({ state: 'done', units: 1, attempt: 2 });
+    failedBefore = row.errors?.[0];
+    expect(row.errors).toEqual([
+      { attempt: 1, category: 'error', message: 'risk model timed out scoring card 4242 of Zoë Quist', at: expect.any(Number) },
+    ]);
   });
 
   it('refuses to erase from a script without --yes (exit 2), deleting nothing', async () => {
@@ -126,7 +158,15 @@ describe('hookledger erase --tenant on the local stack', () => {
     const dry = await runCli(['erase', '--tenant', 'tenant_204', '--dry-run', '--json'], config, env);
     expect(dry.code).toBe(0);
     const plan = JSON.parse(dry.stdout);
-    expect(plan).toMatchObject({ tenant: 'tenant_204', events: 3, payloadItems: 3, objects: 2, deliveriesQuarantined: 1 });
+    // One message to scrub: risk-evaluator's failed attempt at evt_01J8K7E201.
+    expect(plan).toMatchObject({
+      tenant: 'tenant_204',
+      events: 3,
+      payloadItems: 3,
+      objects: 2,
+      deliveriesQuarantined: 1,
+      errorMessagesScrubbed: 1,
+    });
     expect(plan.dryRun).toBe(true);
     expect(Date.parse(plan.to) - Date.parse(plan.from)).toBe(3660 * DAY_MS);
     expect(await payloadEventIds()).toEqual([...ERASED, ...KEPT].sort());
@@ -135,7 +175,15 @@ describe('hookledger erase --tenant on the local stack', () => {
     expect(real.stderr).toBe('');
     expect(real.code).toBe(0);
     const done = JSON.parse(real.stdout);
-    expect(done).toMatchObject({ tenant: 'tenant_204', events: 3, payloadItems: 3, objects: 2, deliveriesQuarantined: 1, complete: true });
+    expect(done).toMatchObject({
+      tenant: 'tenant_204',
+      events: 3,
+      payloadItems: 3,
+      objects: 2,
+      deliveriesQuarantined: 1,
+      errorMessagesScrubbed: 1,
+      complete: true,
+    });
     expect(done.dryRun).toBe(false);
     // The same counts (each invocation's window ends at its own "now").
     expect({ ...done, dryRun: true, erasureId: undefined, from: undefined, to: undefined }).toEqual({
@@ -200,6 +248,36 @@ describe('hookledger erase --tenant on the local stack', () => {
 
     const replayed = await replay(deps, { consumer: 'billing-meter', window: { from, to: Date.now() + 1 }, dryRun: true });
     expect(replayed).toMatchObject({ matched: 2, erased: 3, expired: 0 });
+  });
+
+  it("scrubs the failed attempt's message, which quoted the body, from trace and the console's event view: category, attempt and time stay", async () => {
+    const traced = await runCli(['trace', 'evt_01J8K7E201', '--source', 'platform', '--json'], config, env);
+    expect(traced.code).toBe(0);
+    expect(traced.stdout).not.toContain('Zoë Quist');
+    const risk = (JSON.parse(traced.stdout) as { deliveries: { consumer: string; errors: ErrorEntry[] }[] }).deliveries.find(
+      (d) => d.consumer === 'risk-evaluator',
+    );
+    expect(risk?.errors).toEqual([{ attempt: 1, category: 'error', message: 'erased', at: failedBefore?.at }]);
+    const text = await runCli(['trace', 'evt_01J8K7E201', '--source', 'platform'], config, env);
+    expect(text.stdout).toContain(`error   attempt 1 ${iso(failedBefore?.at ?? 0)} error: erased`);
+    expect(text.stdout).not.toContain('Zoë Quist');
+
+    let target: Target | undefined;
+    try {
+      target = await resolveTarget({ config, root: path.dirname(env.HOOKLEDGER_STATE as string), env });
+      const view = await handleApi(
+        { config, target, operator: 'e2e-operator' },
+        { method: 'GET', path: '/event', query: new URLSearchParams({ eventId: 'evt_01J8K7E201', source: 'platform' }), body: {} },
+      );
+      expect(view.status).toBe(200);
+      expect(JSON.stringify(view.body)).not.toContain('Zoë Quist');
+      const delivery = (view.body as { deliveries: { consumer: string; errors: ErrorEntry[] }[] }).deliveries.find(
+        (d) => d.consumer === 'risk-evaluator',
+      );
+      expect(delivery?.errors).toEqual([{ attempt: 1, category: 'error', message: 'erased', at: failedBefore?.at }]);
+    } finally {
+      target?.destroy();
+    }
   });
 
   it('keeps payloads of the 7-day source 7 days: item TTL and the object retention tag', async () => {

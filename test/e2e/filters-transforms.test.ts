@@ -3,8 +3,9 @@
  * exactly the events its pattern matches (decided at intake: the receipt names it or not), reconcile
  * finds nothing missing, `filter test` says which part decided, a widened filter is given the past
  * events that now match by `backfill` once; an HTTP destination with a transform receives the
- * transformed body signed (verified with `standardwebhooks`), and a transform that throws quarantines
- * the delivery with its message.
+ * transformed body signed (verified with `standardwebhooks`), a transform that throws quarantines
+ * the delivery with its message (which never quotes the body), and a transform result fetch could not
+ * send ("Zoë ✓" in a header) is quarantined transform_invalid without touching the circuit breaker.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -12,10 +13,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfill } from '../../cli/ops/backfill';
 import { trace } from '../../cli/ops/trace';
 import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
+import { breakerKey } from '../../core/model';
 import defaultConfig from '../../hookledger.config';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
 import type { ConsumerHandle } from '../../lambdas/runtime/runtime';
@@ -30,6 +33,7 @@ interface Received {
   readonly verified: boolean;
   readonly body: unknown;
   readonly account: string | undefined;
+  readonly reference?: string;
 }
 const received: Received[] = [];
 let receiver: Server;
@@ -59,7 +63,12 @@ beforeAll(async () => {
   receiver = createServer(async (req, res) => {
     const body = await bodyOf(req);
     const verified = verifiedWith([crmSecret], body, req.headers);
-    received.push({ verified, body: JSON.parse(body), account: req.headers['x-crm-account'] as string | undefined });
+    received.push({
+      verified,
+      body: JSON.parse(body),
+      account: req.headers['x-crm-account'] as string | undefined,
+      ...(req.headers['x-crm-reference'] ? { reference: req.headers['x-crm-reference'] as string } : {}),
+    });
     res.writeHead(verified ? 200 : 401).end();
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -79,9 +88,10 @@ beforeAll(async () => {
         kind: 'http',
         url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/deals`,
         subscribes: ['payment.*'],
-        fields: ['id', 'data.amount', 'data.currency'],
+        fields: ['id', 'data.amount', 'data.currency', 'data.reference'],
         transform: 'transforms/crm.ts',
-        http: { ratePerSecond: 1000 },
+        // Low, so that a handful of failures would pause it: the breaker test below relies on it.
+        http: { ratePerSecond: 1000, breakAfterFailures: 3 },
       },
     ],
   });
@@ -184,7 +194,7 @@ describe('an HTTP destination with transforms/crm.ts', () => {
     });
   });
 
-  it('quarantines the deliveries whose transform threw, with its message visible in trace', async () => {
+  it('quarantines the deliveries whose transform threw, with its message in trace: the field and its kind, never the body value "150"', async () => {
     const rows = (await ledgerRows(stack)).filter((r) => r.consumerId === 'crm-sync');
     expect(
       rows
@@ -199,7 +209,7 @@ describe('an HTTP destination with transforms/crm.ts', () => {
     const crm = traced.deliveries.find((d) => d.consumer === 'crm-sync');
     expect(crm?.state).toBe('quarantined');
     expect(crm?.errors.map((e) => e.message)).toEqual([
-      'transform threw: the CRM needs a numeric data.amount; event evt_01J8F1STR1 has "150"',
+      'transform threw: the CRM needs a numeric data.amount; event evt_01J8F1STR1 has a string',
     ]);
   });
 
@@ -213,7 +223,48 @@ describe('an HTTP destination with transforms/crm.ts', () => {
     });
     const bad = await cli(['transform', 'test', '--consumer', 'crm-sync', '--event', 'evt_01J8F1NOAM']);
     expect(bad.code).toBe(3);
-    expect(bad.stderr).toContain('transform threw: the CRM needs a numeric data.amount; event evt_01J8F1NOAM has null');
+    expect(bad.stderr).toContain('transform threw: the CRM needs a numeric data.amount; event evt_01J8F1NOAM has none');
+  });
+
+  it('quarantines events whose data.reference "Zoë ✓" the transform puts in a header as transform_invalid after one attempt; the breaker stays closed and tenant_204\'s next event is delivered', async () => {
+    const zoe = ['evt_01J8F1ZOE1', 'evt_01J8F1ZOE2', 'evt_01J8F1ZOE3', 'evt_01J8F1ZOE4'];
+    // One more than crm-sync's breakAfterFailures (3): were each a network failure, the breaker would open.
+    for (const id of zoe) {
+      const event = platformEvent({ id, tenant_id: 'tenant_317', data: { amount: 120, currency: 'eur', reference: 'Zoë ✓' } });
+      expect((await send(stack, event)).status).toBe(202);
+    }
+    await stack.drain();
+    const rows = (await ledgerRows(stack)).filter((r) => r.consumerId === 'crm-sync' && zoe.includes(r.eventId));
+    expect(rows.map((r) => [r.eventId, r.state, r.lastErrorCategory, r.attempt]).sort()).toEqual(
+      zoe.map((id) => [id, 'quarantined', 'transform_invalid', 1]),
+    );
+    expect(rows[0]?.errors?.[0]?.message).toBe(
+      'transform header x-crm-reference: its value has a character above U+00FF at index 4; header values carry Latin-1 only ' +
+        '(percent-encode it, e.g. encodeURIComponent, or send it in the body)',
+    );
+    const breaker = await stack.handlers.ddb.send(
+      new GetCommand({ TableName: stack.resources.tables.ledger, Key: { pk: breakerKey('crm-sync') }, ConsistentRead: true }),
+    );
+    expect(breaker.Item?.failures ?? 0).toBe(0);
+    expect(stack.paused()).toEqual([]);
+
+    const ok = platformEvent({
+      id: 'evt_01J8F1OK04',
+      tenant_id: 'tenant_204',
+      data: { amount: 300, currency: 'usd', reference: 'ord_7731' },
+    });
+    expect((await send(stack, ok)).status).toBe(202);
+    await stack.drain();
+    const delivered = received.filter((r) => (r.body as { deal: { external_id: string } }).deal.external_id === 'evt_01J8F1OK04');
+    expect(delivered).toEqual([
+      {
+        verified: true,
+        account: 'tenant_204',
+        reference: 'ord_7731',
+        body: { deal: { external_id: 'evt_01J8F1OK04', account: 'tenant_204', stage: 'won', value_cents: 300, currency: 'USD' } },
+      },
+    ]);
+    expect(received.some((r) => zoe.includes((r.body as { deal: { external_id: string } }).deal.external_id))).toBe(false);
   });
 });
 

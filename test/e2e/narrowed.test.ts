@@ -2,9 +2,10 @@
  * The payload travels narrowed (`fields`, lambdas/fanout/app.ts): the fan-out reads each event's payload once and each
  * consumer's queue message carries only that consumer's fields; replays take the same path, a
  * duplicate copy of a re-queue message runs the handler once per replay id, and a delivery whose
- * payload has passed retention is refused with its reason while its siblings are untouched.
+ * payload has passed retention is refused with its reason while its siblings are untouched, and goes
+ * to its DLQ without the payload.
  */
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replay } from '../../cli/ops/replay';
 import type { DeliveryMessage } from '../../core/model';
@@ -133,5 +134,41 @@ describe('narrowed delivery messages on the local stack', () => {
       ['audit-writer', 'done'],
       ['billing-meter', 'done'],
     ]);
+  }, 40_000);
+  it("sends a delivery refused for retention to its DLQ with attribution only: none of the payload's values", async () => {
+    const created = 1_234_567_891;
+    expect(
+      (await send(stack, platformEvent({ id: 'evt_01J8K7N004', type: 'invoice.paid', tenant_id: 'tenant_204', created }))).status,
+    ).toBe(202);
+    await stack.drain();
+    // audit-writer's message for it, as it would be had it sat in the queue beyond retention.
+    const message = received['audit-writer']!.find((m) => m.eventId === 'evt_01J8K7N004')!;
+    expect(message.payload).toMatchObject({ id: 'evt_01J8K7N004', created });
+    const stale: DeliveryMessage = { ...message, eventId: 'evt_01J8K7N005', payloadExpiresAt: Date.now() - 1 };
+    const { url, dlqUrl } = stack.resources.queues['audit-writer']!;
+    await stack.handlers.sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(stale) }));
+    await stack.drain();
+    expect((await ledgerRows(stack)).find((r) => r.eventId === 'evt_01J8K7N005')).toMatchObject({
+      consumerId: 'audit-writer',
+      state: 'quarantined',
+      lastErrorCategory: 'payload_expired',
+    });
+
+    const dlq = await stack.handlers.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: dlqUrl, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'], VisibilityTimeout: 30 }),
+    );
+    const quarantined = (dlq.Messages ?? []).find((m) => (JSON.parse(m.Body ?? '{}') as DeliveryMessage).eventId === 'evt_01J8K7N005');
+    expect(quarantined?.MessageAttributes?.quarantineReason?.StringValue).toBe('payload_expired');
+    const body = JSON.parse(quarantined!.Body!) as DeliveryMessage;
+    expect(body).toMatchObject({
+      eventId: 'evt_01J8K7N005',
+      tenantId: 'tenant_204',
+      consumerId: 'audit-writer',
+      payloadUnavailable: 'expired',
+    });
+    expect(body.payload).toBeUndefined();
+    // The payload's own values: its id field and its created time.
+    expect(quarantined!.Body).not.toContain('evt_01J8K7N004');
+    expect(quarantined!.Body).not.toContain(String(created));
   }, 40_000);
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ledger } from '../../adapters/ledger';
+import { LedgerErasure } from '../../adapters/ledger-erasure';
 import { createTable, startTestDynamo } from '../support/dynamo';
 import { deliveryMessage, NOW } from '../support/factories';
 
@@ -179,4 +180,79 @@ describe('ledger on DynamoDB Local', () => {
       }),
     ).toBe(false);
   }, 120_000);
+});
+
+describe('erasure on the ledger (DynamoDB Local)', () => {
+  const erasure = { at: NOW + 500, erasureId: 'era_01J8K7ERA1', operator: 'e2e-operator' };
+  const erasing = () => new LedgerErasure({ client: dynamo.doc, tableName: 'ledger' });
+  const delivery = (eventId: string, consumerId: string) => ({
+    source: 'platform',
+    eventId,
+    consumerId,
+    eventType: 'payment.succeeded',
+    tenantId: 'tenant_204',
+    keyId: 'key_42',
+    receivedAt: NOW,
+  });
+  /** Failed attempts quoting the body, as a team's handler may; the last one quarantines unless `thenDone`. */
+  async function failTwice(eventId: string, thenDone: boolean): Promise<void> {
+    const message = deliveryMessage({ eventId, consumerId: 'risk-evaluator' });
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      await ledger.claim({ message, now: NOW + attempt, leaseMs: LEASE, principal: A });
+      await ledger.recordFailure({
+        message,
+        attempt,
+        replay: false,
+        category: 'invalid_payload',
+        errorMessage: `card 4242 of Zoë Quist declined (${attempt})`,
+        quarantine: !thenDone && attempt === 2,
+        now: NOW + attempt,
+      });
+    }
+    if (thenDone) {
+      await ledger.claim({ message, now: NOW + 3, leaseMs: LEASE, principal: A });
+      await ledger.acknowledge({ message, attempt: 3, replay: false, units: 1, principal: A, policyVersion: 'v1', now: NOW + 3 });
+    }
+  }
+
+  it("replaces a quarantined delivery's error messages with `erased`, keeping category, attempt and time, and its own entry", async () => {
+    await failTwice('evt_01J8K7ERQ1', false);
+    expect(await erasing().eraseDelivery(delivery('evt_01J8K7ERQ1', 'risk-evaluator'), erasure)).toEqual({
+      mark: 'quarantined',
+      scrubbed: 2,
+    });
+    const row = await ledger.get('platform', 'evt_01J8K7ERQ1', 'risk-evaluator');
+    expect(row).toMatchObject({ state: 'quarantined', lastErrorCategory: 'payload_erased', erasedAt: NOW + 500 });
+    expect(row?.errors).toEqual([
+      { attempt: 1, category: 'invalid_payload', message: 'erased', at: NOW + 1 },
+      { attempt: 2, category: 'invalid_payload', message: 'erased', at: NOW + 2 },
+      { attempt: 0, category: 'payload_erased', message: 'payload erased by e2e-operator (era_01J8K7ERA1)', at: NOW + 500 },
+    ]);
+    // Again: nothing left to scrub, already erased.
+    expect(await erasing().eraseDelivery(delivery('evt_01J8K7ERQ1', 'risk-evaluator'), erasure)).toEqual({ mark: 'already', scrubbed: 0 });
+  });
+
+  it("scrubs a done delivery's failed attempts and leaves its state, units and access log as they are", async () => {
+    await failTwice('evt_01J8K7ERD1', true);
+    expect(await erasing().eraseDelivery(delivery('evt_01J8K7ERD1', 'risk-evaluator'), erasure)).toEqual({ mark: 'done', scrubbed: 2 });
+    const row = await ledger.get('platform', 'evt_01J8K7ERD1', 'risk-evaluator');
+    expect(row).toMatchObject({ state: 'done', units: 1, ackAttempt: 3 });
+    expect(row?.erasedAt).toBeUndefined();
+    expect(row?.reads).toHaveLength(3);
+    expect(row?.errors?.map((e) => [e.attempt, e.category, e.message, e.at])).toEqual([
+      [1, 'invalid_payload', 'erased', NOW + 1],
+      [2, 'invalid_payload', 'erased', NOW + 2],
+    ]);
+  });
+
+  it('reads the log again when an error was appended since it was read, and scrubs that one too', async () => {
+    await failTwice('evt_01J8K7ERR1', true);
+    const stale = (await ledger.get('platform', 'evt_01J8K7ERR1', 'risk-evaluator'))?.errors?.slice(0, 1);
+    expect(await erasing().scrubErrors(delivery('evt_01J8K7ERR1', 'risk-evaluator'), stale)).toBe(2);
+    const row = await ledger.get('platform', 'evt_01J8K7ERR1', 'risk-evaluator');
+    expect(row?.errors?.map((e) => e.message)).toEqual(['erased', 'erased']);
+    // A delivery with no row has nothing to scrub, and none is created.
+    expect(await erasing().scrubErrors(delivery('evt_01J8K7ERNO', 'risk-evaluator'))).toBe(0);
+    expect(await ledger.get('platform', 'evt_01J8K7ERNO', 'risk-evaluator')).toBeUndefined();
+  });
 });

@@ -137,7 +137,7 @@ describe('the transform step before signing (lambdas/runtime/http.ts transformed
       logger: undefined as never,
     }) as Parameters<typeof transformed>[1];
 
-  it('passes eventId, eventType, tenantId, keyId and the narrowed payload, and returns body and headers', async () => {
+  it('passes eventId, eventType, tenantId, keyId and the narrowed payload, and returns body (with its JSON) and headers', async () => {
     const out = await transformed(
       ({ eventId, tenantId, keyId, payload }) => ({
         body: { ref: eventId, t: tenantId, k: keyId, amount: payload.amount },
@@ -147,6 +147,7 @@ describe('the transform step before signing (lambdas/runtime/http.ts transformed
     );
     expect(out).toEqual({
       body: { ref: 'evt_01J8K7TR01', t: 'tenant_204', k: 'key_42', amount: 4200 },
+      json: '{"ref":"evt_01J8K7TR01","t":"tenant_204","k":"key_42","amount":4200}',
       headers: { 'x-account': 'tenant_204' },
     });
   });
@@ -168,6 +169,9 @@ describe('the transform step before signing (lambdas/runtime/http.ts transformed
     const empty = await transformed(() => ({}) as never, delivery({})).catch((e: unknown) => e);
     expect(empty).toMatchObject({ category: 'transform_invalid', message: 'transform must return { body, headers? }' });
     const split = await transformed(() => ({ body: 1, headers: { 'x-a': 'v\r\nx-injected: 1' } }), delivery({})).catch((e: unknown) => e);
-    expect(split).toMatchObject({ category: 'transform_invalid', message: 'transform header x-a must be a string without line breaks' });
+    expect(split).toMatchObject({
+      category: 'transform_invalid',
+      message: 'transform header x-a: its value has a control character at index 1; line breaks and other controls cannot be sent',
+    });
   });
 });

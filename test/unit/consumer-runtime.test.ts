@@ -202,6 +202,34 @@ describe('consumer runtime', () => {
       expect(ledger.failures).toMatchObject([{ category: 'payload_expired', quarantine: true }]);
     });
 
+    it('sends a message that sat past the payload retention to the DLQ without its payload: attribution and payloadUnavailable expired only', async () => {
+      const ledger = fakeLedger({ kind: 'claimed', attempt: 1, replay: false });
+      const stale = deliveryMessage({
+        payloadExpiresAt: NOW - 1,
+        payload: { id: 'evt_01J8K7M2Q4', data: { amount: 4200, currency: 'eur', holder: 'Zoë Quist' } },
+        orderingKey: 'acct_zoe_quist',
+        orderingVersion: 'v-77131',
+      });
+      const res = await run(ledger, async () => ({ units: 1 }))({ Records: [sqsRecord(stale, { messageId: 'm-expired' })] });
+      expect(res.batchItemFailures).toEqual([]);
+      const sent = sqsMock.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]?.MessageAttributes?.quarantineReason?.StringValue).toBe('payload_expired');
+      expect(JSON.parse(sent[0]!.MessageBody!)).toEqual({
+        v: 2,
+        source: 'platform',
+        eventId: 'evt_01J8K7M2Q4',
+        eventType: 'payment.succeeded',
+        tenantId: 'tenant_204',
+        keyId: 'key_42',
+        consumerId: 'billing-meter',
+        receivedAt: NOW,
+        payloadExpiresAt: NOW - 1,
+        payloadUnavailable: 'expired',
+      });
+      for (const value of ['4200', 'eur', 'Zoë', 'acct_zoe_quist', 'v-77131']) expect(sent[0]!.MessageBody).not.toContain(value);
+    });
+
     it('quarantines a view too large for a message and a message without payload, each with its reason', async () => {
       const tooLarge = fakeLedger({ kind: 'claimed', attempt: 1, replay: false });
       await run(tooLarge, async () => ({ units: 1 }))({
