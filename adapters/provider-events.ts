@@ -12,11 +12,17 @@
  *
  * Every call is retried on 429 after the answer's Retry-After (seconds or an HTTP date), a few times;
  * 401 and 403 are a `ProviderAuthError` naming the credential by where it lives, never its value.
+ *
+ * Each run walks the pages through one `PageWalk`: events are kept once per id, and a list that does
+ * not advance (a page of only events already seen that points to more, a next-page cursor already
+ * followed) or goes on past `maxPages` pages or `maxEvents` events stops with a `ProviderPagingError`
+ * naming the provider and the page. A misbehaving API or proxy answering the same page forever would
+ * otherwise be paged without end, and its events held without end.
  */
 import type { Octokit } from '@octokit/rest';
 import type Stripe from 'stripe';
 import { HookledgerError } from '../core/errors';
-import { GAP_APIS, type GapApi, type ProviderEvent } from '../core/gaps';
+import { DEFAULT_GAP_MAX_EVENTS, DEFAULT_GAP_MAX_PAGES, GAP_APIS, type GapApi, type ProviderEvent } from '../core/gaps';
 
 /** An event as a provider's API lists it: the webhook body when the API returns it, else the delivery to re-send. */
 export interface ListedEvent extends ProviderEvent {
@@ -52,6 +58,10 @@ export interface ProviderEventsOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Told each 429 waited out: its Retry-After in ms. */
   readonly onRateLimited?: (waitMs: number) => void;
+  /** Pages one run reads at most (`gapCheck.maxPages`). @default DEFAULT_GAP_MAX_PAGES (core/gaps.ts) */
+  readonly maxPages?: number;
+  /** Distinct events of the window one run holds at most (`gapCheck.maxEvents`). @default DEFAULT_GAP_MAX_EVENTS (core/gaps.ts) */
+  readonly maxEvents?: number;
 }
 
 /** The provider refused the credential (401) or its scope (403). */
@@ -72,13 +82,104 @@ export class ProviderAuthError extends HookledgerError {
 
 /** Any other failure of the provider's API (after the 429 retries), with its status when it answered. */
 export class ProviderApiError extends HookledgerError {
-  override readonly name = 'ProviderApiError';
+  override readonly name: string = 'ProviderApiError';
   constructor(
     readonly api: GapApi,
     message: string,
     readonly status?: number,
   ) {
     super(`the ${api} API: ${message}`);
+  }
+}
+
+/**
+ * A run stopped paging: the list did not advance, or went on past the run's bounds. Nothing was
+ * compared or recovered; the message names the provider, the page and what to change.
+ */
+export class ProviderPagingError extends ProviderApiError {
+  override readonly name = 'ProviderPagingError';
+  constructor(
+    api: GapApi,
+    /** The page (1-based) whose answer stopped the run: the number of pages read. */
+    readonly page: number,
+    reason: string,
+  ) {
+    super(api, `paging stopped at page ${page}: ${reason}`);
+  }
+}
+
+/** The longest cursor quoted in an error: a misbehaving API's cursor may be anything. */
+const QUOTED_CURSOR_CHARS = 80;
+
+/**
+ * One run's walk through a provider's pages. Memory stays bounded: the ids seen are at most
+ * `maxPages` pages of them, the cursors followed at most `maxPages`, the events kept at most `maxEvents`.
+ */
+class PageWalk {
+  private pages = 0;
+  /** Every item id seen on a page (event or delivery ids, inside the window or not): what "new" means. */
+  private readonly seen = new Set<string>();
+  /** Each next-page cursor followed, and the page that gave it. */
+  private readonly followed = new Map<string, number>();
+  /** The window's events, one per event id. */
+  private readonly events = new Map<string, ListedEvent>();
+  private readonly maxPages: number;
+  private readonly maxEvents: number;
+
+  constructor(
+    private readonly api: GapApi,
+    options: Pick<ProviderEventsOptions, 'maxPages' | 'maxEvents'>,
+  ) {
+    this.maxPages = options.maxPages ?? DEFAULT_GAP_MAX_PAGES;
+    this.maxEvents = options.maxEvents ?? DEFAULT_GAP_MAX_EVENTS;
+  }
+
+  /** Keeps the event unless one with its id is kept already (or `replace` says this one wins). */
+  keep(event: ListedEvent, replace?: (kept: ListedEvent) => boolean): void {
+    const kept = this.events.get(event.eventId);
+    if (kept === undefined || replace?.(kept)) this.events.set(event.eventId, event);
+  }
+
+  /**
+   * After each page: the ids of its items and the cursor it points to next (undefined: the list ended).
+   * Throws when the run must stop; otherwise the caller requests the page `next` names.
+   */
+  read(ids: readonly string[], next: string | undefined): void {
+    this.pages++;
+    let fresh = 0;
+    for (const id of ids) {
+      if (this.seen.has(id)) continue;
+      this.seen.add(id);
+      fresh++;
+    }
+    if (this.events.size > this.maxEvents) {
+      this.stop(
+        `more than gapCheck.maxEvents (${this.maxEvents}) events in the window; check a shorter window (--from/--to) or raise gapCheck.maxEvents`,
+      );
+    }
+    if (next === undefined) return;
+    if (ids.length > 0 && fresh === 0)
+      this.stop('every event on it was on an earlier page, yet it points to a next one: the list does not advance');
+    const after = this.followed.get(next);
+    if (after !== undefined) {
+      const quoted = next.length > QUOTED_CURSOR_CHARS ? `${next.slice(0, QUOTED_CURSOR_CHARS)}...` : next;
+      this.stop(`its next-page cursor "${quoted}" was already followed after page ${after}: the list does not advance`);
+    }
+    if (this.pages >= this.maxPages) {
+      this.stop(
+        `the list goes on past gapCheck.maxPages (${this.maxPages} pages per run); check a shorter window (--from/--to) or raise gapCheck.maxPages`,
+      );
+    }
+    this.followed.set(next, this.pages);
+  }
+
+  /** The events kept, oldest first. */
+  list(): ListedEvent[] {
+    return sortOldestFirst([...this.events.values()]);
+  }
+
+  private stop(reason: string): never {
+    throw new ProviderPagingError(this.api, this.pages, reason);
   }
 }
 
@@ -166,7 +267,7 @@ function stripeEvents(options: ProviderEventsOptions, baseUrl: string): Provider
   return {
     api: 'stripe',
     async list({ from, to }) {
-      const events: ListedEvent[] = [];
+      const walk = new PageWalk('stripe', options);
       let startingAfter: string | undefined;
       for (;;) {
         const { stripe, StripeError } = await sdk();
@@ -188,13 +289,18 @@ function stripeEvents(options: ProviderEventsOptions, baseUrl: string): Provider
           const createdAt = event.created * 1000;
           if (createdAt < from || createdAt >= to) continue;
           // Stripe sends the event object as the webhook body, pretty-printed with two spaces.
-          events.push({ eventId: event.id, type: event.type, createdAt, body: Buffer.from(JSON.stringify(event, null, 2)) });
+          walk.keep({ eventId: event.id, type: event.type, createdAt, body: Buffer.from(JSON.stringify(event, null, 2)) });
         }
+        // The cursor is the page's last id: a page repeating itself repeats it.
         const last = page.data.at(-1);
-        if (!page.has_more || !last) break;
-        startingAfter = last.id;
+        startingAfter = page.has_more && last ? last.id : undefined;
+        walk.read(
+          page.data.map((e) => e.id),
+          startingAfter,
+        );
+        if (startingAfter === undefined) break;
       }
-      return sortOldestFirst(events);
+      return walk.list();
     },
   };
 }
@@ -244,7 +350,7 @@ function githubDeliveries(options: ProviderEventsOptions, baseUrl: string): Prov
     api: 'github',
     async list({ from, to }) {
       // Newest first; a redelivery repeats its event's guid. The latest delivery of each guid is the one to re-send.
-      const byGuid = new Map<string, ListedEvent>();
+      const walk = new PageWalk('github', options);
       let cursor: string | undefined;
       for (;;) {
         const response = await call((sdk) => sdk.request(`GET /${hook}/deliveries`, { per_page: 100, ...(cursor ? { cursor } : {}) }));
@@ -254,15 +360,17 @@ function githubDeliveries(options: ProviderEventsOptions, baseUrl: string): Prov
           const at = Date.parse(d.delivered_at);
           if (at < from) older = true;
           if (at < from || at >= to) continue;
-          const seen = byGuid.get(d.guid);
-          if (!seen || at > seen.createdAt) {
-            byGuid.set(d.guid, { eventId: d.guid, type: d.event, createdAt: at, deliveryId: String(d.id) });
-          }
+          walk.keep({ eventId: d.guid, type: d.event, createdAt: at, deliveryId: String(d.id) }, (kept) => at > kept.createdAt);
         }
-        cursor = nextCursor(response.headers.link);
-        if (older || !cursor || deliveries.length === 0) break;
+        // Deliveries, not events, are what a page lists: a redelivery is a new delivery id of an old guid.
+        cursor = older || deliveries.length === 0 ? undefined : nextCursor(response.headers.link);
+        walk.read(
+          deliveries.map((d) => String(d.id)),
+          cursor,
+        );
+        if (cursor === undefined) break;
       }
-      return sortOldestFirst([...byGuid.values()]);
+      return walk.list();
     },
     async redeliver(event) {
       if (!event.deliveryId) throw new ProviderApiError('github', `no delivery id for ${event.eventId}`);
@@ -340,7 +448,7 @@ function paddleNotifications(options: ProviderEventsOptions, baseUrl: string): P
         ...(options.destination ? { notification_setting_id: options.destination } : {}),
       });
       // One event makes one notification per destination: one entry per event id.
-      const byEvent = new Map<string, ListedEvent>();
+      const walk = new PageWalk('paddle', options);
       let url: string | undefined = `${baseUrl}/notifications?${query}`;
       while (url) {
         const page = (await requestJson(options, baseUrl, url, { method: 'GET' })) as {
@@ -349,17 +457,22 @@ function paddleNotifications(options: ProviderEventsOptions, baseUrl: string): P
         };
         for (const n of page.data) {
           const createdAt = Date.parse(n.payload.occurred_at ?? n.occurred_at);
-          if (createdAt < from || createdAt >= to || byEvent.has(n.payload.event_id)) continue;
-          byEvent.set(n.payload.event_id, {
+          if (createdAt < from || createdAt >= to) continue;
+          walk.keep({
             eventId: n.payload.event_id,
             type: n.payload.event_type ?? n.type,
             createdAt,
             body: Buffer.from(JSON.stringify(n.payload)),
           });
         }
+        // The next page's URL is its cursor (`after` the last notification id).
         url = page.meta.pagination.has_more ? page.meta.pagination.next : undefined;
+        walk.read(
+          page.data.map((n) => n.id),
+          url,
+        );
       }
-      return sortOldestFirst([...byEvent.values()]);
+      return walk.list();
     },
   };
 }
@@ -374,7 +487,7 @@ function squareEvents(options: ProviderEventsOptions, baseUrl: string): Provider
   return {
     api: 'square',
     async list({ from, to }) {
-      const events: ListedEvent[] = [];
+      const walk = new PageWalk('square', options);
       const query = {
         filter: { created_at: { start_at: new Date(from).toISOString(), end_at: new Date(to).toISOString() } },
         sort: { sort_field: 'DEFAULT', order: 'ASC' },
@@ -389,11 +502,15 @@ function squareEvents(options: ProviderEventsOptions, baseUrl: string): Provider
           const createdAt = Date.parse(event.created_at);
           if (createdAt < from || createdAt >= to) continue;
           // The event as listed is the webhook body (merchant_id, type, event_id, created_at, data).
-          events.push({ eventId: event.event_id, type: event.type, createdAt, body: Buffer.from(JSON.stringify(event)) });
+          walk.keep({ eventId: event.event_id, type: event.type, createdAt, body: Buffer.from(JSON.stringify(event)) });
         }
         cursor = page.cursor || undefined;
+        walk.read(
+          (page.events ?? []).map((e) => e.event_id),
+          cursor,
+        );
       } while (cursor);
-      return sortOldestFirst(events);
+      return walk.list();
     },
   };
 }

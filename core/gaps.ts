@@ -19,6 +19,40 @@ export const GAP_APIS = {
 export type GapApi = keyof typeof GAP_APIS;
 export const GAP_API_NAMES = Object.keys(GAP_APIS) as GapApi[];
 
+/**
+ * The bounds of one run's paging through a provider's list (`gapCheck.maxPages`, `gapCheck.maxEvents`):
+ * a list that never ends, or a misbehaving API answering the same page forever, stops there with an
+ * error instead of growing without end. 500 pages of 100 (Stripe, GitHub, Square; Paddle's 200) take a
+ * few minutes, about what the scheduled function's 5-minute timeout allows; 50,000 events with their
+ * bodies fit its 512 MB.
+ */
+export const DEFAULT_GAP_MAX_PAGES = 500;
+export const GAP_MAX_PAGES_CEILING = 10_000;
+export const DEFAULT_GAP_MAX_EVENTS = 50_000;
+export const GAP_MAX_EVENTS_CEILING = 500_000;
+
+/**
+ * `events: ['*']` on a source: every type the provider sends (Stripe's and GitHub's wildcard). The gap
+ * check then compares every listed type, and recovery is refused: it would record them all.
+ */
+export const EVERY_EVENT_TYPE = '*';
+
+/**
+ * The event types recovery may record for a source: its `events` by name, or undefined when it declares
+ * none or `*` (recovery is then refused: a provider's list holds types the endpoint never receives).
+ */
+export function recoverableTypes(source: { readonly events?: readonly string[] }): ReadonlySet<string> | undefined {
+  const events = source.events;
+  if (!events || events.includes(EVERY_EVENT_TYPE)) return undefined;
+  return new Set(events);
+}
+
+/** Whether the source receives this type: every type when it declares none or `*`, else the named ones. */
+export function receivesType(source: { readonly events?: readonly string[] }, type: string): boolean {
+  const events = source.events;
+  return !events || events.includes(EVERY_EVENT_TYPE) || events.includes(type);
+}
+
 /** Recorded on a receipt written from a provider's API instead of a signed webhook (it has no secret version). */
 export const PROVIDER_API_ORIGIN = 'provider_api';
 export type ReceiptOrigin = typeof PROVIDER_API_ORIGIN;
@@ -78,8 +112,13 @@ export interface GapReport {
   /** ISO 8601, the window [from, to) of the provider's events (by their creation time). */
   readonly from: string;
   readonly to: string;
-  /** How many events the provider listed in the window. */
+  /** How many events of the types the source declares (`events`) the provider listed in the window. */
   readonly providerEvents: number;
+  /**
+   * The provider's events of types the source does not declare: never sent to its endpoint, so neither
+   * compared nor recovered. `types`: their distinct types, sorted.
+   */
+  readonly skipped: { readonly events: number; readonly types: readonly string[] };
   readonly missing: MissingEvent[];
   readonly recovered: RecoveredEvent[];
 }

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { type GapReport, unrecovered } from '../../core/gaps';
 import { EXIT } from '../errors';
 import { table } from '../format';
-import { gapCheckOf, gaps } from '../ops/gaps';
+import { gapCheckOf, gaps, requireRecoverable } from '../ops/gaps';
 import { parseWindow } from './args';
 import type { CommandContext } from './context';
 
@@ -16,11 +16,15 @@ export function register(program: Command, ctx: CommandContext): void {
     .requiredOption('--source <id>', 'a source with gapCheck in the configuration')
     .requiredOption('--from <time>', 'events the provider created at or after this time (ISO-8601 or -1h, -7d)')
     .option('--to <time>', 'events created before this time', 'now')
-    .option('--recover', "record each missing event through intake's write path (origin provider_api), or ask the provider to redeliver it")
+    .option(
+      '--recover',
+      "record each missing event of the source's declared events through intake's write path (origin provider_api), or ask the provider to redeliver it",
+    )
     .action(
       ctx.withTarget(async (connect, globals, options: { source: string; from: string; to: string; recover?: boolean }) => {
         const window = parseWindow(options.from, options.to);
-        gapCheckOf(ctx.config, options.source);
+        const source = gapCheckOf(ctx.config, options.source);
+        if (options.recover) requireRecoverable(source);
         const target = await connect();
         const report = await gaps(target, ctx.config, {
           source: options.source,
@@ -39,6 +43,11 @@ export function formatGaps(report: GapReport): string {
     `gaps ${report.source} (${report.api}) [${report.from}, ${report.to}): the provider lists ${report.providerEvents} event(s), ` +
       `${report.missing.length} without a receipt`,
   ];
+  if (report.skipped.events > 0) {
+    lines.push(
+      `skipped ${report.skipped.events} listed event${report.skipped.events === 1 ? '' : 's'} of types the source does not declare (events): ${report.skipped.types.join(', ')}`,
+    );
+  }
   if (report.missing.length === 0) {
     lines.push('ok: nothing missing');
     return lines.join('\n');

@@ -7,7 +7,7 @@
 import { eventStores, intakeStore } from '../../adapters/event-stores';
 import { ProviderApiError, ProviderAuthError, providerEvents } from '../../adapters/provider-events';
 import type { HookledgerConfig, SourceConfig } from '../../core/config/schema';
-import type { GapReport } from '../../core/gaps';
+import { EVERY_EVENT_TYPE, type GapReport, recoverableTypes } from '../../core/gaps';
 import { checkGaps } from '../../lambdas/reconcile/provider-gaps';
 import { OperationFailedError, UsageError } from '../errors';
 import type { Target } from '../target';
@@ -36,8 +36,23 @@ export function gapCheckOf(config: HookledgerConfig, sourceId: string): SourceCo
   return source as SourceConfig & { gapCheck: NonNullable<SourceConfig['gapCheck']> };
 }
 
+/**
+ * `--recover` records what the provider lists as received: refused (a usage error, before anything is
+ * connected) unless the source declares the event types its endpoint receives, by name.
+ */
+export function requireRecoverable(source: SourceConfig & { gapCheck: NonNullable<SourceConfig['gapCheck']> }): void {
+  if (recoverableTypes(source)) return;
+  const why = `--recover records what the ${source.gapCheck.api} API lists as if source "${source.id}" had received it, and the list holds every event type`;
+  throw new UsageError(
+    source.events?.includes(EVERY_EVENT_TYPE)
+      ? `${why}: the source declares events ["*"]; list the types its endpoint receives by name in the configuration`
+      : `${why}: the source declares no events; add events: ['invoice.paid', ...] (the types its endpoint receives) to it in the configuration`,
+  );
+}
+
 export async function gaps(target: Target, config: HookledgerConfig, options: GapsOptions): Promise<GapReport> {
   const source = gapCheckOf(config, options.source);
+  if (options.recover) requireRecoverable(source);
   const { gapCheck } = source;
   const credential = target.apiKeyLocation(source.id);
   const provider = providerEvents({
@@ -47,6 +62,8 @@ export async function gaps(target: Target, config: HookledgerConfig, options: Ga
     ...(gapCheck.baseUrl ? { baseUrl: gapCheck.baseUrl } : {}),
     ...(gapCheck.hook ? { hook: gapCheck.hook } : {}),
     ...(gapCheck.destination ? { destination: gapCheck.destination } : {}),
+    maxPages: gapCheck.maxPages,
+    maxEvents: gapCheck.maxEvents,
     ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
   });
   const deps = { ddb: target.ddb, tables: target.tables, provider, ...(options.clock ? { clock: options.clock } : {}) };

@@ -17,7 +17,16 @@ import {
 } from '../body';
 import { ConfigurationError } from '../errors';
 import { checkPattern, type EventPattern } from '../filter';
-import { baseUrlProblem, GAP_API_NAMES, type GAP_APIS } from '../gaps';
+import {
+  baseUrlProblem,
+  DEFAULT_GAP_MAX_EVENTS,
+  DEFAULT_GAP_MAX_PAGES,
+  EVERY_EVENT_TYPE,
+  GAP_API_NAMES,
+  type GAP_APIS,
+  GAP_MAX_EVENTS_CEILING,
+  GAP_MAX_PAGES_CEILING,
+} from '../gaps';
 import { HANDSHAKES } from '../handshakes';
 import { closeProviderNames, type FieldLocation, findProvider, PROVIDER_NAMES } from '../providers/catalog';
 import {
@@ -118,6 +127,32 @@ export const schemeSchema = z.discriminatedUnion(
 ) as unknown as z.ZodType<SchemeConfig, SchemeConfigInput>;
 export type VerificationScheme = SchemeConfig;
 
+const pagingBound = (name: string, ceiling: number) => {
+  const message = `${name} must be an integer from 1 to ${ceiling}`;
+  return z.number({ error: message }).int(message).min(1, message).max(ceiling, message);
+};
+
+/**
+ * The provider event types a source's endpoint receives, by name as the provider sends them
+ * (`invoice.paid`, `push`, `orders/create`), or `*` alone for every type (Stripe's and GitHub's
+ * wildcard). No prefix patterns: a provider subscribes an endpoint to named types.
+ */
+export const declaredEventsSchema = z
+  .array(
+    z
+      .string()
+      .regex(
+        /^(\*|[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,199})$/,
+        'events are event type names as the provider sends them ("invoice.paid", "push"), or "*" alone; not patterns ("invoice.*"): a provider subscribes an endpoint to named types',
+      ),
+  )
+  .min(1, 'events needs at least one event type (or leave it out)')
+  .superRefine((events, ctx) => {
+    if (events.length > 1 && events.includes(EVERY_EVENT_TYPE)) {
+      ctx.addIssue({ code: 'custom', message: '"*" already means every type: give it alone, or only names' });
+    }
+  });
+
 /**
  * The provider gap check of a source (`hookledger gaps`, and the scheduled run on AWS): the provider's
  * API that lists what it sent (core/gaps.ts), compared with the receipts. Its credential is
@@ -149,16 +184,16 @@ export const gapCheckSchema = z
       .string()
       .regex(/^ntfset_[a-z0-9]+$/, 'destination must be a Paddle notification setting id (ntfset_...)')
       .optional(),
-    /**
-     * The event types the provider sends to this source (patterns as in `subscribes`): a Stripe account's
-     * events list holds every type, the endpoint gets only those it enables. @default - every type
-     */
+    /** Moved to the source's `events` (one list for the gap check and the provider's subscription): refused with that fix. */
     types: z
-      .array(z.string().regex(/^(\*|[a-z0-9_-]+(\.[a-z0-9_-]+)*(\.\*)?)$/i, 'pattern must be "*", "a.b" or "a.*"'))
-      .min(1)
+      .never({ error: "gapCheck.types is now the source's events: list the event types the endpoint receives there by name" })
       .optional(),
     /** Hours between scheduled runs on AWS, each over the last closed window of that length. 1-168, default 24. */
     everyHours: z.number().int().min(1).max(168).default(24),
+    /** Pages of the provider's list one run reads at most; a list going on past them fails the run. @default DEFAULT_GAP_MAX_PAGES (core/gaps.ts) */
+    maxPages: pagingBound('maxPages', GAP_MAX_PAGES_CEILING).default(DEFAULT_GAP_MAX_PAGES),
+    /** Distinct events of the window one run holds at most (with their bodies); more fails the run. @default DEFAULT_GAP_MAX_EVENTS (core/gaps.ts) */
+    maxEvents: pagingBound('maxEvents', GAP_MAX_EVENTS_CEILING).default(DEFAULT_GAP_MAX_EVENTS),
   })
   .strict()
   .superRefine((g, ctx) => {
@@ -268,11 +303,18 @@ const baseSourceSchema = z
      * rotate`), counted from the rotation; `secrets retire` ends it sooner. 1-720, default 72.
      */
     secretOverlapHours: z.number().int().min(1).max(720).default(72),
+    /**
+     * The provider event types this source's endpoint receives (declaredEventsSchema). The gap check
+     * compares only these, and `gapCheck.recover` records only these, so it requires them by name.
+     * @default - not declared: the gap check compares every listed type and cannot recover
+     */
+    events: declaredEventsSchema.optional(),
     /** Compare the provider's list of sent events with the receipts (`hookledger gaps`). @default - none */
     gapCheck: gapCheckSchema.optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
+    checkRecoverableEvents(s, ctx);
     if (s.handshake === 'meta-hub-challenge' && s.verifyToken === undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -429,6 +471,31 @@ function resolveProvider(input: unknown, ctx: z.RefinementCtx): unknown {
     ...(preset.handshake ? { handshake: preset.handshake } : {}),
     attribution: { ...defaults, ...(attribution ?? {}) },
   };
+}
+
+/**
+ * Recovery records what the provider's API lists as if the endpoint had received it, and a provider's
+ * list holds every type (a Stripe account's): without the types the endpoint receives, by name, it
+ * would record and charge events that were never webhooks.
+ */
+function checkRecoverableEvents(s: Pick<z.output<typeof baseSourceSchema>, 'id' | 'events' | 'gapCheck'>, ctx: z.RefinementCtx): void {
+  if (!s.gapCheck?.recover) return;
+  if (s.events === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['gapCheck', 'recover'],
+      message:
+        `recovery records what the ${s.gapCheck.api} API lists as if this endpoint had received it, and the provider's list holds every event type: ` +
+        `declare the types the endpoint receives with events: ['invoice.paid', ...] on source "${s.id}", or remove recover`,
+    });
+  } else if (s.events.includes(EVERY_EVENT_TYPE)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['events'],
+      message:
+        '"*" is every type the provider lists, which gapCheck.recover would record; list the types the endpoint receives by name, or remove gapCheck.recover',
+    });
+  }
 }
 
 export const sourceSchema = z.preprocess(resolveProvider, baseSourceSchema) as unknown as z.ZodType<

@@ -3,8 +3,10 @@
  * last closed window (`gapCheck.everyHours` long, ending GAP_GRACE_MS ago so the provider's first
  * retries have landed), logs each missing event by ids, and publishes `ProviderGaps{Stack, Source}`:
  * the events still missing after the run (recovered ones do not count). A provider or storage failure
- * throws: the invocation fails and the function's errors alarm sees it.
+ * (a list that stopped paging too: ProviderPagingError, naming the provider and the page) is logged
+ * with the source and window, and thrown: the invocation fails and the function's errors alarm sees it.
  */
+import { ProviderApiError, ProviderPagingError } from '../../adapters/provider-events';
 import { type GapReport, unrecovered } from '../../core/gaps';
 import { HOUR_MS } from '../../core/model';
 import type { Logger } from '../shared/logger';
@@ -27,7 +29,7 @@ export interface GapCheckHandlerDeps {
   readonly run: (window: { readonly from: number; readonly to: number }) => Promise<GapReport>;
   /** createProviderGapsMetric (lambdas/shared/metrics.ts) in the Lambda. */
   readonly publish: (unrecovered: number) => void;
-  readonly logger: Pick<Logger, 'info' | 'warn'>;
+  readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   readonly clock?: () => number;
 }
 
@@ -39,7 +41,17 @@ export function createGapCheckHandler(deps: GapCheckHandlerDeps) {
         ? { from: Date.parse(input.from), to: Date.parse(input.to) }
         : lastClosedWindow(clock(), { windowMs: deps.windowMs, graceMs: GAP_GRACE_MS });
     if (!(window.from < window.to)) throw new RangeError(`from must be before to, got ${input.from} .. ${input.to}`);
-    const report = await deps.run(window);
+    const report = await deps.run(window).catch((error: unknown) => {
+      deps.logger.error('gap check failed', {
+        source: deps.sourceId,
+        from: new Date(window.from).toISOString(),
+        to: new Date(window.to).toISOString(),
+        ...(error instanceof ProviderApiError ? { api: error.api } : {}),
+        ...(error instanceof ProviderPagingError ? { page: error.page } : {}),
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    });
     const recovery = new Map(report.recovered.map((r) => [r.eventId, r]));
     for (const m of report.missing) {
       const r = recovery.get(m.eventId);
@@ -59,6 +71,7 @@ export function createGapCheckHandler(deps: GapCheckHandlerDeps) {
       from: report.from,
       to: report.to,
       provider_events: report.providerEvents,
+      skipped: report.skipped.events,
       missing: report.missing.length,
       unrecovered: left,
     });

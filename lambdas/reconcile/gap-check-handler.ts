@@ -55,6 +55,8 @@ export const handler = flushingLogs(
         ...(gapCheck.baseUrl ? { baseUrl: gapCheck.baseUrl } : {}),
         ...(gapCheck.hook ? { hook: gapCheck.hook } : {}),
         ...(gapCheck.destination ? { destination: gapCheck.destination } : {}),
+        maxPages: gapCheck.maxPages,
+        maxEvents: gapCheck.maxEvents,
       });
       const recover = gapCheck.recover
         ? gapRecovery(

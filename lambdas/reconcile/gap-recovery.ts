@@ -9,12 +9,17 @@
  *
  * Where the provider lists deliveries but not bodies (GitHub), it is asked to re-send instead, and the
  * signed webhook goes through intake like any other.
+ *
+ * Only the event types the source declares by name (`events`) are ever recorded: the check hands over
+ * only those (provider-gaps.ts), and each body's own type, as the source's attribution reads it, is
+ * checked again here, so an event the endpoint never receives is never routed or charged.
  */
 import type { IntakeStore } from '../../adapters/event-stores';
 import { payloadHmac as keyedHash } from '../../adapters/payload-hash';
 import type { ListedEvent, ProviderEventsPort } from '../../adapters/provider-events';
 import type { HookledgerConfig, SourceConfig } from '../../core/config/schema';
-import { PROVIDER_API_ORIGIN, type RecoveredEvent } from '../../core/gaps';
+import { ConfigurationError, HookledgerError } from '../../core/errors';
+import { PROVIDER_API_ORIGIN, type RecoveredEvent, recoverableTypes } from '../../core/gaps';
 import { InputError } from '../ingest/parse';
 import { attribute, checkKey, claimBody, readBody, record } from '../ingest/record';
 import type { IngestRequest } from '../ingest/request';
@@ -27,6 +32,16 @@ export interface GapRecoveryDeps {
   readonly clock?: () => number;
 }
 
+/** Recovery asked of a source that does not declare its event types by name (the configuration and the CLI refuse it first). */
+export class UndeclaredEventsError extends ConfigurationError {
+  override readonly name = 'UndeclaredEventsError';
+}
+
+/** One listed event that cannot be recovered: the reason is recorded as the event's `failed` outcome. */
+export class GapRecoveryError extends HookledgerError {
+  override readonly name = 'GapRecoveryError';
+}
+
 /** intake's store, writing `origin: 'provider_api'` on the receipt in place of the secret version no webhook gave. */
 export function providerApiStore(store: IntakeStore): IntakeStore {
   return {
@@ -37,6 +52,13 @@ export function providerApiStore(store: IntakeStore): IntakeStore {
 
 export function gapRecovery(deps: GapRecoveryDeps, source: SourceConfig) {
   const clock = deps.clock ?? Date.now;
+  const types = recoverableTypes(source);
+  if (!types) {
+    throw new UndeclaredEventsError(
+      `source "${source.id}" does not declare the event types its endpoint receives by name (events): recovery would record every type the provider lists`,
+    );
+  }
+  const declared: ReadonlySet<string> = types;
   return async (missing: readonly ListedEvent[]): Promise<RecoveredEvent[]> => {
     const out: RecoveredEvent[] = [];
     for (const event of missing) {
@@ -54,7 +76,9 @@ export function gapRecovery(deps: GapRecoveryDeps, source: SourceConfig) {
 
   async function recoverOne(event: ListedEvent): Promise<RecoveredEvent> {
     if (!event.body) {
-      if (!deps.provider.redeliver) throw new Error(`the ${deps.provider.api} API returned neither a body nor a redelivery`);
+      if (!deps.provider.redeliver) throw new GapRecoveryError(`the ${deps.provider.api} API returned neither a body nor a redelivery`);
+      // The provider re-sends what it sent this endpoint; still, only a declared type is asked for.
+      if (!declared.has(event.type)) throw new GapRecoveryError(notDeclared(event.type));
       await deps.provider.redeliver(event);
       return { eventId: event.eventId, outcome: 'redelivery_requested' };
     }
@@ -72,8 +96,12 @@ export function gapRecovery(deps: GapRecoveryDeps, source: SourceConfig) {
     const requested = attribute(request, body, payloadHmac);
     if (requested.eventId !== event.eventId) {
       // The source reads its event id elsewhere than the provider's list names it: recording would make a second event.
-      throw new Error(`the source's attribution reads event id ${requested.eventId}, the ${deps.provider.api} API lists ${event.eventId}`);
+      throw new GapRecoveryError(
+        `the source's attribution reads event id ${requested.eventId}, the ${deps.provider.api} API lists ${event.eventId}`,
+      );
     }
+    // The type routing and billing will see: the body's, as the source reads it, not the list's.
+    if (!declared.has(requested.eventType)) throw new GapRecoveryError(notDeclared(requested.eventType));
     await checkKey(request, requested, deps.store);
     const attribution = await claimBody(request, requested, payloadHmac, deps.store);
     // secretVersion is what record() takes from a verified webhook; the store writes the origin instead.
@@ -86,3 +114,5 @@ export function gapRecovery(deps: GapRecoveryDeps, source: SourceConfig) {
     return { eventId: event.eventId, outcome: recorded.outcome };
   }
 }
+
+const notDeclared = (type: string) => `type "${type}" is not among the source's events (the types its endpoint receives): not recorded`;

@@ -6,15 +6,18 @@
  * event is handed to `recover` (gap-recovery.ts: intake's own write path, or the provider's
  * redelivery); the CLI loads that lazily, so checking alone never loads intake.
  *
+ * Only the event types the source declares (`events`) are compared and handed to recovery: a provider's
+ * list holds every type (a Stripe account's), and its endpoint gets only those it is subscribed to. The
+ * others are counted as skipped in the report, never recorded.
+ *
  * Receipts are read from `from - RECEIPT_SKEW_MS` until now: a webhook arrives after its event was
  * created (retries last days), and a recovered receipt is stamped when it was recovered.
  */
 import type { ListedEvent, ProviderEventsPort } from '../../adapters/provider-events';
 import type { ScanDeps } from '../../adapters/table-scan';
 import { WindowReader } from '../../adapters/window-index';
-import { matchesEventType } from '../../core/config/routing';
 import type { SourceConfig } from '../../core/config/schema';
-import type { GapReport, RecoveredEvent } from '../../core/gaps';
+import { type GapReport, type RecoveredEvent, receivesType } from '../../core/gaps';
 
 /** Provider clocks and ours may differ by this much: receipts this long before `from` still count. */
 export const RECEIPT_SKEW_MS = 5 * 60_000;
@@ -34,9 +37,17 @@ export interface GapCheckOptions {
 
 export async function checkGaps(deps: GapCheckDeps, options: GapCheckOptions): Promise<GapReport> {
   const { source, from, to } = options;
-  // Only the types the provider sends to this source (`gapCheck.types`): the others never come by webhook.
-  const types = source.gapCheck?.types;
-  const listed = (await deps.provider.list({ from, to })).filter((e) => !types || types.some((p) => matchesEventType(p, e.type)));
+  const listed: ListedEvent[] = [];
+  const skippedTypes = new Set<string>();
+  let skipped = 0;
+  for (const event of await deps.provider.list({ from, to })) {
+    if (receivesType(source, event.type)) {
+      listed.push(event);
+    } else {
+      skipped++;
+      skippedTypes.add(event.type);
+    }
+  }
   const now = (deps.clock ?? Date.now)();
   const reader = new WindowReader(deps);
   const receipts = await reader.receipts({
@@ -52,6 +63,7 @@ export async function checkGaps(deps: GapCheckDeps, options: GapCheckOptions): P
     from: new Date(from).toISOString(),
     to: new Date(to).toISOString(),
     providerEvents: listed.length,
+    skipped: { events: skipped, types: [...skippedTypes].sort() },
     missing: missing.map((e) => ({ eventId: e.eventId, type: e.type, createdAt: new Date(e.createdAt).toISOString() })),
     recovered,
   };

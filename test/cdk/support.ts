@@ -101,6 +101,8 @@ export const GAP_CHECK_CONFIG: HookledgerConfigInput = {
       id: 'stripe-live',
       provider: 'stripe',
       attribution: { tenantId: { body: 'account' }, keyId: { body: 'data.object.id' } },
+      // Recovery records only the types the endpoint receives: declared by name.
+      events: ['invoice.paid', 'invoice.payment_failed'],
       gapCheck: { api: 'stripe', recover: true },
     },
     {

@@ -4,10 +4,14 @@
  * the other two are found, recovered through intake's write path (origin provider_api), delivered to
  * every subscribed consumer once; reconcile is clean; a second run finds nothing; the webhook of a
  * recovered event is then a duplicate. Also a 429 waited out for its Retry-After, and a 401 naming
- * the credential (never its value).
+ * the credential (never its value). Recovery records only the event types a source declares it
+ * receives (`events`): a listed type the endpoint does not receive is skipped and never charged. A list
+ * that repeats its page forever stops at page 2, the command exiting 3 with the provider and page.
  */
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Stripe from 'stripe';
@@ -57,6 +61,13 @@ let config: HookledgerConfig;
 let statePath: string;
 let events: StripeEvent[] = [];
 const now = Date.now();
+const PAYMENTS_KEY = 'sk_test_51GapPaymentsStandInKey00';
+let payments: StandIn;
+/** A Stripe account's list: one type the endpoint receives, one it does not (billing-meter is subscribed to both). */
+let paymentEvents: StripeEvent[] = [];
+const LOOP_KEY = 'sk_test_51GapLoopStandInKey000000';
+/** A Stripe stand-in gone wrong: every request answered with the same page and has_more: true. */
+let loop: { url: string; requests: () => number; close(): Promise<void> };
 
 const cli = (argv: string[]) => runCli(argv, config, { USER: 'e2e', HOOKLEDGER_STATE: statePath });
 
@@ -141,6 +152,15 @@ beforeAll(async () => {
   ];
   // Pages of two: the check follows has_more / starting_after.
   api = await stripeApi(API_KEY, () => events, 2);
+  paymentEvents = [
+    stripeEvent('evt_3PayA01', 'payment_intent.succeeded', now - 30 * 60_000, 'acct_tenant_307', 'pi_3Q1'),
+    stripeEvent('evt_3CusB02', 'customer.updated', now - 20 * 60_000, 'acct_tenant_307', 'cus_R2'),
+  ];
+  payments = await stripeApi(PAYMENTS_KEY, () => paymentEvents);
+  loop = await repeatingStripeList(LOOP_KEY, [
+    stripeEvent('evt_01J8K7M2Q4', 'invoice.paid', now - 10 * 60_000, 'acct_tenant_204', 'in_1'),
+    stripeEvent('evt_01J8K7M2Q5', 'invoice.paid', now - 12 * 60_000, 'acct_tenant_204', 'in_2'),
+  ]);
   const audit = defaults.consumers.find((c) => c.id === 'audit-writer')!;
   const billing = defaults.consumers.find((c) => c.id === 'billing-meter')!;
   config = defineConfig({
@@ -149,30 +169,50 @@ beforeAll(async () => {
         id: 'stripe',
         provider: 'stripe',
         attribution: { tenantId: { body: 'account' }, keyId: { body: 'data.object.id' } },
-        gapCheck: { api: 'stripe', baseUrl: api.url, types: ['invoice.*', 'customer.*'] },
+        // The types the endpoint receives: Stripe's list also holds balance.available, never sent here.
+        events: ['invoice.paid', 'invoice.payment_failed', 'customer.created'],
+        gapCheck: { api: 'stripe', baseUrl: api.url },
       },
       {
         id: 'github',
         provider: 'github',
         attribution: { tenantId: { value: 'octo-org' }, keyId: { value: 'hook_12' } },
+        events: ['issues', 'push'],
         gapCheck: { api: 'github', baseUrl: github.url, hook: HOOK },
       },
       {
         id: 'paddle',
         provider: 'paddle',
         attribution: { tenantId: { body: 'data.customer_id' }, keyId: { value: 'paddle' } },
+        events: ['transaction.completed', 'subscription.created'],
         gapCheck: { api: 'paddle', baseUrl: paddle.url, destination: 'ntfset_01gap' },
       },
       {
         id: 'square',
         provider: 'square',
         attribution: { keyId: { body: 'location_id' } },
+        events: ['payment.updated', 'payment.created'],
         gapCheck: { api: 'square', baseUrl: square.url },
+      },
+      {
+        id: 'stripe-payments',
+        provider: 'stripe',
+        attribution: { tenantId: { body: 'account' }, keyId: { body: 'data.object.id' } },
+        events: ['payment_intent.succeeded'],
+        gapCheck: { api: 'stripe', baseUrl: payments.url },
+      },
+      {
+        id: 'stripe-loop',
+        provider: 'stripe',
+        attribution: { tenantId: { body: 'account' }, keyId: { body: 'data.object.id' } },
+        events: ['invoice.paid'],
+        gapCheck: { api: 'stripe', baseUrl: loop.url },
       },
     ],
     consumers: [
       { ...audit, subscribes: ['*'] },
-      { ...billing, subscribes: ['invoice.*'] },
+      // customer.updated too: recording one the endpoint never received would charge it.
+      { ...billing, subscribes: ['invoice.*', 'payment_intent.*', 'customer.updated'] },
     ],
   });
   stack = await startTestStack({ config });
@@ -183,6 +223,8 @@ beforeAll(async () => {
   setApiKey(GITHUB_TOKEN, 'github');
   setApiKey(PADDLE_KEY, 'paddle');
   setApiKey(SQUARE_TOKEN, 'square');
+  setApiKey(PAYMENTS_KEY, 'stripe-payments');
+  setApiKey(LOOP_KEY, 'stripe-loop');
   for (const event of [events[0]!, events[2]!, events[4]!]) expect((await sendWebhook(event)).status).toBe(202);
 }, 60_000);
 afterAll(async () => {
@@ -191,7 +233,31 @@ afterAll(async () => {
   await github?.close();
   await paddle?.close();
   await square?.close();
+  await payments?.close();
+  await loop?.close();
 });
+
+/** `GET /v1/events` answering every request with the same page and has_more: true, counting requests. */
+async function repeatingStripeList(apiKey: string, page: StripeEvent[]) {
+  let requests = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    requests++;
+    const authorized = req.headers.authorization === `Bearer ${apiKey}`;
+    res.writeHead(authorized ? 200 : 401, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify(
+        authorized ? { object: 'list', url: '/v1/events', has_more: true, data: page } : { error: { type: 'invalid_request_error' } },
+      ),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests: () => requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 describe('hookledger gaps against the Stripe events API (stand-in, through the stripe SDK)', () => {
   it('lists exactly the two events Stripe sent that no receipt names (of the types the endpoint enables), and exits 1', async () => {
@@ -200,6 +266,8 @@ describe('hookledger gaps against the Stripe events API (stand-in, through the s
     expect(out.code).toBe(1);
     const report = JSON.parse(out.stdout) as GapReport;
     expect(report).toMatchObject({ source: 'stripe', api: 'stripe', providerEvents: 5, recovered: [] });
+    // balance.available is listed by Stripe but not among the source's events: skipped, never missing.
+    expect(report.skipped).toEqual({ events: 1, types: ['balance.available'] });
     expect(report.missing).toEqual([
       { eventId: 'evt_1GapB02', type: 'customer.created', createdAt: new Date(events[1]!.created * 1000).toISOString() },
       { eventId: 'evt_1GapD04', type: 'invoice.payment_failed', createdAt: new Date(events[3]!.created * 1000).toISOString() },
@@ -352,5 +420,53 @@ describe('hookledger gaps --recover against Paddle notifications and Square even
     // Pages of one: one request per event, per run.
     expect(api.requests.length).toBe(2 * ids.length);
     if (source === 'paddle') expect(api.requests.every((r) => r.query.get('notification_setting_id') === 'ntfset_01gap')).toBe(true);
+  });
+});
+
+describe('gap recovery records only the event types the source declares (events)', () => {
+  it('--recover records payment_intent.succeeded, skips customer.updated the endpoint never receives, and billing-meter charges only evt_3PayA01', async () => {
+    const out = await cli(['gaps', '--source', 'stripe-payments', '--from', '-1h', '--recover', '--json']);
+    expect(out.stderr).toBe('');
+    expect(out.code).toBe(0);
+    const report = JSON.parse(out.stdout) as GapReport;
+    expect(report).toMatchObject({ source: 'stripe-payments', providerEvents: 1, skipped: { events: 1, types: ['customer.updated'] } });
+    expect(report.missing.map((m) => [m.eventId, m.type])).toEqual([['evt_3PayA01', 'payment_intent.succeeded']]);
+    expect(report.recovered).toEqual([{ eventId: 'evt_3PayA01', outcome: 'recorded' }]);
+
+    await waitFor(
+      'evt_3PayA01 done for audit-writer and billing-meter',
+      async () => {
+        const t = JSON.parse((await cli(['trace', 'evt_3PayA01', '--source', 'stripe-payments', '--json'])).stdout);
+        return t.deliveries.filter((d: { state: string }) => d.state === 'done').length === 2 ? t : undefined;
+      },
+      15_000,
+    );
+    const never = await cli(['trace', 'evt_3CusB02', '--source', 'stripe-payments', '--json']);
+    expect(never.code).toBe(1);
+    expect((await ledgerRows(stack)).filter((r) => r.eventId === 'evt_3CusB02')).toEqual([]);
+
+    const usage = await cli(['usage', '--from', '-1h', '--tenant', 'acct_tenant_307', '--consumer', 'billing-meter', '--json']);
+    expect(usage.code).toBe(0);
+    expect(JSON.parse(usage.stdout)).toMatchObject({
+      rows: [{ tenantId: 'acct_tenant_307', consumerId: 'billing-meter', units: 1, deliveries: 1 }],
+      totalUnits: 1,
+    });
+
+    const human = await cli(['gaps', '--source', 'stripe-payments', '--from', '-1h']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('skipped 1 listed event of types the source does not declare (events): customer.updated');
+  });
+});
+
+describe('hookledger gaps against a list that does not advance', () => {
+  it('exits 3 naming the provider and the page when Stripe answers the same page with has_more forever: 2 requests, nothing recorded', async () => {
+    const out = await cli(['gaps', '--source', 'stripe-loop', '--from', '-1h', '--recover', '--json']);
+    expect(out.stdout).toBe('');
+    expect(out.stderr).toBe(
+      'error: the stripe API: paging stopped at page 2: every event on it was on an earlier page, yet it points to a next one: the list does not advance\n',
+    );
+    expect(out.code).toBe(3);
+    expect(loop.requests()).toBe(2);
+    expect((await ledgerRows(stack)).filter((r) => r.eventId.startsWith('evt_01J8K7M2Q'))).toEqual([]);
   });
 });

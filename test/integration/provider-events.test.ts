@@ -201,13 +201,15 @@ describe('gapCheck configuration', () => {
     );
   });
 
-  it('accepts https:// anywhere and http:// on 127.0.0.1 and localhost; defaults recover false, every 24 h', () => {
+  it('accepts https:// anywhere and http:// on 127.0.0.1 and localhost; defaults recover false, every 24 h, 500 pages, 50,000 events', () => {
     for (const baseUrl of ['https://stripe-proxy.example.com', 'http://127.0.0.1:4010', 'http://localhost:4010']) {
       expect(defineConfig(withGap({ api: 'stripe', baseUrl })).sources[0]!.gapCheck).toEqual({
         api: 'stripe',
         baseUrl,
         recover: false,
         everyHours: 24,
+        maxPages: 500,
+        maxEvents: 50_000,
       });
     }
   });

@@ -3,6 +3,7 @@
  * scheduled run checks, what it publishes as ProviderGaps (missing and not recovered) and what it logs.
  */
 import { describe, expect, it } from 'vitest';
+import { ProviderPagingError } from '../../adapters/provider-events';
 import type { GapReport } from '../../core/gaps';
 import { createGapCheckHandler } from '../../lambdas/reconcile/gap-check-app';
 
@@ -12,6 +13,7 @@ function harness(report: (window: { from: number; to: number }) => GapReport, no
   const windows: { from: number; to: number }[] = [];
   const published: number[] = [];
   const warned: Record<string, unknown>[] = [];
+  const errors: [unknown, Record<string, unknown>][] = [];
   const handler = createGapCheckHandler({
     sourceId: 'stripe-live',
     windowMs: everyHours * HOUR,
@@ -23,10 +25,12 @@ function harness(report: (window: { from: number; to: number }) => GapReport, no
     logger: {
       info: () => {},
       warn: (_message: unknown, ...extra: unknown[]) => void warned.push((extra[0] as Record<string, unknown> | undefined) ?? {}),
+      error: (message: unknown, ...extra: unknown[]) =>
+        void errors.push([message, (extra[0] as Record<string, unknown> | undefined) ?? {}]),
     },
     clock: () => now,
   });
-  return { handler, windows, published, warned };
+  return { handler, windows, published, warned, errors };
 }
 
 const reportOf = (window: { from: number; to: number }, partial: Partial<GapReport>): GapReport => ({
@@ -35,6 +39,7 @@ const reportOf = (window: { from: number; to: number }, partial: Partial<GapRepo
   from: new Date(window.from).toISOString(),
   to: new Date(window.to).toISOString(),
   providerEvents: 0,
+  skipped: { events: 0, types: [] },
   missing: [],
   recovered: [],
   ...partial,
@@ -85,5 +90,32 @@ describe('scheduled gap check', () => {
     expect(windows).toEqual([{ from: Date.parse('2026-11-20T00:00:00Z'), to: Date.parse('2026-11-21T00:00:00Z') }]);
     expect(published).toEqual([0]);
     await expect(handler({ from: '2026-11-21T00:00:00Z', to: '2026-11-20T00:00:00Z' })).rejects.toThrow(/from must be before to/);
+  });
+
+  it('logs a paging failure naming the provider and page, publishes nothing, and fails the invocation (the errors alarm sees it)', async () => {
+    const stopped = new ProviderPagingError(
+      'stripe',
+      2,
+      'every event on it was on an earlier page, yet it points to a next one: the list does not advance',
+    );
+    const { handler, published, errors } = harness(() => {
+      throw stopped;
+    }, Date.parse('2026-12-01T10:30:00Z'));
+    await expect(handler()).rejects.toBe(stopped);
+    expect(published).toEqual([]);
+    expect(errors).toEqual([
+      [
+        'gap check failed',
+        {
+          source: 'stripe-live',
+          from: '2026-11-30T00:00:00.000Z',
+          to: '2026-12-01T00:00:00.000Z',
+          api: 'stripe',
+          page: 2,
+          error:
+            'the stripe API: paging stopped at page 2: every event on it was on an earlier page, yet it points to a next one: the list does not advance',
+        },
+      ],
+    ]);
   });
 });
