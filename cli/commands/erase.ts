@@ -91,7 +91,7 @@ export function formatErase(r: EraseResult, operator: string): string {
   const head =
     `${r.events} events of ${r.tenant} received ${r.from} .. ${r.to}` +
     (r.alreadyErased > 0 ? ` (${r.alreadyErased} erased already)` : '') +
-    `: ${r.payloadItems} payload items, ${r.objects} bucket objects, ${r.deliveriesQuarantined} pending deliveries quarantined payload_erased.`;
+    `: ${r.payloadItems} payload items, ${r.objects} bucket objects, ${r.deliveriesQuarantined} pending deliveries quarantined payload_erased, ${r.errorMessagesScrubbed} error messages scrubbed.`;
   if (r.dryRun) return `${head}\nDry run: nothing deleted.`;
   if (r.declined) return `${head}\nNot erased.`;
   const tail = r.complete ? 'done' : 'stopped early: run the same command again to resume';
