@@ -43,5 +43,5 @@ export async function serveConsole(options: ServeConsoleOptions): Promise<Runnin
   }
 }
 
-/** The line `npm start` and `hookledger console` print. */
-export const consoleLine = (url: string) => `console URL     ${url}`;
+/** The line `npm start` and `hookledger console` print: the link's code is spent by its first visit. */
+export const consoleLine = (url: string) => `console URL     ${url}   (signs in one browser, once)`;

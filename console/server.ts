@@ -5,17 +5,19 @@
  * Security model:
  *  - Loopback only: bound to 127.0.0.1, and a request whose Host is not 127.0.0.1:<port> or
  *    localhost:<port> is refused (a DNS-rebinding page names its own host).
- *  - A random token per start (32 bytes), required on every request: the printed URL carries it as
- *    `?token=`; that first visit sets it as a cookie (HttpOnly, SameSite=Strict, Path=/) and redirects
- *    to the same page without it, so it leaves the address bar. Scripts may send `x-hookledger-token`.
- *    No token, or a wrong one: 403, nothing read.
+ *  - A random session token per start (32 bytes), required on every request, as a cookie (HttpOnly,
+ *    SameSite=Strict, Path=/) or, from scripts, `x-hookledger-token`. It is never printed: the printed
+ *    URL carries a one-time code (`?code=`, 32 random bytes) that the first visit exchanges for the
+ *    cookie, redirected to the same page without it. The code is spent then: the link in the
+ *    terminal's scroll-back or the browser's history opens nothing again (403, a page that says so and
+ *    how to get a new link: `hookledger console` serves one). No token, or a wrong one: 403, nothing read.
  *  - State-changing requests (POST) also need an Origin of this server and a JSON body (403, 415
  *    otherwise): a cross-site form or fetch cannot act, even in a browser that sends the cookie.
  *  - No secret value is ever read for a page; as a last guard every response is scrubbed of
  *    anything shaped like a signing secret (`whsec_...`).
  *  - Content-Security-Policy allows this origin's script and style only: no CDN, no inline script.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ApiDeps, handleApi } from './api';
@@ -25,6 +27,12 @@ import { buildBundle, type ConsoleBundle } from './bundle';
  * stack's and a `--stack` one) must not overwrite each other's. */
 export const cookieName = (port: number) => `hookledger_console_${port}`;
 export const TOKEN_HEADER = 'x-hookledger-token';
+/** The printed link's query parameter: a one-time sign-in code, never the session token. */
+export const CODE_PARAM = 'code';
+/** Bytes of the session token and of each one-time code (base64url: 43 characters). */
+const SECRET_BYTES = 32;
+/** What a used or unknown link's page tells the operator to run for a new one. */
+const NEW_LINK_COMMAND = 'npx hookledger console';
 const MAX_BODY_BYTES = 64 * 1024;
 /** A signing secret's shape (Standard Webhooks' `whsec_` prefix): never sent, whatever produced it. */
 const SECRET_SHAPE = /whsec_[A-Za-z0-9+/=_-]*/g;
@@ -32,30 +40,34 @@ const SECRET_SHAPE = /whsec_[A-Za-z0-9+/=_-]*/g;
 export interface ConsoleOptions extends ApiDeps {
   /** Default 0: a free port. */
   readonly port?: number;
-  /** Default: 32 random bytes, base64url. */
+  /** The session token (cookie and `x-hookledger-token`). Default: 32 random bytes, base64url. */
   readonly token?: string;
   /** A line about something withheld or failed (never a secret). Default: stderr. */
   readonly warn?: (line: string) => void;
 }
 
 export interface RunningConsole {
-  /** `http://127.0.0.1:<port>/?token=<token>`: the URL to open. */
+  /** `http://127.0.0.1:<port>/?code=<one-time code>`: the URL to open, once. */
   readonly url: string;
   readonly origin: string;
   readonly port: number;
+  /** The session token the cookie carries (scripts send it as `x-hookledger-token`); never printed. */
   readonly token: string;
+  /** A new one-time link to this console (for a caller holding it in-process, e.g. behind a local admin hook). */
+  newLink(): string;
   /** How long building the page's bundle took at start, ms. */
   readonly bundleMs: number;
   close(): Promise<void>;
 }
 
 export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
-  const token = options.token ?? randomBytes(32).toString('base64url');
+  const token = options.token ?? randomBytes(SECRET_BYTES).toString('base64url');
   const warn = options.warn ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const bundle = await buildBundle();
+  const codes = new SignInCodes();
   let port = 0;
   const server: Server = createServer((req, res) => {
-    serve(req, res, { options, token, port, bundle, warn }).catch((error: unknown) => {
+    serve(req, res, { options, token, codes, port, bundle, warn }).catch((error: unknown) => {
       warn(`console: ${req.method} ${pathOf(req)} failed: ${error instanceof Error ? error.name : 'Error'}`);
       if (!res.headersSent) send(res, 500, { error: 'internal', message: 'the console failed to answer; see its terminal' });
       else res.end();
@@ -67,11 +79,13 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   });
   port = (server.address() as AddressInfo).port;
   const origin = `http://127.0.0.1:${port}`;
+  const newLink = () => `${origin}/?${CODE_PARAM}=${codes.mint()}`;
   return {
-    url: `${origin}/?token=${token}`,
+    url: newLink(),
     origin,
     port,
     token,
+    newLink,
     bundleMs: bundle.buildMs,
     close: () =>
       new Promise<void>((resolve) => {
@@ -81,9 +95,38 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   };
 }
 
+/**
+ * The one-time sign-in codes this console minted, as SHA-256 digests (a lookup by digest tells a
+ * timing observer nothing about a code): unused until a visit spends one, then remembered as used so
+ * that the page can say the link was used rather than that it is unknown.
+ */
+class SignInCodes {
+  private readonly unused = new Set<string>();
+  private readonly used = new Set<string>();
+
+  mint(): string {
+    const code = randomBytes(SECRET_BYTES).toString('base64url');
+    this.unused.add(digest(code));
+    return code;
+  }
+
+  /** `ok` the first time a code is presented, `used` every time after; `unknown` for one never minted here. */
+  redeem(code: string): 'ok' | 'used' | 'unknown' {
+    const key = digest(code);
+    if (this.unused.delete(key)) {
+      this.used.add(key);
+      return 'ok';
+    }
+    return this.used.has(key) ? 'used' : 'unknown';
+  }
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest('base64url');
+
 interface ServeContext {
   readonly options: ConsoleOptions;
   readonly token: string;
+  readonly codes: SignInCodes;
   readonly port: number;
   readonly bundle: ConsoleBundle;
   readonly warn: (line: string) => void;
@@ -97,29 +140,20 @@ async function serve(req: IncomingMessage, res: ServerResponse, ctx: ServeContex
   if (!hosts.includes(req.headers.host ?? '')) {
     return send(res, 403, { error: 'forbidden_host', message: `the console answers on ${hosts[0]} only` });
   }
-  const fromQuery = url.searchParams.get('token');
-  const presented = fromQuery ?? headerToken(req) ?? cookieToken(req, cookieName(ctx.port));
-  if (!presented || !sameToken(presented, ctx.token)) {
+  const presented = headerToken(req) ?? cookieToken(req, cookieName(ctx.port));
+  const signedIn = presented !== undefined && sameToken(presented, ctx.token);
+  const method = req.method ?? 'GET';
+  const code = url.searchParams.get(CODE_PARAM);
+  if (code !== null && method === 'GET') return signIn(res, url, ctx, code, signedIn);
+  if (!signedIn) {
     return send(res, 403, {
       error: 'forbidden',
       message: presented
-        ? 'wrong console token: open the URL the console printed at start (the token changes with every start)'
-        : 'this console needs its token: open the URL it printed at start (…/?token=…)',
+        ? `wrong console token: open a link the console printed (…/?${CODE_PARAM}=…) to sign in again (the token changes with every start)`
+        : `this console needs its token: open the link it printed (…/?${CODE_PARAM}=…, good for one visit), or run \`${NEW_LINK_COMMAND}\` for a new one`,
     });
-  }
-  if (fromQuery !== null) {
-    // First visit: the token becomes a cookie, and leaves the address bar and history.
-    url.searchParams.delete('token');
-    res.writeHead(303, {
-      ...SECURITY_HEADERS,
-      'set-cookie': `${cookieName(ctx.port)}=${ctx.token}; HttpOnly; SameSite=Strict; Path=/`,
-      location: `${url.pathname}${url.search}`,
-    });
-    res.end();
-    return;
   }
 
-  const method = req.method ?? 'GET';
   if (method === 'POST') {
     const origins = hosts.map((h) => `http://${h}`);
     if (!origins.includes(req.headers.origin ?? '')) {
@@ -160,6 +194,53 @@ async function serve(req: IncomingMessage, res: ServerResponse, ctx: ServeContex
   if (url.pathname === '/app.css') return asset(res, 'text/css; charset=utf-8', ctx.bundle.css);
   if (url.pathname === '/' || url.pathname === '/index.html') return asset(res, 'text/html; charset=utf-8', PAGE);
   return send(res, 404, { error: 'not_found', message: `no page ${url.pathname}` });
+}
+
+/**
+ * A visit with a `?code=`: the first one spends the code for the session cookie, and every visit is
+ * redirected to the same page without it, so the code leaves the address bar. A spent or unknown code
+ * is refused with a page saying so, unless this browser is already signed in (its cookie): then the
+ * link just opens the console.
+ */
+function signIn(res: ServerResponse, url: URL, ctx: ServeContext, code: string, signedIn: boolean): void {
+  const outcome = ctx.codes.redeem(code);
+  if (outcome !== 'ok' && !signedIn) {
+    refusedLink(res, outcome);
+    return;
+  }
+  url.searchParams.delete(CODE_PARAM);
+  res.writeHead(303, {
+    ...SECURITY_HEADERS,
+    ...(outcome === 'ok' ? { 'set-cookie': `${cookieName(ctx.port)}=${ctx.token}; HttpOnly; SameSite=Strict; Path=/` } : {}),
+    location: `${url.pathname}${url.search}`,
+  });
+  res.end();
+}
+
+/** The page a spent or unknown link opens: what happened and how to get a new link (it names nothing of the console). */
+function refusedLink(res: ServerResponse, outcome: 'used' | 'unknown'): void {
+  const [title, why] =
+    outcome === 'used'
+      ? [
+          'This console link was already used',
+          'A link the console prints signs one browser in, once: opened again, from the terminal, a bookmark or the browser’s history, it opens nothing.',
+        ]
+      : [
+          'This link is not one this console printed',
+          'Every start of the console prints links of its own; one from another start opens nothing.',
+        ];
+  res.writeHead(403, { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' });
+  res.end(`<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>hookledger console: ${title.toLowerCase()}</title></head>
+<body>
+<h1>${title}</h1>
+<p>${why}</p>
+<p>If this browser signed in with it, go back to the console’s tab. For a new link, run <code>${NEW_LINK_COMMAND}</code>
+(with the same <code>--stack</code>, if you used one): it serves the console with a link that works once.</p>
+</body>
+</html>
+`);
 }
 
 const SECURITY_HEADERS = {

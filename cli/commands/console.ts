@@ -7,7 +7,7 @@ export function register(program: Command, ctx: CommandContext): void {
   program
     .command('console')
     .description(
-      'serve the operator console (events, consumers, usage, reconcile, sources) on 127.0.0.1 for the local stack or --stack, with your own credentials, until Ctrl-C',
+      'serve the operator console (events, consumers, usage, reconcile, sources) on 127.0.0.1 for the local stack or --stack, with your own credentials, until Ctrl-C; its link signs one browser in once (run it again for a new link)',
     )
     .option('--port <n>', 'port on 127.0.0.1 (default: a free one)', (v) => port(v))
     .action(

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -14,7 +14,7 @@ import type { ConsumerConfig } from '../../core/config/schema';
 import { ENV } from '../../core/env';
 import { ConfigurationError } from '../../core/errors';
 import { keyPattern, ledgerKeyPatternOf } from '../../core/model';
-import { PROJECT_ROOT } from '../../core/paths';
+import { PROJECT_ROOT, privateDir } from '../../core/paths';
 import { consumerRetentionSeconds, QUEUE_RETENTION, retentionNeededSeconds } from '../../core/queues';
 import { deadLetterQueueProps, workQueueProps } from './defaults';
 import { HookledgerFunction } from './hookledger-function';
@@ -239,7 +239,7 @@ function writeTransformWorker(c: ConsumerConfig): void {
     throw new ConfigurationError(`consumer ${c.id}: ${c.transform} must export a function named "transform"`);
   }
   const entry = path.join(PROJECT_ROOT, workerEntry(c));
-  mkdirSync(path.dirname(entry), { recursive: true });
+  privateDir(path.dirname(entry));
   const source = transformWorkerSource(c);
   if (!existsSync(entry) || readFileSync(entry, 'utf8') !== source) writeFileSync(entry, source);
 }

@@ -1,14 +1,17 @@
 /**
  * `npm start -- --assembly [<dir>]`: the local stack from a synthesized cloud assembly. Without a
- * folder it synthesizes one into `.hookledger/cdk.out` first (`cdk synth -o`, bundling included).
+ * folder it synthesizes one into `.hookledger/cdk.out` first (`cdk synth -o`, bundling included; the
+ * folder 0700 and no bundle left writable by group or other); a folder given runs only when no other
+ * user could have changed its bundles (`permissions.ts`).
  * Prints each denied call as it happens (`AccessDenied <action> ...`) and, at Ctrl-C, the
  * least-privilege report: per role, the actions granted, used and never used.
  */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { PROJECT_ROOT as ROOT } from '../../core/paths';
+import { HOOKLEDGER_DIR, privateDir, PROJECT_ROOT as ROOT } from '../../core/paths';
 import { removeState, writeState } from '../state';
 import { formatUsage } from './iam';
+import { synthesizeAssembly, vouchForAssembly } from './permissions';
 import { startAssemblyStack } from './stack';
 
 export const DEFAULT_ASSEMBLY_DIR = '.hookledger/cdk.out';
@@ -21,19 +24,28 @@ export function assemblyArg(argv: readonly string[]): string | null | undefined 
   return next === undefined || next.startsWith('--') ? null : next;
 }
 
+/** `cdk synth -o <outDir>`, bundling included. */
+function cdkSynth(outDir: string): void {
+  execFileSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-o', outDir], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
+  });
+}
+
 export async function startAssemblyMode(dir: string | null, options: { port: number; home: string | undefined }): Promise<void> {
   const t0 = Date.now();
-  let assemblyDir = dir === null ? path.join(ROOT, DEFAULT_ASSEMBLY_DIR) : path.resolve(dir);
+  const assemblyDir = dir === null ? path.join(ROOT, DEFAULT_ASSEMBLY_DIR) : path.resolve(dir);
+  const home = options.home ?? HOOKLEDGER_DIR;
+  privateDir(home);
   if (dir === null) {
     console.log(`hookledger: synthesizing the CDK app into ${path.relative(ROOT, assemblyDir)} ...`);
-    execFileSync('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-o', assemblyDir], {
-      cwd: ROOT,
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
-    });
-    assemblyDir = path.resolve(assemblyDir);
+    synthesizeAssembly(assemblyDir, { synth: cdkSynth, say: (line) => console.log(line) });
+  } else {
+    // A folder this run did not synthesize: run it only if no other user could have changed its bundles.
+    const cleared = vouchForAssembly(assemblyDir);
+    if (cleared) console.log(cleared);
   }
-  const home = options.home ?? path.join(ROOT, '.hookledger');
   console.log(`hookledger: starting the assembly in ${assemblyDir} on DynamoDB Local and the SQS emulator...`);
   const stack = await startAssemblyStack({
     assemblyDir,

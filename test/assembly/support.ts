@@ -22,7 +22,7 @@ import path from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { scanAll } from '../../adapters/table-scan';
 import type { LedgerItem } from '../../core/model';
-import { PROJECT_ROOT } from '../../core/paths';
+import { PROJECT_ROOT, privateDir } from '../../core/paths';
 import type { Denial } from '../../local/assembly/iam';
 import { type AssemblyStack, startAssemblyStack } from '../../local/assembly/stack';
 import { readAssembly } from '../../local/assembly/template';
@@ -50,7 +50,7 @@ export function synthesizedAssembly(): string {
   if (fresh(ci)) return realpathSync(ci);
   const out = path.join(PROJECT_ROOT, '.hookledger', 'test-cdk.out');
   const lock = `${out}.lock`;
-  mkdirSync(path.dirname(out), { recursive: true });
+  privateDir(path.dirname(out));
   const deadline = Date.now() + 120_000;
   for (;;) {
     try {

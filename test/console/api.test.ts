@@ -6,10 +6,11 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatUsageCsv } from '../../cli/commands/usage';
+import { main } from '../../cli/main';
 import { usage } from '../../cli/ops/usage';
 import { cookieName, TOKEN_HEADER } from '../../console/server';
 import { queueDepth, send } from '../support/stack';
-import { type ConsoleStack, call, poisoned, sendAndLose, sendPoisoned, startConsoleStack } from './support';
+import { type ConsoleStack, call, config, poisoned, sendAndLose, sendPoisoned, startConsoleStack, waitFor } from './support';
 
 let env: ConsoleStack;
 let t0: number;
@@ -62,14 +63,29 @@ describe('console security model', () => {
     expect(res.json.message).toMatch(/wrong console token/);
   });
 
-  it('turns the printed ?token= into an HttpOnly SameSite=Strict cookie and redirects it out of the address bar', async () => {
-    const first = await fetch(`${env.console.origin}/?token=${env.console.token}`, { redirect: 'manual' });
+  it('exchanges the printed one-time ?code= for an HttpOnly SameSite=Strict cookie, once: the same link again is refused (403, says how to get a new one), the cookie keeps working', async () => {
+    // The printed link carries a one-time code, never the session token a cookie or a script presents.
+    expect(env.console.url).toMatch(new RegExp(`^${env.console.origin}/\\?code=[A-Za-z0-9_-]{43}$`));
+    expect(env.console.url).not.toContain(env.console.token);
+    const first = await fetch(env.console.url, { redirect: 'manual' });
     expect(first.status).toBe(303);
     expect(first.headers.get('location')).toBe('/');
     const cookie = first.headers.get('set-cookie') ?? '';
     const COOKIE = cookieName(env.console.port);
     expect(COOKIE).toBe(`hookledger_console_${env.console.port}`);
     expect(cookie).toBe(`${COOKIE}=${env.console.token}; HttpOnly; SameSite=Strict; Path=/`);
+
+    // The link from the terminal's scroll-back or the browser's history, opened again without the cookie.
+    const again = await fetch(env.console.url, { redirect: 'manual' });
+    expect(again.status).toBe(403);
+    expect(again.headers.get('set-cookie')).toBeNull();
+    expect(again.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(again.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const text = await again.text();
+    expect(text).toContain('This console link was already used');
+    expect(text).toContain('npx hookledger console');
+    expect(text).not.toContain(env.console.token);
+
     // Another console's cookie (cookies are not scoped by port) is not this one's token.
     const other = await fetch(`${env.console.origin}/`, { headers: { cookie: `hookledger_console_1=${env.console.token}` } });
     expect(other.status).toBe(403);
@@ -77,6 +93,61 @@ describe('console security model', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(await page.text()).toContain('<script type="module" src="/app.js"></script>');
+    const api = await fetch(`${env.console.origin}/api/events?eventId=evt_01J8K7C101`, {
+      headers: { cookie: `${COOKIE}=${env.console.token}` },
+    });
+    expect(api.status).toBe(200);
+  });
+
+  it('takes a used link opened again in the browser that holds its cookie straight to the console (303, no new cookie)', async () => {
+    const link = env.console.newLink();
+    const COOKIE = cookieName(env.console.port);
+    expect((await fetch(link, { redirect: 'manual' })).status).toBe(303);
+    const again = await fetch(`${link}`, { redirect: 'manual', headers: { cookie: `${COOKIE}=${env.console.token}` } });
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe('/');
+    expect(again.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('refuses a code this console never printed (403), and a session token put in the address bar as ?token=', async () => {
+    const unknown = await fetch(`${env.console.origin}/?code=${'A'.repeat(43)}`, { redirect: 'manual' });
+    expect(unknown.status).toBe(403);
+    expect(await unknown.text()).toContain('This link is not one this console printed');
+    const token = await fetch(`${env.console.origin}/?token=${env.console.token}`, { redirect: 'manual' });
+    expect(token.status).toBe(403);
+    expect(token.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('hookledger console, run again on the running stack, prints a fresh one-time link: it signs in once, then is refused', async () => {
+    const out: string[] = [];
+    let interrupt = () => undefined as void;
+    const io = {
+      stdout: { write: (s: string) => out.push(String(s)) > 0 } as unknown as NodeJS.WritableStream,
+      stderr: { write: () => true } as unknown as NodeJS.WritableStream,
+      stdin: process.stdin,
+      env: { USER: 'ops', HOOKLEDGER_STATE: env.stateFile },
+      interrupted: new Promise<void>((resolve) => {
+        interrupt = resolve;
+      }),
+    };
+    const served = main(['console'], io, config);
+    await waitFor('hookledger console to print its URL', async () => out.join('').includes('console URL'));
+    const link = /console URL\s+(\S+)/.exec(out.join(''))![1]!;
+    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?code=[A-Za-z0-9_-]{43}$/);
+    expect(link).not.toBe(env.console.url);
+    const origin = new URL(link).origin;
+    const first = await fetch(link, { redirect: 'manual' });
+    expect(first.status).toBe(303);
+    const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0]!;
+    expect(cookie).toMatch(/^hookledger_console_\d+=[A-Za-z0-9_-]{43}$/);
+    const again = await fetch(link, { redirect: 'manual' });
+    expect(again.status).toBe(403);
+    expect(await again.text()).toContain('This console link was already used');
+    const overview = await fetch(`${origin}/api/events?eventId=evt_01J8K7C102`, { headers: { cookie } });
+    expect(overview.status).toBe(200);
+    expect(((await overview.json()) as { rows: unknown[] }).rows[0]).toMatchObject({ eventId: 'evt_01J8K7C102', tenantId: 'tenant_311' });
+    interrupt();
+    expect(await served).toBe(0);
   });
 
   it('refuses a state-changing POST from another Origin, or with none, even with the token (403): audit-writer stays running', async () => {

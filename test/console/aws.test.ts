@@ -195,8 +195,12 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 20));
   }
   const url = new URL(/console URL\s+(\S+)/.exec(stdout.join(''))![1]!);
+  // The printed link's one-time code, exchanged as a browser does: the session token arrives as the cookie.
+  const signIn = await fetch(url, { redirect: 'manual' });
+  const token = /^hookledger_console_\d+=([^;]+);/.exec(signIn.headers.get('set-cookie') ?? '')?.[1];
+  if (!token) throw new Error(`the printed link did not sign in (${signIn.status})`);
   env = {
-    console: { origin: url.origin, token: url.searchParams.get('token')!, port: Number(url.port) } as ConsoleStack['console'],
+    console: { origin: url.origin, token, port: Number(url.port) } as ConsoleStack['console'],
     seen: [],
   } as unknown as ConsoleStack;
 }, 30_000);
@@ -207,9 +211,9 @@ afterAll(async () => {
 });
 
 describe('hookledger console --stack (mocked AWS clients)', () => {
-  it('prints the console URL on 127.0.0.1 with a token, and the stack it serves', () => {
+  it('prints the console URL on 127.0.0.1 with a one-time code, and the stack it serves', () => {
     expect(stdout.join('')).toMatch(
-      /^console URL {5}http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}\n {2}target {10}stack Hookledger \(eu-west-1\)\n/,
+      /^console URL {5}http:\/\/127\.0\.0\.1:\d+\/\?code=[A-Za-z0-9_-]{43} {3}\(signs in one browser, once\)\n {2}target {10}stack Hookledger \(eu-west-1\)\n/,
     );
   });
 

@@ -2,9 +2,10 @@
  * The console in a real browser: Debian's Chromium driven by playwright-core, on a running local
  * stack (one per file), from the printed URL alone. Finds an event by id, sees why risk-evaluator
  * quarantined it, redrives its DLQ and watches it move, downloads a tenant's usage CSV, runs a
- * repair, pauses (after a confirmation) and resumes a consumer by keyboard; refuses a visit without the token; no page or
- * response holds `whsec_`. Takes the README's screenshots (docs/img/ with HOOKLEDGER_SCREENSHOTS=1, else .ci/results/) and measures the first render
- * of the Event view (written to .ci/results/console.json).
+ * repair, pauses (after a confirmation) and resumes a consumer by keyboard; refuses a visit without
+ * the token, and the printed one-time link opened a second time; no page or response holds `whsec_`.
+ * Takes the README's screenshots (docs/img/ with HOOKLEDGER_SCREENSHOTS=1, else .ci/results/) and
+ * measures the first render of the Event view (written to .ci/results/console.json).
  */
 // biome-ignore-all lint/performance/useDomNodeTextContent: Playwright's locator.innerText is what a person sees (table cells tab-separated), not the DOM property
 import { existsSync } from 'node:fs';
@@ -114,6 +115,23 @@ describe('the console in Chromium', () => {
     await page.getByRole('heading', { name: 'Event evt_01J8K7B102' }).waitFor();
     expect(await page.locator('.facts').innerText()).toContain('tenant_311');
     await html();
+  });
+
+  it('signs in from the printed URL once: in another browser (no cookie) the same link says it was used and how to get a new one', async () => {
+    const other = await browser.newContext();
+    try {
+      const tab = await other.newPage();
+      const response = await tab.goto(env.console.url);
+      expect(response?.status()).toBe(403);
+      expect(tab.url()).toBe(env.console.url);
+      const text = await tab.locator('body').innerText();
+      expect(text).toContain('This console link was already used');
+      expect(text).toContain('npx hookledger console');
+      expect(text).not.toContain('evt_01J8K7B');
+      bodies.push(await tab.content());
+    } finally {
+      await other.close();
+    }
   });
 
   it('shows why risk-evaluator quarantined the poisoned event, and its first render is measured', async () => {

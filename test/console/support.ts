@@ -33,6 +33,8 @@ export const config = defineConfig(baseConfig);
 export interface ConsoleStack {
   readonly stack: LocalStack;
   readonly console: Awaited<ReturnType<typeof serveConsole>>;
+  /** The stack's state file, as `npm start` writes it: `hookledger console` finds the stack through it. */
+  readonly stateFile: string;
   /** Every response body the client read: the no-secret checks read them all. */
   readonly seen: string[];
   stop(): Promise<void>;
@@ -53,6 +55,7 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
   return {
     stack,
     console: running,
+    stateFile,
     seen: [],
     stop: async () => {
       await running.close();

@@ -90,7 +90,7 @@ describe('Ctrl-C on npm start', () => {
       expect(await answers(started.state.sqs.port)).toBe(false);
       expect(await answers(port)).toBe(false);
       const consoleUrl = /console URL\s+(\S+)/.exec(output)?.[1];
-      expect(consoleUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
+      expect(consoleUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?code=/);
       expect(await answers(Number(new URL(consoleUrl as string).port))).toBe(false);
       expect(await readState(statePathOf(home))).toBeUndefined();
     }
