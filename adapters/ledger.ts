@@ -19,6 +19,7 @@
 import { type AttributeValue, ConditionalCheckFailedException, type ReturnConsumedCapacity } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { WiringError } from '../core/errors';
 import {
   type DeliveryMessage,
   eventKey,
@@ -347,7 +348,8 @@ function usedNames(params: { UpdateExpression?: string; ConditionExpression?: st
   return Object.fromEntries(
     (text.match(/#[A-Za-z]+/g) ?? []).map((alias) => {
       const name = NAMES[alias];
-      if (!name) throw new Error(`ledger expression uses ${alias}, which NAMES does not define`);
+      if (!name)
+        throw new WiringError(`ledger expression uses ${alias}, which NAMES does not define; add it to NAMES (adapters/ledger.ts)`);
       return [alias, name];
     }),
   );

@@ -183,8 +183,9 @@ class PageWalk {
   }
 }
 
-/** A 429 seen by a client: waited out by `withRetries` for `retryAfterMs`. */
-class RateLimited extends Error {
+/** A 429 seen by a client: waited out by `withRetries` for `retryAfterMs`; never leaves this module. */
+class RateLimited extends HookledgerError {
+  override readonly name = 'RateLimited';
   constructor(readonly retryAfterMs: number | undefined) {
     super('rate limited');
   }

@@ -1,6 +1,6 @@
 /**
  * Where a stored body costs least: in its payload item or in the payload bucket. The arithmetic
- * behind DEFAULT_INLINE_PAYLOAD_BYTES (core/blobs.ts) and the README's "Where a body is stored", and
+ * behind DEFAULT_INLINE_PAYLOAD_BYTES (core/blobs.ts) and docs/configuration.md's "Where a body is stored", and
  * the model the large-body rows (bench/large-bodies.ts) compare their measured store with.
  *
  * Per webhook, only what differs between the two stores (the receipt, the deliveries and the ledger

@@ -17,6 +17,7 @@ import { type BuildOptions, build } from 'esbuild';
 import { workerEntry } from '../core/config/consumers';
 import type { HookledgerConfig } from '../core/config/schema';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
+import { BenchRunError, BenchSetupError } from './errors';
 import { median } from './stats';
 
 export const BUNDLE_DIR = path.join(ROOT, 'bench', 'bundles');
@@ -36,7 +37,7 @@ export function resolveLoaderNode(env: NodeJS.ProcessEnv): LoaderNode {
   if (!named) return { path: process.execPath, version: process.version };
   const out = spawnSync(named, ['--version'], { encoding: 'utf8', timeout: 10_000 });
   if (out.error || out.status !== 0 || !/^v\d+\./.test(out.stdout.trim())) {
-    throw new Error(
+    throw new BenchSetupError(
       `HOOKLEDGER_BENCH_NODE=${named} is not a node binary that runs here (${out.error?.message ?? (out.stderr.trim() || `exit ${out.status}`)}); ` +
         "name a node executable, or unset it to load the bundles with this process's node",
     );
@@ -147,7 +148,7 @@ function lambdaEnv(name: string, consumerId?: string): Record<string, string> {
 
 const LOAD_SCRIPT =
   'const t0 = performance.now(); const m = await import(process.argv[1]); const ms = performance.now() - t0;' +
-  "if (typeof m.handler !== 'function') throw new Error('no handler export'); console.log(ms);";
+  "if (typeof m.handler !== 'function') { console.error('no handler export'); process.exit(1); } console.log(ms);";
 
 function loadTime(file: string, env: Record<string, string>, runs: number): number[] {
   return Array.from({ length: runs }, () => {
@@ -156,7 +157,7 @@ function loadTime(file: string, env: Record<string, string>, runs: number): numb
       encoding: 'utf8',
       timeout: 30_000,
     });
-    if (out.status !== 0) throw new Error(`loading ${file} failed: ${out.stderr.slice(-1500)}`);
+    if (out.status !== 0) throw new BenchRunError(`loading ${file} failed: ${out.stderr.slice(-1500)}`);
     return Number(out.stdout.trim());
   });
 }

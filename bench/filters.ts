@@ -21,6 +21,7 @@ import { deliverySet } from '../core/config/routing';
 import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from '../core/config/schema';
 import baseConfig from '../hookledger.config';
 import { type LocalStack, startLocalStack } from '../local/stack';
+import { BenchRunError } from './errors';
 import { CapacityMeter } from './meters';
 import { paymentEvent, signRequest } from './payload';
 import { printTable } from './report';
@@ -75,7 +76,10 @@ function timeDeliverySet(config: HookledgerConfig, bodies: readonly Record<strin
     for (const e of events) sink += deliverySet(config, e).length;
     per.push(Number(process.hrtime.bigint() - start) / 1000 / events.length);
   }
-  if (sink === 0) throw new Error('no consumer received any bench event');
+  if (sink === 0)
+    throw new BenchRunError(
+      'no consumer received any bench event: the filters bench would time no filter; check its consumers subscribe to payment events',
+    );
   return median(per);
 }
 

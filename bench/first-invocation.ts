@@ -42,6 +42,7 @@ import { provisionAssembly } from '../local/assembly/resources';
 import { type SecretBinding, startSecretsEndpoint } from '../local/assembly/secrets-endpoint';
 import { type CloudAssembly, readAssembly, resolveIntrinsics, resourcesOfType } from '../local/assembly/template';
 import { LOCAL_REGION, localDynamoClient, localS3Client, localSqsClient, localStreamsClient } from '../local/clients';
+import { processCredentials } from '../local/credentials';
 import { freePort, startDynamoLocal, startSqsEmulator } from '../local/emulators';
 import { startHttpGateway } from '../local/http-gateway';
 import { FileSecrets } from '../local/secrets-file';
@@ -80,7 +81,7 @@ const RUNNER = `
 const t0 = performance.now();
 const m = await import(process.argv[1]);
 const loadMs = performance.now() - t0;
-if (typeof m.handler !== 'function') throw new Error('the bundle exports no handler');
+if (typeof m.handler !== 'function') { console.error('the bundle exports no handler'); process.exit(1); }
 process.once('message', async ({ event, deadline, requestId }) => {
   const context = {
     functionName: process.env.AWS_LAMBDA_FUNCTION_NAME, functionVersion: '$LATEST', awsRequestId: requestId,
@@ -381,6 +382,8 @@ async function startRig(config: HookledgerConfig, consumerIds: readonly string[]
     const dynamo = await dynamoStarting;
     stops.push(() => dynamo.stop());
     const fauxqs = await startSqsEmulator({ port: await freePort() });
+    // The bundles sign as the operator (the emulators accept no other key); this bench checks no IAM.
+    const operator = processCredentials();
     stops.push(() => fauxqs.stop());
     // fauxqs names its queues by a host that does not resolve here (sqs.<region>.localhost): as in
     // assembly mode, queue URLs name the assembly's SQS proxy (unchecked: no principals), which
@@ -390,6 +393,7 @@ async function startRig(config: HookledgerConfig, consumerIds: readonly string[]
       service: 'sqs',
       upstream: fauxqs.endpoint,
       principals: new Map(),
+      operator,
       authorizer: createAuthorizer(new Map()),
       queueUrlBase: () => upstreamQueueBase,
     });
@@ -446,6 +450,7 @@ async function startRig(config: HookledgerConfig, consumerIds: readonly string[]
       secrets,
       bindings,
       principals: new Map(),
+      operator,
       authorizer: createAuthorizer(new Map()),
     });
     stops.push(() => secretsEndpoint.close());
@@ -471,8 +476,8 @@ async function startRig(config: HookledgerConfig, consumerIds: readonly string[]
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       AWS_REGION: LOCAL_REGION,
       AWS_DEFAULT_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_ACCESS_KEY_ID: operator.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: operator.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqsProxy.endpoint,
       AWS_ENDPOINT_URL_S3: fauxqs.endpoint,

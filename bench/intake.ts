@@ -16,6 +16,7 @@ import { eventKey, payloadKey } from '../core/model';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import type { LocalStack } from '../local/stack';
 import { localDocumentClient } from '../local/wiring';
+import { BenchRunError } from './errors';
 import { paymentEvent, signedPayments } from './payload';
 import { SOURCE } from './units';
 
@@ -52,7 +53,7 @@ export async function intakeLoad(
     const result = JSON.parse(out.trim().split('\n').pop() ?? '{}') as LoadResult;
     const codes = Object.keys(result.statusCodes);
     if (result.errors > 0 || result.timeouts > 0 || codes.some((c) => c !== '202') || result.bodiesUsed > requests.length) {
-      throw new Error(
+      throw new BenchRunError(
         `intake load was not clean (every request must be a distinct first delivery answered 202): ${JSON.stringify(result)}`,
       );
     }
@@ -173,7 +174,7 @@ function runChild(command: string, args: string[], timeoutMs: number): Promise<s
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve(stdout);
-      else reject(new Error(`${path.basename(args[2] ?? command)} exited with ${code ?? signal}: ${stderr.slice(-2000)}`));
+      else reject(new BenchRunError(`${path.basename(args[2] ?? command)} exited with ${code ?? signal}: ${stderr.slice(-2000)}`));
     });
   });
 }

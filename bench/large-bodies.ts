@@ -15,6 +15,7 @@ import { type PayloadItem, payloadKey } from '../core/model';
 import type { LocalStack } from '../local/stack';
 import { type StoragePriceTable, storeCost } from './body-store';
 import { type PriceTable, usdPerMillion } from './cost';
+import { BenchRunError } from './errors';
 import type { Meters, S3Meter } from './meters';
 import { paymentEvent, signRequest } from './payload';
 import { percentile, round } from './stats';
@@ -153,14 +154,14 @@ export async function largeBodies(
       const t0 = performance.now();
       for (let i = 0; i < options.requests; i++) {
         const { eventId, body } = bodyOf(content, i, `${runId}-${content}-${bytes}`, bytes);
-        if (body.length !== bytes) throw new Error(`${content} body ${eventId} is ${body.length} bytes, not ${bytes}`);
+        if (body.length !== bytes) throw new BenchRunError(`${content} body ${eventId} is ${body.length} bytes, not ${bytes}`);
         const request = signRequest(secret, eventId, body);
         const acked = m.deliveries.allProcessed(eventId, options.consumers);
         const started = performance.now();
         const res = await fetch(stack.webhookUrl(SOURCE), { method: 'POST', headers: request.headers, body: request.body });
         const text = await res.text();
         latencies.push(performance.now() - started);
-        if (res.status !== 202) throw new Error(`${content} body ${eventId} (${bytes} bytes) answered ${res.status}: ${text}`);
+        if (res.status !== 202) throw new BenchRunError(`${content} body ${eventId} (${bytes} bytes) answered ${res.status}: ${text}`);
         await acked;
         sample ??= { eventId, storedBytes: Math.min(gzipSync(Buffer.from(body)).length, bytes) };
       }
@@ -219,6 +220,6 @@ async function storedIn(stack: LocalStack, eventId: string): Promise<'item' | 'b
       new GetCommand({ TableName: table, Key: { pk: payloadKey(SOURCE, eventId, receipt.Item?.payloadHmac as string) } }),
     )
   ).Item as PayloadItem | undefined;
-  if (!item) throw new Error(`no payload item for ${eventId}`);
+  if (!item) throw new BenchRunError(`no payload item for ${eventId}`);
   return item.s3Key ? 'bucket' : 'item';
 }

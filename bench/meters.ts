@@ -18,6 +18,7 @@ import type { FanoutHandler } from '../lambdas/fanout/app';
 import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import { createLogger } from '../lambdas/shared/logger';
 import type { DeliveryProgress, LocalStack } from '../local/stack';
+import { BenchRunError } from './errors';
 
 /** The meters a bench run installs on the local stack (installedMeters), read by each section. */
 export interface Meters {
@@ -203,7 +204,7 @@ export class DeliveryTracker {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(eventId);
-        reject(new Error(`event ${eventId} not acknowledged by ${expected} consumers within ${timeoutMs} ms`));
+        reject(new BenchRunError(`event ${eventId} not acknowledged by ${expected} consumers within ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending.set(eventId, {
         seen: new Set(),

@@ -4,6 +4,7 @@
  * risk-evaluator's review threshold so no event takes the key-registry path.
  */
 import { Webhook } from 'standardwebhooks';
+import { BenchSetupError } from './errors';
 
 export const TARGET_BYTES = 1024;
 
@@ -78,7 +79,11 @@ export function paymentEvent(index: number, runId: string, createdAt = Date.now(
   };
   const bare = JSON.stringify(event).length;
   const room = TARGET_BYTES - bare;
-  if (room < 0) throw new Error(`payment event is ${bare} bytes before padding; TARGET_BYTES is ${TARGET_BYTES}`);
+  if (room < 0) {
+    throw new BenchSetupError(
+      `payment event is ${bare} bytes before padding; TARGET_BYTES is ${TARGET_BYTES}: raise TARGET_BYTES to at least ${bare}`,
+    );
+  }
   event.data.description = FILLER.repeat(Math.ceil(room / FILLER.length) + 1).slice(0, room);
   return { eventId, body: JSON.stringify(event) };
 }

@@ -40,6 +40,7 @@ import {
   usdPerMillionProvisioned,
 } from './cost';
 import { endToEnd } from './e2e';
+import { BenchRunError, BenchSetupError } from './errors';
 import { type FilterBenchResult, measureFilters, printFilters } from './filters';
 import { bundleTargets, measureFirstInvocations, printFirstInvocations, withFirstInvocations } from './first-invocation';
 import { intakeAgainstFloor } from './intake';
@@ -143,7 +144,7 @@ async function main(): Promise<void> {
       consumers: consumers.length,
     });
     large = await runLargeBodies(stack, meters, s3, secret, runId, prices, consumers.length);
-    if (meters.deliveries.failures > 0) throw new Error(`${meters.deliveries.failures} deliveries failed during the bench`);
+    if (meters.deliveries.failures > 0) throw new BenchRunError(`${meters.deliveries.failures} deliveries failed during the bench`);
     // The intake alone: pollers stopped, so fan-out and consumers take no CPU from the ingest path.
     await stack.stopPipeline();
     console.log(
@@ -613,7 +614,7 @@ function onlySections(argv: readonly string[]): Set<Section> | undefined {
   const names = (value ?? '').split(',').filter(Boolean);
   const unknown = names.filter((n) => !(SECTIONS as readonly string[]).includes(n));
   if (names.length === 0 || unknown.length > 0) {
-    throw new Error(
+    throw new BenchSetupError(
       `--only takes a comma-separated list of ${SECTIONS.join(', ')} (the sections that run alone), got "${value ?? ''}"; run without --only for the whole bench`,
     );
   }
@@ -634,7 +635,7 @@ async function runOnly(sections: Set<Section>): Promise<void> {
       const consumers = subscribedConsumers(stack.config, PLAN.eventType);
       const secret = (await stack.secrets.get(SOURCE)).current;
       const large = await runLargeBodies(stack, meters, s3, secret, Date.now().toString(36), prices, consumers.length);
-      if (meters.deliveries.failures > 0) throw new Error(`${meters.deliveries.failures} deliveries failed during the bench`);
+      if (meters.deliveries.failures > 0) throw new BenchRunError(`${meters.deliveries.failures} deliveries failed during the bench`);
       printLargeBodies(large);
       partial.largeBodies = large;
     } finally {

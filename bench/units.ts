@@ -10,6 +10,7 @@ import { eventKey, ledgerKey, payloadKey } from '../core/model';
 import { signatureHeaders } from '../core/schemes';
 import { localDynamoClient } from '../local/clients';
 import type { LocalStack } from '../local/stack';
+import { BenchRunError } from './errors';
 import type { Meters } from './meters';
 import { paymentEvent, type SignedRequest, signedPayments } from './payload';
 
@@ -98,7 +99,7 @@ export async function bodyProtection(
   for (const r of requests) {
     const acked = m.deliveries.allProcessed(r.eventId, consumers);
     const res = await postTo(r.headers(r.eventId), r.body);
-    if (res.status !== 202) throw new Error(`webhook ${r.eventId} answered ${res.status}: ${res.text}`);
+    if (res.status !== 202) throw new BenchRunError(`webhook ${r.eventId} answered ${res.status}, not 202: ${res.text}`);
     await acked;
   }
   await stack.drain();
@@ -120,7 +121,7 @@ export async function bodyProtection(
 export async function post(stack: LocalStack, request: SignedRequest): Promise<void> {
   const res = await fetch(stack.webhookUrl(SOURCE), { method: 'POST', headers: request.headers, body: request.body });
   const text = await res.text();
-  if (res.status !== 202) throw new Error(`webhook ${request.eventId} answered ${res.status}: ${text}`);
+  if (res.status !== 202) throw new BenchRunError(`webhook ${request.eventId} answered ${res.status}, not 202: ${text}`);
 }
 
 export function resetAll(m: Meters): void {
@@ -231,7 +232,7 @@ export async function itemSizes(stack: LocalStack, eventId: string, consumerIds:
   const ddb = localDynamoClient(stack.endpoints.dynamodb);
   const read = async (table: string, pk: string) => {
     const out = await ddb.send(new GetItemCommand({ TableName: table, Key: { pk: { S: pk } }, ConsistentRead: true }));
-    if (!out.Item) throw new Error(`item ${pk} not found in ${table}`);
+    if (!out.Item) throw new BenchRunError(`item ${pk} not found in ${table}`);
     return out.Item;
   };
   const get = async (table: string, pk: string) => itemSize(await read(table, pk));

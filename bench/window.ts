@@ -24,6 +24,7 @@ import { reconcile } from '../lambdas/reconcile/reconcile';
 import { localDynamoClient, localSqsClient } from '../local/clients';
 import { freePort, startDynamoLocal, startSqsEmulator } from '../local/emulators';
 import { provisionLocalStack } from '../local/provision';
+import { BenchRunError } from './errors';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -83,7 +84,8 @@ export async function measureWindow(log: (line: string) => void = console.log): 
           { ...WINDOW, consumers: baseConfig.consumers.map((c) => c.id) },
         );
         times.push(performance.now() - started);
-        if (report.violations.length > 0) throw new Error(`bench data has ${report.violations.length} violations`);
+        if (report.violations.length > 0)
+          throw new BenchRunError(`bench data has ${report.violations.length} violations: reconcile would time repairs, not reads`);
         readUnits = reader.counters.readUnits;
         counters = { ...reader.counters };
         receipts = report.receipts;

@@ -22,7 +22,7 @@ export const MAX_INLINE_PAYLOAD_BYTES = 300_000;
  * The default `payloads.inlineMaxBytes`: a stored body up to 7,000 bytes stays in its payload item
  * (7 write units with the item's key and attributes), a larger one goes to the payload bucket. Just
  * under where the two cost the same at list prices and the default 30-day retention (7,040 bytes;
- * README, "Where a body is stored"; bench/body-store.ts computes it): in the item a body costs a
+ * docs/configuration.md, "Where a body is stored"; bench/body-store.ts computes it): in the item a body costs a
  * write unit per started KB at intake, a read unit per started 4 KB at the fan-out and DynamoDB
  * storage until TTL; in the bucket one PUT and one GET ($5.40 per million), S3 storage until the
  * lifecycle rule, and a reference item of one write and one read unit.

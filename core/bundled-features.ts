@@ -12,6 +12,8 @@
  * folds to a branch esbuild can drop.
  */
 
+import { ConfigurationError } from './errors';
+
 /** The define names, one per feature. */
 export const BUNDLED_FEATURE_FLAGS = {
   filters: 'process.env.HOOKLEDGER_BUNDLED_FILTERS',
@@ -35,7 +37,7 @@ export function featuresUsed(config: FeatureUse): Record<BundledFeature, boolean
 }
 
 /** A configuration the bundle was not built for reached folded-away code: say so, never guess. */
-export class FeatureNotBundledError extends Error {
+export class FeatureNotBundledError extends ConfigurationError {
   override readonly name = 'FeatureNotBundledError';
   constructor(feature: BundledFeature, where: string) {
     super(

@@ -54,11 +54,17 @@ export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): 
 
 export function requireJsonEnv<T extends Record<string, string>>(name: string, env: NodeJS.ProcessEnv = process.env): T {
   const raw = requireEnv(name, env);
+  // The message names what the value is, never the value: it may be anything pasted into the variable.
+  const refused = `environment variable ${name} must be a JSON object of strings; it is set by the hookledger CDK stack`;
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(raw);
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-    return parsed as T;
+    parsed = JSON.parse(raw);
   } catch (cause) {
-    throw new MissingEnvError(`environment variable ${name} must be a JSON object of strings`, { cause });
+    throw new MissingEnvError(`${refused} (it is not JSON)`, { cause });
   }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    const kind = Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`;
+    throw new MissingEnvError(`${refused} (it is ${kind})`);
+  }
+  return parsed as T;
 }

@@ -28,3 +28,13 @@ export class ConfigurationError extends HookledgerError {
 export class WindowError extends HookledgerError {
   override readonly name: string = 'WindowError';
 }
+
+/**
+ * hookledger's own parts were put together wrongly: a step called without what it needs, a port the
+ * wiring did not give, an expression naming an attribute alias it does not define. A bug in
+ * hookledger, never in a request or the configuration: no boundary translates it; the invocation fails
+ * and its alarm sees it. The message names the step and what it was missing.
+ */
+export class WiringError extends HookledgerError {
+  override readonly name: string = 'WiringError';
+}

@@ -5,7 +5,7 @@
  * same functions. No zod here: the Lambdas import this module; `checkPattern` is what the config schema
  * calls at synth.
  *
- * Home-made on purpose (README, "Consumer filters"): no maintained npm package implements EventBridge
+ * Home-made on purpose (docs/consumers.md, "Filters"): no maintained npm package implements EventBridge
  * patterns (AWS's own matcher, Event Ruler, is Java; `TestEventPattern` is an API call per event).
  *
  * Semantics, as EventBridge's: the fields of a pattern must all match (AND); a list of matchers matches

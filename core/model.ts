@@ -1,5 +1,5 @@
 /**
- * The data model. Two tables, every write a single-item conditional write (see README "Data model").
+ * The data model. Two tables, every write a single-item conditional write (see docs/cost-and-scale.md "Data model and cost").
  *
  * EventStore (partition key `pk`, stream NEW_IMAGE, TTL attribute `expiresAt`):
  *   evt#<source>#<eventId>        kind=event    the receipt: attribution, delivery set, keyed payload hash (never expires)

@@ -6,6 +6,17 @@
  * (`transform_failed`); a result fetch could not send is quarantined `transform_invalid`.
  */
 
+import { HookledgerError } from './errors';
+
+/**
+ * What a transform throws for a delivery it cannot reshape (a field the destination needs is missing
+ * or of another kind): the delivery is quarantined `transform_failed` with the message, which is kept
+ * on the ledger row and shown by `hookledger trace`, so it names fields and kinds, never a payload value.
+ */
+export class TransformError extends HookledgerError {
+  override readonly name: string = 'TransformError';
+}
+
 export interface TransformInput {
   readonly eventId: string;
   readonly eventType: string;

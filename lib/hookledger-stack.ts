@@ -3,6 +3,7 @@ import { Construct } from 'constructs';
 import { payloadRetentionValues } from '../core/config/routing';
 import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from '../core/config/schema';
 import { ENV } from '../core/env';
+import { ConfigurationError } from '../core/errors';
 import {
   assertDistinctOutputSuffixes,
   consumerSecretArnOutput,
@@ -202,8 +203,9 @@ export const STACK_NAME_CONTEXT = 'stackName';
 export function addHookledgerStack(app: App, config: HookledgerConfigInput): HookledgerStack {
   const stackName: unknown = app.node.tryGetContext(STACK_NAME_CONTEXT) ?? DEFAULT_STACK_NAME;
   if (typeof stackName !== 'string' || !/^[A-Za-z][A-Za-z0-9-]{0,127}$/.test(stackName)) {
-    throw new Error(
-      `context ${STACK_NAME_CONTEXT} must be a CloudFormation stack name (a letter, then letters, digits or '-'), got ${JSON.stringify(stackName)}`,
+    throw new ConfigurationError(
+      `context ${STACK_NAME_CONTEXT} must be a CloudFormation stack name (a letter, then up to 127 letters, digits or '-'), got ${JSON.stringify(stackName)}; ` +
+        `pass one with -c ${STACK_NAME_CONTEXT}=HookledgerStaging`,
     );
   }
   return new HookledgerStack(app, stackName, {

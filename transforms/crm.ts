@@ -9,12 +9,12 @@
  * request before sending it, and quarantines one it could not send as `transform_invalid` (percent-
  * encode such a value if the destination decodes it, or keep it in the body).
  */
-import type { TransformInput, TransformOutput } from '../core/transform';
+import { TransformError, type TransformInput, type TransformOutput } from '../core/transform';
 
 export function transform({ eventId, eventType, tenantId, payload }: TransformInput): TransformOutput {
   const data = (payload.data ?? {}) as { amount?: unknown; currency?: unknown; reference?: unknown };
   if (typeof data.amount !== 'number') {
-    throw new Error(`the CRM needs a numeric data.amount; event ${eventId} has ${kindOf(data.amount)}`);
+    throw new TransformError(`the CRM needs a numeric data.amount; event ${eventId} has ${kindOf(data.amount)}`);
   }
   return {
     body: {

@@ -174,9 +174,17 @@ async function describeStack(
   stackName: string,
   region: string,
 ): Promise<{ deployed: boolean; outputs?: Output[]; check: Check }> {
+  const notDeployed = {
+    deployed: false,
+    check: {
+      id: 'stack',
+      status: 'info',
+      message: `stack ${stackName} is not deployed in ${region}; the secret, alarm and consumer checks run once it is`,
+    },
+  } as const;
   try {
     const stack = (await clients.cfn.send(new DescribeStacksCommand({ StackName: stackName }))).Stacks?.[0];
-    if (!stack) throw Object.assign(new Error(`Stack with id ${stackName} does not exist`), { name: 'ValidationError' });
+    if (!stack) return notDeployed;
     const status = stack.StackStatus ?? 'UNKNOWN';
     if (status === 'ROLLBACK_COMPLETE' || status.endsWith('_FAILED')) {
       return {
@@ -210,16 +218,8 @@ async function describeStack(
         { cause: error },
       );
     }
-    if ((error as Error).name === 'ValidationError' && /does not exist/.test((error as Error).message)) {
-      return {
-        deployed: false,
-        check: {
-          id: 'stack',
-          status: 'info',
-          message: `stack ${stackName} is not deployed in ${region}; the secret, alarm and consumer checks run once it is`,
-        },
-      };
-    }
+    // CloudFormation answers a stack that does not exist with a ValidationError: the SDK has no class for it (its own waiters match the name).
+    if ((error as Error).name === 'ValidationError' && /does not exist/.test((error as Error).message)) return notDeployed;
     return { deployed: false, check: deniedOrFailed('stack', 'cloudformation:DescribeStacks', error) };
   }
 }

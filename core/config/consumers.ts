@@ -3,6 +3,7 @@
  * local stack, the fan-out and the runtime). No zod here: Lambdas import this module.
  */
 import { createHash } from 'node:crypto';
+import { ConfigurationError } from '../errors';
 import { type DeliveryMessage, ledgerKey } from '../model';
 import type { ConsumerConfig } from './schema';
 
@@ -18,7 +19,11 @@ export const TRANSFORM_WORKERS_DIR = '.hookledger/workers';
  */
 export function workerEntry(consumer: ConsumerConfig): string {
   if (consumer.kind === 'http') return consumer.transform ? `${TRANSFORM_WORKERS_DIR}/${consumer.id}.ts` : HTTP_WORKER_ENTRY;
-  if (!consumer.entry) throw new Error(`consumer ${consumer.id} has no entry`);
+  if (!consumer.entry) {
+    throw new ConfigurationError(
+      `consumer ${consumer.id} has no entry; set entry: 'lambdas/consumers/${consumer.id}.ts' (or kind: 'http' with its url)`,
+    );
+  }
   return consumer.entry;
 }
 
@@ -27,7 +32,11 @@ export function workerEntry(consumer: ConsumerConfig): string {
  * module, so esbuild bundles that module (and only it) into this consumer's function.
  */
 export function transformWorkerSource(consumer: ConsumerConfig): string {
-  if (consumer.kind !== 'http' || !consumer.transform) throw new Error(`consumer ${consumer.id} has no transform`);
+  if (consumer.kind !== 'http' || !consumer.transform) {
+    throw new ConfigurationError(
+      `consumer ${consumer.id} has no transform: only a kind: 'http' consumer with transform: 'transforms/<name>.ts' has a worker entry of its own`,
+    );
+  }
   const up = TRANSFORM_WORKERS_DIR.split('/')
     .map(() => '..')
     .join('/');

@@ -695,7 +695,7 @@ export const configSchema = z
          * A body whose stored size (gzip, when smaller) is above this many bytes goes to the payload
          * bucket and its payload item keeps the object key; up to it, the bytes stay in the item. The
          * default (7,000 bytes) is just under where the two cost the same at list prices and 30-day
-         * retention (README, "Where a body is stored"); a longer retention moves that point lower.
+         * retention (docs/configuration.md, "Where a body is stored"); a longer retention moves that point lower.
          */
         inlineMaxBytes: z
           .number()
@@ -755,7 +755,7 @@ export const configSchema = z
     /**
      * How the tables are billed: `'on-demand'` (default) or `{ mode: 'provisioned', minWrite, maxWrite,
      * minRead, maxRead, targetUtilization }` with auto scaling on every table and index; one setting for
-     * both tables or `{ default?, eventStore?, ledger? }` (core/config/capacity.ts; README "Capacity").
+     * both tables or `{ default?, eventStore?, ledger? }` (core/config/capacity.ts; docs/cost-and-scale.md "Capacity").
      */
     capacity: capacitySchema,
   })

@@ -7,6 +7,7 @@
  * a cold start compiles one or two scheme modules, not nineteen, with no `import()` to wait for.
  */
 
+import { ConfigurationError } from '../errors';
 import { clientState } from './client-state';
 import { ed25519 } from './ed25519';
 import { github } from './github';
@@ -64,7 +65,12 @@ export function bundledSchemes(): SchemeSet {
   const byType = new Map(held as [string, Scheme<OptionSpecs>][]);
   return schemeSet((type) => {
     const scheme = byType.get(type);
-    if (!scheme) throw new Error(`scheme "${type}" is not in this bundle; bundled: ${[...byType.keys()].join(', ') || 'none'}`);
+    if (!scheme) {
+      throw new ConfigurationError(
+        `scheme "${type}" is not in this bundle; bundled: ${[...byType.keys()].join(', ') || 'none'} ` +
+          '(a bundle built for another configuration: synthesize and deploy again with the configuration it runs)',
+      );
+    }
     return scheme;
   });
 }

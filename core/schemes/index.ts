@@ -7,6 +7,7 @@
  */
 
 import type { BodyFormat } from '../body';
+import { ConfigurationError } from '../errors';
 import type { Handshake } from '../handshakes';
 import { clientState } from './client-state';
 import { ed25519 } from './ed25519';
@@ -74,7 +75,7 @@ export const SCHEME_TYPES = Object.keys(SCHEMES) as SchemeType[];
 
 function schemeOf(config: Pick<SchemeConfig, 'type'>): Scheme<OptionSpecs> {
   const scheme = (SCHEMES as Record<string, Scheme<OptionSpecs> | undefined>)[config.type];
-  if (!scheme) throw new Error(`unknown scheme type "${config.type}"; one of: ${SCHEME_TYPES.join(', ')}`);
+  if (!scheme) throw new ConfigurationError(`unknown scheme type "${config.type}"; set scheme.type to one of: ${SCHEME_TYPES.join(', ')}`);
   return scheme;
 }
 

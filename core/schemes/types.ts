@@ -78,7 +78,7 @@ export interface Verifier {
 }
 
 /**
- * What a scheme's signature covers. Intake reads attribution from signed parts only (see README "Threat model at the door");
+ * What a scheme's signature covers. Intake reads attribution from signed parts only (see docs/security.md "Threat model at the door");
  * the config schema (core/config/schema.ts) refuses what a claim here does not support.
  *
  * The audit of every scheme: `body` as each module declares it, and why.

@@ -4,7 +4,7 @@
  * start reads every source's secrets (cached after the first read). Nothing of ours that the cold
  * start also loads is imported here: code splitting gives every set of importers a chunk of its own,
  * so a module shared between the cold start and this chunk would load at cold start as a file apart
- * (Node 22 charges several ms for one here; README "Measured cost and speed", section 5). For the
+ * (Node 22 charges far more for one than Node 20; docs/cost-and-scale.md, bench section 5). For the
  * same reason the client takes the DynamoDB client's credentials, and intake's bundle gives it no
  * credential chain of its own (SHARED_CREDENTIALS_ENTRIES in lib/constructs/hookledger-function.ts,
  * the plugin in lib/constructs/bundle-plugins.mjs): the chain is the cold start's.

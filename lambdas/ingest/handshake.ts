@@ -13,6 +13,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { WiringError } from '../../core/errors';
 import { HANDSHAKE_STEPS, type Handshake, type HandshakePhase } from '../../core/handshakes';
 import { InputError } from './parse';
 import type { IngestRequest } from './request';
@@ -65,7 +66,8 @@ export function answerHandshake(
     return answerGetHandshake(kind, { query: request.query, headers: request.headers, verifyToken: request.source.verifyToken });
   }
   if (phase === 'before-verification') return kind === 'graph-validation-token' ? answerGraphValidation(request.query) : undefined;
-  if (!verified) throw new Error(`the ${kind} handshake is answered with the verified body and secret`);
+  if (!verified)
+    throw new WiringError(`answerHandshake: the ${kind} handshake is answered after verification, with the verified body and secret`);
   return answerSignedHandshake(kind, verified.body, verified.secret);
 }
 

@@ -6,7 +6,7 @@
 import { readPath } from '../../adapters/dotted-path';
 import { type BodyFormat, BodyFormatError, readBody } from '../../core/body';
 import type { EventIdSource, SourceConfig } from '../../core/config/schema';
-import { HookledgerError } from '../../core/errors';
+import { HookledgerError, WiringError } from '../../core/errors';
 import { BODY_HASH_ID_PREFIX } from '../../core/model';
 
 export class InputError extends HookledgerError {
@@ -68,7 +68,11 @@ export function extractAttribution(
   const read = (field: keyof ExtractedAttribution): string => {
     const from: EventIdSource = source.attribution[field];
     if ('derived' in from) {
-      if (bodyHash === undefined) throw new Error('an event id derived from the body needs the body hash');
+      if (bodyHash === undefined) {
+        throw new WiringError(
+          `extractAttribution: source ${source.id} derives its ${FIELD_NAMES[field]} from the body, but no body hash was passed`,
+        );
+      }
       return `${BODY_HASH_ID_PREFIX}${bodyHash}`;
     }
     const where = describe(from);

@@ -5,6 +5,7 @@
  */
 
 import { activeSecrets, type SecretsPort } from '../../adapters/secrets';
+import { WiringError } from '../../core/errors';
 import type { SecretVersion } from '../../core/model';
 import type { SchemeSet } from '../../core/schemes/set';
 import type { JsonWebKey, SigningSecrets, VerificationKeysPort, VerifyInput } from '../../core/schemes/types';
@@ -61,7 +62,11 @@ async function publicKeys(
   secrets: SigningSecrets,
   ports: VerifyPorts,
 ): Promise<Record<string, JsonWebKey>> {
-  if (!ports.verificationKeys) throw new Error('no verification key port is configured for a key-fetching scheme');
+  if (!ports.verificationKeys) {
+    throw new WiringError(
+      `verify: source ${request.source.id}'s scheme fetches its keys, but intake was built without a verification keys port`,
+    );
+  }
   const key = await ports.verificationKeys.get({ ...wanted, sourceId: request.source.id, credentials: secrets.current });
   return key ? { [wanted.kid]: key } : {};
 }

@@ -12,6 +12,7 @@ import { SecretsManagerPort } from '../../adapters/secrets-manager';
 import { clientReads } from '../../adapters/secrets-manager-client';
 import { findConsumer } from '../../core/config/routing';
 import { ENV, requireEnv } from '../../core/env';
+import { ConfigurationError } from '../../core/errors';
 import { HOUR_MS } from '../../core/model';
 import type { Transform } from '../../core/transform';
 import { bundledConfig } from '../shared/bundled-config';
@@ -36,9 +37,16 @@ export const handler: ConsumerLambdaHandler = httpWorker();
 function build(transform: Transform | undefined): ConsumerLambdaHandler {
   const consumerId = requireEnv(ENV.consumerId);
   const consumer = findConsumer(bundledConfig(), consumerId);
-  if (consumer?.kind !== 'http') throw new Error(`consumer ${consumerId} is not an http consumer in the bundled configuration`);
+  if (consumer?.kind !== 'http') {
+    throw new ConfigurationError(
+      `consumer ${consumerId} is not an http consumer in the bundled configuration (${consumer ? `kind ${consumer.kind}` : 'not found'}); ` +
+        'CONSUMER_ID names the consumer this worker delivers for: deploy again from hookledger.config.ts',
+    );
+  }
   if ((consumer.transform !== undefined) !== (transform !== undefined)) {
-    throw new Error(`consumer ${consumerId}: the bundled transform does not match the configuration's (${consumer.transform ?? 'none'})`);
+    throw new ConfigurationError(
+      `consumer ${consumerId}: the bundled transform does not match the configuration's (${consumer.transform ?? 'none'}); synthesize and deploy again`,
+    );
   }
   const logger = createLambdaLogger(`hookledger-${consumerId}`);
   const onBreakerOpen = createCircuitOpenMetric(requireEnv(ENV.stackName), consumerId);

@@ -20,6 +20,7 @@
 import type { Breakers } from '../../adapters/ledger-controls';
 import { activeSecrets } from '../../adapters/secrets';
 import type { ConsumerConfig, HttpDeliveryConfig } from '../../core/config/schema';
+import { ConfigurationError } from '../../core/errors';
 import { standardWebhooks } from '../../core/schemes/standard-webhooks';
 import type { SigningSecrets } from '../../core/schemes/types';
 import { checkTransformRequest, type Transform, type TransformRequest } from '../../core/transform';
@@ -64,7 +65,11 @@ const RESET_CHECK_MS = 5000;
 
 export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
   const { consumer, logger } = deps;
-  if (consumer.kind !== 'http' || !consumer.url) throw new Error(`consumer ${consumer.id} is not an http consumer with a url`);
+  if (consumer.kind !== 'http' || !consumer.url) {
+    throw new ConfigurationError(
+      `consumer ${consumer.id} is not an http consumer with a url; give it kind: 'http' and url in hookledger.config.ts`,
+    );
+  }
   const url = consumer.url;
   const http = consumer.http as HttpDeliveryConfig;
   const clock = deps.clock ?? Date.now;

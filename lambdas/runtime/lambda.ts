@@ -11,6 +11,7 @@ import { VersionWatermarks } from '../../adapters/ledger-controls';
 import { s3PayloadBlobs } from '../../adapters/payload-blobs';
 import { findConsumer } from '../../core/config/routing';
 import { ENV, requireEnv } from '../../core/env';
+import { ConfigurationError } from '../../core/errors';
 import { bundledConfig } from '../shared/bundled-config';
 import { createLambdaLogger, flushingLogs, type LambdaLogger } from '../shared/lambda-logger';
 import { type ConsumerHandle, type ConsumerLambdaHandler, createConsumerHandler } from './runtime';
@@ -30,10 +31,13 @@ export function lambdaConsumer(
 
 function build(consumerId: string, handle: ConsumerHandle, logger: LambdaLogger): ConsumerLambdaHandler {
   const consumer = findConsumer(bundledConfig(), consumerId);
-  if (!consumer) throw new Error(`consumer ${consumerId} is not in the bundled hookledger configuration`);
-  if (requireEnv(ENV.consumerId) !== consumerId) {
-    throw new Error(`CONSUMER_ID is ${process.env[ENV.consumerId]}, but this module is ${consumerId}`);
+  if (!consumer) {
+    throw new ConfigurationError(
+      `consumer ${consumerId} is not in the bundled hookledger configuration; add it to hookledger.config.ts and deploy again`,
+    );
   }
+  const running = requireEnv(ENV.consumerId);
+  if (running !== consumerId) throw new ConfigurationError(`CONSUMER_ID is ${running}, but this module is ${consumerId}`);
   const client = createDocumentClient();
   const bucket = requireEnv(ENV.payloadBucket);
   const sqs = onFirstUse(async () => new (await import('@aws-sdk/client-sqs')).SQSClient({}));

@@ -6,8 +6,9 @@
  * `POWERTOOLS_DEV`); test/unit/emf.test.ts holds it to Powertools' own output.
  *
  * Why not Powertools Metrics itself: the single-line publishers (lambdas/shared/metrics.ts) use none
- * of what it adds (buffering, dimension sets, metadata, the cold-start metric), and its 13 KiB were a
- * quarter of what intake loaded at cold start above the floor (README, "Measured cost and speed").
+ * of what it adds (buffering, dimension sets, metadata, the cold-start metric), and it was a large
+ * part of what intake loaded at cold start above the floor (docs/cost-and-scale.md, "What keeps cold
+ * starts small").
  * The reconciler, which adds several metrics through a run and publishes them once, keeps it.
  */
 

@@ -7,6 +7,8 @@
  * reconciler's run, which adds several metrics and publishes them once, uses Powertools Metrics
  * (lambdas/reconcile/metrics.ts).
  */
+
+import { ConfigurationError } from '../../core/errors';
 import {
   DIMENSION,
   FANOUT_SKIPPED_METRIC,
@@ -20,7 +22,11 @@ import { type MetricLine, metricLineWriter } from './emf';
 
 /** Every metric's `Stack` dimension: empty, it would merge the series of every copy in the account. */
 export function requireStack(stackName: string, metricName: string): void {
-  if (stackName === '') throw new Error(`stackName must not be empty: it is the Stack dimension of ${metricName}`);
+  if (stackName === '') {
+    throw new ConfigurationError(
+      `stackName must not be empty: it is the Stack dimension of ${metricName}; set STACK_NAME (the stack sets it)`,
+    );
+  }
 }
 
 /** A publisher of `metricName` (a Count) by `Stack`, the fixed `extra` dimensions and those of each call. */

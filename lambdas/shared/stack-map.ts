@@ -2,8 +2,8 @@
  * Source-mapped stack traces on the error path, not at every cold start. The stack ships each bundle
  * with its linked source maps (`index.mjs.map`, `chunks/*.mjs.map`) but does not set
  * `--enable-source-maps`: with it, Node reads and parses every loaded file's map while loading the
- * module graph, about 10 ms of each function's cold start on the bench machine and more the larger
- * the bundle (README "Speed"). The frames of an error that escapes a handler are mapped here instead,
+ * module graph, at every cold start and more the larger the bundle (docs/deploy.md, "Stack traces
+ * in the logs"). The frames of an error that escapes a handler are mapped here instead,
  * once it happens: `flushingLogs` (./lambda-logger.ts) loads this module with `import()`, rewrites the
  * error's `stack`, and rethrows it, so the line the Lambda runtime logs names the sources
  * (`lambdas/ingest/app.ts:42:7`) as Node's own mapping would. Errors thrown while the module graph

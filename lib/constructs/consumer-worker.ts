@@ -71,12 +71,13 @@ export class ConsumerWorker extends Construct {
     assertConsumerRules(c);
     const retention = props.queueRetention ?? Duration.seconds(consumerRetentionSeconds(c));
     if (retention.toSeconds() > QUEUE_RETENTION.consumerMaxSeconds) {
-      throw new Error(
-        `consumer ${c.id}: queueRetention must be at most 13 days so a message still has a day in the 14-day DLQ, got ${retention.toSeconds()} seconds`,
+      throw new ConfigurationError(
+        `consumer ${c.id}: queueRetention must be at most 13 days so a message still has a day in the 14-day DLQ, got ${retention.toSeconds()} seconds; ` +
+          'lower it, or lower maxReceiveCount or visibilityTimeoutSeconds if the retry budget needs more',
       );
     }
     if (retention.toSeconds() < retentionNeededSeconds(c)) {
-      throw new Error(
+      throw new ConfigurationError(
         `consumer ${c.id}: queueRetention ${retention.toSeconds()} s is shorter than maxReceiveCount ${c.maxReceiveCount} x visibilityTimeoutSeconds ` +
           `${c.visibilityTimeoutSeconds} plus a day (${retentionNeededSeconds(c)} s): failing messages would expire before reaching the DLQ; ` +
           'leave queueRetention unset (it follows the retry budget) or raise it',

@@ -5,6 +5,7 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
+import { ConfigurationError } from '../../core/errors';
 import { keyPattern } from '../../core/model';
 import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../../core/queues';
 import { deadLetterQueueProps } from './defaults';
@@ -54,16 +55,24 @@ export class FanOut extends Construct {
   constructor(scope: Construct, id: string, props: FanOutProps) {
     super(scope, id);
     if (!props.events.tableStreamArn) {
-      throw new Error('events table must have a stream (NEW_IMAGE) for the fan-out to read');
+      throw new ConfigurationError(
+        `events table ${props.events.node.path} has no stream for the fan-out to read; create it with stream: dynamodb.StreamViewType.NEW_IMAGE (as Storage does)`,
+      );
     }
-    if (props.consumerQueues.length === 0) throw new Error('consumerQueues must name at least one consumer');
+    if (props.consumerQueues.length === 0) {
+      throw new ConfigurationError('consumerQueues must name at least one consumer, got none; add a consumer to hookledger.config.ts');
+    }
     const retryAttempts = props.retryAttempts ?? FANOUT_EVENT_SOURCE.retryAttempts;
     if (!Number.isInteger(retryAttempts) || retryAttempts < 0 || retryAttempts > 10_000) {
-      throw new Error(`retryAttempts must be an integer from 0 to 10000 (a bound, not -1), got ${retryAttempts}`);
+      throw new ConfigurationError(
+        `retryAttempts must be an integer from 0 to 10000 (a bound, not -1), got ${retryAttempts}; omit it for ${FANOUT_EVENT_SOURCE.retryAttempts}`,
+      );
     }
     const maxRecordAge = props.maxRecordAge ?? Duration.seconds(FANOUT_EVENT_SOURCE.maxRecordAgeSeconds);
     if (maxRecordAge.toSeconds() < 60 || maxRecordAge.toSeconds() > Duration.hours(24).toSeconds()) {
-      throw new Error(`maxRecordAge must be from 60 seconds to 24 hours (stream retention), got ${maxRecordAge.toSeconds()} seconds`);
+      throw new ConfigurationError(
+        `maxRecordAge must be from 60 seconds to 24 hours (stream retention), got ${maxRecordAge.toSeconds()} seconds; omit it for ${FANOUT_EVENT_SOURCE.maxRecordAgeSeconds / 3600} hours`,
+      );
     }
 
     // It names the records the fan-out gave up on: kept when the stack goes away or it is replaced.

@@ -12,6 +12,7 @@ import { Construct } from 'constructs';
 import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
 import { BUNDLED_FEATURE_FLAGS, featuresUsed } from '../../core/bundled-features';
 import { BUNDLED_CONFIG_DEFINE } from '../../core/env';
+import { ConfigurationError } from '../../core/errors';
 /** Namespace of every custom metric the stack emits and alarms on (Powertools reads it from env). */
 import { METRICS_NAMESPACE } from '../../core/metrics';
 import { PROJECT_ROOT } from '../../core/paths';
@@ -266,7 +267,7 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
   constructor(scope: Construct, id: string, props: HookledgerFunctionProps) {
     super(scope, id);
     if (path.isAbsolute(props.entry) || props.entry.split(/[\\/]/).includes('..')) {
-      throw new Error(`entry must be a path inside the repository like "lambdas/ingest/handler.ts", got "${props.entry}"`);
+      throw new ConfigurationError(`entry must be a path inside the repository like "lambdas/ingest/handler.ts", got "${props.entry}"`);
     }
 
     this.logGroup = new logs.LogGroup(this, 'LogGroup', {
@@ -354,7 +355,11 @@ export const BUNDLED_CONFIG_CONTEXT = 'hookledger:bundledConfig';
 function bundledConfigDefine(scope: Construct): Record<string, string> | undefined {
   const json: unknown = scope.node.tryGetContext(BUNDLED_CONFIG_CONTEXT);
   if (json === undefined) return undefined;
-  if (typeof json !== 'string') throw new Error(`context ${BUNDLED_CONFIG_CONTEXT} must be a JSON string`);
+  if (typeof json !== 'string') {
+    throw new ConfigurationError(
+      `context ${BUNDLED_CONFIG_CONTEXT} must be a JSON string, got ${Array.isArray(json) ? 'an array' : typeof json}; HookledgerStack sets it from the validated configuration: do not set it by hand`,
+    );
+  }
   return bundledDefines(json);
 }
 

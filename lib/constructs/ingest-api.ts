@@ -7,6 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
+import { ConfigurationError } from '../../core/errors';
 import { HookledgerFunction } from './hookledger-function';
 import { grantIntakeWrites } from './storage';
 
@@ -49,9 +50,13 @@ export class IngestApi extends Construct {
     const rateLimit = props.throttlingRateLimit ?? 1000;
     const burstLimit = props.throttlingBurstLimit ?? 2000;
     if (!(rateLimit > 0) || !Number.isInteger(burstLimit) || burstLimit < 1) {
-      throw new Error(`throttling limits must be positive (burst an integer), got rate ${rateLimit} and burst ${burstLimit}`);
+      throw new ConfigurationError(
+        `throttlingRateLimit must be above 0 and throttlingBurstLimit an integer of at least 1, got rate ${rateLimit} and burst ${burstLimit}; omit them for 1000 and 2000`,
+      );
     }
-    if (props.sourceIds.length === 0) throw new Error('sourceIds must name at least one source');
+    if (props.sourceIds.length === 0) {
+      throw new ConfigurationError('sourceIds must name at least one source, got none; add a source to hookledger.config.ts');
+    }
 
     const secretsScope = new Construct(this, 'Secrets');
     const secrets = new Map<string, secretsmanager.ISecret>();

@@ -3,6 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct, type IConstruct } from 'constructs';
 import { payloadObjectPattern, RETENTION_TAG, viewObjectPattern } from '../../core/blobs';
+import { ConfigurationError } from '../../core/errors';
 
 export interface PayloadBucketProps {
   /**
@@ -41,7 +42,9 @@ export class PayloadBucket extends Construct {
     super(scope, id);
     const values = [...new Set([props.retentionDays, ...(props.retentionValues ?? [])])].sort((a, b) => a - b);
     for (const days of values) {
-      if (!Number.isInteger(days) || days < 1) throw new Error(`retentionDays must be a whole number of days >= 1, got ${days}`);
+      if (!Number.isInteger(days) || days < 1) {
+        throw new ConfigurationError(`retentionDays must be a whole number of days >= 1, got ${days}; round it up to a whole day`);
+      }
     }
     const longest = values[values.length - 1] as number;
     const tagged: s3.LifecycleRule[] =

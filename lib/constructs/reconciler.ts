@@ -6,6 +6,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../core/env';
+import { ConfigurationError } from '../../core/errors';
 import { keyPattern, WINDOW_INDEX } from '../../core/model';
 import { deadLetterQueueProps } from './defaults';
 import { HookledgerFunction } from './hookledger-function';
@@ -56,14 +57,14 @@ export class Reconciler extends Construct {
     this.interval = props.interval ?? Duration.hours(1);
     const timeout = props.timeout ?? Duration.minutes(5);
     if (this.interval.toSeconds() < 60) {
-      throw new Error(`interval must be at least 1 minute, got ${this.interval.toSeconds()} seconds`);
+      throw new ConfigurationError(`interval must be at least 1 minute, got ${this.interval.toSeconds()} seconds; omit it for 1 hour`);
     }
     if (props.repair && !(Number.isInteger(props.repair.maxPerRun) && props.repair.maxPerRun >= 1 && props.repair.maxPerRun <= 10_000)) {
-      throw new Error(`repair.maxPerRun must be an integer from 1 to 10000, got ${props.repair.maxPerRun}`);
+      throw new ConfigurationError(`repair.maxPerRun must be an integer from 1 to 10000, got ${props.repair.maxPerRun}`);
     }
     if (timeout.toSeconds() >= this.interval.toSeconds()) {
-      throw new Error(
-        `timeout (${timeout.toSeconds()} s) must be shorter than interval (${this.interval.toSeconds()} s) so runs never overlap`,
+      throw new ConfigurationError(
+        `timeout (${timeout.toSeconds()} s) must be shorter than interval (${this.interval.toSeconds()} s) so runs never overlap; lower timeout or raise interval`,
       );
     }
 

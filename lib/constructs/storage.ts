@@ -157,7 +157,11 @@ export function grantItemsByKeyPattern(
   actions: readonly string[],
   keyPatterns: readonly string[],
 ): iam.Grant {
-  if (keyPatterns.length === 0) throw new Error('keyPatterns must name at least one key pattern');
+  if (keyPatterns.length === 0) {
+    throw new ConfigurationError(
+      `keyPatterns must name at least one key pattern for ${actions.join(', ')}, got none; build them with keyPattern() (core/model.ts)`,
+    );
+  }
   return iam.Grant.addToPrincipal({
     grantee,
     actions: [...actions],

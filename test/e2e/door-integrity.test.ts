@@ -1,6 +1,6 @@
 /**
  * Integrity at the door, end to end through HTTP on the local stack: a real GitHub delivery with the
- * README's configuration (numeric installation.id), its replay under new unsigned headers, the same
+ * configuration docs/configuration.md shows (numeric installation.id), its replay under new unsigned headers, the same
  * event id with other bytes, and retention enforced while TTL has not deleted anything.
  */
 import { readFileSync } from 'node:fs';
@@ -54,7 +54,7 @@ async function postGithub(delivery: string, event: string, hookId = '501873942')
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-describe('a real GitHub delivery with the README configuration', () => {
+describe('a real GitHub delivery with the documented configuration', () => {
   it('is recorded under installation.id 48213907 and acknowledged by both subscribed consumers', async () => {
     const res = await postGithub('9a1f3c20-cd4e-11ef-8f5e-2b7d1c6a0e41', 'issues');
     expect(res).toEqual({ status: 202, body: { event_id: '9a1f3c20-cd4e-11ef-8f5e-2b7d1c6a0e41', deliveries: 2 } });

@@ -317,7 +317,7 @@ describe('stacks of a shipped bundle, mapped on the error path', () => {
       const source = readFileSync(path.join(ROOT, 'lambdas/runtime/lambda.ts'), 'utf8').split('\n');
       const thrownAt = source.findIndex((l) => l.includes('but this module is')) + 1;
       const frames = stack.split('\n');
-      expect(frames[0]).toBe('Error: CONSUMER_ID is audit-writer, but this module is billing-meter');
+      expect(frames[0]).toBe('ConfigurationError: CONSUMER_ID is audit-writer, but this module is billing-meter');
       expect(frames[1]).toMatch(new RegExp(`^    at build \\(lambdas/runtime/lambda\\.ts:${thrownAt}:\\d+\\)$`));
       expect(frames.some((f) => /at .*lambdas\/shared\/lambda-logger\.ts:\d+:\d+/.test(f))).toBe(true);
       // No frame of ours is left pointing into the bundle.

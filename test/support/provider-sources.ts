@@ -1,5 +1,5 @@
 /**
- * The README's provider examples, exactly as written there (README "Attribution from headers"):
+ * The documentation's provider examples, exactly as written there (docs/configuration.md, "Verification schemes"):
  * tests use these, so the documented configuration is the tested one.
  */
 import type { HookledgerConfigInput } from '../../core/config/schema';
