@@ -346,7 +346,7 @@ async function main(): Promise<void> {
   );
   printNotes([
     `provisioned pays off above a steady ${fmt.n(breakEven, 2)} webhooks/s (the floors of both tables and the window index cost what on-demand units would); above it DynamoDB writes cost ${((100 * provisioned.high.breakdown.dynamodbWrites) / cost.high.breakdown.dynamodbWrites).toFixed(0)}% of on-demand's at burst traffic (target: at most 50%)`,
-    `capacity-hours follow the average load through auto scaling (minutes behind): a burst above capacity plus the table's burst credit is throttled, and intake answers 503 until it scales (README "Capacity")`,
+    `capacity-hours follow the average load through auto scaling (minutes behind): a burst above capacity plus the table's burst credit is throttled, and intake answers 503 until it scales (docs/cost-and-scale.md "Capacity")`,
     `estimate check (hookledger cost, the stack as measured, at this run's burst rate ${fmt.n(benchRate, 1)}/s): ${TRAFFIC.map((t) => `${t} ${fmt.usd(estimateChecks[t].estimatedPerMillion)} vs measured ${fmt.usd(estimateChecks[t].measuredPerMillion)} (x${estimateChecks[t].ratio.toFixed(3)})`).join('; ')}: ${TRAFFIC.every((t) => estimateChecks[t].within5Percent) ? 'within 5%' : 'NOT within 5%'}`,
   ]);
 

@@ -15,12 +15,13 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--type <eventType>', 'event type of the sample', 'payment.succeeded')
     .option('--tenant <id>', 'tenant of the sample', 'tenant_204')
     .option('--key <id>', 'key id of the sample', 'key_42')
+    .option('--id <eventId>', 'event id of the sample (default: a new evt_ id)')
     .action(
       ctx.withTarget(
         async (
           connect,
           globals,
-          options: { source?: string; provider?: string; file?: string; type: string; tenant: string; key: string },
+          options: { source?: string; provider?: string; file?: string; type: string; tenant: string; key: string; id?: string },
         ) => {
           // Unknown or unconfigured providers are refused before any stack is reached.
           if (options.provider !== undefined && options.file !== undefined) throw new UsageError(PROVIDER_WITH_FILE);
@@ -29,7 +30,7 @@ export function register(program: Command, ctx: CommandContext): void {
           const target = await connect();
           const result = await send(
             { config: ctx.config, webhookUrl: (s) => target.webhookUrl(s), signingSecret: (s) => target.signingSecret(s) },
-            options,
+            { ...options, eventId: options.id },
           );
           ctx.print(globals, result, () => formatSend(result));
           return result.status >= 200 && result.status < 300 ? EXIT.ok : EXIT.found;
