@@ -26,7 +26,15 @@ import type { SigningSecrets } from '../core/schemes/types';
 // (ingest, fan-out, consumer runtime) just to build a document client.
 import { LOCAL_PAYLOAD_BUCKET, localDynamoClient, localS3Client, localSqsClient, localStreamsClient } from '../local/clients';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from '../local/secrets-file';
-import { DEFAULT_STATE_FILE, isProcessAlive, type LocalStackState, readState, StateFileError, webhookUrlFor } from '../local/state';
+import {
+  DEFAULT_STATE_FILE,
+  isProcessAlive,
+  type LocalStackState,
+  readStackCredentials,
+  readState,
+  StateFileError,
+  webhookUrlFor,
+} from '../local/state';
 import { TargetError } from './errors';
 import type { QueuePair, TableNames } from './ops/deps';
 import { adminPauseControl, lambdaPauseControl, type PauseControl } from './ops/pause';
@@ -117,11 +125,16 @@ async function localTarget(options: TargetOptions): Promise<Target> {
   if (!isProcessAlive(state.pid)) {
     throw new TargetError(`the local stack recorded in ${file} (pid ${state.pid}) is not running any more. Start it with \`npm start\`.`);
   }
-  const ddb = createDocumentClient(localDynamoClient(state.dynamo.endpoint));
-  const sqs = localSqsClient(state.sqs.endpoint);
-  const streams = localStreamsClient(state.dynamo.endpoint);
+  // The stack's per-start credential: its emulators accept no other key, its admin endpoint no other token.
+  const credentials = await readStackCredentials(file, state).catch((error: unknown) => {
+    throw error instanceof StateFileError ? new TargetError(error.message, { cause: error }) : error;
+  });
+  const ddb = createDocumentClient(localDynamoClient(state.dynamo.endpoint, credentials));
+  const sqs = localSqsClient(state.sqs.endpoint, credentials);
+  const streams = localStreamsClient(state.dynamo.endpoint, credentials);
   // fauxqs serves S3 on its SQS endpoint; the local stack's bucket has a fixed name.
-  const s3 = localS3Client(state.sqs.endpoint);
+  const s3 = localS3Client(state.sqs.endpoint, credentials);
+  const adminFetch = withBearerToken(credentials.adminToken);
   const secretsPath = state.secretsFile ? path.resolve(options.root, state.secretsFile) : path.join(options.root, DEFAULT_SECRETS_FILE);
   const secrets = new FileSecrets({
     path: secretsPath,
@@ -166,11 +179,11 @@ async function localTarget(options: TargetOptions): Promise<Target> {
         throw error;
       }
     },
-    pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
+    pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl, adminFetch) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
     payloadBucket: new S3PayloadBlobs({ client: s3, bucket: LOCAL_PAYLOAD_BUCKET }),
     intakeOutcomes: async () => {
       if (!state.adminUrl) return undefined;
-      const response = await fetch(`${state.adminUrl.replace(/\/+$/, '')}/intake`);
+      const response = await adminFetch(`${state.adminUrl.replace(/\/+$/, '')}/intake`);
       if (!response.ok) return undefined;
       return ((await response.json()) as { outcomes?: Record<string, number> }).outcomes;
     },
@@ -180,6 +193,15 @@ async function localTarget(options: TargetOptions): Promise<Target> {
       streams.destroy();
       s3.destroy();
     },
+  };
+}
+
+/** fetch with the admin endpoint's `Authorization: Bearer <token>` (local/admin-server.ts). */
+function withBearerToken(token: string): typeof fetch {
+  return (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set('authorization', `Bearer ${token}`);
+    return fetch(input, { ...init, headers });
   };
 }
 

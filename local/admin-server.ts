@@ -1,8 +1,12 @@
 /**
  * The local stack's loopback admin endpoint: `GET /consumers`, `GET /intake` and
  * `POST /consumers/<id>/pause|resume`, which the CLI's pause control calls for a local target.
+ * Every request needs the per-start admin token (`Authorization: Bearer …`, local/credentials.ts;
+ * the CLI reads it from the credentials file beside the state file) and this listener's own Host,
+ * and none may carry an Origin (local/listener-guard.ts): a web page cannot pause a consumer.
  */
 import { createServer, type Server } from 'node:http';
+import { browserRefusal, hasBearerToken, localPortOf } from './listener-guard';
 
 /** What the admin endpoint can see and do (the running stack provides it). */
 export interface AdminControl {
@@ -14,12 +18,24 @@ export interface AdminControl {
 }
 
 /** Loopback admin endpoint the CLI uses to pause and resume one consumer's processing. */
-export async function startAdminServer(control: AdminControl): Promise<{ server: Server; url: string }> {
+export async function startAdminServer(
+  control: AdminControl,
+  options: { readonly token: string },
+): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const send = (status: number, body: unknown) => {
-      res.writeHead(status, { 'content-type': 'application/json' });
+      res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
       res.end(JSON.stringify(body));
     };
+    const refusal = browserRefusal(req.method ?? 'GET', req.headers, localPortOf(req));
+    if (refusal) return send(403, { error: refusal.reason === 'origin' ? 'forbidden_origin' : 'forbidden_host', message: refusal.message });
+    if (!hasBearerToken(req.headers, options.token)) {
+      return send(401, {
+        error: 'unauthorized',
+        message:
+          "send the local stack's admin token as `Authorization: Bearer <token>` (it is in the credentials file beside the state file, and changes with every start)",
+      });
+    }
     const match = /^\/consumers\/([a-z0-9-]+)\/(pause|resume)$/.exec(req.url ?? '');
     if (req.method === 'GET' && req.url === '/consumers') return send(200, { consumers: control.consumers, paused: control.paused() });
     if (req.method === 'GET' && req.url === '/intake') return send(200, { outcomes: control.intakeOutcomes() });

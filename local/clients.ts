@@ -1,36 +1,37 @@
 /**
  * SDK clients for the loopback emulators. Region and credentials are explicit so nothing is read
  * from the developer's AWS profile or environment (a stray AWS_PROFILE must never reach a real
- * account from the local stack).
+ * account from the local stack). The credentials are the local stack's per-start key (the emulators
+ * accept no other, local/credentials.ts): this process's own by default, the one in the state
+ * folder's credentials file for a process that did not start the stack (the CLI, cli/target.ts).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { type AccessKey, processCredentials, signingKeyOf } from './credentials';
 
 /** The region every local resource lives in (ARNs, queue URLs, `awsRegion` in events). */
 export const LOCAL_REGION = 'us-east-1';
 
-const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
-
-export function localDynamoClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 3 });
+export function localDynamoClient(endpoint: string, key: AccessKey = processCredentials()): DynamoDBClient {
+  return new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: signingKeyOf(key), maxAttempts: 3 });
 }
 
 /** DynamoDB Local's Streams API (the same endpoint as its tables). */
-export function localStreamsClient(endpoint: string): DynamoDBStreamsClient {
-  return new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 3 });
+export function localStreamsClient(endpoint: string, key: AccessKey = processCredentials()): DynamoDBStreamsClient {
+  return new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: signingKeyOf(key), maxAttempts: 3 });
 }
 
 /**
  * The SQS client takes the endpoint explicitly and never the queue URL's host: fauxqs can hand out
  * URLs whose host (`sqs.<region>.localhost`) does not resolve here.
  */
-export function localSqsClient(endpoint: string): SQSClient {
+export function localSqsClient(endpoint: string, key: AccessKey = processCredentials()): SQSClient {
   return new SQSClient({
     endpoint,
     region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
+    credentials: signingKeyOf(key),
     useQueueUrlAsEndpoint: false,
     maxAttempts: 3,
   });
@@ -40,8 +41,8 @@ export function localSqsClient(endpoint: string): SQSClient {
  * The S3 client for fauxqs, which emulates S3 on its SQS endpoint. Path-style: virtual-hosted
  * names (`<bucket>.127.0.0.1`) do not resolve.
  */
-export function localS3Client(endpoint: string): S3Client {
-  return new S3Client({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true, maxAttempts: 3 });
+export function localS3Client(endpoint: string, key: AccessKey = processCredentials()): S3Client {
+  return new S3Client({ endpoint, region: LOCAL_REGION, credentials: signingKeyOf(key), forcePathStyle: true, maxAttempts: 3 });
 }
 
 /** The local payload bucket (large bodies, claim-checked views), like the CDK stack's PayloadBucket. */

@@ -1,21 +1,27 @@
 /**
  * The local emulators, started in-process (SQS) or as a child process (DynamoDB Local), loopback
- * only. Every `stop()` is safe to call twice.
+ * only, each answering only requests signed with this process's per-start key (local/credentials.ts)
+ * that name it by its own loopback host and come from no web page (local/listener-guard.ts; DynamoDB
+ * Local checks the same in LoopbackDynamoDBLocal.java). Every `stop()` is safe to call twice.
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { type AddressInfo, createConnection, createServer } from 'node:net';
 import path, { resolve } from 'node:path';
+import { Readable } from 'node:stream';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { buildApp } from 'fauxqs';
 import { createSqsServer } from 'local-aws-sqs';
 import { HookledgerError } from '../core/errors';
 import { PROJECT_ROOT } from '../core/paths';
 import { LOCAL_REGION, localDynamoClient } from './clients';
+import { type AccessKey, processCredentials } from './credentials';
 import { durableS3Store } from './durable-s3';
+import { type AwsProtocol, awsRefusal, checkSignedCaller } from './listener-guard';
+import { needsBody } from './sigv4';
 import { sleep } from './support';
 
 const LOOPBACK = '127.0.0.1';
@@ -128,8 +134,25 @@ function dynamoLocalHome(): string {
   return path.join(lib, latest);
 }
 
-/** The launcher that binds DynamoDB Local to one address (its own main listens on every interface). */
+/**
+ * The launcher that binds DynamoDB Local to one address (its own main listens on every interface)
+ * and puts the listener checks in front of it: Host, Origin, and a SigV4 signature by the key named
+ * in its environment.
+ */
 const LAUNCHER = 'LoopbackDynamoDBLocal';
+
+/**
+ * The JVM's environment: no telemetry, and the one key the launcher accepts (passed here, never on
+ * the command line: a process's environment is readable by its user only, its command line by all).
+ */
+function launcherEnv(key: AccessKey): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    DDB_LOCAL_TELEMETRY: '0',
+    HOOKLEDGER_LOCAL_ACCESS_KEY_ID: key.accessKeyId,
+    HOOKLEDGER_LOCAL_SECRET_ACCESS_KEY: key.secretAccessKey,
+  };
+}
 const LAUNCHER_SOURCE = path.join(PROJECT_ROOT, 'local', 'dynamodb-local', `${LAUNCHER}.java`);
 /** The JVM flags a short-lived emulator starts fastest with on 2 cores (C1 only, serial GC). */
 const JVM_FLAGS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
@@ -268,7 +291,7 @@ export async function startDynamoLocal(options: StartDynamoLocalOptions): Promis
     '-sharedDb',
     '-disableTelemetry',
   ];
-  const env = { ...process.env, DDB_LOCAL_TELEMETRY: '0' };
+  const env = launcherEnv(processCredentials());
   // umask 077: the database file and SQLite's journals are created 0600 (no umask on Windows).
   // SIGINT ignored: the terminal's Ctrl-C reaches the whole process group, and storage must stop last,
   // when the stack stops it (SIGTERM), not while a delivery is still writing.
@@ -361,6 +384,7 @@ export async function startSqsEmulator(options: StartSqsEmulatorOptions): Promis
   // buildApp takes each store alone (`stores?.s3Store ?? new S3Store()`); its type asks for all three.
   const stores = s3Store ? ({ s3Store } as unknown as NonNullable<Parameters<typeof buildApp>[0]>['stores']) : undefined;
   const app = buildApp({ logger: false, defaultRegion: LOCAL_REGION, ...(stores ? { stores } : {}) });
+  guardFauxqs(app, processCredentials());
   await app.listen({ port: options.port, host: LOOPBACK });
   const port = (app.server.address() as AddressInfo).port;
   let stopped: Promise<void> | undefined;
@@ -369,6 +393,63 @@ export async function startSqsEmulator(options: StartSqsEmulatorOptions): Promis
     port,
     stop: () => (stopped ??= app.close().then(() => undefined)),
   };
+}
+
+/** As fauxqs's own bodyLimit: a body read here to check its signature is never larger than fauxqs takes. */
+const FAUXQS_BODY_LIMIT = 11 * 1_048_576;
+
+/**
+ * Every request fauxqs answers (SQS, SNS, S3, its /_fauxqs inspection routes) must pass the listener
+ * checks first, signed with `key`. A body is read here only when the signature needs its hash (no
+ * x-amz-content-sha256 header; the SDK always sends one), and handed on to fauxqs's parsers unchanged.
+ */
+/** The parts of fastify's request and reply (fauxqs's server) the guard uses. */
+type FauxqsRequest = { readonly raw: IncomingMessage; readonly originalUrl: string };
+type FauxqsReply = { code(status: number): { headers(values: Record<string, string>): { send(body?: string): unknown }; send(): unknown } };
+
+function guardFauxqs(app: ReturnType<typeof buildApp>, key: AccessKey): void {
+  const bodies = new WeakMap<IncomingMessage, Buffer>();
+  const secretOf = (accessKeyId: string) => (accessKeyId === key.accessKeyId ? key.secretAccessKey : undefined);
+  app.addHook('onRequest', async (request: FauxqsRequest, reply: FauxqsReply) => {
+    const raw = request.raw;
+    const body = needsBody(raw.headers) ? await readLimited(raw, FAUXQS_BODY_LIMIT) : undefined;
+    if (body === null) return reply.code(413).send();
+    // fauxqs rewrites a virtual-hosted S3 request's URL; the signature covers the one sent.
+    const target = request.originalUrl;
+    const check = checkSignedCaller(
+      { method: raw.method ?? 'GET', target, headers: raw.headers, body },
+      raw.socket.localPort ?? 0,
+      secretOf,
+    );
+    if (!check.ok) {
+      const answer = awsRefusal(fauxqsProtocol(raw.headers['content-type']), check.refusal);
+      return reply.code(answer.status).headers(answer.headers).send(answer.body);
+    }
+    if (body) bodies.set(raw, body);
+  });
+  app.addHook('preParsing', async (request: FauxqsRequest, _reply: FauxqsReply, payload: NodeJS.ReadableStream) => {
+    const body = bodies.get(request.raw);
+    return body ? Readable.from([body]) : payload;
+  });
+}
+
+/** fauxqs tells its protocols apart by media type (app.js): SQS's JSON, SNS's form, S3 anything else. */
+function fauxqsProtocol(contentType: string | undefined): AwsProtocol {
+  if (contentType?.includes('x-amz-json')) return 'json';
+  if (contentType?.includes('x-www-form-urlencoded')) return 'query';
+  return 's3';
+}
+
+/** The whole body, or null when it is over `limit` bytes. */
+async function readLimited(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
 }
 
 /**

@@ -18,12 +18,13 @@ import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/runtime/r
 import type { Logger } from '../lambdas/shared/logger';
 import { startAdminServer } from './admin-server';
 import { createLocalPayloadBucket, LOCAL_REGION, localDynamoClient, localS3Client, localSqsClient } from './clients';
+import { type LocalStackCredentials, processCredentials } from './credentials';
 import { type DynamoLocal, freePort, type SqsEmulator, startDynamoLocal, startSqsEmulator } from './emulators';
 import { type HttpGateway, startHttpGateway } from './http-gateway';
 import { type ProvisionedStack, provisionLocalStack } from './provision';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from './secrets-file';
 import { createSqsPoller, type SqsPoller } from './sqs-poller';
-import type { LocalStackState } from './state';
+import type { RunningStackState } from './state';
 import { fileCheckpointStore } from './streams/checkpoints';
 import { createLocalStreamsApi } from './streams/dynamodb-streams';
 import { createStreamPoller, type StreamPoller } from './streams/poller';
@@ -85,6 +86,8 @@ export interface LocalStack {
   readonly config: HookledgerConfig;
   readonly url: string;
   readonly adminUrl: string;
+  /** The per-start credential: the emulators accept only its key, the admin endpoint only its token. */
+  readonly credentials: LocalStackCredentials;
   readonly endpoints: { readonly dynamodb: string; readonly sqs: string; readonly s3: string };
   /** The payload bucket on the S3 emulator (fauxqs). */
   readonly payloadBucket: string;
@@ -127,8 +130,8 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-/** What `.hookledger/state.json` records about a running stack, for the CLI and tests. */
-export function stackState(stack: LocalStack, dataDir: string | null): LocalStackState {
+/** What `.hookledger/state.json` records about a running stack (its credential beside it), for the CLI and tests. */
+export function stackState(stack: LocalStack, dataDir: string | null): RunningStackState {
   const port = (url: string) => Number(new URL(url).port);
   return {
     version: 1,
@@ -144,6 +147,7 @@ export function stackState(stack: LocalStack, dataDir: string | null): LocalStac
     tables: stack.resources.tables,
     queues: stack.resources.queues,
     fanoutFailureQueue: stack.resources.fanoutFailureQueue,
+    credentials: stack.credentials,
   };
 }
 
@@ -332,13 +336,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     await startPipeline();
 
-    const admin = await startAdminServer({
-      pause: async (id) => stack.pause(id),
-      resume: (id) => stack.resume(id),
-      paused: () => stack.paused(),
-      intakeOutcomes: () => stack.intakeOutcomes(),
-      consumers: config.consumers.map((c) => c.id),
-    });
+    const credentials = processCredentials();
+    const admin = await startAdminServer(
+      {
+        pause: async (id) => stack.pause(id),
+        resume: (id) => stack.resume(id),
+        paused: () => stack.paused(),
+        intakeOutcomes: () => stack.intakeOutcomes(),
+        consumers: config.consumers.map((c) => c.id),
+      },
+      { token: credentials.adminToken },
+    );
     started.push({ stop: () => new Promise<void>((resolve) => admin.server.close(() => resolve())) });
     let stopped: Promise<void> | undefined;
 
@@ -346,6 +354,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       config,
       url: gateway.url,
       adminUrl: admin.url,
+      credentials,
       endpoints,
       payloadBucket,
       resources,

@@ -1,12 +1,15 @@
 /**
  * `.hookledger/state.json`: where a running local stack can be found (endpoints, ports, tables,
  * queues, webhook URL, pid), written by the stack at start and removed at stop, read by the CLI and
- * by tests. Holds no secrets.
+ * by tests. Holds no secrets: the stack's per-start credential (local/credentials.ts) is written
+ * beside it, 0600, in `state.credentials.json` (`credentialsFile` names it), and removed with it.
  */
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { HookledgerError } from '../core/errors';
+import { privateDir } from '../core/paths';
+import type { LocalStackCredentials } from './credentials';
 
 export const DEFAULT_STATE_FILE = '.hookledger/state.json';
 
@@ -27,6 +30,8 @@ export const localStackStateSchema = z.object({
   adminUrl: z.string().url().optional(),
   /** Path of the local secrets file (never its content). */
   secretsFile: z.string().optional(),
+  /** Path of the per-start credential's file (never its content); absent for a stack started before it existed. */
+  credentialsFile: z.string().optional(),
   tables: z.object({ events: z.string(), ledger: z.string() }),
   queues: z.record(z.string(), queueSchema.extend({ dlqUrl: z.string().url(), dlqArn: z.string().min(1) })),
   fanoutFailureQueue: queueSchema,
@@ -34,15 +39,37 @@ export const localStackStateSchema = z.object({
 
 export type LocalStackState = z.infer<typeof localStackStateSchema>;
 
+/** What a running stack hands to writeState: its state and the credential written beside it. */
+export type RunningStackState = LocalStackState & { readonly credentials?: LocalStackCredentials };
+
+const credentialsSchema = z.object({
+  accessKeyId: z.string().min(16),
+  secretAccessKey: z.string().min(32),
+  adminToken: z.string().min(32),
+});
+
 export class StateFileError extends HookledgerError {
   override readonly name = 'StateFileError';
 }
 
-export async function writeState(path: string, state: LocalStackState): Promise<void> {
-  const valid = localStackStateSchema.parse(state);
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+/** `<dir>/state.json` -> `<dir>/state.credentials.json`. */
+export function credentialsPathOf(statePath: string): string {
+  return statePath.endsWith('.json') ? `${statePath.slice(0, -'.json'.length)}.credentials.json` : `${statePath}.credentials.json`;
+}
+
+/** Writes the state (and, 0600 beside it, its credential), each atomically: readers never see half a file. */
+export async function writeState(path: string, state: RunningStackState): Promise<void> {
+  const { credentials, ...rest } = state;
+  const credentialsFile = credentials ? credentialsPathOf(path) : rest.credentialsFile;
+  const valid = localStackStateSchema.parse({ ...rest, ...(credentialsFile ? { credentialsFile } : {}) });
+  privateDir(dirname(path));
+  if (credentials) await writePrivate(credentialsPathOf(path), credentialsSchema.parse(credentials));
+  await writePrivate(path, valid);
+}
+
+async function writePrivate(path: string, value: unknown): Promise<void> {
   const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(valid, null, 2)}\n`, { mode: 0o600 });
+  await writeFile(temporary, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
   await rename(temporary, path);
 }
 
@@ -75,7 +102,43 @@ export async function readRunningState(path: string): Promise<LocalStackState | 
 }
 
 export async function removeState(path: string): Promise<void> {
-  await rm(path, { force: true });
+  await Promise.all([rm(path, { force: true }), rm(credentialsPathOf(path), { force: true })]);
+}
+
+/**
+ * The per-start credential of the stack whose state file is `statePath` (read from it unless given):
+ * what a process that did not start the stack (the CLI, the console, a test) signs its calls with.
+ */
+export async function readStackCredentials(statePath: string, state?: LocalStackState): Promise<LocalStackCredentials> {
+  const current = state ?? (await readState(statePath));
+  if (!current?.credentialsFile) {
+    throw new StateFileError(
+      `${statePath} names no credentials file: the local stack was started by an older version; restart \`npm start\``,
+    );
+  }
+  let text: string;
+  try {
+    text = await readFile(current.credentialsFile, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw new StateFileError(
+      `cannot read ${current.credentialsFile}, the local stack's per-start credential (${code}); restart \`npm start\` to write a new one`,
+      { cause: error },
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (cause) {
+    throw new StateFileError(`${current.credentialsFile} is not valid JSON; restart \`npm start\` to write a new one`, { cause });
+  }
+  const result = credentialsSchema.safeParse(parsed);
+  if (!result.success) {
+    throw new StateFileError(
+      `${current.credentialsFile} is not a hookledger credentials file (${result.error.issues[0]?.path.join('.') ?? 'invalid'})`,
+    );
+  }
+  return result.data;
 }
 
 export function webhookUrlFor(state: Pick<LocalStackState, 'webhookUrl'>, sourceId: string): string {

@@ -36,6 +36,7 @@ import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/runtime/r
 import { createConsumerHandler } from '../lambdas/runtime/runtime';
 import { createLogger, type Logger } from '../lambdas/shared/logger';
 import { localDynamoClient, localS3Client, localSqsClient } from './clients';
+import type { AccessKey } from './credentials';
 
 export interface LocalEndpoints {
   readonly dynamodb: string;
@@ -49,8 +50,9 @@ export interface LocalResources {
   readonly queues: Readonly<Record<string, { readonly url: string; readonly dlqUrl: string }>>;
 }
 
-export function localDocumentClient(endpoint: string): DynamoDBDocumentClient {
-  return createDocumentClient(localDynamoClient(endpoint));
+/** Signed with this process's per-start key unless `key` is given (a process reading the state folder's). */
+export function localDocumentClient(endpoint: string, key?: AccessKey): DynamoDBDocumentClient {
+  return createDocumentClient(localDynamoClient(endpoint, key));
 }
 
 /** A consumer principal on the local stack, shaped like the role ARN it has on AWS. */

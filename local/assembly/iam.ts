@@ -5,6 +5,7 @@
  * used and was denied, for the least-privilege report.
  */
 import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
+import { type AccessKey, generateAccessKey } from '../credentials';
 import { type CloudAssembly, LOCAL_ACCOUNT, type LocalResource, resolveIntrinsics, resourcesOfType } from './template';
 
 export interface PolicyDocument {
@@ -22,6 +23,8 @@ interface PolicyStatement {
 export interface LocalPrincipal {
   /** The access key id its SDK signs with: `AKLOCAL` + the function's logical id. */
   readonly accessKeyId: string;
+  /** Its secret, random for each start: given to the function's process only, checked on every call it signs. */
+  readonly secretAccessKey: string;
   readonly functionId: string;
   readonly roleId: string;
   readonly roleArn: string;
@@ -83,6 +86,7 @@ export function principalsOf(assembly: CloudAssembly, locals: ReadonlyMap<string
     const accessKeyId = accessKeyIdOf(functionId);
     principals.set(accessKeyId, {
       accessKeyId,
+      secretAccessKey: generateAccessKey().secretAccessKey,
       functionId,
       roleId,
       roleArn: locals.get(roleId)?.attributes.Arn ?? `arn:aws:iam::${LOCAL_ACCOUNT}:role/${roleId}`,
@@ -90,6 +94,24 @@ export function principalsOf(assembly: CloudAssembly, locals: ReadonlyMap<string
     });
   }
   return principals;
+}
+
+/**
+ * The key each function's process signs with: its principal's, or, for a function the template gives
+ * no role, a key no endpoint knows (so each of its calls is refused). Stable per function.
+ */
+export function functionKeys(principals: ReadonlyMap<string, LocalPrincipal>): (functionId: string) => AccessKey {
+  const roleless = new Map<string, AccessKey>();
+  return (functionId) => {
+    const principal = principals.get(accessKeyIdOf(functionId));
+    if (principal) return { accessKeyId: principal.accessKeyId, secretAccessKey: principal.secretAccessKey };
+    const key = roleless.get(functionId) ?? {
+      accessKeyId: accessKeyIdOf(functionId),
+      secretAccessKey: generateAccessKey().secretAccessKey,
+    };
+    roleless.set(functionId, key);
+    return key;
+  };
 }
 
 export interface Authorizer {

@@ -3,12 +3,14 @@
  * make: ListEventSourceMappings and UpdateEventSourceMapping's `Enabled`, which an HTTP consumer's
  * circuit breaker uses to pause itself as `hookledger pause` does on AWS. The mappings are the
  * template's; disabling an SQS one pauses its poller. Every call is checked against the caller's
- * role like the emulators' (`lambda:FunctionArn` as the condition key IAM sees on the update).
+ * role like the emulators' (`lambda:FunctionArn` as the condition key IAM sees on the update); a
+ * caller that is neither a function nor the operator is refused before any route (callers.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Authorizer, LocalPrincipal } from './iam';
+import { sendAwsRefusal } from '../listener-guard';
+import { identifyCaller, type KnownCallers } from './callers';
+import type { Authorizer } from './iam';
 import { answerJson, listenOnLoopback } from './loopback';
-import { accessKeyOf } from './requests';
 import { LOCAL_ACCOUNT } from './template';
 
 /** One event source mapping of the template, by its UUID (locally its logical id). */
@@ -21,9 +23,8 @@ export interface LocalMapping {
   readonly enabled: () => boolean;
 }
 
-export interface LambdaEndpointOptions {
+export interface LambdaEndpointOptions extends KnownCallers {
   readonly mappings: () => readonly LocalMapping[];
-  readonly principals: ReadonlyMap<string, LocalPrincipal>;
   readonly authorizer: Authorizer;
 }
 
@@ -39,9 +40,11 @@ export async function startLambdaEndpoint(options: LambdaEndpointOptions) {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    const caller = identifyCaller(req, Buffer.concat(chunks), options);
+    if (!caller.ok) return sendAwsRefusal(res, 'rest-json', caller.refusal);
+    const { principal } = caller;
     const url = new URL(req.url ?? '/', 'http://lambda.local');
     const path = url.pathname.replace(/\/+$/, '');
-    const principal = options.principals.get(accessKeyOf(req.headers.authorization, url.searchParams) ?? '');
     const check = async (action: string, resource: string, context?: Record<string, string>) => {
       if (!principal) return true;
       const decision = await options.authorizer.authorize(principal, { action, resource, ...(context ? { context } : {}) });

@@ -1,23 +1,28 @@
 /**
- * A loopback proxy in front of one emulator: a request signed by a function's local access key is
- * evaluated against that function's role (iam.ts) before it is forwarded; a denied one is answered
- * as AWS answers it (AccessDeniedException for the JSON protocols, AccessDenied XML for S3) and
- * never reaches the emulator. Requests signed with any other key are the operator's (the CLI, the
- * local stack's own set-up) and are forwarded unchecked.
+ * A loopback proxy in front of one emulator: a request signed by a function's local access key
+ * (verified, callers.ts) is evaluated against that function's role (iam.ts) before it is forwarded;
+ * a denied one is answered as AWS answers it (AccessDeniedException for the JSON protocols,
+ * AccessDenied XML for S3) and never reaches the emulator. Requests signed with the operator's key
+ * (the stack's per-start key: the CLI, the local stack's own set-up) are forwarded unchecked; any
+ * other caller is refused. What is forwarded is signed again with the operator's key, the only one
+ * the emulators accept: a function cannot reach an emulator but through its role.
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { LOCAL_REGION } from '../clients';
+import { type AwsProtocol, sendAwsRefusal } from '../listener-guard';
+import { signRequest } from '../sigv4';
+import { identifyCaller, type KnownCallers } from './callers';
 import type { AccessRequest, Authorizer, LocalPrincipal } from './iam';
 import { answerJson, listenOnLoopback } from './loopback';
-import { accessKeyOf, dynamoRequests, s3Requests, sqsRequests, type TableKeys } from './requests';
+import { dynamoRequests, s3Requests, sqsRequests, type TableKeys } from './requests';
 
 export type CheckedService = 'dynamodb' | 'sqs' | 's3';
 
-export interface CheckedProxyOptions {
+export interface CheckedProxyOptions extends KnownCallers {
   readonly service: CheckedService;
   /** `http://127.0.0.1:<port>` of the emulator. */
   readonly upstream: string;
-  readonly principals: ReadonlyMap<string, LocalPrincipal>;
   readonly authorizer: Authorizer;
   /** By table name (DynamoDB only). */
   readonly tables?: ReadonlyMap<string, TableKeys>;
@@ -47,7 +52,9 @@ export async function startCheckedProxy(options: CheckedProxyOptions): Promise<C
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
     const url = new URL(req.url ?? '/', 'http://proxy.local');
-    const principal = options.principals.get(accessKeyOf(req.headers.authorization, url.searchParams) ?? '');
+    const caller = identifyCaller(req, body, options);
+    if (!caller.ok) return sendAwsRefusal(res, protocolOf(req), caller.refusal);
+    const { principal } = caller;
     if (principal) {
       for (const request of requestsOf(req, url, body)) {
         const decision = await options.authorizer.authorize(principal, request);
@@ -63,6 +70,8 @@ export async function startCheckedProxy(options: CheckedProxyOptions): Promise<C
   }
 
   const self = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const protocolOf = (req: IncomingMessage): AwsProtocol =>
+    options.service === 's3' ? 's3' : options.service === 'sqs' && !req.headers['x-amz-target'] ? 'query' : 'json';
   /** The query protocol sends the URL form-encoded. */
   const encodeOrNot = (url: string, body: Buffer) => (body.includes(encodeURIComponent(url)) ? encodeURIComponent(url) : url);
 
@@ -97,8 +106,12 @@ export async function startCheckedProxy(options: CheckedProxyOptions): Promise<C
 
   function forward(req: IncomingMessage, body: Buffer, res: ServerResponse, rewrite?: (text: string) => string): Promise<void> {
     return new Promise((resolve, reject) => {
-      const headers = { ...req.headers, 'content-length': String(body.length) };
-      delete headers['transfer-encoding'];
+      const unsigned = { ...req.headers, host: upstream.host, 'content-length': String(body.length) };
+      delete unsigned['transfer-encoding'];
+      const headers = signRequest({ method: req.method ?? 'GET', target: req.url ?? '/', headers: unsigned, body }, options.operator, {
+        region: LOCAL_REGION,
+        service: options.service,
+      });
       const out = httpRequest(
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers },
         (upstreamRes) => {

@@ -1,22 +1,14 @@
 /**
- * What IAM sees in a request: the signer (the access key id in the SigV4 Authorization header), and
- * for DynamoDB (X-Amz-Target), DynamoDB Streams, SQS (JSON or query protocol), S3 (method and path)
- * and Secrets Manager the actions, resource ARNs and condition keys (`dynamodb:LeadingKeys`,
- * `s3:prefix`) AWS would evaluate. Batch and transaction calls need the action of each part.
+ * What IAM sees in a request (its signer is verified first, callers.ts): for DynamoDB (X-Amz-Target),
+ * DynamoDB Streams, SQS (JSON or query protocol), S3 (method and path) and Secrets Manager the
+ * actions, resource ARNs and condition keys (`dynamodb:LeadingKeys`, `s3:prefix`) AWS would
+ * evaluate. Batch and transaction calls need the action of each part.
  */
 
 import type { AccessRequest } from './iam';
 import { LOCAL_ACCOUNT } from './template';
 
 const REGION = 'us-east-1';
-
-/** The access key id of a SigV4 request, or undefined when unsigned. */
-export function accessKeyOf(authorization: string | undefined, query?: URLSearchParams): string | undefined {
-  const match = /Credential=([^/,\s]+)\//.exec(authorization ?? '');
-  if (match) return match[1];
-  const credential = query?.get('X-Amz-Credential');
-  return credential ? credential.split('/')[0] : undefined;
-}
 
 /** Per table: its partition key and its indexes' partition keys (for `dynamodb:LeadingKeys`). */
 export interface TableKeys {

@@ -2,13 +2,16 @@
  * A small Secrets Manager endpoint (JSON protocol: GetSecretValue, DescribeSecret) answering from
  * the local secrets file, so the deployed adapter (adapters/secrets-manager.ts) is what runs:
  * AWSCURRENT is the file's current value (created at its `rotatedAt`), AWSPREVIOUS its previous one
- * while its overlap is open. Every call is checked against the caller's role like the emulators'.
+ * while its overlap is open. Every call is checked against the caller's role like the emulators';
+ * a caller that is neither a function nor the operator is refused before any secret is read
+ * (callers.ts), as AWS refuses an unsigned request or an unknown key.
  */
 import { createServer, type ServerResponse } from 'node:http';
+import { sendAwsRefusal } from '../listener-guard';
 import type { FileSecrets } from '../secrets-file';
-import type { Authorizer, LocalPrincipal } from './iam';
+import { identifyCaller, type KnownCallers } from './callers';
+import type { Authorizer } from './iam';
 import { answerJson, listenOnLoopback } from './loopback';
-import { accessKeyOf } from './requests';
 
 /** What a secret ARN holds: a source's signing secrets, an HTTP consumer's, or the payload-hash key. */
 export type SecretBinding =
@@ -16,11 +19,10 @@ export type SecretBinding =
   | { readonly kind: 'consumer'; readonly id: string }
   | { readonly kind: 'payloadHashKey' };
 
-export interface SecretsEndpointOptions {
+export interface SecretsEndpointOptions extends KnownCallers {
   readonly secrets: FileSecrets;
   /** By secret ARN. */
   readonly bindings: ReadonlyMap<string, SecretBinding>;
-  readonly principals: ReadonlyMap<string, LocalPrincipal>;
   readonly authorizer: Authorizer;
   /** Each source's rotation overlap, ms: AWSCURRENT's CreatedDate is the file's `previousUntil` less it. */
   readonly overlapMs?: Readonly<Record<string, number>>;
@@ -31,11 +33,14 @@ export async function startSecretsEndpoint(options: SecretsEndpointOptions) {
     try {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { SecretId?: string; VersionStage?: string };
+      const raw = Buffer.concat(chunks);
+      const caller = identifyCaller(req, raw, options);
+      if (!caller.ok) return sendAwsRefusal(res, 'json', caller.refusal);
+      const { principal } = caller;
+      const body = JSON.parse(raw.toString('utf8') || '{}') as { SecretId?: string; VersionStage?: string };
       const op = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
       const secretId = body.SecretId ?? '';
       const arn = options.bindings.has(secretId) ? secretId : [...options.bindings.keys()].find((a) => a.includes(`:secret:${secretId}-`));
-      const principal = options.principals.get(accessKeyOf(req.headers.authorization) ?? '');
       if (principal) {
         const action = `secretsmanager:${op}`;
         const decision = await options.authorizer.authorize(principal, { action, resource: arn ?? secretId });

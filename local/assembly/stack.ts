@@ -14,11 +14,12 @@ import defaultConfig from '../../hookledger.config';
 import { type RepairResult, repair } from '../../lambdas/reconcile/repair';
 import { startAdminServer } from '../admin-server';
 import { LOCAL_REGION, localDynamoClient, localS3Client, localSqsClient } from '../clients';
+import { type AccessKey, type LocalStackCredentials, processCredentials } from '../credentials';
 import { freePort, startDynamoLocal, startSqsEmulator } from '../emulators';
 import { type HttpHandler, startHttpGateway } from '../http-gateway';
 import { FileSecrets } from '../secrets-file';
 import { createSqsPoller, type SqsPoller } from '../sqs-poller';
-import type { LocalStackState } from '../state';
+import type { RunningStackState } from '../state';
 import { fileCheckpointStore } from '../streams/checkpoints';
 import { createSdkStreamsApi } from '../streams/dynamodb-streams';
 import { createStreamPoller, type StreamPoller } from '../streams/poller';
@@ -26,7 +27,7 @@ import { type PollerLogger, sleep } from '../support';
 import { localDocumentClient } from '../wiring';
 import { intakeOutcomeCounter } from './emf';
 import { type LocalFunction, startLocalFunction } from './functions';
-import { type Authorizer, accessKeyIdOf, createAuthorizer, type Denial, type LocalPrincipal, principalsOf } from './iam';
+import { type Authorizer, createAuthorizer, type Denial, functionKeys, type LocalPrincipal, principalsOf } from './iam';
 import { type LocalMapping, startLambdaEndpoint } from './lambda-endpoint';
 import { type CheckedProxy, startCheckedProxy } from './proxy';
 import type { TableKeys } from './requests';
@@ -76,8 +77,15 @@ export interface AssemblyStack {
     /** The event source mapping calls (list, enable/disable) of the Lambda API. */
     readonly lambda: string;
   };
-  /** What the CLI reads: tables and each consumer's queues, from the functions' environment. */
-  readonly state: LocalStackState;
+  /** What the CLI reads: tables and each consumer's queues, from the functions' environment (and the credential, written beside it). */
+  readonly state: RunningStackState;
+  /**
+   * The operator's per-start credential: the emulators accept only its key, the proxies and endpoints
+   * let it through unchecked, the admin endpoint takes its token.
+   */
+  readonly credentials: LocalStackCredentials;
+  /** The key a function's process signs with (its principal's; the proxies check its calls against its role). */
+  functionKey(functionId: string): AccessKey;
   readonly functions: Readonly<Record<string, LocalFunction>>;
   readonly iam: Authorizer;
   /** What the start-up repair re-queued (undefined when it did not run). */
@@ -113,6 +121,7 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
 
     // Filled once the template is resolved; the proxies read them per request.
     const principals = new Map<string, LocalPrincipal>();
+    const operator = processCredentials();
     const tableKeys = new Map<string, TableKeys>();
     const denials: Denial[] = [];
     const authorizer = createAuthorizer(principals, (denial) => {
@@ -125,6 +134,7 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
         service,
         upstream,
         principals,
+        operator,
         authorizer,
         tables: tableKeys,
         ...(service === 'sqs' ? { queueUrlBase: () => upstreamQueueBase } : {}),
@@ -213,15 +223,17 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
       secrets,
       bindings,
       principals,
+      operator,
       authorizer,
       overlapMs: Object.fromEntries(defaultConfig.sources.map((s) => [s.id, s.secretOverlapHours * 3_600_000])),
     });
     started.push({ stop: () => secretsEndpoint.close() });
     // The template's event source mappings, filled below; a circuit breaker disables its own.
     const mappings: LocalMapping[] = [];
-    const lambdaEndpoint = await startLambdaEndpoint({ mappings: () => mappings, principals, authorizer });
+    const lambdaEndpoint = await startLambdaEndpoint({ mappings: () => mappings, principals, operator, authorizer });
     started.push({ stop: () => lambdaEndpoint.close() });
 
+    const functionKey = functionKeys(principals);
     const functions: Record<string, LocalFunction> = {};
     const intake = intakeOutcomeCounter();
     for (const id of running) {
@@ -240,8 +252,8 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
           ...envs[id],
           AWS_REGION: LOCAL_REGION,
           AWS_DEFAULT_REGION: LOCAL_REGION,
-          AWS_ACCESS_KEY_ID: accessKeyIdOf(id),
-          AWS_SECRET_ACCESS_KEY: 'local',
+          AWS_ACCESS_KEY_ID: functionKey(id).accessKeyId,
+          AWS_SECRET_ACCESS_KEY: functionKey(id).secretAccessKey,
           AWS_ENDPOINT_URL_DYNAMODB: proxies.dynamodb.endpoint,
           AWS_ENDPOINT_URL_SQS: proxies.sqs.endpoint,
           AWS_ENDPOINT_URL_S3: proxies.s3.endpoint,
@@ -279,7 +291,6 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
           inFlight--;
         }
       };
-    const signedAs = (id: string) => ({ accessKeyId: accessKeyIdOf(id), secretAccessKey: 'local' });
 
     // The HTTP API: its routes, all on the one integration the local gateway serves.
     const targets = new Set(routes.map(([, r]) => integrationTarget(r.Properties ?? {})));
@@ -315,7 +326,7 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
       const sqsAsFunction = new SQSClient({
         endpoint: proxies.sqs.endpoint,
         region: LOCAL_REGION,
-        credentials: signedAs(fnId),
+        credentials: functionKey(fnId),
         useQueueUrlAsEndpoint: false,
         maxAttempts: 3,
       });
@@ -339,7 +350,7 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
               new DynamoDBStreamsClient({
                 endpoint: proxies.dynamodb.endpoint,
                 region: LOCAL_REGION,
-                credentials: signedAs(fnId),
+                credentials: functionKey(fnId),
                 maxAttempts: 3,
               }),
             ),
@@ -429,18 +440,21 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
     });
 
     // `hookledger pause|resume` reach the running stack here, as with plain `npm start`.
-    const admin = await startAdminServer({
-      pause: pauseConsumer,
-      resume: resumeConsumer,
-      paused: () => [...paused].sort(),
-      // From the ingest bundle's own IntakeRequests EMF lines, as the dashboard counts them.
-      intakeOutcomes: () => intake.outcomes(),
-      consumers: [...consumerQueues.keys()],
-    });
+    const admin = await startAdminServer(
+      {
+        pause: pauseConsumer,
+        resume: resumeConsumer,
+        paused: () => [...paused].sort(),
+        // From the ingest bundle's own IntakeRequests EMF lines, as the dashboard counts them.
+        intakeOutcomes: () => intake.outcomes(),
+        consumers: [...consumerQueues.keys()],
+      },
+      { token: operator.adminToken },
+    );
     started.push({ stop: () => new Promise<void>((resolve) => admin.server.close(() => resolve())) });
     const fanoutEnv = Object.values(envs).find((e) => e.QUEUE_URLS);
     const consumerEnvs = Object.values(envs).filter((e) => e.CONSUMER_ID);
-    const state: LocalStackState = {
+    const state: RunningStackState = {
       version: 1,
       pid: process.pid,
       startedAt: new Date().toISOString(),
@@ -469,6 +483,7 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
         const q = queueIdByArn.get(arn);
         return { url: q?.url ?? '', arn: q?.arn ?? '' };
       })(),
+      credentials: operator,
     };
 
     let stopped: Promise<void> | undefined;
@@ -488,6 +503,8 @@ export async function startAssemblyStack(options: AssemblyStackOptions): Promise
         lambda: lambdaEndpoint.endpoint,
       },
       state,
+      credentials: operator,
+      functionKey,
       functions,
       iam: authorizer,
       ...(startupRepair ? { startupRepair } : {}),

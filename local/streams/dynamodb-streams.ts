@@ -6,7 +6,7 @@
  */
 import {
   DescribeStreamCommand,
-  DynamoDBStreamsClient,
+  type DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
   ListStreamsCommand,
@@ -14,7 +14,7 @@ import {
   type _Record as SdkRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { AttributeValue } from 'aws-lambda';
-import { LOCAL_REGION } from '../clients';
+import { localStreamsClient } from '../clients';
 
 export interface WireStreamRecord {
   readonly eventID: string;
@@ -106,19 +106,9 @@ export function createSdkStreamsApi(client: DynamoDBStreamsClient): DynamoStream
   };
 }
 
-/**
- * The port for DynamoDB Local at `endpoint`, with fixed local credentials (it checks that a SigV4
- * signature is present, not what it signs).
- */
+/** The port for DynamoDB Local at `endpoint`, signed with the local stack's per-start key (local/clients.ts). */
 export function createLocalStreamsApi(options: { readonly endpoint: string }): DynamoStreamsApi {
-  return createSdkStreamsApi(
-    new DynamoDBStreamsClient({
-      endpoint: options.endpoint,
-      region: LOCAL_REGION,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      maxAttempts: 3,
-    }),
-  );
+  return createSdkStreamsApi(localStreamsClient(options.endpoint));
 }
 
 function toWire(record: SdkRecord): WireStreamRecord {

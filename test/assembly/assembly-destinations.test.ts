@@ -22,7 +22,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
 import defaultConfig from '../../hookledger.config';
 import { addHookledgerStack } from '../../lib/hookledger-stack';
-import { accessKeyIdOf } from '../../local/assembly/iam';
 import type { AssemblyStack } from '../../local/assembly/stack';
 import { readAssembly } from '../../local/assembly/template';
 import { writeState } from '../../local/state';
@@ -191,7 +190,7 @@ describe("crm-sync's SQS event source mapping as the template sets it", () => {
     const operator = new SQSClient({
       endpoint: stack.proxies.sqs,
       region: 'us-east-1',
-      credentials: { accessKeyId: 'operator', secretAccessKey: 'x' },
+      credentials: stack.credentials,
       useQueueUrlAsEndpoint: false,
     });
     const depth = async (url: string) => {
@@ -314,7 +313,7 @@ describe('IAM on the two consumers', () => {
     const lambda = new LambdaClient({
       endpoint: stack.proxies.lambda,
       region: 'us-east-1',
-      credentials: { accessKeyId: accessKeyIdOf(fnId('ConsumerscrmsyncWorker')!), secretAccessKey: 'local' },
+      credentials: stack.functionKey(fnId('ConsumerscrmsyncWorker')!),
       maxAttempts: 1,
     });
     const queueArn = stack.state.queues['audit-writer']!.arn;

@@ -19,11 +19,10 @@ import type { LedgerItem } from '../../core/model';
 import { PROJECT_ROOT } from '../../core/paths';
 import config from '../../hookledger.config';
 import { type LocalFunction, startLocalFunction } from '../../local/assembly/functions';
-import { accessKeyIdOf } from '../../local/assembly/iam';
 import type { AssemblyStack } from '../../local/assembly/stack';
 import { functionCodeDir, resolveIntrinsics } from '../../local/assembly/template';
 import { FileSecrets } from '../../local/secrets-file';
-import { readState, writeState } from '../../local/state';
+import { readStackCredentials, readState, writeState } from '../../local/state';
 import { localDocumentClient } from '../../local/wiring';
 import { runCli } from '../support/cli';
 import { platformEvent, signedHeaders } from '../support/factories';
@@ -266,7 +265,7 @@ describe('an edited copy of the assembly runs as edited', () => {
     const sqs = new SQSClient({
       endpoint: stack.proxies.sqs,
       region: 'us-east-1',
-      credentials: { accessKeyId: accessKeyIdOf(billingId), secretAccessKey: 'local' },
+      credentials: stack.functionKey(billingId),
       useQueueUrlAsEndpoint: false,
     });
     try {
@@ -331,7 +330,7 @@ describe('an edited copy of the assembly runs as edited', () => {
     const operator = new SQSClient({
       endpoint: stack.proxies.sqs,
       region: 'us-east-1',
-      credentials: { accessKeyId: 'operator', secretAccessKey: 'x' },
+      credentials: stack.credentials,
       useQueueUrlAsEndpoint: false,
     });
     const depth = async (consumer: string, which: 'url' | 'dlqUrl') => {
@@ -417,8 +416,8 @@ describe('an edited copy of the assembly runs as edited', () => {
         ...(resolveIntrinsics(variables, stack.resources.locals) as Record<string, string>),
         AWS_REGION: 'us-east-1',
         AWS_DEFAULT_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: accessKeyIdOf(id),
-        AWS_SECRET_ACCESS_KEY: 'local',
+        AWS_ACCESS_KEY_ID: stack.functionKey(id).accessKeyId,
+        AWS_SECRET_ACCESS_KEY: stack.functionKey(id).secretAccessKey,
         AWS_ENDPOINT_URL_DYNAMODB: stack.proxies.dynamodb,
         AWS_ENDPOINT_URL_SQS: stack.proxies.sqs,
         AWS_ENDPOINT_URL_S3: stack.proxies.s3,
@@ -509,7 +508,8 @@ describe('npm start -- --assembly <dir> with sqs:SendMessage removed from every 
     expect(output()).toMatch(
       /AccessDenied sqs:SendMessage on \S+ \(principal arn:aws:iam::000000000000:role\/Hookledger-FanOutHandlerRole[0-9A-F]{8}, function FanOutHandlerFunction[0-9A-F]{8}\)/,
     );
-    const ddb = localDocumentClient(state.dynamo.endpoint);
+    // Signed with that process's per-start credential, from the state folder (its DynamoDB Local takes no other key).
+    const ddb = localDocumentClient(state.dynamo.endpoint, await readStackCredentials(path.join(home, 'state.json'), state));
     expect(await scanAll(ddb, { TableName: state.tables.ledger, ConsistentRead: true })).toEqual([]);
     ddb.destroy();
 

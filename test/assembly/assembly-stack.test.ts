@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,9 +19,11 @@ import { keyRegistryKey, payloadKey } from '../../core/model';
 import config from '../../hookledger.config';
 import { accessKeyIdOf } from '../../local/assembly/iam';
 import type { AssemblyStack } from '../../local/assembly/stack';
+import { resolveIntrinsics } from '../../local/assembly/template';
 import { writeState } from '../../local/state';
 import { runCli } from '../support/cli';
 import { platformEvent } from '../support/factories';
+import { rawRequest } from '../support/raw-http';
 import { ledgerOf, type Recorded, sendTo, startRecordedStack, synthesizedAssembly } from './support';
 
 let stack: AssemblyStack;
@@ -184,7 +187,7 @@ describe('poison to the DLQ, then a replay, on the synthesized assembly', () => 
     const operator = new SQSClient({
       endpoint: stack.proxies.sqs,
       region: 'us-east-1',
-      credentials: { accessKeyId: 'operator', secretAccessKey: 'x' },
+      credentials: stack.credentials,
       useQueueUrlAsEndpoint: false,
     });
     await stack.pause('billing-meter');
@@ -224,7 +227,7 @@ describe('poison to the DLQ, then a replay, on the synthesized assembly', () => 
 });
 
 describe('IAM on every call a function makes', () => {
-  const signedAs = (id: string) => ({ accessKeyId: accessKeyIdOf(id), secretAccessKey: 'local' });
+  const signedAs = (id: string) => stack.functionKey(id);
 
   it("denies billing-meter's role a read of audit-writer's ledger row (dynamodb:LeadingKeys), as AccessDeniedException", async () => {
     const billing = fnId('ConsumersbillingmeterWorker');
@@ -305,5 +308,102 @@ describe('IAM on every call a function makes', () => {
     expect(recorded.denials.map((d) => d.action)).toEqual(['dynamodb:GetItem', 's3:GetObject', 'sqs:SendMessage']);
     // The quarantine went to the DLQ under billing-meter's own grant.
     expect(report.ConsumersbillingmeterRole?.used).toContain('sqs:SendMessage');
+  });
+});
+
+describe('callers the assembly does not know are denied, as AWS denies them', () => {
+  const arnOf = (source: string) => {
+    const variables = stack.assembly.resources[fnId('IngestHandler')]!.Properties!.Environment as { Variables: unknown };
+    const env = resolveIntrinsics(variables.Variables, stack.resources.locals) as Record<string, string>;
+    return (JSON.parse(env.SOURCE_SECRETS!) as Record<string, string>)[source]!;
+  };
+  const getSecretValue = (arn: string) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'secretsmanager.GetSecretValue' },
+    body: JSON.stringify({ SecretId: arn }),
+  });
+
+  it("denies an unsigned GetSecretValue of platform's signing secret (MissingAuthenticationTokenException): the secret is not in the answer", async () => {
+    const secret = (await stack.secrets.get('platform')).current;
+    const answer = await rawRequest(stack.proxies.secretsmanager, getSecretValue(arnOf('platform')));
+    expect(answer.status).toBe(403);
+    expect(answer.headers['x-amzn-errortype']).toBe('MissingAuthenticationTokenException');
+    expect(answer.body).not.toContain(secret);
+    expect(answer.body).not.toContain('SecretString');
+  });
+
+  it("denies GetSecretValue signed by a key of no function (UnrecognizedClientException) or by intake's key id with another secret (InvalidSignatureException)", async () => {
+    const secret = (await stack.secrets.get('platform')).current;
+    const attempts = [
+      { accessKeyId: 'AKIAEXAMPLEOPERATOR1', secretAccessKey: 'x' },
+      { accessKeyId: accessKeyIdOf(fnId('IngestHandler')), secretAccessKey: 'local' },
+    ];
+    const names: string[] = [];
+    for (const credentials of attempts) {
+      const client = new SecretsManagerClient({ endpoint: stack.proxies.secretsmanager, region: 'us-east-1', credentials, maxAttempts: 1 });
+      const result = await client.send(new GetSecretValueCommand({ SecretId: arnOf('platform') })).catch((e: Error) => e);
+      client.destroy();
+      expect((result as { SecretString?: string }).SecretString).not.toBe(secret);
+      names.push((result as Error).name);
+    }
+    expect(names).toEqual(['UnrecognizedClientException', 'InvalidSignatureException']);
+  });
+
+  it("denies an unsigned Lambda Invoke and an unsigned UpdateEventSourceMapping that would disable billing-meter's mapping: it stays enabled", async () => {
+    const billing = fnId('ConsumersbillingmeterWorker');
+    const [uuid] = Object.entries(stack.assembly.resources).find(
+      ([, r]) =>
+        r.Type === 'AWS::Lambda::EventSourceMapping' && (r.Properties?.FunctionName as { Ref?: string } | undefined)?.Ref === billing,
+    )!;
+    const invoke = await rawRequest(`${stack.proxies.lambda}/2015-03-31/functions/${billing}/invocations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ Records: [] }),
+    });
+    expect({ status: invoke.status, type: invoke.headers['x-amzn-errortype'] }).toEqual({
+      status: 403,
+      type: 'MissingAuthenticationTokenException',
+    });
+    const disable = await rawRequest(`${stack.proxies.lambda}/2015-03-31/event-source-mappings/${uuid}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ Enabled: false }),
+    });
+    expect({ status: disable.status, type: disable.headers['x-amzn-errortype'] }).toEqual({
+      status: 403,
+      type: 'MissingAuthenticationTokenException',
+    });
+    expect(stack.paused()).toEqual([]);
+  });
+
+  it("denies a proxied DynamoDB GetItem of billing-meter's ledger row unsigned or signed by a key of no function; the operator's per-start key reads it", async () => {
+    const key = { pk: { S: 'platform:evt_01J8K7A001#billing-meter' } };
+    const stranger = new DynamoDBClient({
+      endpoint: stack.proxies.dynamodb,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'AKIAEXAMPLEOPERATOR1', secretAccessKey: 'x' },
+      maxAttempts: 1,
+    });
+    const error = await stranger.send(new GetItemCommand({ TableName: stack.state.tables.ledger, Key: key })).catch((e: Error) => e);
+    expect((error as Error).name).toBe('UnrecognizedClientException');
+    stranger.destroy();
+    const unsigned = await rawRequest(stack.proxies.dynamodb, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'DynamoDB_20120810.GetItem' },
+      body: JSON.stringify({ TableName: stack.state.tables.ledger, Key: key }),
+    });
+    expect({ status: unsigned.status, type: unsigned.headers['x-amzn-errortype'] }).toEqual({
+      status: 403,
+      type: 'MissingAuthenticationTokenException',
+    });
+    const operator = new DynamoDBClient({
+      endpoint: stack.proxies.dynamodb,
+      region: 'us-east-1',
+      credentials: stack.credentials,
+      maxAttempts: 1,
+    });
+    const own = await operator.send(new GetItemCommand({ TableName: stack.state.tables.ledger, Key: key }));
+    expect(own.Item?.consumerId?.S).toBe('billing-meter');
+    operator.destroy();
   });
 });

@@ -77,7 +77,9 @@ describe('operations on the local stack', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(refused.status).toBe(401);
-    const admin = (await (await fetch(`${stack.adminUrl}/intake`)).json()) as { outcomes: Record<string, number> };
+    const admin = (await (
+      await fetch(`${stack.adminUrl}/intake`, { headers: { authorization: `Bearer ${stack.credentials.adminToken}` } })
+    ).json()) as { outcomes: Record<string, number> };
     expect(admin.outcomes).toEqual({ duplicate: 1, missing_signature: 1, recorded: 3 });
     const report = await status({ ...deps(), sqs: stack.handlers.sqs, queues: stack.resources.queues }, { intakeOutcomes: admin.outcomes });
     expect(report.intake).toMatchObject({ events: 3, outcomes: { recorded: 3, duplicate: 1, missing_signature: 1 } });

@@ -16,9 +16,10 @@ import { intakeStore } from '../../adapters/event-stores';
 import { ALL_SCHEMES, signatureHeaders } from '../../core/schemes';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { createLogger } from '../../lambdas/shared/logger';
+import { processCredentials } from '../../local/credentials';
 import { type HttpGateway, startHttpGateway } from '../../local/http-gateway';
 import { FileSecrets } from '../../local/secrets-file';
-import type { LocalStackState } from '../../local/state';
+import { type LocalStackState, writeState } from '../../local/state';
 import { signedHeaders } from '../support/factories';
 import { config, freshStack, HOUR, items, MIN, type OpsEnv, startOpsEnv } from './support';
 
@@ -87,7 +88,8 @@ beforeAll(async () => {
     secretsFile,
   };
   statePath = path.join(dir, 'state.json');
-  await writeFile(statePath, JSON.stringify(state));
+  // The emulators take only this process's per-start key: the CLI's process reads it from beside the state.
+  await writeState(statePath, { ...state, credentials: processCredentials() });
 
   const { seed } = stack;
   await seed.receipt({ eventId: 'evt_01J8K7M2Q4', receivedAt: base });

@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PROJECT_ROOT as ROOT } from '../../core/paths';
 import { FileSecrets } from '../../local/secrets-file';
-import { type LocalStackState, readState } from '../../local/state';
+import { type LocalStackState, readStackCredentials, readState } from '../../local/state';
 import { localDocumentClient } from '../../local/wiring';
 
 export interface NpmStart {
@@ -70,7 +70,9 @@ export async function npmStart(
   // Through tsx's command line, the stack runs in tsx's child process.
   if (!state || (tsxCli ? state.pid === child.pid : state.pid !== child.pid))
     throw new Error(`state file of npm start (pid ${child.pid}) not written: ${JSON.stringify(state)}`);
-  return { child, state, ddb: localDocumentClient(state.dynamo.endpoint), output: () => output, startMs: Date.now() - t0, exited, signal };
+  // Signed with that stack's per-start credential (its DynamoDB Local accepts no other key).
+  const ddb = localDocumentClient(state.dynamo.endpoint, await readStackCredentials(statePathOf(home), state));
+  return { child, state, ddb, output: () => output, startMs: Date.now() - t0, exited, signal };
 }
 
 /** The local signing secret `npm start` keeps in HOOKLEDGER_HOME. */
