@@ -70,38 +70,54 @@ export class HookledgerStack extends Stack {
 
     // The id is a contract: the tables' logical ids derive from it.
     this.storage = new Storage(this, 'EventStore', { capacity: config.capacity });
-    const { events, ledger } = this.storage;
-
     this.payloadBucket = new PayloadBucket(this, 'PayloadBucket', {
       retentionDays: config.retention.payloadDays,
       retentionValues: payloadRetentionValues(config),
     });
-    const bucketName = this.payloadBucket.bucket.bucketName;
+    this.ingest = this.buildIngest(config);
+    this.consumers = this.buildConsumers(config, props.consumerVpcs);
+    this.fanOut = this.buildFanOut();
+    this.reconciler = this.buildReconciler(config);
+    this.observability = this.buildObservability(config);
+    this.gapChecks = this.buildGapChecks(config);
+    this.addOutputs();
+  }
 
-    this.ingest = new IngestApi(this, 'Ingest', { sourceIds: config.sources.map((s) => s.id), events });
-    this.ingest.handler.function.addEnvironment(ENV.payloadBucket, bucketName);
-    this.payloadBucket.grantPayloadWrite(this.ingest.handler);
+  private buildIngest(config: HookledgerConfig): IngestApi {
+    const ingest = new IngestApi(this, 'Ingest', { sourceIds: config.sources.map((s) => s.id), events: this.storage.events });
+    ingest.handler.function.addEnvironment(ENV.payloadBucket, this.payloadBucket.bucket.bucketName);
+    this.payloadBucket.grantPayloadWrite(ingest.handler);
+    return ingest;
+  }
 
+  private buildConsumers(config: HookledgerConfig, vpcs: HookledgerStackProps['consumerVpcs']): ConsumerWorker[] {
+    const { events, ledger } = this.storage;
     const consumersScope = new Construct(this, 'Consumers');
-    this.consumers = config.consumers.map(
-      (consumer) => new ConsumerWorker(consumersScope, consumer.id, { consumer, events, ledger, vpc: props.consumerVpcs?.[consumer.id] }),
+    const consumers = config.consumers.map(
+      (consumer) => new ConsumerWorker(consumersScope, consumer.id, { consumer, events, ledger, vpc: vpcs?.[consumer.id] }),
     );
-
     // Claim check: each worker reads its own views/<id>/* and nothing else in the bucket.
-    for (const w of this.consumers) {
-      w.worker.function.addEnvironment(ENV.payloadBucket, bucketName);
+    for (const w of consumers) {
+      w.worker.function.addEnvironment(ENV.payloadBucket, this.payloadBucket.bucket.bucketName);
       this.payloadBucket.grantViewRead(w.consumerId, w.role);
     }
+    return consumers;
+  }
 
-    this.fanOut = new FanOut(this, 'FanOut', {
-      events,
+  private buildFanOut(): FanOut {
+    const fanOut = new FanOut(this, 'FanOut', {
+      events: this.storage.events,
       consumerQueues: this.consumers.map((w) => ({ consumerId: w.consumerId, queue: w.queue })),
     });
-    this.fanOut.handler.function.addEnvironment(ENV.payloadBucket, bucketName);
-    this.payloadBucket.grantPayloadRead(this.fanOut.handler);
-    this.payloadBucket.grantViewWrite(this.fanOut.handler);
+    fanOut.handler.function.addEnvironment(ENV.payloadBucket, this.payloadBucket.bucket.bucketName);
+    this.payloadBucket.grantPayloadRead(fanOut.handler);
+    this.payloadBucket.grantViewWrite(fanOut.handler);
+    return fanOut;
+  }
 
-    this.reconciler = new Reconciler(this, 'Reconciler', {
+  private buildReconciler(config: HookledgerConfig): Reconciler {
+    const { events, ledger } = this.storage;
+    return new Reconciler(this, 'Reconciler', {
       events,
       ledger,
       ...(config.reconcile.repair
@@ -114,8 +130,10 @@ export class HookledgerStack extends Stack {
           }
         : {}),
     });
+  }
 
-    this.observability = new Observability(this, 'Observability', {
+  private buildObservability(config: HookledgerConfig): Observability {
+    return new Observability(this, 'Observability', {
       api: this.ingest.api,
       fanOut: this.fanOut.handler.function,
       fanOutFailureQueue: this.fanOut.failureQueue,
@@ -132,16 +150,18 @@ export class HookledgerStack extends Stack {
         circuitBreaker: config.consumers[i]!.kind === 'http',
       })),
     });
+  }
 
-    // The provider gap check of each source that has one (`gapCheck`): its own function, schedule, API-key secret and alarm.
+  /** The provider gap check of each source that has one (`gapCheck`): its own function, schedule, API-key secret and alarm. */
+  private buildGapChecks(config: HookledgerConfig): Map<string, GapCheck> {
     const gapChecks = new Map<string, GapCheck>();
     const gapScope = new Construct(this, 'GapChecks');
     for (const source of config.sources) {
       if (!source.gapCheck) continue;
       const check = new GapCheck(gapScope, source.id, {
         source: { ...source, gapCheck: source.gapCheck },
-        events,
-        ledgerTableName: ledger.tableName,
+        events: this.storage.events,
+        ledgerTableName: this.storage.ledger.tableName,
         alarmTopic: this.observability.alarmTopic,
         payloadHashKey: this.ingest.payloadHashKey,
         payloadBucket: this.payloadBucket,
@@ -152,8 +172,12 @@ export class HookledgerStack extends Stack {
         description: `The ${source.gapCheck.api} API key of source ${source.id}'s gap check: put it here (created empty, retained)`,
       });
     }
-    this.gapChecks = gapChecks;
+    return gapChecks;
+  }
 
+  /** The outputs the CLI and operators read (core/outputs.ts names them). */
+  private addOutputs(): void {
+    const { events, ledger } = this.storage;
     new CfnOutput(this, OUTPUT.webhookUrl, {
       value: this.ingest.webhookBaseUrl,
       description: 'Webhook endpoint; append the source id (POST)',

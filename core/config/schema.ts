@@ -40,7 +40,7 @@ import {
   signedParts,
 } from '../schemes';
 import { parseTemplate } from '../schemes/template';
-import type { OptionSpec } from '../schemes/types';
+import type { OptionSpec, SignedParts } from '../schemes/types';
 import { capacitySchema } from './capacity';
 import { checkConsumer } from './consumer-rules';
 
@@ -315,114 +315,9 @@ const baseSourceSchema = z
   .strict()
   .superRefine((s, ctx) => {
     checkRecoverableEvents(s, ctx);
-    if (s.handshake === 'meta-hub-challenge' && s.verifyToken === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['verifyToken'],
-        message: "the meta-hub-challenge handshake needs verifyToken: the value typed as 'Verify token' in the app dashboard",
-      });
-    }
-    const schemeFormat = schemeBodyFormat(s.scheme);
-    if (s.bodyFormat !== undefined && schemeFormat.fixed && s.bodyFormat !== schemeFormat.format) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['bodyFormat'],
-        message:
-          `the ${s.scheme.type} scheme reads its signature from the body as ${schemeFormat.format}, as its options say` +
-          (s.scheme.type === 'mailgun' ? ` (carrier: '${schemeFormat.format}')` : '') +
-          `, so the body cannot be read as ${s.bodyFormat}; remove bodyFormat, or change the scheme's options`,
-      });
-    }
-    if ((s.bodyFormat ?? schemeFormat.format) === 'form') {
-      // Form fields are flat: a dotted path would look for a field inside a field.
-      for (const field of ['eventId', 'eventType', 'tenantId', 'keyId'] as const) {
-        const from = s.attribution[field];
-        if ('body' in from && from.body.includes('.')) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['attribution', field, 'body'],
-            message: `source "${s.id}" reads its body as form fields, which are flat: body.${from.body} names no field; give the field's name`,
-          });
-        }
-      }
-    }
-    let parts: ReturnType<typeof signedParts>;
-    try {
-      parts = signedParts(s.scheme);
-    } catch {
-      return; // an invalid scheme option (a template) is already reported where it is
-    }
-    if (parts.unsignedTimestamp) {
-      // A send time the verifier checks but the signature does not cover: no replay protection at all.
-      const { option, message } = parts.unsignedTimestamp;
-      const resolved = (s.scheme as unknown as Record<string, unknown>)[option];
-      ctx.addIssue({ code: 'custom', path: ['scheme', option], message, params: { resolved } });
-    }
-    const signed = `the ${s.scheme.type} signature covers ${parts.summary}`;
-    // Only a signature over the exact bytes makes their hash an id: a shared secret (Okta, Graph) signs
-    // nothing, Mailgun not the body, Twilio the sorted parameters (other bytes verify too).
-    if ('derived' in s.attribution.eventId && parts.body === 'canonical-params') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['attribution', 'eventId', 'derived'],
-        message:
-          `eventId { derived: 'body-hash' } hashes the exact body bytes, but ${signed}: the same parameters re-sent in another ` +
-          "order or encoding verify and would hash to a new event id; read eventId from a signed parameter the provider sends ({ body: '<name>' }, Twilio: MessageSid, CallSid)",
-      });
-    } else if ('derived' in s.attribution.eventId && (!parts.body || parts.authentication === 'shared-secret')) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['attribution', 'eventId', 'derived'],
-        message:
-          `eventId { derived: 'body-hash' } needs a signed body, but ${signed}: ` +
-          'anyone holding one request could change its body and have it counted as a new event; read eventId from ' +
-          ((parts.bodyFields ?? []).length > 0
-            ? `the signed ${(parts.bodyFields ?? []).map((f) => `body.${f}`).join(' or ')}`
-            : 'an id the provider sends (a body path or header)') +
-          ', or verify the source with a scheme that signs the body',
-      });
-    }
-    if (!parts.body) {
-      // The body is not signed (Mailgun): replay protection by body cannot help, only signed fields may be read.
-      for (const field of ['eventId', 'eventType', 'tenantId', 'keyId'] as const) {
-        const from = s.attribution[field];
-        if ('body' in from && !(parts.bodyFields ?? []).includes(from.body)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['attribution', field, 'body'],
-            message:
-              `body.${from.body} is not signed: ${signed}, so anyone holding one ` +
-              `request could rewrite it; read ${field} from ${(parts.bodyFields ?? []).map((f) => `body.${f}`).join(' or ')}, or give a fixed { value }`,
-          });
-        }
-      }
-    }
-    // Replay protection by body folds requests with the same bytes into one event: it protects only
-    // where other bytes cannot verify. Refused (and the headers then checked as for 'event-id') otherwise.
-    if (s.replayProtection === 'body' && parts.body !== 'bytes') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['replayProtection'],
-        message:
-          `replayProtection: 'body' makes one event of one exact body, but ${signed}: ` +
-          (parts.body === 'canonical-params'
-            ? "the same request with its parameters reordered is other bytes and would be counted again; read attribution from signed parameters ({ body: '<name>' }) and keep replayProtection: 'event-id'"
-            : `whoever holds one request can rewrite its unsigned body into other bytes that would be counted again; read attribution from ${(parts.bodyFields ?? []).map((f) => `body.${f}`).join(' or ')} or fixed { value }s and keep replayProtection: 'event-id'`),
-      });
-    } else if (s.replayProtection === 'body') return;
-    for (const field of ['eventId', 'eventType', 'tenantId', 'keyId'] as const) {
-      const from = s.attribution[field];
-      if ('header' in from && !parts.headers.includes(from.header)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['attribution', field, 'header'],
-          message:
-            `header ${from.header} is not signed (${signed}), so a captured ` +
-            `request could be re-sent with a new value and counted again; read ${field} from the body` +
-            (parts.body === 'bytes' ? ", or set replayProtection: 'body' on the source" : ' (a signed part of it)'),
-        });
-      }
-    }
+    checkVerifyToken(s, ctx);
+    checkBodyFormat(s, ctx);
+    checkSignedAttribution(s, ctx);
   })
   // One body format per source, resolved once: everything that reads a body reads `source.bodyFormat`.
   // Likewise the handshake: the source's (its preset's), else the one its scheme declares (Slack's).
@@ -471,6 +366,148 @@ function resolveProvider(input: unknown, ctx: z.RefinementCtx): unknown {
     ...(preset.handshake ? { handshake: preset.handshake } : {}),
     attribution: { ...defaults, ...(attribution ?? {}) },
   };
+}
+
+/** The fields of a source the refinements read (the same before and after the source's transform). */
+type RefinedSource = Pick<SourceConfig, 'id' | 'scheme' | 'attribution' | 'handshake' | 'verifyToken' | 'replayProtection'>;
+const ATTRIBUTION_FIELDS = ['eventId', 'eventType', 'tenantId', 'keyId'] as const;
+
+function checkVerifyToken(s: RefinedSource, ctx: z.RefinementCtx): void {
+  if (s.handshake === 'meta-hub-challenge' && s.verifyToken === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['verifyToken'],
+      message: "the meta-hub-challenge handshake needs verifyToken: the value typed as 'Verify token' in the app dashboard",
+    });
+  }
+}
+
+/** A body format the scheme does not fix, and body paths a form body can hold. */
+function checkBodyFormat(s: RefinedSource & { readonly bodyFormat?: SourceConfig['bodyFormat'] }, ctx: z.RefinementCtx): void {
+  const schemeFormat = schemeBodyFormat(s.scheme);
+  if (s.bodyFormat !== undefined && schemeFormat.fixed && s.bodyFormat !== schemeFormat.format) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['bodyFormat'],
+      message:
+        `the ${s.scheme.type} scheme reads its signature from the body as ${schemeFormat.format}, as its options say` +
+        (s.scheme.type === 'mailgun' ? ` (carrier: '${schemeFormat.format}')` : '') +
+        `, so the body cannot be read as ${s.bodyFormat}; remove bodyFormat, or change the scheme's options`,
+    });
+  }
+  if ((s.bodyFormat ?? schemeFormat.format) === 'form') {
+    // Form fields are flat: a dotted path would look for a field inside a field.
+    for (const field of ATTRIBUTION_FIELDS) {
+      const from = s.attribution[field];
+      if ('body' in from && from.body.includes('.')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['attribution', field, 'body'],
+          message: `source "${s.id}" reads its body as form fields, which are flat: body.${from.body} names no field; give the field's name`,
+        });
+      }
+    }
+  }
+}
+
+/**
+ * Attribution read only from what the scheme signs (signedParts): a send time it checks but does
+ * not sign, a body-hash id over a body it does not sign as bytes, unsigned body fields, replay
+ * protection by body, unsigned headers.
+ */
+function checkSignedAttribution(s: RefinedSource, ctx: z.RefinementCtx): void {
+  let parts: SignedParts;
+  try {
+    parts = signedParts(s.scheme);
+  } catch {
+    return; // an invalid scheme option (a template) is already reported where it is
+  }
+  if (parts.unsignedTimestamp) {
+    // A send time the verifier checks but the signature does not cover: no replay protection at all.
+    const { option, message } = parts.unsignedTimestamp;
+    const resolved = (s.scheme as unknown as Record<string, unknown>)[option];
+    ctx.addIssue({ code: 'custom', path: ['scheme', option], message, params: { resolved } });
+  }
+  const signed = `the ${s.scheme.type} signature covers ${parts.summary}`;
+  checkDerivedEventId(s, parts, signed, ctx);
+  if (!parts.body) checkUnsignedBodyFields(s, parts, signed, ctx);
+  // Replay protection by body folds requests with the same bytes into one event: it protects only
+  // where other bytes cannot verify. Refused (and the headers then checked as for 'event-id') otherwise.
+  if (s.replayProtection === 'body') {
+    if (parts.body === 'bytes') return;
+    ctx.addIssue({
+      code: 'custom',
+      path: ['replayProtection'],
+      message:
+        `replayProtection: 'body' makes one event of one exact body, but ${signed}: ` +
+        (parts.body === 'canonical-params'
+          ? "the same request with its parameters reordered is other bytes and would be counted again; read attribution from signed parameters ({ body: '<name>' }) and keep replayProtection: 'event-id'"
+          : `whoever holds one request can rewrite its unsigned body into other bytes that would be counted again; read attribution from ${(parts.bodyFields ?? []).map((f) => `body.${f}`).join(' or ')} or fixed { value }s and keep replayProtection: 'event-id'`),
+    });
+  }
+  checkUnsignedHeaders(s, parts, signed, ctx);
+}
+
+/**
+ * Only a signature over the exact bytes makes their hash an id: a shared secret (Okta, Graph) signs
+ * nothing, Mailgun not the body, Twilio the sorted parameters (other bytes verify too).
+ */
+function checkDerivedEventId(s: RefinedSource, parts: SignedParts, signed: string, ctx: z.RefinementCtx): void {
+  if (!('derived' in s.attribution.eventId)) return;
+  if (parts.body === 'canonical-params') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['attribution', 'eventId', 'derived'],
+      message:
+        `eventId { derived: 'body-hash' } hashes the exact body bytes, but ${signed}: the same parameters re-sent in another ` +
+        "order or encoding verify and would hash to a new event id; read eventId from a signed parameter the provider sends ({ body: '<name>' }, Twilio: MessageSid, CallSid)",
+    });
+  } else if (!parts.body || parts.authentication === 'shared-secret') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['attribution', 'eventId', 'derived'],
+      message:
+        `eventId { derived: 'body-hash' } needs a signed body, but ${signed}: ` +
+        'anyone holding one request could change its body and have it counted as a new event; read eventId from ' +
+        ((parts.bodyFields ?? []).length > 0
+          ? `the signed ${(parts.bodyFields ?? []).map((f) => `body.${f}`).join(' or ')}`
+          : 'an id the provider sends (a body path or header)') +
+        ', or verify the source with a scheme that signs the body',
+    });
+  }
+}
+
+/** The body is not signed (Mailgun): replay protection by body cannot help, only signed fields may be read. */
+function checkUnsignedBodyFields(s: RefinedSource, parts: SignedParts, signed: string, ctx: z.RefinementCtx): void {
+  for (const field of ATTRIBUTION_FIELDS) {
+    const from = s.attribution[field];
+    if ('body' in from && !(parts.bodyFields ?? []).includes(from.body)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['attribution', field, 'body'],
+        message:
+          `body.${from.body} is not signed: ${signed}, so anyone holding one ` +
+          `request could rewrite it; read ${field} from ${(parts.bodyFields ?? []).map((f) => `body.${f}`).join(' or ')}, or give a fixed { value }`,
+      });
+    }
+  }
+}
+
+/** A header the signature does not cover could be re-sent with a new value and counted again. */
+function checkUnsignedHeaders(s: RefinedSource, parts: SignedParts, signed: string, ctx: z.RefinementCtx): void {
+  for (const field of ATTRIBUTION_FIELDS) {
+    const from = s.attribution[field];
+    if ('header' in from && !parts.headers.includes(from.header)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['attribution', field, 'header'],
+        message:
+          `header ${from.header} is not signed (${signed}), so a captured ` +
+          `request could be re-sent with a new value and counted again; read ${field} from the body` +
+          (parts.body === 'bytes' ? ", or set replayProtection: 'body' on the source" : ' (a signed part of it)'),
+      });
+    }
+  }
 }
 
 /**

@@ -127,197 +127,260 @@ export class UnroutableRecordError extends HookledgerError {
   override readonly name = 'UnroutableRecordError';
 }
 
+/** The fan-out's dependencies with their defaults filled in, once per handler: what every step reads. */
+interface FanoutContext extends FanoutDeps {
+  readonly clock: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly readRetryMs: number;
+}
+
+/** One stream batch on its way out: every step adds to `failed`, and nothing more of a failed record is sent. */
+interface FanoutBatch {
+  readonly records: readonly DynamoDBRecord[];
+  /** Indexes (in `records`) of the records reported failed. */
+  readonly failed: Set<number>;
+  /** Every message the batch stands for, in record order; a step may replace a message (its view). */
+  readonly outgoing: Outgoing[];
+}
+
+/**
+ * The handler composes the steps: route (records to messages) → assignQueues → attachViews (payload
+ * read once per event, narrowed per consumer) → reportSkipped → sendToQueues → respond.
+ */
 export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
-  const { logger } = deps;
-  const clock = deps.clock ?? Date.now;
-  return async (event) => {
-    const records = event.Records;
-    const failed = new Set<number>();
-    const outgoing: Outgoing[] = [];
-    records.forEach((record, recordIndex) => {
-      try {
-        for (const message of messagesFor(record)) outgoing.push({ recordIndex, consumerId: message.consumerId, message });
-      } catch (error) {
-        failed.add(recordIndex);
-        logger.error('stream record not routable', {
-          sequence: record.dynamodb?.SequenceNumber,
-          error: error instanceof Error ? error.message : String(error),
-        });
-      }
-    });
-
-    const byQueue = new Map<string, Outgoing[]>();
-    const skipped = new Map<string, string[]>();
-    for (const out of outgoing) {
-      if (failed.has(out.recordIndex)) continue;
-      const url = deps.queueUrls[out.consumerId];
-      if (!url) {
-        // A consumer removed from the config: retrying can never succeed, and failing the record
-        // would hold back the whole shard, so its delivery is skipped (counted and logged) and the
-        // record's other consumers still get theirs. Its retained DLQ and ledger rows stay.
-        skipped.set(out.consumerId, [...(skipped.get(out.consumerId) ?? []), out.message.eventId]);
-        continue;
-      }
-      byQueue.set(url, [...(byQueue.get(url) ?? []), out]);
-    }
-    await attachViews(
-      outgoing.filter((out) => !failed.has(out.recordIndex) && deps.queueUrls[out.consumerId]),
-      failed,
-    );
-    for (const [consumerId, eventIds] of skipped) {
-      logger.warn('skipped deliveries to a consumer that is no longer configured', {
-        consumer_id: consumerId,
-        skipped: eventIds.length,
-        event_ids: eventIds.slice(0, 20),
-      });
-      deps.onSkipped?.(consumerId, eventIds.length);
-    }
-
-    await Promise.all(
-      [...byQueue].map(async ([queueUrl, items]) => {
-        for (const chunk of sendBatches(items.filter((out) => !failed.has(out.recordIndex)))) {
-          for (const index of await sendChunk(queueUrl, chunk)) failed.add(index);
-        }
-      }),
-    );
-
-    for (const out of outgoing) {
-      if (!failed.has(out.recordIndex)) {
-        logger.debug('queued', { event_id: out.message.eventId, consumer_id: out.consumerId, tenant_id: out.message.tenantId });
-      }
-    }
-    // Lambda checkpoints at the lowest failed sequence number; report every failed one anyway.
-    return {
-      batchItemFailures: [...failed].sort((a, b) => a - b).map((i) => ({ itemIdentifier: records[i]?.dynamodb?.SequenceNumber ?? '' })),
-    };
+  const ctx: FanoutContext = {
+    ...deps,
+    clock: deps.clock ?? Date.now,
+    sleep: deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+    readRetryMs: deps.readRetryMs ?? 0,
   };
-
-  /**
-   * Reads each event's payload once (one strongly consistent GetItem per event, whatever its number
-   * of consumers) and gives every message its consumer's narrowed view. A payload past retention,
-   * or one that is not there, is said on the message (`payloadUnavailable`), so that delivery alone
-   * is refused by the consumer runtime with that reason; a storage error fails the record (retried).
-   * A view too large for a message travels by claim check (see claimCheck).
-   */
-  async function attachViews(outs: Outgoing[], failed: Set<number>): Promise<void> {
-    const byPayload = new Map<string, Outgoing[]>();
-    for (const out of outs) {
-      const m = out.message;
-      const key = `${m.source}\n${m.eventId}\n${m.payloadHmac ?? ''}`;
-      byPayload.set(key, [...(byPayload.get(key) ?? []), out]);
-    }
-    const now = clock();
-    await Promise.all(
-      [...byPayload.values()].map(async (group) => {
-        const first = group[0]!.message;
-        let payload: Record<string, unknown> | undefined;
-        let unreadable = false;
-        if (first.payloadExpiresAt === undefined || first.payloadExpiresAt > now) {
-          let raw: Buffer | undefined;
-          try {
-            raw = await readWithRetry(() => deps.payloads.getPayload(first.source, first.eventId, first.payloadHmac), first.eventId);
-          } catch (error) {
-            for (const out of group) failed.add(out.recordIndex);
-            logger.warn('payload read failed', { event_id: first.eventId, error: error instanceof Error ? error.name : 'unknown' });
-            return;
-          }
-          try {
-            // Read as intake read it, in the source's format (a form body: Twilio, Slack commands).
-            payload = raw ? readBody(raw, deps.bodyFormats[first.source] ?? 'json') : undefined;
-          } catch (error) {
-            if (!(error instanceof BodyFormatError)) throw error;
-            // Not retried, since reading again cannot help: a body stored before its source's format
-            // was fixed, or under another one. Each delivery says so and is quarantined.
-            unreadable = true;
-            logger.warn('stored payload unreadable', { event_id: first.eventId, source: first.source, reason: error.code });
-          }
-        }
-        try {
-          for (const out of group) {
-            const versionPath = deps.versionPaths?.[out.consumerId];
-            const version = payload && versionPath ? readPath(payload, versionPath) : undefined;
-            out.message = payload
-              ? {
-                  ...out.message,
-                  payload: narrowPayload(payload, deps.views[out.consumerId] ?? []),
-                  ...(typeof version === 'string' || typeof version === 'number' ? { orderingVersion: version } : {}),
-                }
-              : { ...out.message, payloadUnavailable: unreadable ? 'unreadable' : 'expired' };
-            if (messageBytes(out.message) > MAX_QUEUE_MESSAGE_BYTES) out.message = await claimCheck(out.message);
-          }
-        } catch (error) {
-          for (const out of group) failed.add(out.recordIndex);
-          logger.warn('view object write failed', { event_id: first.eventId, error: error instanceof Error ? error.name : 'unknown' });
-        }
-      }),
+  return async (event) => {
+    const batch: FanoutBatch = { records: event.Records, failed: new Set(), outgoing: [] };
+    route(ctx, batch);
+    const { byQueue, skipped } = assignQueues(ctx, batch);
+    await attachViews(
+      ctx,
+      batch.outgoing.filter((out) => !batch.failed.has(out.recordIndex) && ctx.queueUrls[out.consumerId]),
+      batch.failed,
     );
-  }
+    reportSkipped(ctx, skipped);
+    await sendToQueues(ctx, byQueue, batch.failed);
+    return respond(ctx, batch);
+  };
+}
 
-  /**
-   * A view too large for a queue message goes to the payload bucket under its consumer's prefix,
-   * named by its content's SHA-256 (a re-sent record writes the same object again, harmlessly), and
-   * the message carries the key. Without a bucket the delivery is refused per message (`too_large`).
-   */
-  async function claimCheck(message: DeliveryMessage): Promise<DeliveryMessage> {
-    const bytes = messageBytes(message);
-    if (!deps.viewObjects) {
-      logger.error('narrowed view exceeds the queue message limit', { event_id: message.eventId, consumer_id: message.consumerId, bytes });
-      return { ...stripPayload(message), payloadUnavailable: 'too_large' };
-    }
-    const view = Buffer.from(JSON.stringify(message.payload ?? {}), 'utf8');
-    const key = viewObjectKey(message.consumerId, message.eventId, createHash('sha256').update(view).digest('hex'));
-    // Tagged with the event's retention (its source's), so the view expires with the body it came from.
-    const retentionDays =
-      message.payloadExpiresAt !== undefined ? retentionDaysOf(message.receivedAt, message.payloadExpiresAt) : undefined;
-    await deps.viewObjects.put(key, view, 'application/json', retentionDays);
-    logger.info('narrowed view sent by claim check', { event_id: message.eventId, consumer_id: message.consumerId, bytes });
-    return { ...stripPayload(message), payloadObject: key };
-  }
-
-  async function readWithRetry<T>(read: () => Promise<T>, eventId: string): Promise<T> {
-    const budget = deps.readRetryMs ?? 0;
-    const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-    // Time waited, not the injected event clock (tests fix that one).
-    let waited = 0;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await read();
-      } catch (error) {
-        const waitMs = Math.min(100 * 2 ** attempt, 5_000);
-        if (waited + waitMs > budget) throw error;
-        waited += waitMs;
-        logger.warn('payload read failed; retrying', {
-          event_id: eventId,
-          attempt: attempt + 1,
-          error: error instanceof Error ? error.name : 'unknown',
-        });
-        await sleep(waitMs);
-      }
-    }
-  }
-
-  /** Returns the record indexes whose message in this chunk was not accepted. */
-  async function sendChunk(queueUrl: string, chunk: Outgoing[]): Promise<number[]> {
-    const entries: SendMessageBatchRequestEntry[] = chunk.map((out, i) => ({
-      Id: String(i),
-      MessageBody: JSON.stringify(out.message),
-      // Ordered consumers' queues are FIFO: group = ordering key, deduplication id = ledger key.
-      ...fifoSendParameters(queueUrl, out.message),
-    }));
+/** Each record's messages into `batch.outgoing`; a record that cannot be routed is failed. */
+function route({ logger }: FanoutContext, batch: FanoutBatch): void {
+  batch.records.forEach((record, recordIndex) => {
     try {
-      const result = await deps.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
-      const failedIds = (result.Failed ?? []).map((f) => Number(f.Id));
-      if (failedIds.length > 0) {
-        logger.warn('some messages not sent', { queue: queueUrl.split('/').pop(), failed: failedIds.length });
-      }
-      return failedIds.map((id) => chunk[id]?.recordIndex ?? -1).filter((i) => i >= 0);
+      for (const message of messagesFor(record)) batch.outgoing.push({ recordIndex, consumerId: message.consumerId, message });
     } catch (error) {
-      logger.warn('send to queue failed', {
-        queue: queueUrl.split('/').pop(),
+      batch.failed.add(recordIndex);
+      logger.error('stream record not routable', {
+        sequence: record.dynamodb?.SequenceNumber,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  });
+}
+
+/** The messages of records not failed, by queue URL; and the event ids of those to consumers with no queue. */
+function assignQueues(ctx: FanoutContext, batch: FanoutBatch): { byQueue: Map<string, Outgoing[]>; skipped: Map<string, string[]> } {
+  const byQueue = new Map<string, Outgoing[]>();
+  const skipped = new Map<string, string[]>();
+  for (const out of batch.outgoing) {
+    if (batch.failed.has(out.recordIndex)) continue;
+    const url = ctx.queueUrls[out.consumerId];
+    if (!url) {
+      // A consumer removed from the config: retrying can never succeed, and failing the record
+      // would hold back the whole shard, so its delivery is skipped (counted and logged) and the
+      // record's other consumers still get theirs. Its retained DLQ and ledger rows stay.
+      skipped.set(out.consumerId, [...(skipped.get(out.consumerId) ?? []), out.message.eventId]);
+      continue;
+    }
+    byQueue.set(url, [...(byQueue.get(url) ?? []), out]);
+  }
+  return { byQueue, skipped };
+}
+
+function reportSkipped(ctx: FanoutContext, skipped: ReadonlyMap<string, readonly string[]>): void {
+  for (const [consumerId, eventIds] of skipped) {
+    ctx.logger.warn('skipped deliveries to a consumer that is no longer configured', {
+      consumer_id: consumerId,
+      skipped: eventIds.length,
+      event_ids: eventIds.slice(0, 20),
+    });
+    ctx.onSkipped?.(consumerId, eventIds.length);
+  }
+}
+
+/** Every queue's messages (of records not failed by now) in SendMessageBatch chunks; a record with a message not accepted is failed. */
+async function sendToQueues(ctx: FanoutContext, byQueue: ReadonlyMap<string, Outgoing[]>, failed: Set<number>): Promise<void> {
+  await Promise.all(
+    [...byQueue].map(async ([queueUrl, items]) => {
+      for (const chunk of sendBatches(items.filter((out) => !failed.has(out.recordIndex)))) {
+        for (const index of await sendChunk(ctx, queueUrl, chunk)) failed.add(index);
+      }
+    }),
+  );
+}
+
+function respond({ logger }: FanoutContext, batch: FanoutBatch): DynamoDBBatchResponse {
+  for (const out of batch.outgoing) {
+    if (!batch.failed.has(out.recordIndex)) {
+      logger.debug('queued', { event_id: out.message.eventId, consumer_id: out.consumerId, tenant_id: out.message.tenantId });
+    }
+  }
+  // Lambda checkpoints at the lowest failed sequence number; report every failed one anyway.
+  return {
+    batchItemFailures: [...batch.failed]
+      .sort((a, b) => a - b)
+      .map((i) => ({ itemIdentifier: batch.records[i]?.dynamodb?.SequenceNumber ?? '' })),
+  };
+}
+
+/**
+ * Reads each event's payload once (one strongly consistent GetItem per event, whatever its number
+ * of consumers) and gives every message its consumer's narrowed view. A payload past retention,
+ * or one that is not there, is said on the message (`payloadUnavailable`), so that delivery alone
+ * is refused by the consumer runtime with that reason; a storage error fails the record (retried).
+ * A view too large for a message travels by claim check (see claimCheck).
+ */
+async function attachViews(ctx: FanoutContext, outs: readonly Outgoing[], failed: Set<number>): Promise<void> {
+  const byPayload = new Map<string, Outgoing[]>();
+  for (const out of outs) {
+    const m = out.message;
+    const key = `${m.source}\n${m.eventId}\n${m.payloadHmac ?? ''}`;
+    byPayload.set(key, [...(byPayload.get(key) ?? []), out]);
+  }
+  const now = ctx.clock();
+  await Promise.all([...byPayload.values()].map((group) => attachGroupViews(ctx, group, failed, now)));
+}
+
+/** The stored payload of one event, as intake read it; or why its deliveries go without one. */
+type StoredPayload =
+  | { readonly kind: 'read'; readonly payload: Record<string, unknown> | undefined }
+  | { readonly kind: 'unreadable' }
+  | { readonly kind: 'read_failed' };
+
+/** The views of one event's messages (`group`: same source, event id and payload hash). */
+async function attachGroupViews(ctx: FanoutContext, group: readonly Outgoing[], failed: Set<number>, now: number): Promise<void> {
+  const first = group[0]!.message;
+  const stored = await readStoredPayload(ctx, first, now);
+  if (stored.kind === 'read_failed') {
+    for (const out of group) failed.add(out.recordIndex);
+    return;
+  }
+  const payload = stored.kind === 'read' ? stored.payload : undefined;
+  try {
+    for (const out of group) {
+      const versionPath = ctx.versionPaths?.[out.consumerId];
+      const version = payload && versionPath ? readPath(payload, versionPath) : undefined;
+      out.message = payload
+        ? {
+            ...out.message,
+            payload: narrowPayload(payload, ctx.views[out.consumerId] ?? []),
+            ...(typeof version === 'string' || typeof version === 'number' ? { orderingVersion: version } : {}),
+          }
+        : { ...out.message, payloadUnavailable: stored.kind === 'unreadable' ? 'unreadable' : 'expired' };
+      if (messageBytes(out.message) > MAX_QUEUE_MESSAGE_BYTES) out.message = await claimCheck(ctx, out.message);
+    }
+  } catch (error) {
+    for (const out of group) failed.add(out.recordIndex);
+    ctx.logger.warn('view object write failed', { event_id: first.eventId, error: error instanceof Error ? error.name : 'unknown' });
+  }
+}
+
+/**
+ * The payload a message names, read (with retries) unless past its retention: `payload` undefined
+ * when expired or not there. A storage error that outlasts the retries is `read_failed` (logged).
+ */
+async function readStoredPayload(ctx: FanoutContext, message: DeliveryMessage, now: number): Promise<StoredPayload> {
+  if (message.payloadExpiresAt !== undefined && message.payloadExpiresAt <= now) return { kind: 'read', payload: undefined };
+  let raw: Buffer | undefined;
+  try {
+    raw = await readWithRetry(ctx, () => ctx.payloads.getPayload(message.source, message.eventId, message.payloadHmac), message.eventId);
+  } catch (error) {
+    ctx.logger.warn('payload read failed', { event_id: message.eventId, error: error instanceof Error ? error.name : 'unknown' });
+    return { kind: 'read_failed' };
+  }
+  try {
+    // Read as intake read it, in the source's format (a form body: Twilio, Slack commands).
+    return { kind: 'read', payload: raw ? readBody(raw, ctx.bodyFormats[message.source] ?? 'json') : undefined };
+  } catch (error) {
+    if (!(error instanceof BodyFormatError)) throw error;
+    // Not retried, since reading again cannot help: a body stored before its source's format
+    // was fixed, or under another one. Each delivery says so and is quarantined.
+    ctx.logger.warn('stored payload unreadable', { event_id: message.eventId, source: message.source, reason: error.code });
+    return { kind: 'unreadable' };
+  }
+}
+
+/**
+ * A view too large for a queue message goes to the payload bucket under its consumer's prefix,
+ * named by its content's SHA-256 (a re-sent record writes the same object again, harmlessly), and
+ * the message carries the key. Without a bucket the delivery is refused per message (`too_large`).
+ */
+async function claimCheck(ctx: FanoutContext, message: DeliveryMessage): Promise<DeliveryMessage> {
+  const bytes = messageBytes(message);
+  if (!ctx.viewObjects) {
+    ctx.logger.error('narrowed view exceeds the queue message limit', {
+      event_id: message.eventId,
+      consumer_id: message.consumerId,
+      bytes,
+    });
+    return { ...stripPayload(message), payloadUnavailable: 'too_large' };
+  }
+  const view = Buffer.from(JSON.stringify(message.payload ?? {}), 'utf8');
+  const key = viewObjectKey(message.consumerId, message.eventId, createHash('sha256').update(view).digest('hex'));
+  // Tagged with the event's retention (its source's), so the view expires with the body it came from.
+  const retentionDays = message.payloadExpiresAt !== undefined ? retentionDaysOf(message.receivedAt, message.payloadExpiresAt) : undefined;
+  await ctx.viewObjects.put(key, view, 'application/json', retentionDays);
+  ctx.logger.info('narrowed view sent by claim check', { event_id: message.eventId, consumer_id: message.consumerId, bytes });
+  return { ...stripPayload(message), payloadObject: key };
+}
+
+async function readWithRetry<T>(ctx: FanoutContext, read: () => Promise<T>, eventId: string): Promise<T> {
+  // Time waited, not the injected event clock (tests fix that one).
+  let waited = 0;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await read();
+    } catch (error) {
+      const waitMs = Math.min(100 * 2 ** attempt, 5_000);
+      if (waited + waitMs > ctx.readRetryMs) throw error;
+      waited += waitMs;
+      ctx.logger.warn('payload read failed; retrying', {
+        event_id: eventId,
+        attempt: attempt + 1,
         error: error instanceof Error ? error.name : 'unknown',
       });
-      return chunk.map((out) => out.recordIndex);
+      await ctx.sleep(waitMs);
     }
+  }
+}
+
+/** Returns the record indexes whose message in this chunk was not accepted. */
+async function sendChunk(ctx: FanoutContext, queueUrl: string, chunk: readonly Outgoing[]): Promise<number[]> {
+  const entries: SendMessageBatchRequestEntry[] = chunk.map((out, i) => ({
+    Id: String(i),
+    MessageBody: JSON.stringify(out.message),
+    // Ordered consumers' queues are FIFO: group = ordering key, deduplication id = ledger key.
+    ...fifoSendParameters(queueUrl, out.message),
+  }));
+  try {
+    const result = await ctx.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+    const failedIds = (result.Failed ?? []).map((f) => Number(f.Id));
+    if (failedIds.length > 0) {
+      ctx.logger.warn('some messages not sent', { queue: queueUrl.split('/').pop(), failed: failedIds.length });
+    }
+    return failedIds.map((id) => chunk[id]?.recordIndex ?? -1).filter((i) => i >= 0);
+  } catch (error) {
+    ctx.logger.warn('send to queue failed', {
+      queue: queueUrl.split('/').pop(),
+      error: error instanceof Error ? error.name : 'unknown',
+    });
+    return chunk.map((out) => out.recordIndex);
   }
 }
 

@@ -32,12 +32,15 @@ import {
   emptyTally,
   lastClosedWindow,
   MAX_TALLY_VIOLATIONS,
+  type PagesResult,
   type ReconcileCursor,
   type ReconcileDeps,
+  type ReconcileOptions,
   type ReconcileReport,
   type ReconcileTally,
   reconcilePages,
   reportOf,
+  type Violation,
 } from './reconcile';
 import { deliveryOf, type RepairDelivery, type RepairDeps, type RepairResult, repair, type UnrepairedReason } from './repair';
 
@@ -149,177 +152,253 @@ export interface InvocationContext {
   getRemainingTimeInMillis(): number;
 }
 
+/** The handler's dependencies with their defaults filled in, built once per handler. */
+interface ReconcileContext {
+  readonly deps: ReconcileHandlerDeps;
+  readonly clock: () => number;
+  readonly checkpointOf: (job: string) => CheckpointStore<ReconcileCheckpointState>;
+  readonly carryStore: CheckpointStore<CarryState>;
+  readonly marginMs: number;
+}
+
+/** The window a run works on, and where it starts in it: a new window, or an unfinished one resumed. */
+interface WindowPlan {
+  readonly window: { readonly from: number; readonly to: number };
+  readonly graceMs: number;
+  /** Saved in a checkpoint item (400 KB at most): it lists the first MAX_TALLY_VIOLATIONS, counts all. */
+  readonly tally: ReconcileTally;
+  readonly start?: ReconcileCursor;
+  /** Runs spent on the window before this one. */
+  readonly runs: number;
+}
+
+type Carry = { kept: CarriedDelivery[]; dropped: CarriedDelivery[] };
+
+/**
+ * One run composes the steps: manualInput → planWindow (resume, explicit, or the last closed window
+ * with catch-up) → reconcilePages (within the time budget) → repairFindings (with the carry-forward)
+ * → the checkpoint → logRun, logRepair, logCarry and the metrics → runResult.
+ */
 export function createReconcileHandler(deps: ReconcileHandlerDeps) {
-  const clock = deps.clock ?? Date.now;
-  const checkpointOf =
-    deps.checkpoints ??
-    ((job: string) => new CheckpointStore<ReconcileCheckpointState>({ ddb: deps.ddb, tableName: deps.tables.events }, job));
-  const marginMs = deps.marginMs ?? DEFAULT_MARGIN_MS;
-  const carryStore = deps.carry ?? new CheckpointStore<CarryState>({ ddb: deps.ddb, tableName: deps.tables.events }, RECONCILE_CARRY_JOB);
-  return async (input?: unknown, context?: InvocationContext): Promise<ReconcileRunResult> => {
-    const now = clock();
-    const request = manualInput(input);
-    const explicit =
-      request.from !== undefined && request.to !== undefined
-        ? { from: parseTime(request.from, 'from'), to: parseTime(request.to, 'to') }
-        : undefined;
-    // The schedule's windows share one checkpoint; a manual window has its own (invoke it again with
-    // the same payload to go on), so neither can overwrite the other's unfinished work.
-    const checkpoints = checkpointOf(
-      explicit ? `${RECONCILE_CHECKPOINT_JOB}#${iso(explicit.from)}#${iso(explicit.to)}` : RECONCILE_CHECKPOINT_JOB,
-    );
-    let graceMs = request.graceMinutes !== undefined ? request.graceMinutes * MINUTE_MS : (deps.graceMs ?? DEFAULT_GRACE_MS);
-    const saved = (await checkpoints.load())?.state;
-    let window: { from: number; to: number };
-    // Saved in a checkpoint item (400 KB at most): it lists the first MAX_TALLY_VIOLATIONS, counts all.
-    let tally = emptyTally(MAX_TALLY_VIOLATIONS);
-    let start: ReconcileCursor | undefined;
-    let runs = 0;
-    const scheduled = !explicit;
-    if (saved && !saved.complete) {
-      // An unfinished window first: resume where the last run stopped, with its tally.
-      window = { from: saved.from, to: saved.to };
-      graceMs = saved.graceMs;
-      tally = saved.tally;
-      start = saved.cursor;
-      runs = saved.runs;
-      deps.logger.info('reconcile resumed', { from: iso(saved.from), to: iso(saved.to), runs, receipts_checked: tally.receipts });
-    } else if (explicit) {
-      window = explicit;
-    } else {
-      window = lastClosedWindow(now, {
-        windowMs: request.windowMinutes !== undefined ? request.windowMinutes * MINUTE_MS : (deps.windowMs ?? HOUR_MS),
-        graceMs,
-      });
-      // Windows missed since the last complete scheduled one (a run that took several invocations).
-      if (saved?.complete && saved.to < window.from && saved.to >= window.from - MAX_CATCH_UP_MS) {
-        window = { from: saved.to, to: window.to };
-      }
-    }
-    const options = { ...window, graceMs, ...(deps.consumers ? { consumers: deps.consumers } : {}) };
-    const pages = await reconcilePages(deps, options, tally, {
-      ...(start ? { start } : {}),
-      ...(context ? { shouldStop: () => context.getRemainingTimeInMillis() < marginMs } : {}),
-      ...(deps.pageSize ? { pageSize: deps.pageSize } : {}),
-    });
-    const complete = pages.cursor === undefined;
-    runs++;
-    const report = reportOf(tally, options, now);
-    const found = pages.found;
+  const ctx: ReconcileContext = {
+    deps,
+    clock: deps.clock ?? Date.now,
+    checkpointOf:
+      deps.checkpoints ??
+      ((job: string) => new CheckpointStore<ReconcileCheckpointState>({ ddb: deps.ddb, tableName: deps.tables.events }, job)),
+    marginMs: deps.marginMs ?? DEFAULT_MARGIN_MS,
+    carryStore: deps.carry ?? new CheckpointStore<CarryState>({ ddb: deps.ddb, tableName: deps.tables.events }, RECONCILE_CARRY_JOB),
+  };
+  return (input?: unknown, context?: InvocationContext): Promise<ReconcileRunResult> => runReconcile(ctx, input, context);
+}
 
-    let repaired: RepairResult | undefined;
-    let carry: { kept: CarriedDelivery[]; dropped: CarriedDelivery[] } | undefined;
-    if (deps.repair) {
-      // Only the schedule carries forward: a manual window's run must not overwrite what it carries.
-      const carried = scheduled ? ((await carryStore.load())?.state.deliveries ?? []) : [];
-      // This run's findings only (earlier runs of the window repaired theirs), after what earlier runs carried.
-      repaired = await repair(
-        { ddb: deps.ddb, tables: deps.tables, clock: deps.clock, operator: 'reconciler', fanoutFailures: deps.repair.fanoutFailures },
-        {
-          ...options,
-          paused: await deps.repair.pausedConsumers(),
-          maxRepairs: deps.repair.maxPerRun,
-          trigger: 'schedule',
-          carried,
-        },
-        { ...report, violations: found },
-      );
-      if (scheduled) {
-        carry = carryForward(carried, repaired, now);
-        if (carried.length > 0 || carry.kept.length > 0) await carryStore.save({ deliveries: carry.kept }, clock());
-      }
-    }
-    // Saved whether complete or not: the next run resumes an unfinished window, or catches up from a finished one.
-    await checkpoints.save(
-      { from: window.from, to: window.to, graceMs, scheduled, complete, ...(pages.cursor ? { cursor: pages.cursor } : {}), tally, runs },
-      clock(),
-    );
+async function runReconcile(ctx: ReconcileContext, input: unknown, context: InvocationContext | undefined): Promise<ReconcileRunResult> {
+  const { deps } = ctx;
+  const now = ctx.clock();
+  const request = manualInput(input);
+  const explicit =
+    request.from !== undefined && request.to !== undefined
+      ? { from: parseTime(request.from, 'from'), to: parseTime(request.to, 'to') }
+      : undefined;
+  const scheduled = !explicit;
+  // The schedule's windows share one checkpoint; a manual window has its own (invoke it again with
+  // the same payload to go on), so neither can overwrite the other's unfinished work.
+  const checkpoints = ctx.checkpointOf(
+    explicit ? `${RECONCILE_CHECKPOINT_JOB}#${iso(explicit.from)}#${iso(explicit.to)}` : RECONCILE_CHECKPOINT_JOB,
+  );
+  const plan = planWindow(ctx, request, explicit, (await checkpoints.load())?.state, now);
+  const { window, graceMs, tally } = plan;
+  const options = { ...window, graceMs, ...(deps.consumers ? { consumers: deps.consumers } : {}) };
+  const pages = await reconcilePages(deps, options, tally, {
+    ...(plan.start ? { start: plan.start } : {}),
+    ...(context ? { shouldStop: () => context.getRemainingTimeInMillis() < ctx.marginMs } : {}),
+    ...(deps.pageSize ? { pageSize: deps.pageSize } : {}),
+  });
+  const complete = pages.cursor === undefined;
+  const runs = plan.runs + 1;
+  const report = reportOf(tally, options, now);
+  const { repaired, carry } = deps.repair
+    ? await repairFindings(ctx, deps.repair, { options, report, found: pages.found, scheduled, now })
+    : { repaired: undefined, carry: undefined };
+  // Saved whether complete or not: the next run resumes an unfinished window, or catches up from a finished one.
+  await checkpoints.save(
+    { from: window.from, to: window.to, graceMs, scheduled, complete, ...(pages.cursor ? { cursor: pages.cursor } : {}), tally, runs },
+    ctx.clock(),
+  );
+  logRun(deps, report, { ...pages, complete, runs });
+  if (repaired) logRepair(deps, repaired);
+  if (carry) logCarry(deps, carry);
+  deps.metrics.publishStoredMetrics();
+  const progress = {
+    complete,
+    runs,
+    pages: pages.pages,
+    receiptsChecked: report.receipts,
+    ...(pages.cursor ? { resumeAt: pages.cursor.partition } : {}),
+  };
+  return runResult(report, progress, repaired, carry);
+}
 
-    for (const v of found.slice(0, MAX_LOGGED_VIOLATIONS)) {
-      deps.logger.warn('reconcile violation', {
-        kind: v.kind,
-        source: v.source,
-        event_id: v.eventId,
-        consumer_id: v.consumerId,
-        ...(v.kind === 'tenant_mismatch' ? { receipt_tenant_id: v.receiptTenantId, ledger_tenant_id: v.ledgerTenantId } : {}),
-      });
-    }
-    deps.logger.info(complete ? 'reconcile finished' : 'reconcile stopped', {
-      from: iso(report.from),
-      to: iso(report.to),
-      complete,
-      runs,
-      pages: pages.pages,
-      ...(pages.cursor ? { resume_at: pages.cursor.partition } : {}),
-      receipts: report.receipts,
-      ledger_items: report.ledgerItems,
-      expected_deliveries: report.expectedDeliveries,
-      in_grace: report.inGrace,
-      quarantined: report.quarantined,
-      violations: report.violations.length + (report.violationsNotListed ?? 0),
-      violations_this_run: found.length,
-      not_logged: Math.max(0, found.length - MAX_LOGGED_VIOLATIONS),
-      ...report.counts,
+/**
+ * An unfinished window first (resumed where the last run stopped, with its tally); else the explicit
+ * window; else the schedule's last closed window, reaching back to the end of the last complete one.
+ */
+function planWindow(
+  ctx: ReconcileContext,
+  request: ReconcileInput,
+  explicit: { from: number; to: number } | undefined,
+  saved: ReconcileCheckpointState | undefined,
+  now: number,
+): WindowPlan {
+  const { deps } = ctx;
+  const graceMs = request.graceMinutes !== undefined ? request.graceMinutes * MINUTE_MS : (deps.graceMs ?? DEFAULT_GRACE_MS);
+  if (saved && !saved.complete) {
+    deps.logger.info('reconcile resumed', {
+      from: iso(saved.from),
+      to: iso(saved.to),
+      runs: saved.runs,
+      receipts_checked: saved.tally.receipts,
     });
-    deps.metrics.addMetric(RECONCILE_VIOLATIONS_METRIC, MetricUnit.Count, found.length);
-    deps.metrics.addMetric(RECONCILE_INCOMPLETE_METRIC, MetricUnit.Count, complete ? 0 : 1);
-    if (repaired) {
-      for (const d of repaired.unrepairedDeliveries.slice(0, MAX_LOGGED_VIOLATIONS)) {
-        deps.logger.warn('not repaired', { reason: d.reason, source: d.source, event_id: d.eventId, consumer_id: d.consumerId });
-      }
-      deps.logger.info('repair finished', {
-        repair_id: repaired.repairId,
-        candidates: repaired.candidates,
-        repaired: repaired.repaired,
-        unrepaired: repaired.unrepaired,
-        ...repaired.unrepairedByReason,
-        ...(repaired.fanoutFailureRecords ? { fanout_failure_records: repaired.fanoutFailureRecords } : {}),
-      });
-      deps.metrics.addMetric(RECONCILE_REPAIRS_METRIC, MetricUnit.Count, repaired.repaired);
-    }
-    if (carry) {
-      for (const d of carry.dropped.slice(0, MAX_LOGGED_VIOLATIONS)) {
-        deps.logger.warn('not carried forward: the carry-forward is full; repair it with `hookledger reconcile --repair`', {
-          reason: d.reason,
-          source: d.source,
-          event_id: d.eventId,
-          consumer_id: d.consumerId,
-        });
-      }
-      deps.logger.info('carried forward', {
-        carried: carry.kept.length,
-        dropped: carry.dropped.length,
-        ...Object.fromEntries(
-          (['paused', 'limit', 'in_progress'] as const).map((r) => [r, carry.kept.filter((d) => d.reason === r).length]),
-        ),
-        ...(carry.kept[0] ? { oldest_since: iso(carry.kept[0].since) } : {}),
-      });
-      deps.metrics.addMetric(RECONCILE_CARRIED_METRIC, MetricUnit.Count, carry.kept.length);
-      deps.metrics.addMetric(RECONCILE_CARRY_DROPPED_METRIC, MetricUnit.Count, carry.dropped.length);
-    }
-    deps.metrics.publishStoredMetrics();
-    const progress = {
-      complete,
-      runs,
-      pages: pages.pages,
-      receiptsChecked: report.receipts,
-      ...(pages.cursor ? { resumeAt: pages.cursor.partition } : {}),
-    };
-    if (!repaired) return { ...report, ...progress };
-    const { repairId, candidates, unrepaired, unrepairedByReason, fanoutFailureRecords } = repaired;
     return {
-      ...report,
-      ...progress,
-      repair: {
-        ...(repairId ? { repairId } : {}),
-        candidates,
-        repaired: repaired.repaired,
-        unrepaired,
-        unrepairedByReason,
-        ...(fanoutFailureRecords ? { fanoutFailureRecords } : {}),
-        ...(carry ? { carried: carry.kept.length, carryDropped: carry.dropped.length } : {}),
-      },
+      window: { from: saved.from, to: saved.to },
+      graceMs: saved.graceMs,
+      tally: saved.tally,
+      ...(saved.cursor ? { start: saved.cursor } : {}),
+      runs: saved.runs,
     };
+  }
+  const fresh = { graceMs, tally: emptyTally(MAX_TALLY_VIOLATIONS), runs: 0 };
+  if (explicit) return { ...fresh, window: explicit };
+  const window = lastClosedWindow(now, {
+    windowMs: request.windowMinutes !== undefined ? request.windowMinutes * MINUTE_MS : (deps.windowMs ?? HOUR_MS),
+    graceMs,
+  });
+  // Windows missed since the last complete scheduled one (a run that took several invocations).
+  if (saved?.complete && saved.to < window.from && saved.to >= window.from - MAX_CATCH_UP_MS) {
+    return { ...fresh, window: { from: saved.to, to: window.to } };
+  }
+  return { ...fresh, window };
+}
+
+/**
+ * Repairs this run's findings only (earlier runs of the window repaired theirs), after what earlier
+ * runs carried. Only the schedule carries forward: a manual window's run must not overwrite what it carries.
+ */
+async function repairFindings(
+  ctx: ReconcileContext,
+  repairDeps: NonNullable<ReconcileHandlerDeps['repair']>,
+  run: { options: ReconcileOptions; report: ReconcileReport; found: Violation[]; scheduled: boolean; now: number },
+): Promise<{ repaired: RepairResult; carry: Carry | undefined }> {
+  const { deps } = ctx;
+  const carried = run.scheduled ? ((await ctx.carryStore.load())?.state.deliveries ?? []) : [];
+  const repaired = await repair(
+    { ddb: deps.ddb, tables: deps.tables, clock: deps.clock, operator: 'reconciler', fanoutFailures: repairDeps.fanoutFailures },
+    {
+      ...run.options,
+      paused: await repairDeps.pausedConsumers(),
+      maxRepairs: repairDeps.maxPerRun,
+      trigger: 'schedule',
+      carried,
+    },
+    { ...run.report, violations: run.found },
+  );
+  if (!run.scheduled) return { repaired, carry: undefined };
+  const carry = carryForward(carried, repaired, run.now);
+  if (carried.length > 0 || carry.kept.length > 0) await ctx.carryStore.save({ deliveries: carry.kept }, ctx.clock());
+  return { repaired, carry };
+}
+
+/** This run's violations (ids only, the first MAX_LOGGED_VIOLATIONS), the summary line, and the run's metrics. */
+function logRun(
+  deps: ReconcileHandlerDeps,
+  report: ReconcileReport,
+  pages: PagesResult & { readonly complete: boolean; readonly runs: number },
+): void {
+  const { found, complete } = pages;
+  for (const v of found.slice(0, MAX_LOGGED_VIOLATIONS)) {
+    deps.logger.warn('reconcile violation', {
+      kind: v.kind,
+      source: v.source,
+      event_id: v.eventId,
+      consumer_id: v.consumerId,
+      ...(v.kind === 'tenant_mismatch' ? { receipt_tenant_id: v.receiptTenantId, ledger_tenant_id: v.ledgerTenantId } : {}),
+    });
+  }
+  deps.logger.info(complete ? 'reconcile finished' : 'reconcile stopped', {
+    from: iso(report.from),
+    to: iso(report.to),
+    complete,
+    runs: pages.runs,
+    pages: pages.pages,
+    ...(pages.cursor ? { resume_at: pages.cursor.partition } : {}),
+    receipts: report.receipts,
+    ledger_items: report.ledgerItems,
+    expected_deliveries: report.expectedDeliveries,
+    in_grace: report.inGrace,
+    quarantined: report.quarantined,
+    violations: report.violations.length + (report.violationsNotListed ?? 0),
+    violations_this_run: found.length,
+    not_logged: Math.max(0, found.length - MAX_LOGGED_VIOLATIONS),
+    ...report.counts,
+  });
+  deps.metrics.addMetric(RECONCILE_VIOLATIONS_METRIC, MetricUnit.Count, found.length);
+  deps.metrics.addMetric(RECONCILE_INCOMPLETE_METRIC, MetricUnit.Count, complete ? 0 : 1);
+}
+
+function logRepair(deps: ReconcileHandlerDeps, repaired: RepairResult): void {
+  for (const d of repaired.unrepairedDeliveries.slice(0, MAX_LOGGED_VIOLATIONS)) {
+    deps.logger.warn('not repaired', { reason: d.reason, source: d.source, event_id: d.eventId, consumer_id: d.consumerId });
+  }
+  deps.logger.info('repair finished', {
+    repair_id: repaired.repairId,
+    candidates: repaired.candidates,
+    repaired: repaired.repaired,
+    unrepaired: repaired.unrepaired,
+    ...repaired.unrepairedByReason,
+    ...(repaired.fanoutFailureRecords ? { fanout_failure_records: repaired.fanoutFailureRecords } : {}),
+  });
+  deps.metrics.addMetric(RECONCILE_REPAIRS_METRIC, MetricUnit.Count, repaired.repaired);
+}
+
+function logCarry(deps: ReconcileHandlerDeps, carry: Carry): void {
+  for (const d of carry.dropped.slice(0, MAX_LOGGED_VIOLATIONS)) {
+    deps.logger.warn('not carried forward: the carry-forward is full; repair it with `hookledger reconcile --repair`', {
+      reason: d.reason,
+      source: d.source,
+      event_id: d.eventId,
+      consumer_id: d.consumerId,
+    });
+  }
+  deps.logger.info('carried forward', {
+    carried: carry.kept.length,
+    dropped: carry.dropped.length,
+    ...Object.fromEntries((['paused', 'limit', 'in_progress'] as const).map((r) => [r, carry.kept.filter((d) => d.reason === r).length])),
+    ...(carry.kept[0] ? { oldest_since: iso(carry.kept[0].since) } : {}),
+  });
+  deps.metrics.addMetric(RECONCILE_CARRIED_METRIC, MetricUnit.Count, carry.kept.length);
+  deps.metrics.addMetric(RECONCILE_CARRY_DROPPED_METRIC, MetricUnit.Count, carry.dropped.length);
+}
+
+function runResult(
+  report: ReconcileReport,
+  progress: Pick<ReconcileRunResult, 'complete' | 'runs' | 'pages' | 'receiptsChecked' | 'resumeAt'>,
+  repaired: RepairResult | undefined,
+  carry: Carry | undefined,
+): ReconcileRunResult {
+  if (!repaired) return { ...report, ...progress };
+  const { repairId, candidates, unrepaired, unrepairedByReason, fanoutFailureRecords } = repaired;
+  return {
+    ...report,
+    ...progress,
+    repair: {
+      ...(repairId ? { repairId } : {}),
+      candidates,
+      repaired: repaired.repaired,
+      unrepaired,
+      unrepairedByReason,
+      ...(fanoutFailureRecords ? { fanoutFailureRecords } : {}),
+      ...(carry ? { carried: carry.kept.length, carryDropped: carry.dropped.length } : {}),
+    },
   };
 }
 

@@ -295,15 +295,48 @@ export async function reconcile(deps: ReconcileDeps, options: ReconcileOptions):
   return reportOf(tally, options, now);
 }
 
-/** Scan mode: both tables read whole, filtered to the window (what every run did before the index). */
+/**
+ * Scan mode: both tables read whole, filtered to the window (what every run did before the index).
+ * The steps: scanWindow → receiptsByKey (with those of ledger rows whose receipt is outside the
+ * window) → checkLedgerRows → checkExpectedDeliveries → the report.
+ */
 async function reconcileByScan(deps: ReconcileDeps, options: ReconcileOptions): Promise<ReconcileReport> {
   const now = (deps.clock ?? Date.now)();
   const graceMs = checkOptions(options);
   const window = { from: options.from, to: options.to };
+  const cutoff = now - graceMs;
+  const { receipts, ledgerItems } = await scanWindow(deps, window, options.onProgress);
+  const receiptByKey = await receiptsByKey(deps, receipts, ledgerItems);
+  const rows = checkLedgerRows(ledgerItems, receiptByKey, cutoff, options.leasesAbandoned === true);
+  const expected = await checkExpectedDeliveries(deps, receipts, rows.ledgerKeys, cutoff);
+  const violations = [...rows.violations, ...expected.missing];
+  violations.sort((a, b) => a.kind.localeCompare(b.kind) || a.ledgerKey.localeCompare(b.ledgerKey));
+  const counts = Object.fromEntries(VIOLATION_KINDS.map((k) => [k, 0])) as Record<ViolationKind, number>;
+  for (const v of violations) counts[v.kind]++;
+  return {
+    from: window.from,
+    to: window.to,
+    graceMs,
+    checkedAt: now,
+    receipts: receipts.length,
+    ledgerItems: ledgerItems.length,
+    expectedDeliveries: expected.expectedDeliveries,
+    inGrace: expected.inGrace,
+    quarantined: rows.quarantined,
+    violations,
+    counts,
+  };
+}
 
+/** Both tables scanned at once, filtered to the window; progress is the items read of both. */
+async function scanWindow(
+  deps: ReconcileDeps,
+  window: Window,
+  onProgress: Progress | undefined,
+): Promise<{ receipts: EventItem[]; ledgerItems: LedgerItem[] }> {
   let receiptsRead = 0;
   let ledgerRead = 0;
-  const progress = () => options.onProgress?.(receiptsRead + ledgerRead, undefined);
+  const progress = () => onProgress?.(receiptsRead + ledgerRead, undefined);
   const [receipts, ledgerItems] = await Promise.all([
     scanReceipts(deps, { window }, (n) => {
       receiptsRead = n;
@@ -314,10 +347,17 @@ async function reconcileByScan(deps: ReconcileDeps, options: ReconcileOptions): 
       progress();
     }),
   ]);
+  return { receipts, ledgerItems };
+}
 
+/** The window's receipts by event key, and the receipts of its ledger rows whose receipt is outside it (looked up by key). */
+async function receiptsByKey(
+  deps: ReconcileDeps,
+  receipts: readonly EventItem[],
+  ledgerItems: readonly LedgerItem[],
+): Promise<Map<string, EventItem>> {
   const receiptByKey = new Map<string, EventItem>();
   for (const receipt of receipts) receiptByKey.set(eventKey(receipt.source, receipt.eventId), receipt);
-  // Ledger items of this window whose receipt is outside it (or absent): look those receipts up by key.
   const orphanKeys: string[] = [];
   for (const item of ledgerItems) {
     const parts = parseLedgerKey(item.pk);
@@ -327,7 +367,16 @@ async function reconcileByScan(deps: ReconcileDeps, options: ReconcileOptions): 
   }
   const outside = await eventStoreItemsByKey<EventItem>(deps, orphanKeys);
   for (const [key, receipt] of outside) if (receipt.kind === 'event') receiptByKey.set(key, receipt);
+  return receiptByKey;
+}
 
+/** Each ledger row against its receipt: every violation a row can show, the quarantined count, and the keys read. */
+function checkLedgerRows(
+  ledgerItems: readonly LedgerItem[],
+  receiptByKey: ReadonlyMap<string, EventItem>,
+  cutoff: number,
+  leasesAbandoned: boolean,
+): { violations: Violation[]; quarantined: number; ledgerKeys: Set<string> } {
   const violations: Violation[] = [];
   let quarantined = 0;
   const ledgerKeys = new Set<string>();
@@ -347,33 +396,45 @@ async function reconcileByScan(deps: ReconcileDeps, options: ReconcileOptions): 
       violations.push({ kind: 'tenant_mismatch', ...ids, receiptTenantId: receipt.tenantId, ledgerTenantId: item.tenantId });
     }
     if (item.state === 'done' && typeof item.units !== 'number') violations.push({ kind: 'done_without_usage', ...ids });
-    if (isStalled(item, now - graceMs, options.leasesAbandoned === true)) violations.push({ kind: 'stalled_delivery', ...ids });
+    if (isStalled(item, cutoff, leasesAbandoned)) violations.push({ kind: 'stalled_delivery', ...ids });
   }
+  return { violations, quarantined, ledgerKeys };
+}
 
-  // Only receipts received in the window own expected deliveries (one outside it is another window's).
+/**
+ * The deliveries the window's receipts expect (only receipts received in the window own expected
+ * deliveries: one outside it is another window's) with no ledger row: in grace, or missing.
+ */
+async function checkExpectedDeliveries(
+  deps: ReconcileDeps,
+  receipts: readonly EventItem[],
+  ledgerKeys: ReadonlySet<string>,
+  cutoff: number,
+): Promise<{ expectedDeliveries: number; inGrace: number; missing: Violation[] }> {
   let expectedDeliveries = 0;
   let inGrace = 0;
-  const missing: { receipt: EventItem; consumerId: string; pk: string }[] = [];
+  const absent: { receipt: EventItem; consumerId: string; pk: string }[] = [];
   for (const receipt of receipts) {
     for (const consumerId of receipt.consumers ?? []) {
       expectedDeliveries++;
       const pk = ledgerKey(receipt.source, receipt.eventId, consumerId);
-      if (!ledgerKeys.has(pk)) missing.push({ receipt, consumerId, pk });
+      if (!ledgerKeys.has(pk)) absent.push({ receipt, consumerId, pk });
     }
   }
   // A ledger item whose receivedAt copy is off (outside the window) still counts as present.
   const strays = await ledgerItemsByKey<Pick<LedgerItem, 'pk'>>(
     deps,
-    missing.map((m) => m.pk),
+    absent.map((m) => m.pk),
     { projection: 'pk' },
   );
-  for (const m of missing) {
+  const missing: Violation[] = [];
+  for (const m of absent) {
     if (strays.has(m.pk)) continue;
-    if (m.receipt.receivedAt > now - graceMs) {
+    if (m.receipt.receivedAt > cutoff) {
       inGrace++;
       continue;
     }
-    violations.push({
+    missing.push({
       kind: 'missing_delivery',
       source: m.receipt.source,
       eventId: m.receipt.eventId,
@@ -381,23 +442,7 @@ async function reconcileByScan(deps: ReconcileDeps, options: ReconcileOptions): 
       ledgerKey: m.pk,
     });
   }
-
-  violations.sort((a, b) => a.kind.localeCompare(b.kind) || a.ledgerKey.localeCompare(b.ledgerKey));
-  const counts = Object.fromEntries(VIOLATION_KINDS.map((k) => [k, 0])) as Record<ViolationKind, number>;
-  for (const v of violations) counts[v.kind]++;
-  return {
-    from: window.from,
-    to: window.to,
-    graceMs,
-    checkedAt: now,
-    receipts: receipts.length,
-    ledgerItems: ledgerItems.length,
-    expectedDeliveries,
-    inGrace,
-    quarantined,
-    violations,
-    counts,
-  };
+  return { expectedDeliveries, inGrace, missing };
 }
 
 /**

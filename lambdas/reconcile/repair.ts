@@ -150,54 +150,140 @@ interface Named {
 }
 
 /**
+ * The deliveries a run may re-send, by ledger key, in the order they are taken under the limit:
+ * carried (oldest) first, then failure records', then this window's.
+ */
+class Candidates {
+  private readonly byKey = new Map<string, RepairDelivery>();
+
+  add(d: RepairDelivery): void {
+    const had = this.byKey.get(d.ledgerKey);
+    // A replay re-sent covers a repair of the same delivery too (it is claimed as usual when not done).
+    if (!had) this.byKey.set(d.ledgerKey, d);
+    else if (d.replayId && !had.replayId) this.byKey.set(d.ledgerKey, { ...had, replayId: d.replayId });
+  }
+
+  /** A delivery that must be sent again: stalled when it has a row (and is no replay), missing otherwise. */
+  addLost(d: RepairDelivery, row: LedgerItem | undefined): void {
+    this.add({ ...d, kind: row && !d.replayId ? 'stalled_delivery' : 'missing_delivery' });
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  values(): IterableIterator<RepairDelivery> {
+    return this.byKey.values();
+  }
+}
+
+/** What every step of one repair run reads. */
+interface RepairRun {
+  readonly deps: RepairDeps;
+  readonly options: RepairOptions;
+  readonly now: number;
+  /** A row that stopped before this (no live lease, no recent retry) is stalled. */
+  readonly cutoff: number;
+  readonly leasesAbandoned: boolean;
+  readonly candidates: Candidates;
+}
+
+/** The fan-out failure records this run holds, and what it learned of each. */
+interface HeldFailures {
+  readonly records: readonly FailureRecord[];
+  readonly unreadable: number;
+  /** Per record: the deliveries still to re-send for it to be cleared (undefined: not decoded). */
+  readonly owedByRecord: ReadonlyMap<FailureRecord, readonly string[] | undefined>;
+  readonly undecoded: number;
+}
+
+/** The candidates split by the run's limits: those re-sent now and those left for later, with why. */
+interface Choice {
+  readonly chosen: RepairDelivery[];
+  readonly unrepairedDeliveries: (RepairDelivery & { reason: UnrepairedReason })[];
+  readonly unrepairedByReason: Record<UnrepairedReason, number>;
+}
+
+/**
  * `found`: a report already made (the scheduled run's pages of this invocation); without it the
  * whole window is reconciled first.
+ *
+ * The steps: reconcile → checkCarried → readFailures (decode each record, or repair its time range)
+ * → this window's findings → choose (paused, limit) → requeueChosen (audit first) → settleFailures.
  */
 export async function repair(deps: RepairDeps, options: RepairOptions, found?: ReconcileReport): Promise<RepairResult> {
   const now = (deps.clock ?? Date.now)();
   const report = found ?? (await reconcile(deps, options));
-  const paused = options.paused ?? new Set<string>();
-
-  const cutoff = now - (options.graceMs ?? DEFAULT_GRACE_MS);
-  const leasesAbandoned = options.leasesAbandoned === true;
-
-  // In the order they are taken under the limit: carried (oldest) first, then failure records', then this window's.
-  const candidates = new Map<string, RepairDelivery>();
-  const add = (d: RepairDelivery) => {
-    const had = candidates.get(d.ledgerKey);
-    // A replay re-sent covers a repair of the same delivery too (it is claimed as usual when not done).
-    if (!had) candidates.set(d.ledgerKey, d);
-    else if (d.replayId && !had.replayId) candidates.set(d.ledgerKey, { ...had, replayId: d.replayId });
+  const run: RepairRun = {
+    deps,
+    options,
+    now,
+    cutoff: now - (options.graceMs ?? DEFAULT_GRACE_MS),
+    leasesAbandoned: options.leasesAbandoned === true,
+    candidates: new Candidates(),
   };
-  const lost = (d: RepairDelivery, row: LedgerItem | undefined): RepairDelivery => ({
-    ...d,
-    kind: row && !d.replayId ? 'stalled_delivery' : 'missing_delivery',
-  });
-
-  const inProgress: RepairDelivery[] = [];
-  if (options.carried && options.carried.length > 0) {
-    const rows = await ledgerItemsByKey<LedgerItem>(
-      deps,
-      options.carried.map((d) => d.ledgerKey),
-    );
-    for (const entry of options.carried) {
-      // Only what names the delivery (a carried entry says more: why, since when).
-      const d = deliveryOf(entry);
-      const row = rows.get(d.ledgerKey);
-      const standing = standingOf('requeue', d, row, cutoff, leasesAbandoned);
-      if (standing === 'active') inProgress.push(d);
-      else if (standing === 'lost') add(lost(d, row));
-    }
-  }
-
+  const inProgress = await checkCarried(run);
   // The fan-out's failure records: what each names, decoded from the stream, whatever the grace.
-  const failures = deps.fanoutFailures ? await readFailureRecords(deps.fanoutFailures, options.dryRun === true) : undefined;
-  /** Per decoded record: the deliveries still to re-send for it to be cleared (undefined: not decoded). */
+  const failures = deps.fanoutFailures ? await readFailures(run, deps.fanoutFailures) : undefined;
+  for (const v of report.violations) {
+    if (REPAIRABLE_KINDS.includes(v.kind))
+      run.candidates.add({ kind: v.kind, source: v.source, eventId: v.eventId, consumerId: v.consumerId, ledgerKey: v.ledgerKey });
+  }
+  const choice = choose(run.candidates, options.paused ?? new Set<string>(), options.maxRepairs ?? Number.POSITIVE_INFINITY);
+  const base = {
+    report,
+    candidates: run.candidates.size,
+    deliveries: choice.chosen,
+    unrepaired: choice.unrepairedDeliveries.length,
+    unrepairedByReason: choice.unrepairedByReason,
+    unrepairedDeliveries: choice.unrepairedDeliveries,
+    notRepairable: report.violations.filter((v) => !REPAIRABLE_KINDS.includes(v.kind)).length,
+    inProgress,
+  };
+  if (options.dryRun) {
+    if (failures) await releaseAll(deps.fanoutFailures!, failures.records);
+    return { ...base, dryRun: true, repaired: choice.chosen.length, ...failureSummary(failures, 0) };
+  }
+  const { repairId, repaired, requeued } = await requeueChosen(run, report, choice);
+  const cleared = failures ? await settleFailures(deps.fanoutFailures!, failures, requeued) : 0;
+  return { ...base, dryRun: false, ...(repairId ? { repairId } : {}), repaired, ...failureSummary(failures, cleared) };
+}
+
+/**
+ * The carried deliveries' ledger rows read again: those still in progress are returned, the lost
+ * ones become candidates (first), the settled ones are forgotten.
+ */
+async function checkCarried(run: RepairRun): Promise<RepairDelivery[]> {
+  const inProgress: RepairDelivery[] = [];
+  const carried = run.options.carried;
+  if (!carried || carried.length === 0) return inProgress;
+  const rows = await ledgerItemsByKey<LedgerItem>(
+    run.deps,
+    carried.map((d) => d.ledgerKey),
+  );
+  for (const entry of carried) {
+    // Only what names the delivery (a carried entry says more: why, since when).
+    const d = deliveryOf(entry);
+    const row = rows.get(d.ledgerKey);
+    const standing = standingOf('requeue', d, row, run.cutoff, run.leasesAbandoned);
+    if (standing === 'active') inProgress.push(d);
+    else if (standing === 'lost') run.candidates.addLost(d, row);
+  }
+  return inProgress;
+}
+
+/**
+ * Holds the failure queue's records and decodes each: the deliveries a decoded record names that
+ * did not take effect become candidates (and what it owes); an undecodable record's time range is
+ * reconciled instead, and the record is kept.
+ */
+async function readFailures(run: RepairRun, queue: FanoutFailureQueue): Promise<HeldFailures> {
+  const { records, unreadable } = await readFailureRecords(queue, run.options.dryRun === true);
   const owedByRecord = new Map<FailureRecord, string[] | undefined>();
   let undecoded = 0;
   const named: { record: FailureRecord; items: Named[] }[] = [];
-  for (const record of failures?.records ?? []) {
-    const read = record.batch && deps.fanoutFailures?.streams ? await deps.fanoutFailures.streams.read(record.batch) : undefined;
+  for (const record of records) {
+    const read = record.batch && queue.streams ? await queue.streams.read(record.batch) : undefined;
     if (read?.kind === 'read') {
       named.push({ record, items: namedBy(read.images) });
       continue;
@@ -205,41 +291,45 @@ export async function repair(deps: RepairDeps, options: RepairOptions, found?: R
     // Not decodable: the receipts of its time range are still repaired; the record is kept.
     undecoded++;
     owedByRecord.set(record, undefined);
-    const ranged = await reconcile(deps, {
-      from: record.from,
-      to: record.to,
-      graceMs: 0,
-      leasesAbandoned: options.leasesAbandoned,
-      consumers: options.consumers,
-    });
-    for (const v of ranged.violations) {
-      if (v.kind === 'missing_delivery')
-        add({ kind: v.kind, source: v.source, eventId: v.eventId, consumerId: v.consumerId, ledgerKey: v.ledgerKey });
-    }
+    await addMissingInRange(run, record);
   }
   if (named.length > 0) {
     const rows = await ledgerItemsByKey<LedgerItem>(
-      deps,
+      run.deps,
       named.flatMap((n) => n.items.map((i) => i.delivery.ledgerKey)),
     );
     for (const { record, items } of named) {
       const owed: string[] = [];
       for (const { origin, delivery } of items) {
         const row = rows.get(delivery.ledgerKey);
-        if (standingOf(origin, delivery, row, cutoff, leasesAbandoned) !== 'lost') continue;
-        add(lost(delivery, row));
+        if (standingOf(origin, delivery, row, run.cutoff, run.leasesAbandoned) !== 'lost') continue;
+        run.candidates.addLost(delivery, row);
         owed.push(delivery.ledgerKey);
       }
       owedByRecord.set(record, owed);
     }
   }
+  return { records, unreadable, owedByRecord, undecoded };
+}
 
-  for (const v of report.violations) {
-    if (REPAIRABLE_KINDS.includes(v.kind))
-      add({ kind: v.kind, source: v.source, eventId: v.eventId, consumerId: v.consumerId, ledgerKey: v.ledgerKey });
+/** The missing deliveries of the receipts an undecodable failure record's time range holds, whatever the grace. */
+async function addMissingInRange(run: RepairRun, record: FailureRecord): Promise<void> {
+  const { options } = run;
+  const ranged = await reconcile(run.deps, {
+    from: record.from,
+    to: record.to,
+    graceMs: 0,
+    leasesAbandoned: options.leasesAbandoned,
+    consumers: options.consumers,
+  });
+  for (const v of ranged.violations) {
+    if (v.kind === 'missing_delivery')
+      run.candidates.add({ kind: v.kind, source: v.source, eventId: v.eventId, consumerId: v.consumerId, ledgerKey: v.ledgerKey });
   }
+}
 
-  const limit = options.maxRepairs ?? Number.POSITIVE_INFINITY;
+/** A paused consumer's deliveries wait (its queue holds them); beyond `limit` they are left for the next run. */
+function choose(candidates: Candidates, paused: ReadonlySet<string>, limit: number): Choice {
   const chosen: RepairDelivery[] = [];
   const unrepairedDeliveries: (RepairDelivery & { reason: UnrepairedReason })[] = [];
   for (const delivery of candidates.values()) {
@@ -249,96 +339,86 @@ export async function repair(deps: RepairDeps, options: RepairOptions, found?: R
   }
   const unrepairedByReason: Record<UnrepairedReason, number> = { paused: 0, limit: 0 };
   for (const d of unrepairedDeliveries) unrepairedByReason[d.reason]++;
-  const notRepairable = report.violations.filter((v) => !REPAIRABLE_KINDS.includes(v.kind)).length;
-  const base = {
-    report,
-    candidates: candidates.size,
-    deliveries: chosen,
-    unrepaired: unrepairedDeliveries.length,
-    unrepairedByReason,
-    unrepairedDeliveries,
-    notRepairable,
-    inProgress,
-  };
-  const failureSummary = (cleared: number) =>
-    failures
-      ? {
-          fanoutFailureRecords: {
-            read: failures.records.length + failures.unreadable,
-            cleared,
-            unreadable: failures.unreadable,
-            undecoded,
-          },
-        }
-      : {};
+  return { chosen, unrepairedDeliveries, unrepairedByReason };
+}
 
-  if (options.dryRun) {
-    if (failures) await releaseAll(deps.fanoutFailures!, failures.records);
-    return { ...base, dryRun: true, repaired: chosen.length, ...failureSummary(0) };
-  }
-
-  let repairId: string | undefined;
-  let repaired = 0;
+/** The audit item, then one re-queue item per chosen delivery whose receipt is there; returns the ledger keys re-queued. */
+async function requeueChosen(
+  run: RepairRun,
+  report: ReconcileReport,
+  { chosen, unrepairedByReason }: Choice,
+): Promise<{ repairId?: string; repaired: number; requeued: ReadonlySet<string> }> {
   const requeued = new Set<string>();
-  if (chosen.length > 0) {
-    const receipts = await eventStoreItemsByKey<EventItem>(
-      deps,
-      chosen.map((d) => eventKey(d.source, d.eventId)),
+  if (chosen.length === 0) return { repaired: 0, requeued };
+  const { deps, now } = run;
+  const receipts = await eventStoreItemsByKey<EventItem>(
+    deps,
+    chosen.map((d) => eventKey(d.source, d.eventId)),
+  );
+  const repairId = newRepairId(now);
+  const table = { client: deps.ddb, tableName: deps.tables.events };
+  // The audit first, as replay does: a run that dies half-way still says what it set out to do.
+  await new AuditLog(table).putAudit(
+    auditItem(
+      { action: 'repair', auditId: repairId, at: now, operator: deps.operator },
+      {
+        repairId,
+        trigger: run.options.trigger,
+        window: { from: new Date(run.options.from).toISOString(), to: new Date(run.options.to).toISOString() },
+        graceMs: report.graceMs,
+        count: chosen.length,
+        deliveries: chosen.slice(0, MAX_AUDITED_DELIVERIES).map((d) => d.ledgerKey),
+        ...(chosen.length > MAX_AUDITED_DELIVERIES ? { deliveriesNotListed: chosen.length - MAX_AUDITED_DELIVERIES } : {}),
+        // Replays and backfills whose re-queue the fan-out gave up on: re-sent as those replays.
+        ...(chosen.some((d) => d.replayId)
+          ? { replaysResent: chosen.filter((d) => d.replayId).map((d) => ({ ledgerKey: d.ledgerKey, replayId: d.replayId })) }
+          : {}),
+        unrepaired: { ...unrepairedByReason },
+      },
+    ),
+  );
+  const requeues = new Requeues(table);
+  await forEachLimited(chosen, WRITE_CONCURRENCY, async (d) => {
+    const receipt = receipts.get(eventKey(d.source, d.eventId));
+    // A stalled row whose receipt is gone is reported by reconcile as usage_without_event instead.
+    if (receipt?.kind !== 'event') return;
+    await requeues.putRequeue(
+      d.replayId
+        ? requeueUnder(repairId, requeueItem(receipt, d.consumerId, { replayId: d.replayId }, now))
+        : requeueItem(receipt, d.consumerId, { repairId }, now),
     );
-    repairId = newRepairId(now);
-    const table = { client: deps.ddb, tableName: deps.tables.events };
-    // The audit first, as replay does: a run that dies half-way still says what it set out to do.
-    await new AuditLog(table).putAudit(
-      auditItem(
-        { action: 'repair', auditId: repairId, at: now, operator: deps.operator },
-        {
-          repairId,
-          trigger: options.trigger,
-          window: { from: new Date(options.from).toISOString(), to: new Date(options.to).toISOString() },
-          graceMs: report.graceMs,
-          count: chosen.length,
-          deliveries: chosen.slice(0, MAX_AUDITED_DELIVERIES).map((d) => d.ledgerKey),
-          ...(chosen.length > MAX_AUDITED_DELIVERIES ? { deliveriesNotListed: chosen.length - MAX_AUDITED_DELIVERIES } : {}),
-          // Replays and backfills whose re-queue the fan-out gave up on: re-sent as those replays.
-          ...(chosen.some((d) => d.replayId)
-            ? { replaysResent: chosen.filter((d) => d.replayId).map((d) => ({ ledgerKey: d.ledgerKey, replayId: d.replayId })) }
-            : {}),
-          unrepaired: { ...unrepairedByReason },
-        },
-      ),
-    );
-    const id = repairId;
-    const requeues = new Requeues(table);
-    await forEachLimited(chosen, WRITE_CONCURRENCY, async (d) => {
-      const receipt = receipts.get(eventKey(d.source, d.eventId));
-      // A stalled row whose receipt is gone is reported by reconcile as usage_without_event instead.
-      if (receipt?.kind !== 'event') return;
-      await requeues.putRequeue(
-        d.replayId
-          ? requeueUnder(id, requeueItem(receipt, d.consumerId, { replayId: d.replayId }, now))
-          : requeueItem(receipt, d.consumerId, { repairId: id }, now),
-      );
-      requeued.add(d.ledgerKey);
-      repaired++;
-    });
-  }
+    requeued.add(d.ledgerKey);
+  });
+  return { repairId, repaired: requeued.size, requeued };
+}
 
+/** Deletes each decoded failure record whose every owed delivery was re-queued; releases the rest. Returns how many were deleted. */
+async function settleFailures(queue: FanoutFailureQueue, failures: HeldFailures, requeued: ReadonlySet<string>): Promise<number> {
   let cleared = 0;
-  if (failures) {
-    const keep: FailureRecord[] = [];
-    for (const record of failures.records) {
-      const owed = owedByRecord.get(record);
-      if (owed === undefined || owed.some((k) => !requeued.has(k))) keep.push(record);
-      else {
-        await deps.fanoutFailures!.sqs.send(
-          new DeleteMessageCommand({ QueueUrl: deps.fanoutFailures!.queueUrl, ReceiptHandle: record.receiptHandle }),
-        );
-        cleared++;
-      }
+  const keep: FailureRecord[] = [];
+  for (const record of failures.records) {
+    const owed = failures.owedByRecord.get(record);
+    if (owed === undefined || owed.some((k) => !requeued.has(k))) keep.push(record);
+    else {
+      await queue.sqs.send(new DeleteMessageCommand({ QueueUrl: queue.queueUrl, ReceiptHandle: record.receiptHandle }));
+      cleared++;
     }
-    await releaseAll(deps.fanoutFailures!, keep);
   }
-  return { ...base, dryRun: false, ...(repairId ? { repairId } : {}), repaired, ...failureSummary(cleared) };
+  await releaseAll(queue, keep);
+  return cleared;
+}
+
+function failureSummary(failures: HeldFailures | undefined, cleared: number): Pick<RepairResult, 'fanoutFailureRecords'> {
+  return failures
+    ? {
+        fanoutFailureRecords: {
+          read: failures.records.length + failures.unreadable,
+          cleared,
+          unreadable: failures.unreadable,
+          undecoded: failures.undecoded,
+        },
+      }
+    : {};
 }
 
 /**

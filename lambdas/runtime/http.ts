@@ -26,7 +26,7 @@ import type { SigningSecrets } from '../../core/schemes/types';
 import { checkTransformRequest, type Transform, type TransformRequest } from '../../core/transform';
 import type { Logger } from '../shared/logger';
 import { PermanentError, RetryableError } from './errors';
-import type { ConsumerHandle } from './runtime';
+import type { ConsumerHandle, DeliveryResult } from './runtime';
 
 /** Where an HTTP consumer's signing secrets come from (Secrets Manager, or the local secrets file). */
 export interface ConsumerSecretsPort {
@@ -64,40 +64,131 @@ const REQUEST_REFUSED_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPO
 const RESET_CHECK_MS = 5000;
 
 export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
-  const { consumer, logger } = deps;
+  const { consumer } = deps;
   if (consumer.kind !== 'http' || !consumer.url) {
     throw new ConfigurationError(
       `consumer ${consumer.id} is not an http consumer with a url; give it kind: 'http' and url in hookledger.config.ts`,
     );
   }
-  const url = consumer.url;
-  const http = consumer.http as HttpDeliveryConfig;
-  const clock = deps.clock ?? Date.now;
-  const doFetch = deps.fetch ?? fetch;
-  const limiter = rateLimiter(http.ratePerSecond, clock, deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))));
-  const permanent = new Set([410, ...http.permanentStatuses]);
+  const destination = new HttpDestination(deps, consumer.url);
+  return (delivery) => destination.deliver(delivery);
+}
 
-  // A success resets the shared failure count, but without a write per delivery: only after this
-  // worker saw a failure, or at most every RESET_CHECK_MS (another worker's failures are then
-  // forgiven within that time of successes here).
-  let resetDue = true;
-  let lastReset = 0;
-  async function succeeded(): Promise<void> {
-    const now = clock();
-    if (!resetDue && now - lastReset < RESET_CHECK_MS) return;
-    await deps.breaker.resetBreaker(consumer.id, now);
-    resetDue = false;
-    lastReset = now;
+/**
+ * One HTTP consumer's destination, as this worker sees it: deliver is shape (the transform) → sign →
+ * post → answer; the rate limiter and the circuit breaker's count are shared by its deliveries.
+ */
+class HttpDestination {
+  private readonly http: HttpDeliveryConfig;
+  private readonly clock: () => number;
+  private readonly doFetch: typeof fetch;
+  private readonly limiter: () => Promise<void>;
+  /** Answers that quarantine at once: 410 and the configured `permanentStatuses`. */
+  private readonly permanent: ReadonlySet<number>;
+  private readonly breaker: BreakerCount;
+
+  constructor(
+    private readonly deps: HttpHandleDeps,
+    private readonly url: string,
+  ) {
+    this.http = deps.consumer.http as HttpDeliveryConfig;
+    this.clock = deps.clock ?? Date.now;
+    this.doFetch = deps.fetch ?? fetch;
+    this.limiter = rateLimiter(this.http.ratePerSecond, this.clock, deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms))));
+    this.permanent = new Set([410, ...this.http.permanentStatuses]);
+    this.breaker = new BreakerCount(deps, this.http.breakAfterFailures, this.clock);
   }
 
-  async function failed(error: RetryableError): Promise<never> {
-    resetDue = true;
-    const failures = await deps.breaker.recordBreakerFailure(consumer.id, clock());
-    if (failures >= http.breakAfterFailures) {
+  async deliver(delivery: Parameters<ConsumerHandle>[0]): Promise<DeliveryResult> {
+    const shaped: Pick<TransformRequest, 'json' | 'headers'> = this.deps.transform
+      ? await transformed(this.deps.transform, delivery)
+      : { json: JSON.stringify(delivery.payload), headers: {} };
+    await this.limiter();
+    const body = Buffer.from(shaped.json, 'utf8');
+    const now = this.clock();
+    const secrets = activeSecrets(await this.deps.secrets.get(this.deps.consumer.id), now);
+    const headers = {
+      ...shaped.headers,
+      ...signedHeaders(body, delivery.idempotencyKey, now, secrets),
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'hookledger-event-type': delivery.attribution.eventType,
+      'hookledger-attempt': String(delivery.attempt),
+    };
+    let response: Response;
+    try {
+      // Called as a plain function: fetch is not a method of this class.
+      const { doFetch } = this;
+      response = await doFetch(this.url, {
+        method: 'POST',
+        body,
+        headers,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.http.timeoutMs),
+      });
+    } catch (error) {
+      const failure = fetchFailure(error, this.http.timeoutMs);
+      if (failure instanceof PermanentError) throw failure;
+      return this.breaker.failed(failure);
+    }
+    return this.answer(response, now);
+  }
+
+  /** What the destination's answer means: done with its units, quarantined, or retried (a breaker failure). */
+  private async answer(response: Response, now: number): Promise<DeliveryResult> {
+    // The answer's body is not kept: it could hold anything the destination chose to echo.
+    await response.body?.cancel().catch(() => undefined);
+    const status = response.status;
+    if (status >= 200 && status < 300) {
+      await this.breaker.succeeded();
+      const fromHeader = unitsOf(response.headers.get(this.http.unitsHeader));
+      if (fromHeader === 'invalid') return { units: this.http.units, outcome: 'units_header_invalid' };
+      return { units: fromHeader ?? this.http.units, outcome: `http_${status}` };
+    }
+    if (this.permanent.has(status)) {
+      // A definite answer from a live destination: not a breaker failure.
+      throw new PermanentError(`destination answered ${status}`, `http_${status}`);
+    }
+    return this.breaker.failed(
+      new RetryableError(`destination answered ${status}`, `http_${status}`, retryAfterMs(response.headers.get('retry-after'), now)),
+    );
+  }
+}
+
+/**
+ * The circuit breaker's consecutive-failure count, shared by the consumer's workers on its ledger
+ * rows. A success resets it, but without a write per delivery: only after this worker saw a failure,
+ * or at most every RESET_CHECK_MS (another worker's failures are then forgiven within that time of
+ * successes here).
+ */
+class BreakerCount {
+  private resetDue = true;
+  private lastReset = 0;
+
+  constructor(
+    private readonly deps: HttpHandleDeps,
+    private readonly breakAfterFailures: number,
+    private readonly clock: () => number,
+  ) {}
+
+  async succeeded(): Promise<void> {
+    const now = this.clock();
+    if (!this.resetDue && now - this.lastReset < RESET_CHECK_MS) return;
+    await this.deps.breaker.resetBreaker(this.deps.consumer.id, now);
+    this.resetDue = false;
+    this.lastReset = now;
+  }
+
+  /** Counts the failure (opening the breaker at `breakAfterFailures`), then throws it. */
+  async failed(error: RetryableError): Promise<never> {
+    const { consumer, logger } = this.deps;
+    this.resetDue = true;
+    const failures = await this.deps.breaker.recordBreakerFailure(consumer.id, this.clock());
+    if (failures >= this.breakAfterFailures) {
       logger.warn('circuit breaker open: pausing the consumer', { consumer_id: consumer.id, failures });
-      deps.onBreakerOpen?.(consumer.id, failures);
+      this.deps.onBreakerOpen?.(consumer.id, failures);
       // Not awaited: pausing waits for the batches in flight, this one included.
-      void deps.pause(consumer.id).catch((e: unknown) =>
+      void this.deps.pause(consumer.id).catch((e: unknown) =>
         logger.error('could not pause the consumer for its circuit breaker', {
           consumer_id: consumer.id,
           error: (e as Error)?.name ?? 'error',
@@ -106,54 +197,6 @@ export function createHttpHandle(deps: HttpHandleDeps): ConsumerHandle {
     }
     throw error;
   }
-
-  return async (delivery) => {
-    const shaped: Pick<TransformRequest, 'json' | 'headers'> = deps.transform
-      ? await transformed(deps.transform, delivery)
-      : { json: JSON.stringify(delivery.payload), headers: {} };
-    await limiter();
-    const body = Buffer.from(shaped.json, 'utf8');
-    const now = clock();
-    const secrets = activeSecrets(await deps.secrets.get(consumer.id), now);
-    const headers = signedHeaders(body, delivery.idempotencyKey, now, secrets);
-    let response: Response;
-    try {
-      response = await doFetch(url, {
-        method: 'POST',
-        body,
-        headers: {
-          ...shaped.headers,
-          ...headers,
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          'hookledger-event-type': delivery.attribution.eventType,
-          'hookledger-attempt': String(delivery.attempt),
-        },
-        redirect: 'manual',
-        signal: AbortSignal.timeout(http.timeoutMs),
-      });
-    } catch (error) {
-      const failure = fetchFailure(error, http.timeoutMs);
-      if (failure instanceof PermanentError) throw failure;
-      return failed(failure);
-    }
-    // The answer's body is not kept: it could hold anything the destination chose to echo.
-    await response.body?.cancel().catch(() => undefined);
-    const status = response.status;
-    if (status >= 200 && status < 300) {
-      await succeeded();
-      const fromHeader = unitsOf(response.headers.get(http.unitsHeader));
-      if (fromHeader === 'invalid') return { units: http.units, outcome: 'units_header_invalid' };
-      return { units: fromHeader ?? http.units, outcome: `http_${status}` };
-    }
-    if (permanent.has(status)) {
-      // A definite answer from a live destination: not a breaker failure.
-      throw new PermanentError(`destination answered ${status}`, `http_${status}`);
-    }
-    return failed(
-      new RetryableError(`destination answered ${status}`, `http_${status}`, retryAfterMs(response.headers.get('retry-after'), now)),
-    );
-  };
 }
 
 /**

@@ -109,183 +109,15 @@ export function leaseMsFor(consumer: Pick<ConsumerConfig, 'timeoutSeconds'>): nu
   return consumer.timeoutSeconds * 1000 + LEASE_MARGIN_MS;
 }
 
+/**
+ * The Lambda handler of a consumer: its batch, record by record (partial batch response), through
+ * the delivery protocol of ConsumerRuntime.
+ */
 export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: ConsumerHandle): ConsumerLambdaHandler {
-  const clock = deps.clock ?? Date.now;
-  const { consumer, logger } = deps;
-  const leaseMs = leaseMsFor(consumer);
-  const backoffBaseMs = deps.backoffBaseMs ?? 2000;
-
-  async function processRecord(record: SQSRecord): Promise<void> {
-    const message = parseMessage(record, consumer.id);
-    const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
-    const ids = {
-      event_id: message.eventId,
-      tenant_id: message.tenantId,
-      consumer_id: consumer.id,
-      ...(message.repairId ? { repair_id: message.repairId } : {}),
-    };
-    const claim = await deps.ledger.claim({ message, now: clock(), leaseMs, principal: deps.principal });
-    if (claim.kind === 'done') {
-      logger.info('already acknowledged; nothing to do', ids);
-      return;
-    }
-    if (claim.kind === 'erased') {
-      // `hookledger erase` quarantined it (payload_erased) on the ledger: never handled, never
-      // charged, and the message is dropped here rather than copied to the DLQ (it carries the view).
-      logger.info('payload erased; delivery quarantined, message dropped unread', { ...ids, erased_at: claim.erasedAt });
-      return;
-    }
-    if (claim.kind === 'busy') {
-      // Another worker holds a live lease: look again when it ends, without touching its work.
-      const waitS = Math.max(1, Math.ceil((claim.leaseUntil - clock()) / 1000));
-      await setVisibility(record, waitS);
-      throw new RetryLater(`delivery leased by another worker for ${waitS}s`);
-    }
-    const attempt = claim.attempt;
-    const log = { ...ids, attempt, ...(message.replayId ? { replay_id: message.replayId } : {}) };
-    try {
-      const payload = await deliveredPayload(message, clock(), deps.viewObjects);
-      const version = versionOf(message);
-      const orderingKey = version === undefined ? undefined : orderingGroup(message);
-      if (version !== undefined && orderingKey !== undefined && (await deps.versions?.isStaleVersion(consumer.id, orderingKey, version))) {
-        // Older than an event already acknowledged for this key: recorded, never handled, never charged.
-        await acknowledgeOrFence({ units: 0, outcome: 'stale' });
-        logger.info('stale version dropped', { ...log, units: 0 });
-        return;
-      }
-      const result = await handle({
-        attribution: {
-          source: message.source,
-          eventId: message.eventId,
-          eventType: message.eventType,
-          tenantId: message.tenantId,
-          keyId: message.keyId,
-        },
-        consumerId: consumer.id,
-        payload,
-        attempt,
-        idempotencyKey: ledgerKey(message.source, message.eventId, consumer.id),
-        replayId: message.replayId,
-        keyStatus: async () => {
-          const key = await deps.events.getKey(message.keyId);
-          return key ? key.status : 'unknown';
-        },
-        logger,
-      });
-      const units = validUnits(result?.units);
-      await acknowledgeOrFence({ units, outcome: typeof result?.outcome === 'string' ? result.outcome.slice(0, 64) : undefined });
-      // After the acknowledgement: a crash in between leaves the watermark behind, never ahead.
-      if (version !== undefined && orderingKey !== undefined)
-        await deps.versions?.advanceVersion(consumer.id, orderingKey, version, clock());
-      // The ledger row is the durable record of the acknowledgement; the line is DEBUG (logs.applicationLevel).
-      logger.debug('acknowledged', { ...log, units: claim.replay ? 0 : units, replay: claim.replay });
-    } catch (error) {
-      if (error instanceof RetryLater) throw error;
-      await onFailure(record, message, attempt, claim.replay, receiveCount, error, log);
-    }
-
-    async function acknowledgeOrFence(result: { units: number; outcome: string | undefined }): Promise<void> {
-      const acked = await deps.ledger.acknowledge({
-        message,
-        attempt,
-        replay: claim.kind === 'claimed' && claim.replay,
-        units: result.units,
-        outcome: result.outcome,
-        principal: deps.principal,
-        policyVersion: consumer.policyVersion,
-        now: clock(),
-      });
-      if (!acked) {
-        // Our lease was taken over; the message now belongs to the new lease holder.
-        logger.warn('fenced: lease taken over, acknowledgement refused', log);
-        throw new RetryLater('fenced');
-      }
-    }
-  }
-
-  /** The event's version (ordered consumers with `version`); undefined when absent or not a number or string. */
-  /** The event's version for stale dropping: read by the fan-out from the full payload (`ordering.version`). */
-  function versionOf(message: DeliveryMessage): string | number | undefined {
-    if (!consumer.ordering?.version || !deps.versions) return undefined;
-    const value = message.orderingVersion;
-    return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) ? value : undefined;
-  }
-
-  async function onFailure(
-    record: SQSRecord,
-    message: DeliveryMessage,
-    attempt: number,
-    replay: boolean,
-    receiveCount: number,
-    error: unknown,
-    log: Record<string, unknown>,
-  ): Promise<void> {
-    const permanent = error instanceof PermanentError;
-    const last = receiveCount >= consumer.maxReceiveCount;
-    const category = errorCategory(error);
-    const stillOurs = await deps.ledger.recordFailure({
-      message,
-      attempt,
-      replay,
-      category,
-      errorMessage: errorMessage(error),
-      quarantine: permanent || last,
-      now: clock(),
-    });
-    logger.warn('delivery failed', { ...log, category, quarantined: permanent || last, receive_count: receiveCount });
-    if (!stillOurs) throw new RetryLater('fenced');
-    if (permanent) {
-      // Straight to this consumer's DLQ with its history kept on the ledger item; the source
-      // message is then deleted (reported as processed).
-      const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
-      await deps.sqs.send(
-        new SendMessageCommand({
-          QueueUrl: deps.dlqUrl,
-          MessageBody: category === PAYLOAD_EXPIRED ? JSON.stringify(withoutPayload(message)) : record.body,
-          MessageAttributes: {
-            quarantineReason: { DataType: 'String', StringValue: category },
-            attempt: { DataType: 'Number', StringValue: String(attempt) },
-          },
-          ...dlqFifoParameters(deps.dlqUrl, record, message),
-        }),
-      );
-      return;
-    }
-    if (!last) {
-      // A destination's Retry-After lengthens the backoff, up to this consumer's share of its queue's
-      // retention per receive (at most SQS's 12 h): Retry-Afters never add up past the retention.
-      const asked =
-        error instanceof RetryableError && error.retryAfterMs !== undefined
-          ? Math.min(Math.ceil(error.retryAfterMs / 1000), maxRetryHoldSeconds(consumer))
-          : 0;
-      await setVisibility(record, Math.max(backoffSeconds(attempt), asked));
-    }
-    throw new RetryLater(`attempt ${attempt} failed: ${category}`);
-  }
-
-  function backoffSeconds(attempt: number): number {
-    const ms = Math.min(consumer.visibilityTimeoutSeconds * 1000 - 1000, backoffBaseMs * 2 ** Math.max(0, attempt - 1));
-    return Math.max(0, Math.round(ms / 1000));
-  }
-
-  async function setVisibility(record: SQSRecord, seconds: number): Promise<void> {
-    try {
-      const { ChangeMessageVisibilityCommand } = await import('@aws-sdk/client-sqs');
-      await deps.sqs.send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: deps.queueUrl,
-          ReceiptHandle: record.receiptHandle,
-          VisibilityTimeout: Math.min(seconds, 43_200),
-        }),
-      );
-    } catch (error) {
-      // The message then simply comes back after the queue's visibility timeout.
-      logger.warn('could not change visibility', { consumer_id: consumer.id, error: errorCategory(error) });
-    }
-  }
-
+  const runtime = new ConsumerRuntime(deps, handle);
+  const processRecord = (record: SQSRecord) => runtime.processRecord(record);
   return async (event, context) => {
-    if (consumer.ordering) {
+    if (deps.consumer.ordering) {
       // FIFO: one record at a time in queue order; after a failure the rest of its group in this
       // batch is failed unprocessed (it must not overtake), while other groups go on.
       const processor = new SqsFifoPartialProcessorAsync();
@@ -301,6 +133,247 @@ export function createConsumerHandler(deps: ConsumerRuntimeDeps, handle: Consume
       throwOnFullBatchFailure: false,
     }) as Promise<SQSBatchResponse>;
   };
+}
+
+/** A delivery this worker holds the lease of: what the steps after the claim share. */
+interface ClaimedDelivery {
+  readonly record: SQSRecord;
+  readonly message: DeliveryMessage;
+  /** SQS's receive count: the last allowed receive quarantines. */
+  readonly receiveCount: number;
+  /** The fencing token: the acknowledgement and the failure record are refused once another claim took over. */
+  readonly attempt: number;
+  /** A replay of a done delivery: acknowledged without charging again. */
+  readonly replay: boolean;
+  /** The ids on every log line of this delivery. */
+  readonly log: Record<string, unknown>;
+}
+
+/**
+ * The delivery protocol for one record: parseMessage → claim → deliver (handle, acknowledge, advance
+ * the version watermark) → on a failure, onFailure (record it; quarantine, or back off).
+ */
+class ConsumerRuntime {
+  private readonly clock: () => number;
+  private readonly leaseMs: number;
+  private readonly backoffBaseMs: number;
+
+  constructor(
+    private readonly deps: ConsumerRuntimeDeps,
+    private readonly handle: ConsumerHandle,
+  ) {
+    this.clock = deps.clock ?? Date.now;
+    this.leaseMs = leaseMsFor(deps.consumer);
+    this.backoffBaseMs = deps.backoffBaseMs ?? 2000;
+  }
+
+  async processRecord(record: SQSRecord): Promise<void> {
+    const delivery = await this.claim(record, parseMessage(record, this.deps.consumer.id));
+    if (!delivery) return;
+    try {
+      await this.deliver(delivery);
+    } catch (error) {
+      if (error instanceof RetryLater) throw error;
+      await this.onFailure(delivery, error);
+    }
+  }
+
+  /** The claim, under this consumer's principal; undefined when there is nothing to do. A live lease elsewhere is waited for. */
+  private async claim(record: SQSRecord, message: DeliveryMessage): Promise<ClaimedDelivery | undefined> {
+    const { consumer, logger } = this.deps;
+    const receiveCount = Number(record.attributes.ApproximateReceiveCount ?? '1');
+    const ids = {
+      event_id: message.eventId,
+      tenant_id: message.tenantId,
+      consumer_id: consumer.id,
+      ...(message.repairId ? { repair_id: message.repairId } : {}),
+    };
+    const claim = await this.deps.ledger.claim({ message, now: this.clock(), leaseMs: this.leaseMs, principal: this.deps.principal });
+    if (claim.kind === 'done') {
+      logger.info('already acknowledged; nothing to do', ids);
+      return undefined;
+    }
+    if (claim.kind === 'erased') {
+      // `hookledger erase` quarantined it (payload_erased) on the ledger: never handled, never
+      // charged, and the message is dropped here rather than copied to the DLQ (it carries the view).
+      logger.info('payload erased; delivery quarantined, message dropped unread', { ...ids, erased_at: claim.erasedAt });
+      return undefined;
+    }
+    if (claim.kind === 'busy') {
+      // Another worker holds a live lease: look again when it ends, without touching its work.
+      const waitS = Math.max(1, Math.ceil((claim.leaseUntil - this.clock()) / 1000));
+      await this.setVisibility(record, waitS);
+      throw new RetryLater(`delivery leased by another worker for ${waitS}s`);
+    }
+    const { attempt, replay } = claim;
+    return {
+      record,
+      message,
+      receiveCount,
+      attempt,
+      replay,
+      log: { ...ids, attempt, ...(message.replayId ? { replay_id: message.replayId } : {}) },
+    };
+  }
+
+  /** The team's `handle` on the narrowed payload, then the acknowledgement; a stale version is acknowledged unhandled. */
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+    const { consumer, logger } = this.deps;
+    const { message } = delivery;
+    const payload = await deliveredPayload(message, this.clock(), this.deps.viewObjects);
+    const version = this.versionOf(message);
+    const orderingKey = version === undefined ? undefined : orderingGroup(message);
+    if (
+      version !== undefined &&
+      orderingKey !== undefined &&
+      (await this.deps.versions?.isStaleVersion(consumer.id, orderingKey, version))
+    ) {
+      // Older than an event already acknowledged for this key: recorded, never handled, never charged.
+      await this.acknowledgeOrFence(delivery, { units: 0, outcome: 'stale' });
+      logger.info('stale version dropped', { ...delivery.log, units: 0 });
+      return;
+    }
+    // Called as a plain function, as the team wrote it (no `this` of the runtime's).
+    const { handle } = this;
+    const result = await handle(this.deliveryContext(delivery, payload));
+    const units = validUnits(result?.units);
+    await this.acknowledgeOrFence(delivery, {
+      units,
+      outcome: typeof result?.outcome === 'string' ? result.outcome.slice(0, 64) : undefined,
+    });
+    // After the acknowledgement: a crash in between leaves the watermark behind, never ahead.
+    if (version !== undefined && orderingKey !== undefined)
+      await this.deps.versions?.advanceVersion(consumer.id, orderingKey, version, this.clock());
+    // The ledger row is the durable record of the acknowledgement; the line is DEBUG (logs.applicationLevel).
+    logger.debug('acknowledged', { ...delivery.log, units: delivery.replay ? 0 : units, replay: delivery.replay });
+  }
+
+  /** What the team's `handle` is given: the attribution captured at intake, never looked up again. */
+  private deliveryContext({ message, attempt }: ClaimedDelivery, payload: Readonly<Record<string, unknown>>): DeliveryContext {
+    const { consumer, events, logger } = this.deps;
+    return {
+      attribution: {
+        source: message.source,
+        eventId: message.eventId,
+        eventType: message.eventType,
+        tenantId: message.tenantId,
+        keyId: message.keyId,
+      },
+      consumerId: consumer.id,
+      payload,
+      attempt,
+      idempotencyKey: ledgerKey(message.source, message.eventId, consumer.id),
+      replayId: message.replayId,
+      keyStatus: async () => {
+        const key = await events.getKey(message.keyId);
+        return key ? key.status : 'unknown';
+      },
+      logger,
+    };
+  }
+
+  private async acknowledgeOrFence(delivery: ClaimedDelivery, result: { units: number; outcome: string | undefined }): Promise<void> {
+    const acked = await this.deps.ledger.acknowledge({
+      message: delivery.message,
+      attempt: delivery.attempt,
+      replay: delivery.replay,
+      units: result.units,
+      outcome: result.outcome,
+      principal: this.deps.principal,
+      policyVersion: this.deps.consumer.policyVersion,
+      now: this.clock(),
+    });
+    if (!acked) {
+      // Our lease was taken over; the message now belongs to the new lease holder.
+      this.deps.logger.warn('fenced: lease taken over, acknowledgement refused', delivery.log);
+      throw new RetryLater('fenced');
+    }
+  }
+
+  /** The event's version for stale dropping: read by the fan-out from the full payload (`ordering.version`); undefined when absent or not a number or string. */
+  private versionOf(message: DeliveryMessage): string | number | undefined {
+    if (!this.deps.consumer.ordering?.version || !this.deps.versions) return undefined;
+    const value = message.orderingVersion;
+    return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) ? value : undefined;
+  }
+
+  /**
+   * Records the failure on the ledger (fenced by `attempt`), then: a PermanentError goes to the DLQ
+   * at once (the record is then reported processed); otherwise the message is held back for its
+   * backoff (none on the last receive: SQS moves it to the DLQ) and the record reported failed.
+   */
+  private async onFailure(delivery: ClaimedDelivery, error: unknown): Promise<void> {
+    const { consumer, logger } = this.deps;
+    const { attempt, receiveCount } = delivery;
+    const permanent = error instanceof PermanentError;
+    const last = receiveCount >= consumer.maxReceiveCount;
+    const category = errorCategory(error);
+    const stillOurs = await this.deps.ledger.recordFailure({
+      message: delivery.message,
+      attempt,
+      replay: delivery.replay,
+      category,
+      errorMessage: errorMessage(error),
+      quarantine: permanent || last,
+      now: this.clock(),
+    });
+    logger.warn('delivery failed', { ...delivery.log, category, quarantined: permanent || last, receive_count: receiveCount });
+    if (!stillOurs) throw new RetryLater('fenced');
+    if (permanent) {
+      await this.sendToDeadLetterQueue(delivery, category);
+      return;
+    }
+    if (!last) {
+      // A destination's Retry-After lengthens the backoff, up to this consumer's share of its queue's
+      // retention per receive (at most SQS's 12 h): Retry-Afters never add up past the retention.
+      const asked =
+        error instanceof RetryableError && error.retryAfterMs !== undefined
+          ? Math.min(Math.ceil(error.retryAfterMs / 1000), maxRetryHoldSeconds(consumer))
+          : 0;
+      await this.setVisibility(delivery.record, Math.max(this.backoffSeconds(attempt), asked));
+    }
+    throw new RetryLater(`attempt ${attempt} failed: ${category}`);
+  }
+
+  /**
+   * Straight to this consumer's DLQ with its history kept on the ledger item; the source message is
+   * then deleted (reported as processed).
+   */
+  private async sendToDeadLetterQueue({ record, message, attempt }: ClaimedDelivery, category: string): Promise<void> {
+    const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
+    await this.deps.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: this.deps.dlqUrl,
+        MessageBody: category === PAYLOAD_EXPIRED ? JSON.stringify(withoutPayload(message)) : record.body,
+        MessageAttributes: {
+          quarantineReason: { DataType: 'String', StringValue: category },
+          attempt: { DataType: 'Number', StringValue: String(attempt) },
+        },
+        ...dlqFifoParameters(this.deps.dlqUrl, record, message),
+      }),
+    );
+  }
+
+  private backoffSeconds(attempt: number): number {
+    const ms = Math.min(this.deps.consumer.visibilityTimeoutSeconds * 1000 - 1000, this.backoffBaseMs * 2 ** Math.max(0, attempt - 1));
+    return Math.max(0, Math.round(ms / 1000));
+  }
+
+  private async setVisibility(record: SQSRecord, seconds: number): Promise<void> {
+    try {
+      const { ChangeMessageVisibilityCommand } = await import('@aws-sdk/client-sqs');
+      await this.deps.sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: this.deps.queueUrl,
+          ReceiptHandle: record.receiptHandle,
+          VisibilityTimeout: Math.min(seconds, 43_200),
+        }),
+      );
+    } catch (error) {
+      // The message then simply comes back after the queue's visibility timeout.
+      this.deps.logger.warn('could not change visibility', { consumer_id: this.deps.consumer.id, error: errorCategory(error) });
+    }
+  }
 }
 
 /**

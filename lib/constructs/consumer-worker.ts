@@ -69,27 +69,31 @@ export class ConsumerWorker extends Construct {
     const c = props.consumer;
     // The schema's consumer rules, in case the config did not go through defineConfig.
     assertConsumerRules(c);
-    const retention = props.queueRetention ?? Duration.seconds(consumerRetentionSeconds(c));
-    if (retention.toSeconds() > QUEUE_RETENTION.consumerMaxSeconds) {
-      throw new ConfigurationError(
-        `consumer ${c.id}: queueRetention must be at most 13 days so a message still has a day in the 14-day DLQ, got ${retention.toSeconds()} seconds; ` +
-          'lower it, or lower maxReceiveCount or visibilityTimeoutSeconds if the retry budget needs more',
-      );
-    }
-    if (retention.toSeconds() < retentionNeededSeconds(c)) {
-      throw new ConfigurationError(
-        `consumer ${c.id}: queueRetention ${retention.toSeconds()} s is shorter than maxReceiveCount ${c.maxReceiveCount} x visibilityTimeoutSeconds ` +
-          `${c.visibilityTimeoutSeconds} plus a day (${retentionNeededSeconds(c)} s): failing messages would expire before reaching the DLQ; ` +
-          'leave queueRetention unset (it follows the retry budget) or raise it',
-      );
-    }
+    const retention = queueRetentionOf(c, props.queueRetention);
     this.consumerId = c.id;
+    const { queue, deadLetterQueue } = this.buildQueues(c, retention);
+    this.deadLetterQueue = deadLetterQueue;
+    this.queue = queue;
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Principal of hookledger consumer ${c.id}`,
+    });
+    if (c.kind === 'http') this.signingSecret = this.buildSigningSecret(c);
+    if (c.kind === 'http' && c.transform) writeTransformWorker(c);
+    this.worker = this.buildWorker(c, props);
+    this.consumeQueue(c);
+    this.grantDeliveries(c, props);
+    if (c.kind === 'http' && this.signingSecret) this.grantHttpDestination(this.signingSecret);
+  }
 
-    // CloudFormation cannot express "the DLQ only accepts redrives from its source" with generated
-    // names: the source's RedrivePolicy needs the DLQ's ARN and the DLQ's RedriveAllowPolicy needs the
-    // source's ARN, a cycle. So the source queue gets a name fixed at synth (unique per stack and
-    // construct path, like a generated one) and the DLQ names it by that ARN.
-    // Ordered consumers: FIFO queue and DLQ (a FIFO queue's DLQ must be FIFO); names at most 80 characters.
+  /**
+   * The work queue and its DLQ. CloudFormation cannot express "the DLQ only accepts redrives from its
+   * source" with generated names: the source's RedrivePolicy needs the DLQ's ARN and the DLQ's
+   * RedriveAllowPolicy needs the source's ARN, a cycle. So the source queue gets a name fixed at synth
+   * (unique per stack and construct path, like a generated one) and the DLQ names it by that ARN.
+   * Ordered consumers: FIFO queue and DLQ (a FIFO queue's DLQ must be FIFO); names at most 80 characters.
+   */
+  private buildQueues(c: ConsumerConfig, retention: Duration): { queue: sqs.IQueue; deadLetterQueue: sqs.IQueue } {
     const fifo = isOrdered(c);
     const queueName = `${Names.uniqueResourceName(this, { maxLength: fifo ? 69 : 74, separator: '-' })}-queue${fifo ? FIFO_SUFFIX : ''}`;
     const queueArn = Stack.of(this).formatArn({
@@ -99,7 +103,7 @@ export class ConsumerWorker extends Construct {
     });
 
     // Retained: removing the consumer (or the stack) must not delete poison messages nobody has looked at.
-    this.deadLetterQueue = new sqs.Queue(
+    const deadLetterQueue = new sqs.Queue(
       this,
       'DeadLetterQueue',
       deadLetterQueueProps({
@@ -110,12 +114,12 @@ export class ConsumerWorker extends Construct {
         },
       }),
     );
-    Validations.of(this.deadLetterQueue).acknowledge({
+    Validations.of(deadLetterQueue).acknowledge({
       id: 'Serverless-SQSRedrivePolicy',
       reason:
         "This is the consumer's terminal dead-letter queue: nothing consumes it, its depth alarms, and operators move messages back with `hookledger redrive`, so a DLQ behind it would never receive anything.",
     });
-    this.queue = new sqs.Queue(
+    const queue = new sqs.Queue(
       this,
       'Queue',
       workQueueProps({
@@ -124,31 +128,32 @@ export class ConsumerWorker extends Construct {
         retention,
         // The fan-out sets the deduplication id (the ledger key).
         fifo,
-        deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: c.maxReceiveCount },
+        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: c.maxReceiveCount },
       }),
     );
+    return { queue, deadLetterQueue };
+  }
 
-    this.role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `Principal of hookledger consumer ${c.id}`,
+  /** An HTTP consumer's Standard Webhooks signing secret: its receiver verifies deliveries with it. */
+  private buildSigningSecret(c: ConsumerConfig): secretsmanager.ISecret {
+    const secret = new secretsmanager.Secret(this, 'SigningSecret', {
+      description: `hookledger signing secret of HTTP consumer "${c.id}": its receiver verifies deliveries with it (hookledger secrets get ${c.id})`,
+      // 48 base64-alphabet characters: a Standard Webhooks secret (`secrets get` shows it with whsec_).
+      generateSecretString: { passwordLength: 48, excludePunctuation: true },
+      // The receiving service holds a copy: deleting the secret would break its verification for good.
+      removalPolicy: RemovalPolicy.RETAIN,
     });
-    if (c.kind === 'http') {
-      this.signingSecret = new secretsmanager.Secret(this, 'SigningSecret', {
-        description: `hookledger signing secret of HTTP consumer "${c.id}": its receiver verifies deliveries with it (hookledger secrets get ${c.id})`,
-        // 48 base64-alphabet characters: a Standard Webhooks secret (`secrets get` shows it with whsec_).
-        generateSecretString: { passwordLength: 48, excludePunctuation: true },
-        // The receiving service holds a copy: deleting the secret would break its verification for good.
-        removalPolicy: RemovalPolicy.RETAIN,
-      });
-      Validations.of(this.signingSecret).acknowledge({
-        id: 'AwsSolutions-SMG4',
-        reason:
-          'The receiving service must be given the new value before it is used, so rotation is an operator step (`hookledger secrets rotate`), during which the worker signs with both secrets for the overlap.',
-      });
-    }
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'The receiving service must be given the new value before it is used, so rotation is an operator step (`hookledger secrets rotate`), during which the worker signs with both secrets for the overlap.',
+    });
+    return secret;
+  }
+
+  private buildWorker(c: ConsumerConfig, props: ConsumerWorkerProps): HookledgerFunction {
     const http = c.kind === 'http';
-    if (http && c.transform) writeTransformWorker(c);
-    this.worker = new HookledgerFunction(this, 'Worker', {
+    const worker = new HookledgerFunction(this, 'Worker', {
       entry: workerEntry(c),
       description: `hookledger consumer ${c.id} (policy ${c.policyVersion})`,
       serviceName: `hookledger-${c.id}`,
@@ -179,8 +184,11 @@ export class ConsumerWorker extends Construct {
     if (props.vpc) {
       this.role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
     }
+    return worker;
+  }
 
-    // Grants the consume actions on this queue only (receive, delete, change visibility, attributes).
+  /** The worker consumes its queue; the event source grants the consume actions on this queue only. */
+  private consumeQueue(c: ConsumerConfig): void {
     this.worker.function.addEventSource(
       new SqsEventSource(this.queue, {
         batchSize: c.batchSize,
@@ -193,36 +201,63 @@ export class ConsumerWorker extends Construct {
       reason:
         "Lambda supports on-failure destinations only for stream and Kafka event sources; for this SQS event source the queue's redrive policy sends a message to the consumer's DLQ after maxReceiveCount receives.",
     });
+  }
+
+  private grantDeliveries(c: ConsumerConfig, props: ConsumerWorkerProps): void {
     // Permanent errors go straight to the DLQ instead of burning the retry budget.
     this.deadLetterQueue.grantSendMessages(this.role);
     // Ledger keys end in `#<consumerId>`: a consumer can claim and acknowledge only its own deliveries.
     grantItemsByKeyPattern(props.ledger, this.role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [ledgerKeyPatternOf(c.id)]);
     // Payloads and key-registry items only; never receipts, re-queues or audit items.
     grantItemsByKeyPattern(props.events, this.role, ['dynamodb:GetItem'], [keyPattern('key')]);
-    if (http && this.signingSecret) {
-      this.signingSecret.grantRead(this.role);
-      // The circuit breaker disables this consumer's event source mapping, as `hookledger pause` does.
-      // A separate policy: the function does not depend on it, so naming the function here is no cycle.
-      new iam.Policy(this, 'CircuitBreakerPolicy', {
-        roles: [this.role],
-        statements: [
-          new iam.PolicyStatement({ actions: ['lambda:ListEventSourceMappings'], resources: ['*'] }),
-          new iam.PolicyStatement({
-            actions: ['lambda:UpdateEventSourceMapping'],
-            resources: [
-              Stack.of(this).formatArn({
-                service: 'lambda',
-                resource: 'event-source-mapping',
-                resourceName: '*',
-                arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-              }),
-            ],
-            conditions: { StringEquals: { 'lambda:FunctionArn': this.worker.function.functionArn } },
-          }),
-        ],
-      });
-    }
   }
+
+  /** An HTTP consumer reads its signing secret and may open its own circuit breaker. */
+  private grantHttpDestination(signingSecret: secretsmanager.ISecret): void {
+    signingSecret.grantRead(this.role);
+    // The circuit breaker disables this consumer's event source mapping, as `hookledger pause` does.
+    // A separate policy: the function does not depend on it, so naming the function here is no cycle.
+    new iam.Policy(this, 'CircuitBreakerPolicy', {
+      roles: [this.role],
+      statements: [
+        new iam.PolicyStatement({ actions: ['lambda:ListEventSourceMappings'], resources: ['*'] }),
+        new iam.PolicyStatement({
+          actions: ['lambda:UpdateEventSourceMapping'],
+          resources: [
+            Stack.of(this).formatArn({
+              service: 'lambda',
+              resource: 'event-source-mapping',
+              resourceName: '*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          ],
+          conditions: { StringEquals: { 'lambda:FunctionArn': this.worker.function.functionArn } },
+        }),
+      ],
+    });
+  }
+}
+
+/**
+ * The queue's retention: within the 13 days that leave a message a day in the 14-day DLQ, and at
+ * least the retry budget plus a day, so that no failing message expires before it reaches the DLQ.
+ */
+function queueRetentionOf(c: ConsumerConfig, given: Duration | undefined): Duration {
+  const retention = given ?? Duration.seconds(consumerRetentionSeconds(c));
+  if (retention.toSeconds() > QUEUE_RETENTION.consumerMaxSeconds) {
+    throw new ConfigurationError(
+      `consumer ${c.id}: queueRetention must be at most 13 days so a message still has a day in the 14-day DLQ, got ${retention.toSeconds()} seconds; ` +
+        'lower it, or lower maxReceiveCount or visibilityTimeoutSeconds if the retry budget needs more',
+    );
+  }
+  if (retention.toSeconds() < retentionNeededSeconds(c)) {
+    throw new ConfigurationError(
+      `consumer ${c.id}: queueRetention ${retention.toSeconds()} s is shorter than maxReceiveCount ${c.maxReceiveCount} x visibilityTimeoutSeconds ` +
+        `${c.visibilityTimeoutSeconds} plus a day (${retentionNeededSeconds(c)} s): failing messages would expire before reaching the DLQ; ` +
+        'leave queueRetention unset (it follows the retry budget) or raise it',
+    );
+  }
+  return retention;
 }
 
 /**

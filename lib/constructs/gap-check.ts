@@ -52,12 +52,35 @@ export class GapCheck extends Construct {
     super(scope, id);
     const { source } = props;
     const { gapCheck } = source;
-    const interval = Duration.hours(gapCheck.everyHours);
+    this.apiKeySecret = this.buildApiKeySecret(props);
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', deadLetterQueueProps());
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'Serverless-SQSRedrivePolicy',
+      reason: "The terminal dead-letter queue of the gap check's schedule and asynchronous invocations; nothing consumes it.",
+    });
+    this.handler = this.buildHandler(props);
+    this.grantHandler(props);
+    this.rule = new events.Rule(this, 'Schedule', {
+      description: `Runs the hookledger gap check of source ${source.id}`,
+      schedule: events.Schedule.rate(Duration.hours(gapCheck.everyHours)),
+      targets: [
+        new targets.LambdaFunction(this.handler.function, {
+          retryAttempts: 2,
+          maxEventAge: Duration.hours(Math.min(gapCheck.everyHours, 24)),
+          deadLetterQueue: this.deadLetterQueue,
+        }),
+      ],
+    });
+    this.alarm = this.buildAlarms(props);
+  }
 
-    // Created without a value (the L1 resource: the L2 Secret always generates one, and CloudFormation
-    // refuses an empty SecretString): the operator puts the provider's key; a run before that fails and says so.
+  /**
+   * Created without a value (the L1 resource: the L2 Secret always generates one, and CloudFormation
+   * refuses an empty SecretString): the operator puts the provider's key; a run before that fails and says so.
+   */
+  private buildApiKeySecret({ source }: GapCheckProps): secretsmanager.ISecret {
     const apiKeyResource = new secretsmanager.CfnSecret(this, 'ApiKey', {
-      description: `hookledger gap check: the ${gapCheck.api} API key of source "${source.id}" (read-only scope, see README "Provider gap check"); put it here`,
+      description: `hookledger gap check: the ${source.gapCheck.api} API key of source "${source.id}" (read-only scope, see README "Provider gap check"); put it here`,
     });
     // Kept when the source or the stack goes away: it was issued by the provider, not by us.
     apiKeyResource.applyRemovalPolicy(RemovalPolicy.RETAIN);
@@ -65,16 +88,13 @@ export class GapCheck extends Construct {
       id: 'AwsSolutions-SMG4',
       reason: 'The API key is issued by the provider and rotated there; the gap check reads it on every run.',
     });
-    const apiKey = secretsmanager.Secret.fromSecretCompleteArn(this, 'ApiKeySecret', apiKeyResource.ref);
-    this.apiKeySecret = apiKey;
+    return secretsmanager.Secret.fromSecretCompleteArn(this, 'ApiKeySecret', apiKeyResource.ref);
+  }
 
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', deadLetterQueueProps());
-    Validations.of(this.deadLetterQueue).acknowledge({
-      id: 'Serverless-SQSRedrivePolicy',
-      reason: "The terminal dead-letter queue of the gap check's schedule and asynchronous invocations; nothing consumes it.",
-    });
-
-    this.handler = new HookledgerFunction(this, 'Handler', {
+  private buildHandler(props: GapCheckProps): HookledgerFunction {
+    const { source } = props;
+    const { gapCheck } = source;
+    return new HookledgerFunction(this, 'Handler', {
       entry: 'lambdas/reconcile/gap-check-handler.ts',
       deadLetterQueue: this.deadLetterQueue,
       description: `hookledger gap check of source ${source.id}: the ${gapCheck.api} API's sent events against the receipts`,
@@ -86,14 +106,17 @@ export class GapCheck extends Construct {
         [ENV.ledgerTable]: props.ledgerTableName,
         [ENV.stackName]: Stack.of(this).stackName,
         [ENV.gapSource]: source.id,
-        [ENV.gapApiKeySecret]: apiKey.secretArn,
+        [ENV.gapApiKeySecret]: this.apiKeySecret.secretArn,
         ...(gapCheck.recover
           ? { [ENV.payloadHashKeySecret]: props.payloadHashKey.secretArn, [ENV.payloadBucket]: props.payloadBucket.bucket.bucketName }
           : {}),
       },
     });
+  }
+
+  private grantHandler(props: GapCheckProps): void {
     // Its own source's API key, and no other secret of the stack (signing secrets stay with intake).
-    apiKey.grantRead(this.handler);
+    this.apiKeySecret.grantRead(this.handler);
     // The window index (receipts as projected: no payload) and the tenant-day registry by key.
     iam.Grant.addToPrincipal({
       grantee: this.handler,
@@ -101,27 +124,20 @@ export class GapCheck extends Construct {
       resourceArns: [`${props.events.tableArn}/index/${WINDOW_INDEX.name}`],
     });
     grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:GetItem', 'dynamodb:BatchGetItem'], [keyPattern('tenantDay')]);
-    if (gapCheck.recover) {
+    if (props.source.gapCheck.recover) {
       // What intake's write path writes, nothing more.
       grantIntakeWrites(props.events, this.handler);
       props.payloadHashKey.grantRead(this.handler);
       props.payloadBucket.grantPayloadWrite(this.handler);
     }
+  }
 
-    this.rule = new events.Rule(this, 'Schedule', {
-      description: `Runs the hookledger gap check of source ${source.id}`,
-      schedule: events.Schedule.rate(interval),
-      targets: [
-        new targets.LambdaFunction(this.handler.function, {
-          retryAttempts: 2,
-          maxEventAge: Duration.hours(Math.min(gapCheck.everyHours, 24)),
-          deadLetterQueue: this.deadLetterQueue,
-        }),
-      ],
-    });
-
+  /** The gaps alarm (returned), and one on runs that failed; both notify the alarm topic. */
+  private buildAlarms(props: GapCheckProps): cloudwatch.Alarm {
+    const { source } = props;
+    const { gapCheck } = source;
     // One datapoint per run: keep the last verdict until the next (a run that failed has its own errors alarm).
-    this.alarm = new cloudwatch.Alarm(this, 'ProviderGaps', {
+    const gaps = new cloudwatch.Alarm(this, 'ProviderGaps', {
       metric: new cloudwatch.Metric({
         namespace: METRICS_NAMESPACE,
         metricName: PROVIDER_GAPS_METRIC,
@@ -137,8 +153,8 @@ export class GapCheck extends Construct {
       alarmDescription: `The ${gapCheck.api} API lists events of source ${source.id} that no receipt names and the gap check did not recover: run \`hookledger gaps --source ${source.id} --from ... --recover\`.`,
     });
     const action = new SnsAction(props.alarmTopic);
-    this.alarm.addAlarmAction(action);
-    this.alarm.addOkAction(action);
+    gaps.addAlarmAction(action);
+    gaps.addOkAction(action);
     // Runs that failed (the provider refused the key, storage unavailable) after EventBridge's retries.
     const failed = new cloudwatch.Alarm(this, 'Errors', {
       metric: this.handler.function.metricErrors({ period: Duration.hours(Math.min(gapCheck.everyHours, 24)), statistic: 'Sum' }),
@@ -150,5 +166,6 @@ export class GapCheck extends Construct {
     });
     failed.addAlarmAction(action);
     failed.addOkAction(action);
+    return gaps;
   }
 }

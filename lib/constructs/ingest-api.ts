@@ -47,20 +47,29 @@ export class IngestApi extends Construct {
 
   constructor(scope: Construct, id: string, props: IngestApiProps) {
     super(scope, id);
-    const rateLimit = props.throttlingRateLimit ?? 1000;
-    const burstLimit = props.throttlingBurstLimit ?? 2000;
-    if (!(rateLimit > 0) || !Number.isInteger(burstLimit) || burstLimit < 1) {
-      throw new ConfigurationError(
-        `throttlingRateLimit must be above 0 and throttlingBurstLimit an integer of at least 1, got rate ${rateLimit} and burst ${burstLimit}; omit them for 1000 and 2000`,
-      );
-    }
+    const throttle = throttleOf(props);
     if (props.sourceIds.length === 0) {
       throw new ConfigurationError('sourceIds must name at least one source, got none; add a source to hookledger.config.ts');
     }
+    this.secrets = this.buildSourceSecrets(props.sourceIds);
+    this.payloadHashKey = this.buildPayloadHashKey();
+    this.handler = this.buildHandler(props);
+    this.api = new apigwv2.HttpApi(this, 'Api', {
+      // Named per stack: two copies in one account are told apart in the console and in metrics.
+      apiName: `${Stack.of(this).stackName}-intake`,
+      description: 'hookledger webhook intake',
+      createDefaultStage: false,
+    });
+    this.stage = this.buildStage(throttle);
+    this.addWebhookRoute();
+    this.webhookBaseUrl = `${this.stage.url}hooks/`;
+  }
 
+  /** One secret per source, holding the signing secret its provider issued. */
+  private buildSourceSecrets(sourceIds: readonly string[]): Map<string, secretsmanager.ISecret> {
     const secretsScope = new Construct(this, 'Secrets');
     const secrets = new Map<string, secretsmanager.ISecret>();
-    for (const sourceId of props.sourceIds) {
+    for (const sourceId of sourceIds) {
       const secret = new secretsmanager.Secret(secretsScope, sourceId, {
         description: `hookledger webhook signing secret for source "${sourceId}": put the secret the provider issued here (the generated value is a placeholder)`,
         generateSecretString: { passwordLength: 48, excludePunctuation: true },
@@ -75,10 +84,14 @@ export class IngestApi extends Construct {
       });
       secrets.set(sourceId, secret);
     }
-    this.secrets = secrets;
+    return secrets;
+  }
 
-    // Retained: without it no stored hash can be checked again and replay protection by body
-    // would start afresh. It never leaves AWS except to `hookledger verify-payload`.
+  /**
+   * Retained: without it no stored hash can be checked again and replay protection by body would
+   * start afresh. It never leaves AWS except to `hookledger verify-payload`.
+   */
+  private buildPayloadHashKey(): secretsmanager.ISecret {
     const hashKey = new secretsmanager.Secret(this, 'PayloadHashKey', {
       description: 'hookledger payload-hash key: receipts keep HMAC-SHA256(key, body) so a table dump cannot reveal low-entropy bodies',
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
@@ -89,9 +102,11 @@ export class IngestApi extends Construct {
       reason:
         'Rotating the payload-hash key would make every stored keyed hash uncheckable and reset replay protection by body; it is a long-lived key by design.',
     });
-    this.payloadHashKey = hashKey;
+    return hashKey;
+  }
 
-    this.handler = new HookledgerFunction(this, 'Handler', {
+  private buildHandler(props: IngestApiProps): HookledgerFunction {
+    const handler = new HookledgerFunction(this, 'Handler', {
       entry: 'lambdas/ingest/handler.ts',
       description: 'hookledger intake: verifies the signature on the raw body and records the event',
       serviceName: 'hookledger-ingest',
@@ -102,29 +117,26 @@ export class IngestApi extends Construct {
         // The `Stack` dimension of IntakeRequests: two copies in one account keep their own numbers.
         [ENV.stackName]: Stack.of(this).stackName,
         [ENV.sourceSecrets]: Stack.of(this).toJsonString(
-          Object.fromEntries([...secrets].map(([sourceId, secret]) => [sourceId, secret.secretArn])),
+          Object.fromEntries([...this.secrets].map(([sourceId, secret]) => [sourceId, secret.secretArn])),
         ),
-        [ENV.payloadHashKeySecret]: hashKey.secretArn,
+        [ENV.payloadHashKeySecret]: this.payloadHashKey.secretArn,
       },
     });
     // Intake writes by leading key only (grantIntakeWrites); it can neither forge a tenant key nor
     // touch the Ledger.
-    grantIntakeWrites(props.events, this.handler);
-    hashKey.grantRead(this.handler);
-    for (const secret of secrets.values()) secret.grantRead(this.handler);
+    grantIntakeWrites(props.events, handler);
+    this.payloadHashKey.grantRead(handler);
+    for (const secret of this.secrets.values()) secret.grantRead(handler);
+    return handler;
+  }
 
-    this.api = new apigwv2.HttpApi(this, 'Api', {
-      // Named per stack: two copies in one account are told apart in the console and in metrics.
-      apiName: `${Stack.of(this).stackName}-intake`,
-      description: 'hookledger webhook intake',
-      createDefaultStage: false,
-    });
+  private buildStage(throttle: { rateLimit: number; burstLimit: number }): apigwv2.HttpStage {
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: logs.RetentionDays.ONE_MONTH });
-    this.stage = new apigwv2.HttpStage(this, 'DefaultStage', {
+    return new apigwv2.HttpStage(this, 'DefaultStage', {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
-      throttle: { rateLimit, burstLimit },
+      throttle,
       accessLogSettings: {
         destination: new apigwv2.LogGroupLogDestination(accessLogs),
         // No headers: they carry signatures. The path carries only the source id.
@@ -144,8 +156,13 @@ export class IngestApi extends Construct {
         ),
       },
     });
-    // POST: the webhooks. GET on the same path: the handshakes of Meta (hub.challenge), Dropbox and
-    // Okta; intake answers a GET only for sources whose preset has one (405 Allow: POST otherwise).
+  }
+
+  /**
+   * POST: the webhooks. GET on the same path: the handshakes of Meta (hub.challenge), Dropbox and
+   * Okta; intake answers a GET only for sources whose preset has one (405 Allow: POST otherwise).
+   */
+  private addWebhookRoute(): void {
     const route = this.api.addRoutes({
       path: '/hooks/{source}',
       methods: [apigwv2.HttpMethod.POST, apigwv2.HttpMethod.GET],
@@ -160,7 +177,17 @@ export class IngestApi extends Construct {
           'Webhook providers authenticate by signing the body; an authorizer never sees the body, so the ingest function verifies the signature on the raw body instead.',
       });
     }
-
-    this.webhookBaseUrl = `${this.stage.url}hooks/`;
   }
+}
+
+/** The stage's throttling, checked: steady rate above 0, burst a whole number of at least 1. */
+function throttleOf(props: IngestApiProps): { rateLimit: number; burstLimit: number } {
+  const rateLimit = props.throttlingRateLimit ?? 1000;
+  const burstLimit = props.throttlingBurstLimit ?? 2000;
+  if (!(rateLimit > 0) || !Number.isInteger(burstLimit) || burstLimit < 1) {
+    throw new ConfigurationError(
+      `throttlingRateLimit must be above 0 and throttlingBurstLimit an integer of at least 1, got rate ${rateLimit} and burst ${burstLimit}; omit them for 1000 and 2000`,
+    );
+  }
+  return { rateLimit, burstLimit };
 }

@@ -56,17 +56,7 @@ export class Reconciler extends Construct {
     super(scope, id);
     this.interval = props.interval ?? Duration.hours(1);
     const timeout = props.timeout ?? Duration.minutes(5);
-    if (this.interval.toSeconds() < 60) {
-      throw new ConfigurationError(`interval must be at least 1 minute, got ${this.interval.toSeconds()} seconds; omit it for 1 hour`);
-    }
-    if (props.repair && !(Number.isInteger(props.repair.maxPerRun) && props.repair.maxPerRun >= 1 && props.repair.maxPerRun <= 10_000)) {
-      throw new ConfigurationError(`repair.maxPerRun must be an integer from 1 to 10000, got ${props.repair.maxPerRun}`);
-    }
-    if (timeout.toSeconds() >= this.interval.toSeconds()) {
-      throw new ConfigurationError(
-        `timeout (${timeout.toSeconds()} s) must be shorter than interval (${this.interval.toSeconds()} s) so runs never overlap; lower timeout or raise interval`,
-      );
-    }
+    checkProps(props, this.interval, timeout);
 
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', deadLetterQueueProps());
     Validations.of(this.deadLetterQueue).acknowledge({
@@ -74,8 +64,28 @@ export class Reconciler extends Construct {
       reason:
         "This queue is itself the terminal dead-letter queue of the reconcile schedule and of the function's asynchronous invocations; nothing consumes it (its depth alarms), so a DLQ behind it would never receive anything.",
     });
+    this.handler = this.buildHandler(props, timeout);
+    this.grantReads(props);
+    if (props.repair) this.grantRepairs(props.events, props.repair);
+    // No cloudwatch:PutMetricData: the violations and repairs metrics go out as EMF through the log group.
 
-    this.handler = new HookledgerFunction(this, 'Handler', {
+    this.rule = new events.Rule(this, 'Schedule', {
+      description: 'Runs hookledger reconcile',
+      schedule: events.Schedule.rate(this.interval),
+      // A run EventBridge cannot deliver within one interval is superseded by the next; it is kept
+      // on the dead-letter queue (and alarmed) rather than dropped.
+      targets: [
+        new targets.LambdaFunction(this.handler.function, {
+          retryAttempts: 2,
+          maxEventAge: Duration.seconds(Math.min(this.interval.toSeconds(), Duration.hours(24).toSeconds())),
+          deadLetterQueue: this.deadLetterQueue,
+        }),
+      ],
+    });
+  }
+
+  private buildHandler(props: ReconcilerProps, timeout: Duration): HookledgerFunction {
+    return new HookledgerFunction(this, 'Handler', {
       entry: 'lambdas/reconcile/handler.ts',
       deadLetterQueue: this.deadLetterQueue,
       description: 'hookledger reconcile: checks every receipt has its ledger rows; publishes violations',
@@ -97,8 +107,13 @@ export class Reconciler extends Construct {
           : {}),
       },
     });
-    // Only what a scheduled run reads, never a stored payload and never a Scan (full-history scans,
-    // `--scan`, stay with the operator's own credentials through the CLI):
+  }
+
+  /**
+   * Only what a scheduled run reads, never a stored payload and never a Scan (full-history scans,
+   * `--scan`, stay with the operator's own credentials through the CLI).
+   */
+  private grantReads(props: ReconcilerProps): void {
     //  - the window index (Query): the day's tenant list and each tenant-day's receipts, as the index
     //    projects them (core/model.ts WINDOW_INDEX: no payload item has its keys, no body is projected);
     iam.Grant.addToPrincipal({
@@ -118,43 +133,43 @@ export class Reconciler extends Construct {
     props.ledger.grant(this.handler, 'dynamodb:GetItem', 'dynamodb:BatchGetItem');
     // The checkpoint of a run that stopped before the end of its window (lambdas/reconcile/app.ts).
     grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], [keyPattern('checkpoint')]);
-    if (props.repair) {
-      // Repairs write requeue items and one audit item per run: new items only, never an update.
-      grantItemsByKeyPattern(props.events, this.handler, ['dynamodb:PutItem'], [keyPattern('requeue'), keyPattern('audit')]);
-      props.repair.fanOutFailureQueue.grantConsumeMessages(this.handler);
-      // A failure record names a stream batch by sequence numbers only: read back to know what it held.
-      if (props.events.tableStreamArn) {
-        iam.Grant.addToPrincipal({
-          grantee: this.handler,
-          actions: ['dynamodb:GetShardIterator', 'dynamodb:GetRecords'],
-          resourceArns: [props.events.tableStreamArn],
-        });
-      }
+  }
+
+  private grantRepairs(eventsTable: dynamodb.ITable, repair: ReconcilerRepairProps): void {
+    // Repairs write requeue items and one audit item per run: new items only, never an update.
+    grantItemsByKeyPattern(eventsTable, this.handler, ['dynamodb:PutItem'], [keyPattern('requeue'), keyPattern('audit')]);
+    repair.fanOutFailureQueue.grantConsumeMessages(this.handler);
+    // A failure record names a stream batch by sequence numbers only: read back to know what it held.
+    if (eventsTable.tableStreamArn) {
       iam.Grant.addToPrincipal({
         grantee: this.handler,
-        actions: ['lambda:ListEventSourceMappings'],
-        resourceArns: ['*'],
-      });
-      Validations.of(this.handler).acknowledge({
-        id: 'AwsSolutions-IAM5[Resource::*]',
-        reason:
-          'lambda:ListEventSourceMappings (read-only: which consumers are paused, so their deliveries are not repaired) has no resource-level permissions.',
+        actions: ['dynamodb:GetShardIterator', 'dynamodb:GetRecords'],
+        resourceArns: [eventsTable.tableStreamArn],
       });
     }
-    // No cloudwatch:PutMetricData: the violations and repairs metrics go out as EMF through the log group.
-
-    this.rule = new events.Rule(this, 'Schedule', {
-      description: 'Runs hookledger reconcile',
-      schedule: events.Schedule.rate(this.interval),
-      // A run EventBridge cannot deliver within one interval is superseded by the next; it is kept
-      // on the dead-letter queue (and alarmed) rather than dropped.
-      targets: [
-        new targets.LambdaFunction(this.handler.function, {
-          retryAttempts: 2,
-          maxEventAge: Duration.seconds(Math.min(this.interval.toSeconds(), Duration.hours(24).toSeconds())),
-          deadLetterQueue: this.deadLetterQueue,
-        }),
-      ],
+    iam.Grant.addToPrincipal({
+      grantee: this.handler,
+      actions: ['lambda:ListEventSourceMappings'],
+      resourceArns: ['*'],
     });
+    Validations.of(this.handler).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'lambda:ListEventSourceMappings (read-only: which consumers are paused, so their deliveries are not repaired) has no resource-level permissions.',
+    });
+  }
+}
+
+function checkProps(props: ReconcilerProps, interval: Duration, timeout: Duration): void {
+  if (interval.toSeconds() < 60) {
+    throw new ConfigurationError(`interval must be at least 1 minute, got ${interval.toSeconds()} seconds; omit it for 1 hour`);
+  }
+  if (props.repair && !(Number.isInteger(props.repair.maxPerRun) && props.repair.maxPerRun >= 1 && props.repair.maxPerRun <= 10_000)) {
+    throw new ConfigurationError(`repair.maxPerRun must be an integer from 1 to 10000, got ${props.repair.maxPerRun}`);
+  }
+  if (timeout.toSeconds() >= interval.toSeconds()) {
+    throw new ConfigurationError(
+      `timeout (${timeout.toSeconds()} s) must be shorter than interval (${interval.toSeconds()} s) so runs never overlap; lower timeout or raise interval`,
+    );
   }
 }
