@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
-import type { PriceTable } from './cost';
+import type { PriceTable } from '../ops/cost-model';
 
 interface Price {
   readonly usd: number;

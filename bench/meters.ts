@@ -9,7 +9,7 @@
  *  - Deliveries: the stack's `onDelivery` callback, to know when all consumers have acknowledged.
  *  - Log bytes: the handlers' own loggers (Powertools, INFO, as deployed) write their JSON lines to
  *    the process's stdout/stderr; `LogMeter` counts the bytes of those lines and keeps them off the
- *    terminal. Lambda's platform lines and the API access log are not written locally (bench/cost.ts
+ *    terminal. Lambda's platform lines and the API access log are not written locally (ops/cost-model.ts
  *    prices them from bench/prices.json).
  */
 import { S3Client } from '@aws-sdk/client-s3';

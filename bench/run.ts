@@ -24,8 +24,6 @@ import { defineConfig } from '../core/config/schema';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import baseConfig from '../hookledger.config';
 import { type LocalStack, startLocalStack } from '../local/stack';
-import { loadStoragePrices, STORAGE_PRICES_FILE } from './body-store';
-import { type BundleResult, loaderNode, measureBundles } from './bundles';
 import {
   breakEvenRate,
   checkEstimate,
@@ -38,7 +36,9 @@ import {
   TRAFFIC,
   usdPerMillion,
   usdPerMillionProvisioned,
-} from './cost';
+} from '../ops/cost-model';
+import { loadStoragePrices, STORAGE_PRICES_FILE } from './body-store';
+import { type BundleResult, loaderNode, measureBundles } from './bundles';
 import { endToEnd } from './e2e';
 import { BenchRunError, BenchSetupError } from './errors';
 import { type FilterBenchResult, measureFilters, printFilters } from './filters';

@@ -16,7 +16,6 @@ import path from 'node:path';
 import { BatchWriteCommand, type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../adapters/clients';
 import { WindowReader } from '../adapters/window-index';
-import { usage } from '../cli/ops/usage';
 import { subscribedConsumers } from '../core/config/routing';
 import { eventKey, ledgerKey, payloadKey, receiptIndexAttributes, tenantDayItem, utcDay } from '../core/model';
 import baseConfig from '../hookledger.config';
@@ -24,6 +23,7 @@ import { reconcile } from '../lambdas/reconcile/reconcile';
 import { localDynamoClient, localSqsClient } from '../local/clients';
 import { freePort, startDynamoLocal, startSqsEmulator } from '../local/emulators';
 import { provisionLocalStack } from '../local/provision';
+import { usage } from '../ops/usage';
 import { BenchRunError } from './errors';
 
 const HOUR = 3_600_000;

@@ -2,18 +2,22 @@
  * `npm start`: the whole pipeline on this machine, on loopback only. Prints the webhook URL, the
  * local signing secret and a ready-to-paste command that sends a signed test event, then one line
  * per delivery as consumers process it. Ctrl-C stops everything it started.
+ *
+ * The composition root of the local stack (local/) and the operator console (console/), on the top
+ * floor: local/ never imports the console; the console reaches the stack through its state file, as
+ * the CLI does.
  */
 import path from 'node:path';
 import { Ledger } from '../adapters/ledger';
-import { consoleLine, serveConsole } from '../console/serve';
+import { serveConsole } from '../console/serve';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { createLogger } from '../lambdas/shared/logger';
-import { assemblyArg, startAssemblyMode } from './assembly/start';
-import { reportDeliveries } from './delivery-report';
-import { assertJava, EmulatorError } from './emulators';
-import { type LocalStack, stackState, startLocalStack } from './stack';
-import { DEFAULT_STATE_FILE, removeState, writeState } from './state';
-import { localDocumentClient } from './wiring';
+import { assemblyArg, startAssemblyMode } from '../local/assembly/start';
+import { reportDeliveries } from '../local/delivery-report';
+import { assertJava, EmulatorError } from '../local/emulators';
+import { type LocalStack, stackState, startLocalStack } from '../local/stack';
+import { DEFAULT_STATE_FILE, removeState, writeState } from '../local/state';
+import { localDocumentClient } from '../local/wiring';
 
 // The SDK's notice that Node 20 support ends in 2027 (set it to 'false' to see it).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -83,7 +87,7 @@ async function main(): Promise<void> {
 hookledger is running (${Date.now() - t0} ms).
 
   webhook URL     ${stack.webhookUrl(source.id)}
-  ${console_ ? consoleLine(console_.url) : 'console URL     (not started: see the error above)'}
+  ${console_ ? console_.line : 'console URL     (not started: see the error above)'}
   signing secret  ${secret}   (Standard Webhooks; kept in .hookledger/secrets.json, git-ignored)
   DynamoDB Local  ${stack.endpoints.dynamodb}   (data in ${path.relative(ROOT, stack.dataDir ?? '') || 'memory'})
   SQS emulator    ${stack.endpoints.sqs}

@@ -1,19 +1,23 @@
+/**
+ * The `hookledger` program: its global options, help and exit codes around the commands it is given
+ * (cli/commands; the composition root, bin/cli.ts, adds `console`). Errors become exit codes here, in
+ * one place.
+ */
 import { Command, CommanderError } from 'commander';
 import type { HookledgerConfig } from '../core/config/schema';
 import { PROJECT_ROOT } from '../core/paths';
-import defaultConfig from '../hookledger.config';
+import { cliErrorOf, EXIT } from '../ops/errors';
 import { type CliIo, createContext } from './commands/context';
-import { COMMANDS } from './commands/index';
-import { cliErrorOf, EXIT } from './errors';
+import type { RegisterCommand } from './commands/index';
 
 export type { CliIo } from './commands/context';
-export { EXIT } from './errors';
 
-/** Runs one command line; resolves to the process exit code. */
-export async function main(
-  argv: readonly string[] = process.argv.slice(2),
-  io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env },
-  config: HookledgerConfig = defaultConfig,
+/** Runs one command line with these commands; resolves to the process exit code. */
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo,
+  config: HookledgerConfig,
+  commands: readonly RegisterCommand[],
 ): Promise<number> {
   const ctx = createContext(io, config, PROJECT_ROOT);
   const program = new Command('hookledger')
@@ -32,7 +36,7 @@ Local stack: .hookledger/state.json, written by \`npm start\` (HOOKLEDGER_STATE 
 Exit codes: 0 ok; 1 reconcile found violations, or what was asked for was not found / refused;
             2 usage error; 3 the stack could not be reached or the operation failed.`,
     );
-  for (const register of COMMANDS) register(program, ctx);
+  for (const register of commands) register(program, ctx);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

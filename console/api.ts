@@ -1,30 +1,25 @@
 /**
- * The console's JSON API: each route is one of the CLI's operations (cli/ops, the reconcile checks
- * of lambdas/reconcile) on the same target (cli/target.ts), with the CLI's argument checks. Reads are
- * GET; whatever writes (pause, resume, redrive, replay, repair) is POST, and takes `dryRun: true` to
- * count first where the CLI has a dry run. The server (console/server.ts) checks the token and the
- * origin before any of this runs.
+ * The console's JSON API: each route parses its request, calls one operation of the operations floor
+ * (ops/) on the target the console was started for (ops/target.ts), and answers with its result, the
+ * same report the CLI prints. Reads are GET; whatever writes (pause, resume, redrive, replay, repair)
+ * is POST, and takes `dryRun: true` to count first where the operation has a dry run. The server
+ * (console/server.ts) checks the token and the origin before any of this runs.
  */
 
-import { eventStores } from '../adapters/event-stores';
-import { ledgerItemsByKey } from '../adapters/table-scan';
-import { formatUsageCsv } from '../cli/commands/usage';
-import { type CliError, ConflictError, cliErrorOf, NotFoundError, OperationFailedError, TargetError, UsageError } from '../cli/errors';
-import type { OperatorDeps } from '../cli/ops/deps';
-import { type DeliveryStateOrReady, type StoredOutcome, searchEvents } from '../cli/ops/events';
-import { setPaused } from '../cli/ops/pause';
-import { redrive } from '../cli/ops/redrive';
-import { replay } from '../cli/ops/replay';
-import { sourcesReport } from '../cli/ops/sources';
-import { depth, status } from '../cli/ops/status';
-import { trace } from '../cli/ops/trace';
-import { usage } from '../cli/ops/usage';
-import type { Target } from '../cli/target';
-import { parseDuration, parseTime } from '../cli/time';
 import type { HookledgerConfig } from '../core/config/schema';
-import { breakerKey } from '../core/model';
-import { reconcile } from '../lambdas/reconcile/reconcile';
-import { repair } from '../lambdas/reconcile/repair';
+import type { OperatorDeps } from '../ops/deps';
+import { type CliError, ConflictError, cliErrorOf, NotFoundError, OperationFailedError, TargetError, UsageError } from '../ops/errors';
+import { type DeliveryStateOrReady, type StoredOutcome, searchEvents } from '../ops/events';
+import { setPaused } from '../ops/pause';
+import { reconcileTarget, repairTarget } from '../ops/reconcile';
+import { redrive, redrivePreview } from '../ops/redrive';
+import { replay } from '../ops/replay';
+import { sourcesReport } from '../ops/sources';
+import { circuits, status } from '../ops/status';
+import type { Target } from '../ops/target';
+import { parseDuration, parseTime } from '../ops/time';
+import { traceWithPayload } from '../ops/trace';
+import { formatUsageCsv, usage } from '../ops/usage';
 
 export interface ApiDeps {
   readonly config: HookledgerConfig;
@@ -54,7 +49,7 @@ type Handler = (deps: ApiDeps, request: ApiRequest) => Promise<ApiResponse>;
 
 const ok = (body: unknown): ApiResponse => ({ status: 200, body });
 
-/** The status a CLI error answers with; anything else the operation did not expect is a 500. */
+/** The status an operation's expected error answers with; anything else it did not expect is a 500. */
 function statusOf(error: CliError): number {
   if (error instanceof UsageError) return 400;
   if (error instanceof NotFoundError) return 404;
@@ -147,24 +142,7 @@ const ROUTES: Readonly<Record<string, Handler>> = {
   'GET /event': async (deps, { query }) => {
     const eventId = text(query.get('eventId'));
     if (!eventId) throw new UsageError('eventId is required');
-    const report = await trace(storeDeps(deps), eventId, { source: sourceOf(deps, query.get('source')) });
-    // The payload itself, pretty-printed when it is JSON; nothing once it is past retention.
-    let payload: { readonly json?: unknown; readonly text?: string } | undefined;
-    // A body kept in the payload bucket is named, not fetched (the console holds no S3 client).
-    if (report.receipt.payload === 'present' && !report.receipt.payloadObject) {
-      const { payloads } = eventStores({ client: deps.target.ddb, tableName: deps.target.tables.events });
-      const [scheme, hex] = report.receipt.payloadHash.split(':');
-      const body = await payloads.getPayload(report.receipt.source, report.receipt.eventId, scheme === 'hmac-sha256' ? hex : undefined);
-      if (body) {
-        const raw = body.toString('utf8');
-        try {
-          payload = { json: JSON.parse(raw) };
-        } catch {
-          payload = { text: raw };
-        }
-      }
-    }
-    return ok({ ...report, ...(payload ? { payload } : {}) });
+    return ok(await traceWithPayload(storeDeps(deps), eventId, { source: sourceOf(deps, query.get('source')) }));
   },
 
   'POST /event/replay': async (deps, { body }) => {
@@ -179,7 +157,7 @@ const ROUTES: Readonly<Record<string, Handler>> = {
   },
 
   'GET /consumers': async (deps, { query }) => {
-    const { target, config } = deps;
+    const { target } = deps;
     const [paused, outcomes] = await Promise.all([
       target.pauseControl.paused().catch(() => undefined),
       target.intakeOutcomes().catch(() => undefined),
@@ -193,16 +171,7 @@ const ROUTES: Readonly<Record<string, Handler>> = {
         ...(since ? { since: parseDuration(since, 'since') } : {}),
       },
     );
-    // HTTP consumers' circuit breakers: consecutive failures, and the count that pauses the consumer.
-    const http = config.consumers.filter((c) => c.kind === 'http');
-    const breakers = await ledgerItemsByKey<{ pk: string; failures?: number }>(
-      { ddb: target.ddb, tables: target.tables },
-      http.map((c) => breakerKey(c.id)),
-    );
-    const circuits = Object.fromEntries(
-      http.map((c) => [c.id, { failures: Number(breakers.get(breakerKey(c.id))?.failures ?? 0), breakAfter: c.http?.breakAfterFailures }]),
-    );
-    return ok({ ...report, circuits });
+    return ok({ ...report, circuits: await circuits(storeDeps(deps)) });
   },
 
   'POST /consumers/pause': async (deps, { body }) => pauseOrResume(deps, body, true),
@@ -210,12 +179,7 @@ const ROUTES: Readonly<Record<string, Handler>> = {
 
   'POST /consumers/redrive': async (deps, { body }) => {
     const consumer = consumerOf(deps, body.consumer);
-    const pair = deps.target.queues[consumer];
-    if (!pair) throw new UsageError(`no queue for consumer "${consumer}" on ${deps.target.label}`);
-    if (body.dryRun === true) {
-      const dlq = await depth(deps.target.sqs, pair.dlqUrl);
-      return ok({ consumer, dryRun: true, toMove: dlq.visible, inFlight: dlq.inFlight });
-    }
+    if (body.dryRun === true) return ok({ ...(await redrivePreview(deps.target, consumer)), dryRun: true });
     const result = await redrive(
       { config: deps.config, sqs: deps.target.sqs, queues: deps.target.queues },
       { consumer, timeoutMs: 5 * 60_000 },
@@ -237,35 +201,16 @@ const ROUTES: Readonly<Record<string, Handler>> = {
   },
 
   'GET /reconcile': async (deps, { query }) => {
-    const report = await reconcile(
-      { ddb: deps.target.ddb, tables: deps.target.tables },
-      { ...window(query, '-24h', clockOf(deps)), graceMs: grace(query.get('grace')), consumers: deps.config.consumers.map((c) => c.id) },
-    );
+    const report = await reconcileTarget(deps, { ...window(query, '-24h', clockOf(deps)), graceMs: grace(query.get('grace')) });
     return ok(report);
   },
 
   'POST /reconcile/repair': async (deps, { body }) => {
-    const { target } = deps;
-    // Paused consumers are not repaired: an unknown pause state is not guessed (as the CLI).
-    const paused = await target.pauseControl.paused();
-    const result = await repair(
-      {
-        ddb: target.ddb,
-        tables: target.tables,
-        operator: deps.operator,
-        ...(target.fanoutFailureQueueUrl
-          ? { fanoutFailures: { sqs: target.sqs, queueUrl: target.fanoutFailureQueueUrl, streams: target.streamBatches } }
-          : {}),
-      },
-      {
-        ...window(body, '-24h', clockOf(deps)),
-        graceMs: grace(text(body.grace) ?? null),
-        consumers: deps.config.consumers.map((c) => c.id),
-        paused,
-        dryRun: body.dryRun === true,
-        trigger: 'cli',
-      },
-    );
+    const result = await repairTarget(deps, {
+      ...window(body, '-24h', clockOf(deps)),
+      graceMs: grace(text(body.grace) ?? null),
+      dryRun: body.dryRun === true,
+    });
     return ok(result);
   },
 

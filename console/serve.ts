@@ -3,8 +3,8 @@
  * (`--stack`, the operator's own AWS credentials); `npm start` and `hookledger console` both call this.
  */
 
-import { resolveTarget, type Target } from '../cli/target';
 import type { HookledgerConfig } from '../core/config/schema';
+import { resolveTarget, type Target } from '../ops/target';
 import { type RunningConsole, startConsole } from './server';
 
 export interface ServeConsoleOptions {
@@ -19,7 +19,13 @@ export interface ServeConsoleOptions {
   readonly warn?: (line: string) => void;
 }
 
-export async function serveConsole(options: ServeConsoleOptions): Promise<RunningConsole & { readonly target: Target }> {
+export interface ServedConsole extends RunningConsole {
+  readonly target: Target;
+  /** The line `npm start` and `hookledger console` print: the link's code is spent by its first visit. */
+  readonly line: string;
+}
+
+export async function serveConsole(options: ServeConsoleOptions): Promise<ServedConsole> {
   const target = await resolveTarget(options);
   try {
     const running = await startConsole({
@@ -32,6 +38,7 @@ export async function serveConsole(options: ServeConsoleOptions): Promise<Runnin
     return {
       ...running,
       target,
+      line: `console URL     ${running.url}   (signs in one browser, once)`,
       close: async () => {
         await running.close();
         target.destroy();
@@ -42,6 +49,3 @@ export async function serveConsole(options: ServeConsoleOptions): Promise<Runnin
     throw error;
   }
 }
-
-/** The line `npm start` and `hookledger console` print: the link's code is spent by its first visit. */
-export const consoleLine = (url: string) => `console URL     ${url}   (signs in one browser, once)`;

@@ -3,7 +3,7 @@
  * from the developer's AWS profile or environment (a stray AWS_PROFILE must never reach a real
  * account from the local stack). The credentials are the local stack's per-start key (the emulators
  * accept no other, local/credentials.ts): this process's own by default, the one in the state
- * folder's credentials file for a process that did not start the stack (the CLI, cli/target.ts).
+ * folder's credentials file for a process that did not start the stack (the CLI and the console, ops/target.ts).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';

@@ -108,7 +108,7 @@ function installExitHooks(): void {
   process.on('exit', killAllChildren);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const onSignal = () => {
-      // Someone else (for example local/start.ts) handles the signal and shuts down in order; the
+      // Someone else (for example bin/start.ts) handles the signal and shuts down in order; the
       // exit hook still kills the JVM if they forget. Alone, behave like Node's default and die,
       // after reaping the JVMs (a child left to init can linger as a zombie).
       if (process.listenerCount(signal) > 1) return;

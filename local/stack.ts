@@ -3,7 +3,7 @@
  * queues from hookledger.config.ts, an HTTP gateway in front of the real ingest handler, and pollers
  * that run the real fan-out and consumer handlers under Lambda's event-source rules.
  *
- * Used by `npm start` (local/start.ts), the end-to-end tests and the benchmark.
+ * Used by `npm start` (bin/start.ts), the end-to-end tests and the benchmark.
  */
 import path from 'node:path';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';

@@ -7,7 +7,7 @@
  * id). Single-write actions (keys, rotation, retirement) write theirs after the write succeeded, so a refused
  * action leaves no false record.
  */
-import { type AuditAction, type AuditItem, auditItem, auditKey } from '../../adapters/audit';
+import { type AuditAction, type AuditItem, auditItem, auditKey } from '../adapters/audit';
 import { now as clockNow, eventStoresOf, type OperatorDeps } from './deps';
 import { newAuditId } from './ids';
 

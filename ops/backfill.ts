@@ -7,20 +7,20 @@
  * match); a receipt already naming it is never given it again, so nothing is charged twice.
  */
 
-import { forEachLimited } from '../../adapters/pool';
-import { requeueItem } from '../../adapters/requeue';
-import type { Window } from '../../adapters/table-scan';
-import { WindowReader, windowReceiptsInFull } from '../../adapters/window-index';
-import { findConsumer, matchesEventType } from '../../core/config/routing';
-import { matchesPattern } from '../../core/filter';
-import type { EventItem } from '../../core/model';
-import { UsageError } from '../errors';
-import { iso } from '../time';
+import { forEachLimited } from '../adapters/pool';
+import { requeueItem } from '../adapters/requeue';
+import type { Window } from '../adapters/table-scan';
+import { WindowReader, windowReceiptsInFull } from '../adapters/window-index';
+import { findConsumer, matchesEventType } from '../core/config/routing';
+import { matchesPattern } from '../core/filter';
+import type { EventItem } from '../core/model';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoresOf, type OperatorDeps, type Progress } from './deps';
+import { UsageError } from './errors';
 import { BodyInBucketError, filterEventOf } from './filters';
 import { newReplayId } from './ids';
 import { splitByErasure, splitByRetention } from './receipts';
+import { iso } from './time';
 
 const WRITE_CONCURRENCY = 8;
 

@@ -1,6 +1,9 @@
 /**
- * Section 2: USD per million webhooks from measured per-webhook counts and bench/prices.json.
- * Free tiers, storage (GB-month) and fixed monthly costs (secrets, idle pollers) are not per webhook.
+ * The cost model: USD per million webhooks from measured per-webhook counts and the list prices in
+ * bench/prices.json, and the monthly estimate of a configured stack at a rate. `hookledger cost`
+ * (ops/cost.ts) prices a configuration with it; the bench (bench/run.ts, section 2) prices its
+ * measured run with it and checks the estimate against that run. Free tiers, storage (GB-month) and
+ * fixed monthly costs (secrets, idle pollers) are not per webhook.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -176,7 +179,7 @@ export interface ScaledUnits {
   readonly targetUtilization: number;
 }
 
-/** What of a configured stack the estimate needs (cli/ops/cost.ts builds it from hookledger.config.ts). */
+/** What of a configured stack the estimate needs (ops/cost.ts builds it from the configuration). */
 export interface StackShape {
   /** Consumers each webhook goes to (N). */
   readonly deliveries: number;

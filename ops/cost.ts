@@ -1,11 +1,16 @@
 /**
  * `hookledger cost`: the monthly AWS bill of the configured stack at a steady rate, on demand beside
  * provisioned, from the per-webhook units the bench measured (bench/results.json, read only) and the
- * list prices in bench/prices.json. The model is the bench's own (bench/cost.ts `estimateCost`), so
- * the bench checks it against its measured run.
+ * list prices in bench/prices.json. The model (ops/cost-model.ts `estimateCost`) is the one the bench
+ * prices its runs with, so the bench checks it against its measured run.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { MAX_INLINE_PAYLOAD_BYTES } from '../core/blobs';
+import { PROVISIONED_DEFAULTS, type TableCapacity } from '../core/config/capacity';
+import { matchesEventType } from '../core/config/routing';
+import type { HookledgerConfig } from '../core/config/schema';
+import { WINDOW_INDEX } from '../core/model';
 import {
   type CostEstimate,
   estimateCost,
@@ -14,13 +19,8 @@ import {
   type ScaledUnits,
   type StackShape,
   type Traffic,
-} from '../../bench/cost';
-import { MAX_INLINE_PAYLOAD_BYTES } from '../../core/blobs';
-import { PROVISIONED_DEFAULTS, type TableCapacity } from '../../core/config/capacity';
-import { matchesEventType } from '../../core/config/routing';
-import type { HookledgerConfig } from '../../core/config/schema';
-import { WINDOW_INDEX } from '../../core/model';
-import { NotFoundError, UsageError } from '../errors';
+} from './cost-model';
+import { NotFoundError, UsageError } from './errors';
 
 /** DynamoDB's default per-table quota, units per second each way. */
 const TABLE_QUOTA_UNITS = 40_000;

@@ -1,14 +1,14 @@
 /**
  * What the operations need, injected: document client, table names, queues, config, clock and the
- * operator's name. The CLI builds these for the local stack or a deployed one (cli/target.ts); tests
+ * operator's name. The front ends build these for the local stack or a deployed one (ops/target.ts); tests
  * build them for DynamoDB Local and fauxqs.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { eventStores } from '../../adapters/event-stores';
-import { Ledger } from '../../adapters/ledger';
-import type { PayloadBlobs } from '../../adapters/payload-blobs';
-import type { Progress, TableNames } from '../../adapters/table-scan';
-import type { HookledgerConfig } from '../../core/config/schema';
+import { eventStores } from '../adapters/event-stores';
+import { Ledger } from '../adapters/ledger';
+import type { PayloadBlobs } from '../adapters/payload-blobs';
+import type { Progress, TableNames } from '../adapters/table-scan';
+import type { HookledgerConfig } from '../core/config/schema';
 
 export type { Progress, TableNames };
 

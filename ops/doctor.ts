@@ -24,9 +24,9 @@ import { ListSecretVersionIdsCommand, SecretsManagerClient, type SecretVersionsL
 import { ListSubscriptionsByTopicCommand, SNSClient, type Subscription } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import type { HookledgerConfig } from '../../core/config/schema';
-import { OUTPUT, queueUrlOutput, secretArnOutput } from '../../core/outputs';
-import { OperationFailedError } from '../errors';
+import type { HookledgerConfig } from '../core/config/schema';
+import { OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
+import { OperationFailedError } from './errors';
 
 /** AWS refuses a reservation that leaves fewer than this many executions unreserved in the account. */
 export const MIN_UNRESERVED_CONCURRENCY = 100;

@@ -17,19 +17,19 @@
  * delete and counts it the same way. One audit item per run: written before the first delete (scope),
  * completed with the counts.
  */
-import { CheckpointStore } from '../../adapters/checkpoint';
-import { LedgerErasure, scrubbedErrors } from '../../adapters/ledger-erasure';
-import type { ErasableBlobs, PayloadBlobs } from '../../adapters/payload-blobs';
-import { eventStoreItemsByKey, ledgerItemsByKey, type Window } from '../../adapters/table-scan';
-import { MAX_WINDOW_DAYS, type WindowPartition, WindowReader } from '../../adapters/window-index';
-import { payloadObjectPrefix, viewObjectPrefix } from '../../core/blobs';
-import { DAY_MS, type EventItem, keyPart, type LedgerItem, ledgerKey } from '../../core/model';
-import { UsageError } from '../errors';
-import { iso } from '../time';
+import { CheckpointStore } from '../adapters/checkpoint';
+import { LedgerErasure, scrubbedErrors } from '../adapters/ledger-erasure';
+import type { ErasableBlobs, PayloadBlobs } from '../adapters/payload-blobs';
+import { eventStoreItemsByKey, ledgerItemsByKey, type Window } from '../adapters/table-scan';
+import { MAX_WINDOW_DAYS, type WindowPartition, WindowReader } from '../adapters/window-index';
+import { payloadObjectPrefix, viewObjectPrefix } from '../core/blobs';
+import { DAY_MS, type EventItem, keyPart, type LedgerItem, ledgerKey } from '../core/model';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoresOf, type OperatorDeps, type Progress } from './deps';
+import { UsageError } from './errors';
 import { newAuditId } from './ids';
 import { findReceipt } from './receipts';
+import { iso } from './time';
 
 export interface EraseDeps extends OperatorDeps, ConfigDeps {
   /** The payload bucket: listed under each event's prefixes, objects deleted. */

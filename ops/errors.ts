@@ -1,8 +1,9 @@
 /**
- * The CLI's errors: one base class, one subclass per way a command can fail. `main` prints the
- * message of any `CliError` as it is (`error: <message>`) and exits with its `exitCode`; an error of
- * another boundary becomes one in `cliErrorOf`, the one translation; anything else is unexpected
- * and is printed with its class name, exit 3.
+ * The operations' errors: one base class, one subclass per way an operation can fail, each with the
+ * exit code `hookledger` ends with. The CLI (cli/program.ts) prints the message of any `CliError` as
+ * it is (`error: <message>`) and exits with its `exitCode`; the console's API (console/api.ts)
+ * answers with an HTTP status per class. An error of another boundary becomes one in `cliErrorOf`,
+ * the one translation both use; anything else is unexpected (the CLI prints its class name, exit 3).
  */
 
 import { HookledgerError, WindowError } from '../core/errors';

@@ -8,11 +8,11 @@
  * offset into that order. A window's cost follows the window (what `status` and `usage` read), so a
  * console asks for a short one by default (the last 24 hours).
  */
-import { eventStoreItemsByKey, type Window } from '../../adapters/table-scan';
-import { type IndexedReceipt, WindowReader } from '../../adapters/window-index';
-import { conflictKey, type LedgerItem, ledgerKey } from '../../core/model';
-import { UsageError } from '../errors';
+import { eventStoreItemsByKey, type Window } from '../adapters/table-scan';
+import { type IndexedReceipt, WindowReader } from '../adapters/window-index';
+import { conflictKey, type LedgerItem, ledgerKey } from '../core/model';
 import { type ConfigDeps, eventStoresOf, type StoreDeps } from './deps';
+import { UsageError } from './errors';
 
 export const EVENT_PAGE_SIZE = 25;
 const MAX_PAGE_SIZE = 200;

@@ -5,17 +5,17 @@
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { narrowPayload } from '../../adapters/dotted-path';
-import { PayloadBucketMissingError } from '../../adapters/payloads';
-import { readBody } from '../../core/body';
-import { findConsumer, findSource, matchesEventType } from '../../core/config/routing';
-import type { ConsumerConfig } from '../../core/config/schema';
-import { explainMatch, type FilterEvent } from '../../core/filter';
-import type { EventItem } from '../../core/model';
-import { PROJECT_ROOT } from '../../core/paths';
-import { checkTransformOutput, type Transform, type TransformOutput } from '../../core/transform';
-import { NotFoundError, OperationFailedError, UsageError } from '../errors';
+import { narrowPayload } from '../adapters/dotted-path';
+import { PayloadBucketMissingError } from '../adapters/payloads';
+import { readBody } from '../core/body';
+import { findConsumer, findSource, matchesEventType } from '../core/config/routing';
+import type { ConsumerConfig } from '../core/config/schema';
+import { explainMatch, type FilterEvent } from '../core/filter';
+import type { EventItem } from '../core/model';
+import { PROJECT_ROOT } from '../core/paths';
+import { checkTransformOutput, type Transform, type TransformOutput } from '../core/transform';
 import { type ConfigDeps, eventStoresOf, type StoreDeps } from './deps';
+import { NotFoundError, OperationFailedError, UsageError } from './errors';
 import { findReceipt } from './receipts';
 
 export interface FilterTestResult {

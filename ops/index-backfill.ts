@@ -8,11 +8,11 @@
  * filter passes INSERTs).
  */
 
-import { eventStores } from '../../adapters/event-stores';
-import { forEachLimited } from '../../adapters/pool';
-import { scanAll } from '../../adapters/table-scan';
-import type { EventItem } from '../../core/model';
-import { RESERVED_KEY_PARTS, tenantDayPartition, utcDay, WINDOW_INDEX } from '../../core/model';
+import { eventStores } from '../adapters/event-stores';
+import { forEachLimited } from '../adapters/pool';
+import { scanAll } from '../adapters/table-scan';
+import type { EventItem } from '../core/model';
+import { RESERVED_KEY_PARTS, tenantDayPartition, utcDay, WINDOW_INDEX } from '../core/model';
 import type { ConfigDeps, Progress, StoreDeps } from './deps';
 
 const WRITE_CONCURRENCY = 8;

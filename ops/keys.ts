@@ -2,11 +2,11 @@
  * The tenant key registry (`key#<keyId>` items in the EventStore). Intake checks keys against it
  * when a source sets `enforceKeyRegistry`; consumers ask a key's status now before acting on it.
  */
-import { scanKeys } from '../../adapters/table-scan';
-import { type KeyItem, keyRegistryKey } from '../../core/model';
-import { ConflictError, NotFoundError, UsageError } from '../errors';
+import { scanKeys } from '../adapters/table-scan';
+import { type KeyItem, keyRegistryKey } from '../core/model';
 import { writeAudit } from './audit';
 import { now as clockNow, eventStoresOf, type OperatorDeps, type StoreDeps } from './deps';
+import { ConflictError, NotFoundError, UsageError } from './errors';
 import { newKeyId } from './ids';
 
 const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;

@@ -8,8 +8,8 @@
  */
 import { type LambdaClient, ListEventSourceMappingsCommand, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { OperationFailedError, UsageError } from '../errors';
 import type { QueuePair } from './deps';
+import { OperationFailedError, UsageError } from './errors';
 
 export interface PauseControl {
   pause(consumer: string): Promise<void>;

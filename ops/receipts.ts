@@ -3,9 +3,9 @@
  * the retention rule the window operations (replay, backfill) apply. The reads are the event store
  * adapter's; this module only turns what it found into the operator's answer.
  */
-import type { EventItem } from '../../core/model';
-import { NotFoundError, UsageError } from '../errors';
+import type { EventItem } from '../core/model';
 import { type ConfigDeps, eventStoresOf, type StoreDeps } from './deps';
+import { NotFoundError, UsageError } from './errors';
 
 /** The receipt of one event, trying every configured source when none is given. */
 export async function findReceipt(

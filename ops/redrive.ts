@@ -18,9 +18,10 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { FIFO_SUFFIX, UNKEYED_GROUP } from '../../core/config/consumers';
-import { OperationFailedError, UsageError } from '../errors';
+import { FIFO_SUFFIX, UNKEYED_GROUP } from '../core/config/consumers';
 import type { ConfigDeps, Progress, QueuePair } from './deps';
+import { OperationFailedError, UsageError } from './errors';
+import { depth } from './status';
 
 export interface RedriveDeps extends ConfigDeps {
   readonly sqs: SQSClient;
@@ -48,13 +49,28 @@ export interface RedriveResult {
   readonly status?: string;
 }
 
-export async function redrive(deps: RedriveDeps, request: RedriveRequest): Promise<RedriveResult> {
-  const pair = deps.queues[request.consumer];
+/** What a redrive would move now: the DLQ's messages, and those in flight (received, not yet deleted). Moves nothing. */
+export interface RedrivePreview {
+  readonly consumer: string;
+  readonly toMove: number;
+  readonly inFlight: number;
+}
+
+export async function redrivePreview(deps: Pick<RedriveDeps, 'sqs' | 'queues'>, consumer: string): Promise<RedrivePreview> {
+  const dlq = await depth(deps.sqs, queuePairOf(deps, consumer).dlqUrl);
+  return { consumer, toMove: dlq.visible, inFlight: dlq.inFlight };
+}
+
+function queuePairOf(deps: Pick<RedriveDeps, 'queues'>, consumer: string): QueuePair {
+  const pair = deps.queues[consumer];
   if (!pair) {
-    throw new UsageError(
-      `no queue for consumer "${request.consumer}"; consumers with queues: ${Object.keys(deps.queues).join(', ') || 'none'}`,
-    );
+    throw new UsageError(`no queue for consumer "${consumer}"; consumers with queues: ${Object.keys(deps.queues).join(', ') || 'none'}`);
   }
+  return pair;
+}
+
+export async function redrive(deps: RedriveDeps, request: RedriveRequest): Promise<RedriveResult> {
+  const pair = queuePairOf(deps, request.consumer);
   const [dlq, queue] = await Promise.all([attributes(deps.sqs, pair.dlqUrl), attributes(deps.sqs, pair.url)]);
   const toMove = Number(dlq.ApproximateNumberOfMessages ?? 0);
   let taskHandle: string | undefined;

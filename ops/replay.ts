@@ -8,18 +8,18 @@
  * and records it in `replays`, never in `units` (see adapters/ledger.ts, claimReplay).
  */
 
-import { forEachLimited } from '../../adapters/pool';
-import { requeueItem } from '../../adapters/requeue';
-import { ledgerItemsByKey, type Window } from '../../adapters/table-scan';
-import { WindowReader, windowReceiptsInFull } from '../../adapters/window-index';
-import { findConsumer } from '../../core/config/routing';
-import { type DeliveryState, type LedgerItem, ledgerKey } from '../../core/model';
-import { UsageError } from '../errors';
-import { iso } from '../time';
+import { forEachLimited } from '../adapters/pool';
+import { requeueItem } from '../adapters/requeue';
+import { ledgerItemsByKey, type Window } from '../adapters/table-scan';
+import { WindowReader, windowReceiptsInFull } from '../adapters/window-index';
+import { findConsumer } from '../core/config/routing';
+import { type DeliveryState, type LedgerItem, ledgerKey } from '../core/model';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoresOf, ledgerOf, type OperatorDeps, type Progress } from './deps';
+import { UsageError } from './errors';
 import { newReplayId } from './ids';
 import { findReceipt, splitByErasure, splitByRetention } from './receipts';
+import { iso } from './time';
 
 const WRITE_CONCURRENCY = 8;
 

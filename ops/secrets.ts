@@ -20,13 +20,16 @@ import {
   type SecretsManagerClient,
   UpdateSecretVersionStageCommand,
 } from '@aws-sdk/client-secrets-manager';
-import { findConsumer, findSource } from '../../core/config/routing';
-import type { ConsumerConfig, SourceConfig } from '../../core/config/schema';
-import { secretSpec } from '../../core/schemes';
-import { newWebhookSecret } from '../../local/secrets-file';
-import { UsageError } from '../errors';
+import { findConsumer, findSource } from '../core/config/routing';
+import type { ConsumerConfig, SourceConfig } from '../core/config/schema';
+import { secretSpec } from '../core/schemes';
+import { newWebhookSecret } from '../local/secrets-file';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, type OperatorDeps } from './deps';
+import { UsageError } from './errors';
+
+/** How soon every intake container stops verifying a retired previous secret on AWS (the CLI says so after a retire). */
+export { RETIRE_BOUND_MS } from '../adapters/secrets-manager';
 
 const HOUR = 3_600_000;
 /** The range `secretOverlapHours` allows, in ms. */

@@ -12,15 +12,15 @@
  * scheme signs the URL (Twilio, Square, HubSpot, QStash, MessageBird).
  */
 import { readFile } from 'node:fs/promises';
-import { readPath } from '../../adapters/dotted-path';
-import { MEDIA_TYPES, mediaTypeConflict, mediaTypeOf, readBody } from '../../core/body';
-import { findSource } from '../../core/config/routing';
-import type { EventIdSource, SourceConfig } from '../../core/config/schema';
-import { closeProviderNames, findProvider } from '../../core/providers/catalog';
-import { renderSample } from '../../core/providers/samples';
-import { type SignInput, SigningSecretError, signatureHeaders, signedBody } from '../../core/schemes';
-import { TargetError, UsageError } from '../errors';
+import { readPath } from '../adapters/dotted-path';
+import { MEDIA_TYPES, mediaTypeConflict, mediaTypeOf, readBody } from '../core/body';
+import { findSource } from '../core/config/routing';
+import type { EventIdSource, SourceConfig } from '../core/config/schema';
+import { closeProviderNames, findProvider } from '../core/providers/catalog';
+import { renderSample } from '../core/providers/samples';
+import { type SignInput, SigningSecretError, signatureHeaders, signedBody } from '../core/schemes';
 import type { ConfigDeps } from './deps';
+import { TargetError, UsageError } from './errors';
 import { newEventId, ulid } from './ids';
 
 export interface SendRequest {

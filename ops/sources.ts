@@ -4,8 +4,8 @@
  * stands (a previous secret kept, verifying until when). Never a secret's value: the rotation state
  * comes from metadata (the target's `secretRotation`).
  */
-import type { Window } from '../../adapters/table-scan';
-import { WindowReader } from '../../adapters/window-index';
+import type { Window } from '../adapters/table-scan';
+import { WindowReader } from '../adapters/window-index';
 import type { ConfigDeps, StoreDeps } from './deps';
 
 export interface RotationState {

@@ -17,13 +17,14 @@
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import {
   type DeliveryStateRow,
+  ledgerItemsByKey,
   type ReceiptSummary,
   scanDeliveryStates,
   scanReceiptSummaries,
   type Window,
-} from '../../adapters/table-scan';
-import { type WindowReadCounters, WindowReader } from '../../adapters/window-index';
-import { DAY_MS, LEDGER_CONSUMER_SEPARATOR, ledgerKey } from '../../core/model';
+} from '../adapters/table-scan';
+import { type WindowReadCounters, WindowReader } from '../adapters/window-index';
+import { breakerKey, DAY_MS, LEDGER_CONSUMER_SEPARATOR, ledgerKey } from '../core/model';
 import { type ConfigDeps, now as clockNow, type Progress, type QueuePair, type StoreDeps } from './deps';
 
 export interface QueueDepth {
@@ -232,6 +233,24 @@ export async function depth(sqs: SQSClient, queueUrl: string): Promise<QueueDept
     visible: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0),
     inFlight: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
   };
+}
+
+/** An HTTP consumer's circuit breaker: its consecutive failures, and the count that pauses it. */
+export interface CircuitState {
+  readonly failures: number;
+  readonly breakAfter?: number;
+}
+
+/** The circuit breakers of the configured HTTP consumers, read from their ledger rows (one batch read). */
+export async function circuits(deps: StoreDeps & ConfigDeps): Promise<Record<string, CircuitState>> {
+  const http = deps.config.consumers.filter((c) => c.kind === 'http');
+  const breakers = await ledgerItemsByKey<{ pk: string; failures?: number }>(
+    deps,
+    http.map((c) => breakerKey(c.id)),
+  );
+  return Object.fromEntries(
+    http.map((c) => [c.id, { failures: Number(breakers.get(breakerKey(c.id))?.failures ?? 0), breakAfter: c.http?.breakAfterFailures }]),
+  );
 }
 
 /** For rows without a consumerId copy: whatever follows the key's last separator. */

@@ -1,5 +1,5 @@
 /**
- * Which stack the CLI talks to, and the clients for it.
+ * Which stack the operations run on (for the CLI and the console alike), and the clients for it.
  *
  *   --stack <name>  a deployed stack: its CloudFormation outputs name the tables, queues, webhook
  *                   URL and secrets; credentials and region come from the usual AWS chain.
@@ -35,10 +35,10 @@ import {
   StateFileError,
   webhookUrlFor,
 } from '../local/state';
+import type { QueuePair, TableNames } from './deps';
 import { TargetError } from './errors';
-import type { QueuePair, TableNames } from './ops/deps';
-import { adminPauseControl, lambdaPauseControl, type PauseControl } from './ops/pause';
-import type { SecretRotator } from './ops/secrets';
+import { adminPauseControl, lambdaPauseControl, type PauseControl } from './pause';
+import type { SecretRotator } from './secrets';
 
 export interface Target {
   readonly kind: 'local' | 'aws';

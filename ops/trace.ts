@@ -4,7 +4,7 @@
  * errors, usage row, replays and access log. Ledger items for consumers outside the delivery set are
  * shown too, marked unexpected.
  */
-import { ledgerItemsByKey } from '../../adapters/table-scan';
+import { ledgerItemsByKey } from '../adapters/table-scan';
 import {
   type ConflictItem,
   type ErrorEntry,
@@ -13,7 +13,7 @@ import {
   ledgerKey,
   type ReadEntry,
   type ReplayRequestEntry,
-} from '../../core/model';
+} from '../core/model';
 import { type ConfigDeps, eventStoresOf, type StoreDeps } from './deps';
 import { findReceipt } from './receipts';
 
@@ -129,4 +129,36 @@ function pick<T extends object, K extends keyof T>(item: T | undefined, keys: re
   if (!item) return out;
   for (const key of keys) if (item[key] !== undefined) out[key] = item[key];
   return out;
+}
+
+/** A stored payload as a reader sees it: parsed when it is JSON, its text otherwise. */
+export interface EventPayload {
+  readonly json?: unknown;
+  readonly text?: string;
+}
+
+/**
+ * The trace and the event's stored payload (the console's Event view). No payload once it is past
+ * retention or erased; a body kept in the payload bucket is named by the trace (`payloadObject`),
+ * never fetched here.
+ */
+export async function traceWithPayload(
+  deps: StoreDeps & ConfigDeps,
+  eventId: string,
+  options: { source?: string } = {},
+): Promise<TraceReport & { readonly payload?: EventPayload }> {
+  const report = await trace(deps, eventId, options);
+  const { receipt } = report;
+  if (receipt.payload !== 'present' || receipt.payloadObject) return report;
+  const [scheme, hex] = receipt.payloadHash.split(':');
+  const body = await eventStoresOf(deps).payloads.getPayload(receipt.source, receipt.eventId, scheme === 'hmac-sha256' ? hex : undefined);
+  return body ? { ...report, payload: readable(body.toString('utf8')) } : report;
+}
+
+function readable(text: string): EventPayload {
+  try {
+    return { json: JSON.parse(text) };
+  } catch {
+    return { text };
+  }
 }

@@ -10,12 +10,13 @@
  * windows on the acknowledgement time (`ackAt`), as before the index; its cost grows with history.
  */
 
-import { scanUsageRows, type UsageRowItem, type Window } from '../../adapters/table-scan';
-import { type WindowReadCounters, WindowReader } from '../../adapters/window-index';
-import type { LedgerItem } from '../../core/model';
-import { UsageError } from '../errors';
-import { iso } from '../time';
+import { scanUsageRows, type UsageRowItem, type Window } from '../adapters/table-scan';
+import { type WindowReadCounters, WindowReader } from '../adapters/window-index';
+import type { LedgerItem } from '../core/model';
+import { csv } from './csv';
 import type { Progress, StoreDeps } from './deps';
+import { UsageError } from './errors';
+import { iso } from './time';
 
 export interface UsageRequest extends Window {
   readonly tenant?: string;
@@ -81,4 +82,16 @@ export async function usage(deps: StoreDeps, request: UsageRequest): Promise<Usa
     attributedBy: request.scan ? 'ackAt' : 'receivedAt',
     ...(reader ? { read: { ...reader.counters } } : {}),
   };
+}
+
+/**
+ * RFC 4180 CSV for invoicing (`hookledger usage --format csv`, the console's download): a header, then
+ * one row per (tenant, consumer) with the window, units and done deliveries. Values are quoted when
+ * they hold a comma, `;`, quote or line break; a tenant id starting with `=`, `+`, `-` or `@` is
+ * written `'`-prefixed so no spreadsheet runs it (ops/csv.ts `csvCell`).
+ */
+export function formatUsageCsv(report: UsageReport): string {
+  const lines: (string | number)[][] = [['window_from', 'window_to', 'tenant_id', 'consumer_id', 'units', 'deliveries']];
+  for (const r of report.rows) lines.push([iso(report.from), iso(report.to), r.tenantId, r.consumerId, r.units, r.deliveries]);
+  return csv(lines);
 }

@@ -4,7 +4,7 @@
  * needs the key: this reads it (secrets file locally, Secrets Manager on AWS), computes, compares in
  * constant time. Works after retention too: the receipt's hash stays. Never prints the key.
  */
-import { matchesPayloadHmac, matchesPlainSha256 } from '../../adapters/payload-hash';
+import { matchesPayloadHmac, matchesPlainSha256 } from '../adapters/payload-hash';
 import { type ConfigDeps, now as clockNow, type StoreDeps } from './deps';
 import { findReceipt } from './receipts';
 

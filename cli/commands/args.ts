@@ -1,7 +1,7 @@
 /** Argument checks several commands share; each fails with a UsageError (exit 2) naming the bad value. */
 import type { HookledgerConfig } from '../../core/config/schema';
-import { UsageError } from '../errors';
-import { iso, parseTime } from '../time';
+import { UsageError } from '../../ops/errors';
+import { iso, parseTime } from '../../ops/time';
 
 /** `--from`/`--to` as a half-open window [from, to) in epoch ms. */
 export function parseWindow(fromText: string, toText: string): { from: number; to: number } {

@@ -1,6 +1,6 @@
 /** `hookledger backfill`: deliver past events to a consumer added to their type since, or whose filter now matches them. */
 import type { Command } from 'commander';
-import { type BackfillResult, backfill } from '../ops/backfill';
+import { type BackfillResult, backfill } from '../../ops/backfill';
 import { parseWindow, requireConsumer } from './args';
 import type { CommandContext } from './context';
 

@@ -1,9 +1,30 @@
-/** `hookledger console`: the operator console in the browser, on 127.0.0.1, until Ctrl-C. */
+/**
+ * `hookledger console`: the operator console in the browser, on 127.0.0.1, until Ctrl-C. The console
+ * is a front end of its own beside the CLI: the CLI's composition root (bin/cli.ts) hands its server
+ * in, so cli/ never imports console/.
+ */
 import { type Command, InvalidArgumentError } from 'commander';
-import { consoleLine, serveConsole } from '../../console/serve';
+import type { HookledgerConfig } from '../../core/config/schema';
 import type { CommandContext } from './context';
 
-export function register(program: Command, ctx: CommandContext): void {
+/** Starts the console on the target the global options name (console/serve.ts `serveConsole`). */
+export type ServeConsole = (options: {
+  readonly config: HookledgerConfig;
+  readonly root: string;
+  readonly stack?: string;
+  readonly region?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly port?: number;
+  readonly operator: string;
+  readonly warn?: (line: string) => void;
+}) => Promise<{
+  /** The line that announces it, its one-time sign-in link included. */
+  readonly line: string;
+  readonly target: { readonly label: string };
+  close(): Promise<void>;
+}>;
+
+export const consoleCommand = (serveConsole: ServeConsole) => (program: Command, ctx: CommandContext) => {
   program
     .command('console')
     .description(
@@ -22,12 +43,12 @@ export function register(program: Command, ctx: CommandContext): void {
           operator: `${ctx.operator} (console)`,
           warn: ctx.warn,
         });
-        ctx.io.stdout.write(`${consoleLine(running.url)}\n  target          ${running.target.label}\nPress Ctrl-C to stop.\n`);
+        ctx.io.stdout.write(`${running.line}\n  target          ${running.target.label}\nPress Ctrl-C to stop.\n`);
         await (ctx.io.interrupted ?? interrupted());
         await running.close();
       }),
     );
-}
+};
 
 function interrupted(): Promise<void> {
   return new Promise<void>((resolve) => {

@@ -7,8 +7,8 @@ import os from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { HookledgerConfig } from '../../core/config/schema';
-import type { OperatorDeps, Progress } from '../ops/deps';
-import { resolveTarget, type Target } from '../target';
+import type { OperatorDeps, Progress } from '../../ops/deps';
+import { resolveTarget, type Target } from '../../ops/target';
 
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };

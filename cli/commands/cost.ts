@@ -1,10 +1,10 @@
 /** `hookledger cost`: what the configured stack would cost a month at a steady rate, on demand beside provisioned. */
 import type { Command } from 'commander';
-import { TRAFFIC, type Traffic } from '../../bench/cost';
 import { MAX_BODY_BYTES_CEILING } from '../../core/blobs';
-import { UsageError } from '../errors';
+import { benchFiles, type CostReport, estimateStackCost } from '../../ops/cost';
+import { TRAFFIC, type Traffic } from '../../ops/cost-model';
+import { UsageError } from '../../ops/errors';
 import { table } from '../format';
-import { benchFiles, type CostReport, estimateStackCost } from '../ops/cost';
 import type { CommandContext } from './context';
 
 interface CostOptions {

@@ -1,8 +1,8 @@
 /** `hookledger doctor`: preflight a deployment; every problem with its fix; exit 1 when any. */
 import type { Command } from 'commander';
 import { DEFAULT_STACK_NAME } from '../../core/outputs';
-import { EXIT } from '../errors';
-import { bootstrapRequirement, type DoctorReport, doctor, doctorClients } from '../ops/doctor';
+import { bootstrapRequirement, type DoctorReport, doctor, doctorClients } from '../../ops/doctor';
+import { EXIT } from '../../ops/errors';
 import type { CommandContext } from './context';
 
 export function register(program: Command, ctx: CommandContext): void {

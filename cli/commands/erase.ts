@@ -1,8 +1,8 @@
 /** `hookledger erase`: delete a tenant's (or one event's) webhook bodies; the ledger and its evidence stay. */
 import type { Command } from 'commander';
-import { TargetError, UsageError } from '../errors';
-import { type EraseResult, erase } from '../ops/erase';
-import { parseTime } from '../time';
+import { type EraseResult, erase } from '../../ops/erase';
+import { TargetError, UsageError } from '../../ops/errors';
+import { parseTime } from '../../ops/time';
 import { requireSource } from './args';
 import type { CommandContext } from './context';
 

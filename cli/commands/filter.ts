@@ -1,8 +1,8 @@
 /** `hookledger filter test` and `hookledger transform test`: a consumer's filter or transform tried on one stored event. */
 import type { Command } from 'commander';
-import { EXIT } from '../errors';
-import { type FilterTestResult, filterTest, type TransformTestResult, transformTest } from '../ops/filters';
-import type { Target } from '../target';
+import { EXIT } from '../../ops/errors';
+import { type FilterTestResult, filterTest, type TransformTestResult, transformTest } from '../../ops/filters';
+import type { Target } from '../../ops/target';
 import { requireConsumer, requireSource } from './args';
 import type { CommandContext } from './context';
 

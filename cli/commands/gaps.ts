@@ -1,9 +1,9 @@
 /** `hookledger gaps --source <id> --from <t> [--to <t>] [--recover]`: what the provider sent and no receipt names. */
 import type { Command } from 'commander';
 import { type GapReport, unrecovered } from '../../core/gaps';
-import { EXIT } from '../errors';
+import { EXIT } from '../../ops/errors';
+import { gapCheckOf, gaps, requireRecoverable } from '../../ops/gaps';
 import { table } from '../format';
-import { gapCheckOf, gaps, requireRecoverable } from '../ops/gaps';
 import { parseWindow } from './args';
 import type { CommandContext } from './context';
 

@@ -3,7 +3,7 @@
  * into it, and re-keys those written before tenant ids were escaped in it (core/model.ts keyPart).
  */
 import type { Command } from 'commander';
-import { type IndexBackfillResult, indexBackfill } from '../ops/index-backfill';
+import { type IndexBackfillResult, indexBackfill } from '../../ops/index-backfill';
 import type { CommandContext } from './context';
 
 export function register(program: Command, ctx: CommandContext): void {

@@ -1,10 +1,10 @@
 /**
  * The commands, in the order `hookledger --help` lists them. A new command is one file in this
- * folder exporting `register(program, ctx)`, imported here and added to COMMANDS.
+ * folder exporting `register(program, ctx)`, imported here and added to COMMANDS. `console` is not
+ * here: it needs the console's server, which the composition root (bin/cli.ts) hands in and lists last.
  */
 import type { Command } from 'commander';
 import { register as backfill } from './backfill';
-import { register as consoleCommand } from './console';
 import type { CommandContext } from './context';
 import { register as cost } from './cost';
 import { register as doctor } from './doctor';
@@ -47,5 +47,4 @@ export const COMMANDS: readonly RegisterCommand[] = [
   secrets,
   providers,
   cost,
-  consoleCommand,
 ];

@@ -1,9 +1,9 @@
 /** `hookledger keys issue|revoke|list`: the tenant key registry. */
 import type { Command } from 'commander';
 import type { KeyItem } from '../../core/model';
+import { issueKey, listKeys, revokeKey } from '../../ops/keys';
+import { iso } from '../../ops/time';
 import { table } from '../format';
-import { issueKey, listKeys, revokeKey } from '../ops/keys';
-import { iso } from '../time';
 import type { CommandContext } from './context';
 
 export function register(program: Command, ctx: CommandContext): void {

@@ -1,6 +1,6 @@
 /** `hookledger pause|resume <consumer>`: stop or restart one consumer's worker taking messages. */
 import type { Command } from 'commander';
-import { setPaused } from '../ops/pause';
+import { setPaused } from '../../ops/pause';
 import { requireConsumer } from './args';
 import type { CommandContext } from './context';
 

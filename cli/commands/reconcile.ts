@@ -1,10 +1,9 @@
 /** `hookledger reconcile [--repair]`: receipts against ledger items; exit 1 while violations remain. */
 import type { Command } from 'commander';
-import { type ReconcileReport, reconcile } from '../../lambdas/reconcile/reconcile';
-import { type RepairResult, repair } from '../../lambdas/reconcile/repair';
-import { EXIT, UsageError } from '../errors';
+import { EXIT, UsageError } from '../../ops/errors';
+import { type ReconcileReport, type RepairResult, reconcileTarget, repairTarget } from '../../ops/reconcile';
+import { formatAge, iso, parseDuration } from '../../ops/time';
 import { table } from '../format';
-import { formatAge, iso, parseDuration } from '../time';
 import { parseWindow } from './args';
 import type { CommandContext } from './context';
 
@@ -33,27 +32,15 @@ export function register(program: Command, ctx: CommandContext): void {
           if (options.dryRun && !options.repair) throw new UsageError('--dry-run goes with --repair (reconcile alone writes nothing)');
           const target = await connect();
           const bar = ctx.progress(options.scan ? 'scanning' : 'reading the window');
-          // Every configured consumer's row of each receipt is looked up: unexpected_delivery is found without a scan.
-          const mode = { scan: options.scan === true, consumers: ctx.config.consumers.map((c) => c.id) };
+          const deps = { target, config: ctx.config };
+          const request = { ...window, scan: options.scan === true, graceMs, onProgress: bar };
           if (!options.repair) {
-            const report = await reconcile({ ddb: target.ddb, tables: target.tables }, { ...window, ...mode, graceMs, onProgress: bar });
+            const report = await reconcileTarget(deps, request);
             bar.end();
             ctx.print(globals, report, () => formatReconcile(report));
             return report.violations.length > 0 ? EXIT.found : EXIT.ok;
           }
-          // Paused consumers are not repaired: an unknown pause state must not be guessed.
-          const paused = await target.pauseControl.paused();
-          const result = await repair(
-            {
-              ddb: target.ddb,
-              tables: target.tables,
-              operator: ctx.operator,
-              ...(target.fanoutFailureQueueUrl
-                ? { fanoutFailures: { sqs: target.sqs, queueUrl: target.fanoutFailureQueueUrl, streams: target.streamBatches } }
-                : {}),
-            },
-            { ...window, ...mode, graceMs, paused, dryRun: options.dryRun, trigger: 'cli', onProgress: bar },
-          );
+          const result = await repairTarget({ ...deps, operator: ctx.operator }, { ...request, dryRun: options.dryRun });
           bar.end();
           ctx.print(globals, result, () => `${formatReconcile(result.report)}\n\n${formatRepair(result)}`);
           if (result.dryRun) return result.candidates > 0 || result.report.violations.length > 0 ? EXIT.found : EXIT.ok;

@@ -1,6 +1,6 @@
 /** `hookledger redrive <consumer>`: move a consumer's DLQ messages back to its queue. */
 import { type Command, InvalidArgumentError } from 'commander';
-import { type RedriveResult, redrive } from '../ops/redrive';
+import { type RedriveResult, redrive } from '../../ops/redrive';
 import { requireConsumer } from './args';
 import type { CommandContext } from './context';
 

@@ -1,7 +1,7 @@
 /** `hookledger replay`: send one consumer's deliveries again (never adds usage). */
 import type { Command } from 'commander';
-import { UsageError } from '../errors';
-import { type ReplayResult, replay } from '../ops/replay';
+import { UsageError } from '../../ops/errors';
+import { type ReplayResult, replay } from '../../ops/replay';
 import { parseWindow, requireConsumer, requireSource } from './args';
 import type { CommandContext } from './context';
 

@@ -1,11 +1,18 @@
 /** `hookledger secrets rotate|retire <source>`: webhook signing secrets; values are never printed. */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { RETIRE_BOUND_MS } from '../../adapters/secrets-manager';
-import { UsageError } from '../errors';
-import { consumerSecret, type ProvidedSecret, type RetireResult, type RotateResult, retireSecret, rotateSecret } from '../ops/secrets';
-import type { Target } from '../target';
-import { iso, parseDuration } from '../time';
+import { UsageError } from '../../ops/errors';
+import {
+  consumerSecret,
+  type ProvidedSecret,
+  RETIRE_BOUND_MS,
+  type RetireResult,
+  type RotateResult,
+  retireSecret,
+  rotateSecret,
+} from '../../ops/secrets';
+import type { Target } from '../../ops/target';
+import { iso, parseDuration } from '../../ops/time';
 import { requireConsumer, requireSource } from './args';
 import type { CommandContext } from './context';
 

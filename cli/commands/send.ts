@@ -1,7 +1,7 @@
 /** `hookledger send`: POST a signed sample webhook to the stack's intake. */
 import type { Command } from 'commander';
-import { EXIT, UsageError } from '../errors';
-import { PROVIDER_WITH_FILE, providerSource, type SendResult, send } from '../ops/send';
+import { EXIT, UsageError } from '../../ops/errors';
+import { PROVIDER_WITH_FILE, providerSource, type SendResult, send } from '../../ops/send';
 import { requireSource } from './args';
 import type { CommandContext } from './context';
 

@@ -5,11 +5,11 @@
  * history by scanning both tables.
  */
 import type { Command } from 'commander';
-import { UsageError } from '../errors';
+import { UsageError } from '../../ops/errors';
+import { type StatusReport, status } from '../../ops/status';
+import type { Target } from '../../ops/target';
+import { formatAge, iso, parseDuration } from '../../ops/time';
 import { table } from '../format';
-import { type StatusReport, status } from '../ops/status';
-import type { Target } from '../target';
-import { formatAge, iso, parseDuration } from '../time';
 import { parseWindow } from './args';
 import type { CommandContext } from './context';
 

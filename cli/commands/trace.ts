@@ -1,8 +1,8 @@
 /** `hookledger trace <eventId>`: everything recorded about one event. */
 import type { Command } from 'commander';
+import { iso } from '../../ops/time';
+import { type TraceReport, trace } from '../../ops/trace';
 import { fields, table } from '../format';
-import { type TraceReport, trace } from '../ops/trace';
-import { iso } from '../time';
 import { requireSource } from './args';
 import type { CommandContext } from './context';
 

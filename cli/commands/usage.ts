@@ -1,9 +1,9 @@
 /** `hookledger usage`: billable units by tenant and consumer over a window. */
 import type { Command } from 'commander';
-import { UsageError } from '../errors';
-import { csv, table } from '../format';
-import { type UsageReport, usage } from '../ops/usage';
-import { iso } from '../time';
+import { UsageError } from '../../ops/errors';
+import { iso } from '../../ops/time';
+import { formatUsageCsv, type UsageReport, usage } from '../../ops/usage';
+import { table } from '../format';
 import { parseWindow, requireConsumer } from './args';
 import type { CommandContext } from './context';
 
@@ -43,17 +43,6 @@ export function register(program: Command, ctx: CommandContext): void {
         },
       ),
     );
-}
-
-/**
- * RFC 4180 CSV for invoicing: a header, then one row per (tenant, consumer) with the window, units
- * and done deliveries. Values are quoted when they hold a comma, `;`, quote or line break; a tenant
- * id starting with `=`, `+`, `-` or `@` is written `'`-prefixed so no spreadsheet runs it (cli/format.ts csvCell).
- */
-export function formatUsageCsv(report: UsageReport): string {
-  const lines: (string | number)[][] = [['window_from', 'window_to', 'tenant_id', 'consumer_id', 'units', 'deliveries']];
-  for (const r of report.rows) lines.push([iso(report.from), iso(report.to), r.tenantId, r.consumerId, r.units, r.deliveries]);
-  return csv(lines);
 }
 
 export function formatUsage(report: UsageReport): string {

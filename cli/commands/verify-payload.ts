@@ -1,9 +1,9 @@
 /** `hookledger verify-payload <eventId> <file>`: is this the body the event was received with? */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { EXIT, UsageError } from '../errors';
-import { type VerifyPayloadResult, verifyPayload } from '../ops/verify-payload';
-import { iso } from '../time';
+import { EXIT, UsageError } from '../../ops/errors';
+import { iso } from '../../ops/time';
+import { type VerifyPayloadResult, verifyPayload } from '../../ops/verify-payload';
 import { requireSource } from './args';
 import type { CommandContext } from './context';
 

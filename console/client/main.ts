@@ -9,7 +9,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 
 // --- data ---------------------------------------------------------------------------------------
 
-// biome-ignore lint/suspicious/noExplicitAny: the API's JSON as the views read it (its shapes are the CLI's reports, cli/ops)
+// biome-ignore lint/suspicious/noExplicitAny: the API's JSON as the views read it (its shapes are the operations' reports, ops/)
 type Json = Record<string, any>;
 
 class ApiError extends Error {}

@@ -96,7 +96,7 @@ function launchNpmStart(): void {
     }
   });
   npmStart.home = path.join(dir, 'home');
-  npmStart.child = spawn(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ['local/start.ts', '--assembly', dir], {
+  npmStart.child = spawn(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ['bin/start.ts', '--assembly', dir], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, HOOKLEDGER_HOME: npmStart.home, HOOKLEDGER_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],

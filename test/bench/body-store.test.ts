@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { breakEvenStoredBytes, loadStoragePrices, storeCost } from '../../bench/body-store';
-import { loadPrices } from '../../bench/cost';
 import { repoRelative } from '../../bench/report';
 import { DEFAULT_INLINE_PAYLOAD_BYTES } from '../../core/blobs';
+import { loadPrices } from '../../ops/cost-model';
 
 const table = loadPrices();
 const storage = loadStoragePrices();

@@ -14,7 +14,7 @@ import {
   type StackShape,
   usdPerMillion,
   usdPerMillionProvisioned,
-} from '../../bench/cost';
+} from '../../ops/cost-model';
 
 const prices = loadPrices() as FullPriceTable;
 const p = prices.prices;

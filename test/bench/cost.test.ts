@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadPrices, usdPerMillion } from '../../bench/cost';
 import { paymentEvent, TARGET_BYTES } from '../../bench/payload';
 import { percentile } from '../../bench/stats';
+import { loadPrices, usdPerMillion } from '../../ops/cost-model';
 
 describe('bench cost model', () => {
   it('prices the unbatched path: 8 WRU, 3 RRU, 9 SQS requests, 5 invocations per webhook', () => {

@@ -5,10 +5,9 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatUsageCsv } from '../../cli/commands/usage';
-import { main } from '../../cli/main';
-import { usage } from '../../cli/ops/usage';
+import { main } from '../../bin/cli';
 import { cookieName, TOKEN_HEADER } from '../../console/server';
+import { formatUsageCsv, usage } from '../../ops/usage';
 import { queueDepth, send } from '../support/stack';
 import { type ConsoleStack, call, config, poisoned, sendAndLose, sendPoisoned, startConsoleStack, waitFor } from './support';
 

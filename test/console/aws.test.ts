@@ -13,7 +13,7 @@ import { GetQueueAttributesCommand, ListMessageMoveTasksCommand, SQSClient, Star
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../cli/main';
+import { main } from '../../bin/cli';
 import { TOKEN_HEADER } from '../../console/server';
 import { dayTenantsPartition, eventKey, ledgerKey, payloadKey, tenantDayKey, tenantDayPartition } from '../../core/model';
 import { runCli } from '../support/cli';

@@ -13,9 +13,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatUsageCsv } from '../../cli/commands/usage';
-import { usage } from '../../cli/ops/usage';
 import { PROJECT_ROOT } from '../../core/paths';
+import { formatUsageCsv, usage } from '../../ops/usage';
 import { ledgerRows, send } from '../support/stack';
 import { type ConsoleStack, poisoned, sendAndLose, sendPoisoned, startConsoleStack } from './support';
 

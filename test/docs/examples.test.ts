@@ -1,7 +1,7 @@
 /**
  * Every example the documentation shows runs. Each `npx hookledger ...` and `npm ...` command in
  * README.md and docs/*.md (test/docs/support.ts says how they are read) is run in page order, in
- * process (cli/main.ts, as `npx hookledger` runs it), against a local stack started here:
+ * process (bin/cli.ts, as `npx hookledger` runs it), against a local stack started here:
  *
  *   - one stack on the shipped configuration (hookledger.config.ts), shared by every page that shows
  *     no configuration of its own (README.md first, then docs/ in name order: a page's examples may

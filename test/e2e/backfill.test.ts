@@ -7,12 +7,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backfill } from '../../cli/ops/backfill';
 import { defineConfig } from '../../core/config/schema';
 import baseConfig from '../../hookledger.config';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
 import type { ConsumerHandle } from '../../lambdas/runtime/runtime';
 import type { LocalStack } from '../../local/stack';
+import { backfill } from '../../ops/backfill';
 import { platformEvent } from '../support/factories';
 import { ledgerRows, send, startTestStack } from '../support/stack';
 

@@ -11,7 +11,6 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { trace } from '../../cli/ops/trace';
 import { DEFAULT_INLINE_PAYLOAD_BYTES, MAX_BODY_BYTES_CEILING, MAX_INLINE_PAYLOAD_BYTES } from '../../core/blobs';
 import { defineConfig } from '../../core/config/schema';
 import { type DeliveryMessage, MAX_QUEUE_MESSAGE_BYTES, type PayloadItem, payloadKey } from '../../core/model';
@@ -19,6 +18,7 @@ import baseConfig from '../../hookledger.config';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
 import { localS3Client } from '../../local/clients';
 import type { LocalStack } from '../../local/stack';
+import { trace } from '../../ops/trace';
 import { platformEvent } from '../support/factories';
 import { ledgerRows, send, startTestStack } from '../support/stack';
 

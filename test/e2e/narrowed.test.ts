@@ -7,11 +7,11 @@
  */
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replay } from '../../cli/ops/replay';
 import type { DeliveryMessage } from '../../core/model';
 import baseConfig from '../../hookledger.config';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
 import type { LocalStack } from '../../local/stack';
+import { replay } from '../../ops/replay';
 import { platformEvent } from '../support/factories';
 import { ledgerRows, send, startTestStack } from '../support/stack';
 

@@ -3,15 +3,14 @@
  * of one consumer, payload retention, and reconcile over the whole window.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatUsageCsv } from '../../cli/commands/usage';
-import { replay } from '../../cli/ops/replay';
-import { status } from '../../cli/ops/status';
-import { trace } from '../../cli/ops/trace';
-import { usage } from '../../cli/ops/usage';
-import { iso } from '../../cli/time';
 import config from '../../hookledger.config';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
 import type { LocalStack } from '../../local/stack';
+import { replay } from '../../ops/replay';
+import { status } from '../../ops/status';
+import { iso } from '../../ops/time';
+import { trace } from '../../ops/trace';
+import { formatUsageCsv, usage } from '../../ops/usage';
 import { platformEvent } from '../support/factories';
 import { ledgerRows, send, startTestStack } from '../support/stack';
 

@@ -5,11 +5,11 @@
  * `stale` with 0 units and never handled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redrive } from '../../cli/ops/redrive';
 import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
 import defaultConfig from '../../hookledger.config';
 import type { DeliveryContext } from '../../lambdas/runtime/runtime';
 import type { LocalStack } from '../../local/stack';
+import { redrive } from '../../ops/redrive';
 import { platformEvent } from '../support/factories';
 import { ledgerRows, queueDepth, send, startTestStack } from '../support/stack';
 

@@ -135,8 +135,8 @@ describe('one error hierarchy (core/errors.ts)', () => {
   const bare = bareErrors(files);
   const off = classesOffBase(files);
 
-  it('reads the production code: core/, adapters/, lambdas/, lib/, cli/, bench/ and the base class itself', () => {
-    for (const folder of ['core/', 'adapters/', 'lambdas/', 'lib/', 'cli/', 'bench/', 'local/', 'console/']) {
+  it('reads the production code: core/, adapters/, lambdas/, lib/, ops/, cli/, bench/ and the base class itself', () => {
+    for (const folder of ['core/', 'adapters/', 'lambdas/', 'lib/', 'ops/', 'cli/', 'bench/', 'local/', 'console/']) {
       expect(
         files.some((f) => f.file.startsWith(folder)),
         folder,

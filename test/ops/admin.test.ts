@@ -16,13 +16,13 @@ import {
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConflictError, NotFoundError } from '../../cli/errors';
-import { issueKey, listKeys, revokeKey } from '../../cli/ops/keys';
-import { redrive } from '../../cli/ops/redrive';
-import { retireSecret, rotateSecret } from '../../cli/ops/secrets';
 import { localSqsClient } from '../../local/clients';
 import { freePort, startMoveTaskSqs } from '../../local/emulators';
 import { FileSecrets } from '../../local/secrets-file';
+import { ConflictError, NotFoundError } from '../../ops/errors';
+import { issueKey, listKeys, revokeKey } from '../../ops/keys';
+import { redrive } from '../../ops/redrive';
+import { retireSecret, rotateSecret } from '../../ops/secrets';
 import { config, freshStack, HOUR, items, OPERATOR, type OpsEnv, startOpsEnv, T0 } from './support';
 
 let env: OpsEnv;

@@ -18,11 +18,11 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TargetError } from '../../cli/errors';
-import { lambdaPauseControl, setPaused } from '../../cli/ops/pause';
-import { resolveTarget } from '../../cli/target';
-import { parseDuration, parseTime } from '../../cli/time';
 import { defineConfig } from '../../core/config/schema';
+import { TargetError } from '../../ops/errors';
+import { lambdaPauseControl, setPaused } from '../../ops/pause';
+import { resolveTarget } from '../../ops/target';
+import { parseDuration, parseTime } from '../../ops/time';
 import { runCli } from '../support/cli';
 import { config } from './support';
 

@@ -1,6 +1,6 @@
 /**
  * The CLI builds clients; it must not load the local pipeline (intake, fan-out, consumer runtime,
- * the local stack's wiring) to do so. Walks the static imports from cli/main.ts with the TypeScript
+ * the local stack's wiring) to do so. Walks the static imports from bin/cli.ts with the TypeScript
  * parser: `import`, `import type` and `export ... from` with a relative specifier. A dynamic
  * `import()` is not followed: loading something lazily inside the branch that needs it is allowed.
  */
@@ -19,7 +19,7 @@ const PIPELINE = [
   'lambdas/runtime/',
   'local/stack.ts',
   'local/wiring.ts',
-  'local/start.ts',
+  'bin/start.ts',
   'local/http-gateway.ts',
   'local/sqs-poller.ts',
   'local/streams/',
@@ -59,8 +59,8 @@ const pipelineReached = (chains: Map<string, string[]>) =>
   [...chains.entries()].filter(([file]) => PIPELINE.some((p) => file.startsWith(p))).map(([, chain]) => chain.join(' -> '));
 
 describe('cli static imports', () => {
-  it('reach no local pipeline module from cli/main.ts (ingest, fan-out, consumers, local stack and wiring)', () => {
-    const chains = staticImports('cli/main.ts');
+  it('reach no local pipeline module from bin/cli.ts (ingest, fan-out, consumers, local stack and wiring)', () => {
+    const chains = staticImports('bin/cli.ts');
 
     expect(pipelineReached(chains)).toEqual([]);
     for (const file of [
@@ -75,9 +75,9 @@ describe('cli static imports', () => {
   });
 
   it('do follow the commands down to the client and state modules the targets use', () => {
-    const chains = staticImports('cli/main.ts');
+    const chains = staticImports('bin/cli.ts');
 
-    for (const file of ['cli/commands/index.ts', 'cli/commands/status.ts', 'cli/target.ts', 'local/clients.ts', 'local/state.ts']) {
+    for (const file of ['cli/commands/index.ts', 'cli/commands/status.ts', 'ops/target.ts', 'local/clients.ts', 'local/state.ts']) {
       expect(chains.has(file), file).toBe(true);
     }
   });

@@ -20,10 +20,10 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../cli/main';
-import { type BootstrapRequirement, bootstrapRequirement, type DoctorReport, doctor, doctorClients } from '../../cli/ops/doctor';
+import { main } from '../../bin/cli';
 import { defineConfig, type HookledgerConfig } from '../../core/config/schema';
 import defaultConfig from '../../hookledger.config';
+import { type BootstrapRequirement, bootstrapRequirement, type DoctorReport, doctor, doctorClients } from '../../ops/doctor';
 
 const cfn = mockClient(CloudFormationClient);
 const ssm = mockClient(SSMClient);

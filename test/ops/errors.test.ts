@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { daysOf } from '../../adapters/window-index';
-import { CliError, ConflictError, cliErrorOf, EXIT, NotFoundError, OperationFailedError, TargetError, UsageError } from '../../cli/errors';
 import { ConfigurationError } from '../../core/errors';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
+import { CliError, ConflictError, cliErrorOf, EXIT, NotFoundError, OperationFailedError, TargetError, UsageError } from '../../ops/errors';
 import { runCli } from '../support/cli';
 import { config } from './support';
 

@@ -5,10 +5,10 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backfill } from '../../cli/ops/backfill';
-import { filterTest } from '../../cli/ops/filters';
 import { defineConfig } from '../../core/config/schema';
 import { payloadKey } from '../../core/model';
+import { backfill } from '../../ops/backfill';
+import { filterTest } from '../../ops/filters';
 import { config as baseConfig, freshStack, HOUR, OPERATOR, type OpsEnv, SOURCE, startOpsEnv, T0 } from './support';
 
 const config = defineConfig({

@@ -3,12 +3,12 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WindowReader } from '../../adapters/window-index';
 import { formatStatus, statusWindow } from '../../cli/commands/status';
-import { NotFoundError, UsageError } from '../../cli/errors';
-import { DEFAULT_STATUS_SINCE_MS, type StatusReport, status } from '../../cli/ops/status';
-import { trace } from '../../cli/ops/trace';
-import { usage } from '../../cli/ops/usage';
-import type { Target } from '../../cli/target';
 import { localPrincipal } from '../../local/wiring';
+import { NotFoundError, UsageError } from '../../ops/errors';
+import { DEFAULT_STATUS_SINCE_MS, type StatusReport, status } from '../../ops/status';
+import type { Target } from '../../ops/target';
+import { trace } from '../../ops/trace';
+import { usage } from '../../ops/usage';
 import { config, freshStack, HOUR, MIN, type OpsEnv, startOpsEnv, T0 } from './support';
 
 let env: OpsEnv;

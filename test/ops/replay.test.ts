@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../cli/errors';
-import { backfill } from '../../cli/ops/backfill';
-import { replay } from '../../cli/ops/replay';
 import { defineConfig } from '../../core/config/schema';
 import type { RequeueItem } from '../../core/model';
 import { messagesFor } from '../../lambdas/fanout/app';
+import { backfill } from '../../ops/backfill';
+import { UsageError } from '../../ops/errors';
+import { replay } from '../../ops/replay';
 import { streamRecord } from '../support/factories';
 import { config, freshStack, HOUR, items, MIN, OPERATOR, type OpsEnv, rawItems, startOpsEnv, T0 } from './support';
 

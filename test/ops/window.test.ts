@@ -5,11 +5,11 @@
 import { DeleteCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WindowReader } from '../../adapters/window-index';
-import { indexBackfill } from '../../cli/ops/index-backfill';
-import { replay } from '../../cli/ops/replay';
-import { status } from '../../cli/ops/status';
-import { usage } from '../../cli/ops/usage';
 import { reconcile } from '../../lambdas/reconcile/reconcile';
+import { indexBackfill } from '../../ops/index-backfill';
+import { replay } from '../../ops/replay';
+import { status } from '../../ops/status';
+import { usage } from '../../ops/usage';
 import { config, freshStack, HOUR, items, MIN, OPERATOR, type OpsEnv, startOpsEnv, T0 } from './support';
 
 let env: OpsEnv;

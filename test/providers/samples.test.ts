@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { payloadHmac } from '../../adapters/payload-hash';
-import { providerRequest } from '../../cli/ops/send';
 import { PROVIDERS } from '../../core/providers/catalog';
 import { PROVIDER_SAMPLES, renderSample } from '../../core/providers/samples';
+import { providerRequest } from '../../ops/send';
 import { attributionOf, ed25519Pair, NOW, PAYLOAD_HASH_KEY, p256Pair, sourceFor, verifyWith } from './support';
 
 const EVENT_ID = 'evt_01JDQ8Z4R7M2K9T3W5X6Y7Z8A9';

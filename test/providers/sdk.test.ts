@@ -69,8 +69,8 @@ import { Webhook as SvixWebhook } from 'svix';
 import { TelnyxWebhook } from 'telnyx/lib/webhooks';
 import twilio from 'twilio';
 import { describe, expect, it, vi } from 'vitest';
-import { providerRequest } from '../../cli/ops/send';
 import { PROVIDERS } from '../../core/providers/catalog';
+import { providerRequest } from '../../ops/send';
 import {
   accepts,
   attributionOf,
@@ -794,7 +794,7 @@ const PROOFS: readonly SdkProof[] = [
 const TWILIO_JSON =
   '{"AccountSid":"AC3f9a2b7c1d8e4f6a0b5c2d9e7f1a3b4c","MessageSid":"SM9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d","MessageStatus":"sent"}';
 
-/** What `hookledger send --provider` posts for the source a team writes as `{ provider }` (cli/ops/send.ts providerRequest). */
+/** What `hookledger send --provider` posts for the source a team writes as `{ provider }` (ops/send.ts providerRequest). */
 function sentByCli(provider: string, secret: string, url = 'https://hooks.example.com/hooks/acme'): Request {
   const sent = providerRequest({
     source: sourceFor(provider),

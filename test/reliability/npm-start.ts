@@ -1,9 +1,9 @@
 /**
- * `npm start` as a user runs it: `tsx local/start.ts` in its own process group (as a terminal runs a
+ * `npm start` as a user runs it: `tsx bin/start.ts` in its own process group (as a terminal runs a
  * foreground job), with its data, secrets and state file in a folder of the test's (HOOKLEDGER_HOME)
  * and the gateway on a fixed port, so a restart answers on the same URL. Ctrl-C is SIGINT to the
  * whole group (the JVM gets it too, as from a terminal); a crash is SIGKILL to the whole group.
- * By default Node runs local/start.ts itself (with tsx's loader); `tsxCli` runs it through tsx's
+ * By default Node runs bin/start.ts itself (with tsx's loader); `tsxCli` runs it through tsx's
  * command line exactly as the `start` script does (a tsx process relaying signals to the Node
  * process that runs the stack).
  */
@@ -37,9 +37,7 @@ export async function npmStart(
   { timeoutMs = 90_000, tsxCli = false }: { timeoutMs?: number; tsxCli?: boolean } = {},
 ): Promise<NpmStart> {
   const t0 = Date.now();
-  const args = tsxCli
-    ? [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'local/start.ts']
-    : ['--import', 'tsx', 'local/start.ts'];
+  const args = tsxCli ? [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'bin/start.ts'] : ['--import', 'tsx', 'bin/start.ts'];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     detached: true,
@@ -90,7 +88,7 @@ export function resumedCount(output: string): number {
 
 /** One `hookledger` command line, in-process, against the `npm start` of HOOKLEDGER_HOME `home`. */
 export async function hookledger(home: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { main } = await import('../../cli/main');
+  const { main } = await import('../../bin/cli');
   const { Writable } = await import('node:stream');
   let stdout = '';
   let stderr = '';

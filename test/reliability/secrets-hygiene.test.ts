@@ -9,9 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rotateSecret } from '../../cli/ops/secrets';
 import config from '../../hookledger.config';
 import type { LocalStack } from '../../local/stack';
+import { rotateSecret } from '../../ops/secrets';
 import { signedHeaders } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 import { ledgerRows, startTestStack } from '../support/stack';

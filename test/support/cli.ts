@@ -1,5 +1,5 @@
 /** Runs `hookledger` in-process with captured output, as the CLI tests do. */
-import { main } from '../../cli/main';
+import { main } from '../../bin/cli';
 import type { HookledgerConfig } from '../../core/config/schema';
 
 /** `stdin`: what the command reads from standard input (`--value-file -`); default the process's. */

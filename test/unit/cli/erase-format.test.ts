@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatErase } from '../../../cli/commands/erase';
-import type { EraseResult } from '../../../cli/ops/erase';
+import type { EraseResult } from '../../../ops/erase';
 
 const result = (over: Partial<EraseResult> = {}): EraseResult => ({
   tenant: 'tenant_204',

@@ -8,9 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import { payloadHmac } from '../../../adapters/payload-hash';
 import { formatSend } from '../../../cli/commands/send';
-import { send } from '../../../cli/ops/send';
 import { defineConfig } from '../../../core/config/schema';
 import { verifierFor } from '../../../core/schemes';
+import { send } from '../../../ops/send';
 import { runCli } from '../../support/cli';
 import { TEST_HASH_KEY } from '../../support/factories';
 

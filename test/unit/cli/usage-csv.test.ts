@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatUsageCsv } from '../../../cli/commands/usage';
-import { csvCell } from '../../../cli/format';
+import { csvCell } from '../../../ops/csv';
+import { formatUsageCsv } from '../../../ops/usage';
 import { config } from '../../ops/support';
 import { runCli } from '../../support/cli';
 

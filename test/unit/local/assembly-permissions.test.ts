@@ -200,7 +200,7 @@ describe('a folder given with --assembly <dir>', () => {
   it('npm start -- --assembly <dir> refuses an assembly another user can write, before it starts anything (exit 1)', () => {
     const dir = openAssembly();
     const home = mkdtempSync(path.join(tmpdir(), 'hookledger-home-'));
-    const run = spawnSync(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ['local/start.ts', '--assembly', dir], {
+    const run = spawnSync(path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ['bin/start.ts', '--assembly', dir], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, HOOKLEDGER_HOME: home, HOOKLEDGER_PORT: '0' },
       encoding: 'utf8',
