@@ -20,6 +20,7 @@ import { runCli } from '../support/cli';
 import { platformEvent } from '../support/factories';
 import { bodyOf, crmSyncConsumer, headerOf, verifiedWith } from '../support/receiver';
 import { ledgerRows, queueDepth, send, startTestStack } from '../support/stack';
+import { waitFor } from '../support/wait';
 
 interface Received {
   readonly eventId: string;
@@ -177,26 +178,35 @@ describe('http consumer crm-sync on the local stack', () => {
     down = true;
     const ids = ['evt_01J8K7CB01', 'evt_01J8K7CB02', 'evt_01J8K7CB03', 'evt_01J8K7CB04'];
     for (const id of ids) await send(stack, platformEvent({ id, tenant_id: 'tenant_204' }));
-    const deadline = Date.now() + 20_000;
-    while (!stack.paused().includes('crm-sync') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await waitFor('the breaker to pause crm-sync', () => (stack.paused().includes('crm-sync') ? true : undefined), 20_000);
     expect(stack.paused()).toEqual(['crm-sync']);
     const breaker = await stack.handlers.ddb.send(
       new GetCommand({ TableName: stack.resources.tables.ledger, Key: { pk: breakerKey('crm-sync') } }),
     );
     expect(breaker.Item?.failures).toBeGreaterThanOrEqual(3);
-    // Pausing lets the batches already received finish (as disabling an event source mapping does),
-    // then nothing more is sent while the destination is down.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Pausing lets the batches already received finish (as disabling an event source mapping does):
+    // pause again to wait for them (it resolves once no receive or batch is in flight).
+    await stack.pause('crm-sync');
     const failedRequests = received.filter((r) => ids.includes(r.eventId)).length;
     expect(failedRequests).toBeGreaterThanOrEqual(3);
-    await new Promise((r) => setTimeout(r, 2500));
-    expect(received.filter((r) => ids.includes(r.eventId)).length).toBe(failedRequests);
+    // Then nothing more is sent while the destination is down: a sentinel event reaches crm-sync's
+    // queue and waits there, and no request has gone out meanwhile.
+    const sentinel = 'evt_01J8K7CB05';
+    const queue = stack.resources.queues['crm-sync']!.url;
+    const queued = await queueDepth(stack, queue);
+    await send(stack, platformEvent({ id: sentinel, tenant_id: 'tenant_204' }));
+    await waitFor(
+      'the sentinel in the paused queue',
+      async () => ((await queueDepth(stack, queue)) === queued + 1 ? true : undefined),
+      20_000,
+    );
+    expect(received.filter((r) => ids.includes(r.eventId) || r.eventId === sentinel)).toHaveLength(failedRequests);
 
     down = false;
     expect(await cli(['resume', 'crm-sync'])).toMatchObject({ code: 0 });
     await stack.drain({ timeoutMs: 30_000 });
     expect(stack.paused()).toEqual([]);
-    for (const id of ids) expect(await rowOf(id)).toMatchObject({ state: 'done', units: 3 });
+    for (const id of [...ids, sentinel]) expect(await rowOf(id)).toMatchObject({ state: 'done', units: 3 });
     const closed = await stack.handlers.ddb.send(
       new GetCommand({ TableName: stack.resources.tables.ledger, Key: { pk: breakerKey('crm-sync') } }),
     );

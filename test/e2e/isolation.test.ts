@@ -4,16 +4,17 @@
  * retry budget, lands in that consumer's DLQ with its history, and completes once after redrive.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redrive } from '../../cli/ops/redrive';
 import { defineConfig } from '../../core/config/schema';
 import baseConfig from '../../hookledger.config';
 import { handle as riskHandle } from '../../lambdas/consumers/risk-evaluator';
 import type { ConsumerHandle } from '../../lambdas/runtime/runtime';
 import type { LocalStack } from '../../local/stack';
+import { redrive } from '../../ops/redrive';
 import { platformEvent } from '../support/factories';
 import { ledgerRows, queueDepth, send, startTestStack } from '../support/stack';
+import { takeoverAcknowledged, waitFor } from '../support/wait';
 
-// risk-evaluator gets a 6 s lease and a budget of 3 receives so the scenarios run in seconds.
+// risk-evaluator gets a 6 s visibility (a 2 s lease) and a budget of 3 receives so the scenarios run in seconds.
 const config = defineConfig({
   ...baseConfig,
   consumers: baseConfig.consumers.map((c) =>
@@ -28,8 +29,9 @@ const finishedLate: { eventId: string; attempt: number }[] = [];
 const risk: ConsumerHandle = async (ctx) => {
   const id = ctx.attribution.eventId;
   if (slowOnFirstAttempt.has(id) && ctx.attempt === 1) {
-    // Outlives the 6 s lease: SQS hands the message to another worker meanwhile.
-    await new Promise((r) => setTimeout(r, 8_500));
+    // Outlives its lease: SQS hands the message to another worker after the 6 s visibility, and this
+    // one finishes only once that worker has acknowledged.
+    await takeoverAcknowledged(stack, ctx.idempotencyKey, ctx.attempt);
     finishedLate.push({ eventId: id, attempt: ctx.attempt });
   }
   if (poison.has(id)) throw new RangeError(`risk model cannot score ${id}`);
@@ -49,7 +51,7 @@ describe('failure isolation on the local stack', () => {
   it('fences off a worker whose lease expired and was taken over: one row, acknowledged by attempt 2', async () => {
     slowOnFirstAttempt.add('evt_01J8K7P001');
     await send(stack, platformEvent({ id: 'evt_01J8K7P001', type: 'payment.succeeded' }));
-    await new Promise((r) => setTimeout(r, 9_500));
+    await waitFor('the fenced worker to finish late', () => (finishedLate.length > 0 ? true : undefined), 30_000);
     await stack.drain();
     expect(finishedLate).toEqual([{ eventId: 'evt_01J8K7P001', attempt: 1 }]);
     const risk = await row('evt_01J8K7P001', 'risk-evaluator');
@@ -95,11 +97,7 @@ describe('failure isolation on the local stack', () => {
     poison.add(id);
     await send(stack, platformEvent({ id, type: 'payment.disputed' }));
     const queues = stack.resources.queues['risk-evaluator']!;
-    const deadline = Date.now() + 30_000;
-    while ((await queueDepth(stack, queues.dlqUrl)) === 0) {
-      if (Date.now() > deadline) throw new Error('poison message never reached the DLQ');
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await waitFor('the poison message in the DLQ', async () => ((await queueDepth(stack, queues.dlqUrl)) > 0 ? true : undefined), 30_000);
     await stack.drain();
     let risk = await row(id, 'risk-evaluator');
     expect(risk).toMatchObject({ state: 'quarantined', attempt: 3, lastErrorCategory: 'RangeError' });

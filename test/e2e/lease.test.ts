@@ -6,12 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
+import { ledgerKey } from '../../core/model';
 import baseConfig from '../../hookledger.config';
 import { handle as riskHandle } from '../../lambdas/consumers/risk-evaluator';
 import { type ConsumerHandle, type ConsumerLambdaHandler, leaseMsFor } from '../../lambdas/runtime/runtime';
 import type { LocalStack } from '../../local/stack';
 import { platformEvent } from '../support/factories';
-import { ledgerRows, send, startTestStack } from '../support/stack';
+import { send, startTestStack } from '../support/stack';
+import { ledgerRow, takeoverAcknowledged } from '../support/wait';
 
 // risk-evaluator: a 1 s function in a 6 s visibility, 3 receives allowed.
 const config = defineConfig({
@@ -75,9 +77,10 @@ describe('lease and visibility', () => {
     expect((await send(stack, platformEvent({ id: EVENT, type: 'payment.succeeded', tenant_id: 'tenant_204' }))).status).toBe(202);
     // Receive 1 at t=0, claim at ~2.5 s (lease to ~4.5 s), killed at ~3.5 s; SQS shows it again at ~6 s
     // (a lease derived from the visibility, 5 s, would still be live then: a wasted receive).
-    await sleep(10_000);
+    const key = ledgerKey('platform', EVENT, 'risk-evaluator');
+    await takeoverAcknowledged(stack, key, 1);
     await stack.drain();
-    const row = (await ledgerRows(stack)).find((r) => r.eventId === EVENT && r.consumerId === 'risk-evaluator');
+    const row = await ledgerRow(stack, key);
     expect(invocations).toEqual([
       { receiveCount: 1, ended: 'crashed' },
       { receiveCount: 2, ended: 'returned' },

@@ -14,8 +14,7 @@ import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamoStreamBatches } from '../../adapters/stream-batch';
-import { main } from '../../cli/main';
-import { status } from '../../cli/ops/status';
+import { main } from '../../bin/cli';
 import type { DeliveryMessage, LedgerItem } from '../../core/model';
 import config from '../../hookledger.config';
 import type { FanoutHandler } from '../../lambdas/fanout/app';
@@ -24,6 +23,7 @@ import { type RepairDeps, repair } from '../../lambdas/reconcile/repair';
 import { localStreamsClient } from '../../local/clients';
 import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
+import { status } from '../../ops/status';
 import { takeAll } from '../reliability/support';
 import { platformEvent, signedHeaders } from '../support/factories';
 import { ledgerRows, queueDepth, send, startTestStack } from '../support/stack';
@@ -310,7 +310,8 @@ describe('reconcile --repair on planted losses (local stack)', () => {
     const dry = await cli(['reconcile', '--repair', '--dry-run', '--grace', '0s', '--from', from]);
     expect(dry.code).toBe(1);
     expect(dry.stdout).toContain('Dry run: 1 deliveries would be re-queued, 0 not (none). Nothing written.');
-    await new Promise((r) => setTimeout(r, 500));
+    // risk-evaluator runs again: had the dry run queued anything, the drain would wait for its row.
+    await stack.drain();
     expect((await rowsOf('evt_01J8K7RV01')).map((r) => r.consumerId)).toEqual(['audit-writer', 'billing-meter']);
 
     const fixed = await cli(['reconcile', '--repair', '--grace', '0s', '--from', from]);

@@ -33,11 +33,13 @@ import type { LedgerItem } from '../../core/model';
 import baseConfig from '../../hookledger.config';
 import { unitsFor } from '../../lambdas/consumers/billing-meter';
 import type { ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
+import { localSqsClient } from '../../local/clients';
 import { freePort } from '../../local/emulators';
 import type { LocalStack } from '../../local/stack';
+import { readStackCredentials } from '../../local/state';
 import { platformEvent, signedHeaders } from '../support/factories';
 import { send, startTestStack } from '../support/stack';
-import { hookledger, type NpmStart, npmStart, resumedCount, signingSecret } from './npm-start';
+import { hookledger, type NpmStart, npmStart, resumedCount, signingSecret, statePathOf } from './npm-start';
 import { type FaultStack, ledgerItems, queueDepth, receipts, reconcileWindow, sleep, startFaultStack } from './support';
 
 const EVENTS = Number(process.env.HOOKLEDGER_CRASH_EVENTS ?? 300);
@@ -320,7 +322,7 @@ describe('a consumer restart of the local stack (local/stack.ts)', () => {
   }, 60_000);
 });
 
-// --- `npm start` itself, restarted (local/start.ts) ----------------------------------------------
+// --- `npm start` itself, restarted (bin/start.ts) ------------------------------------------------
 // The SQS emulator keeps its messages in memory (fauxqs 1.9.2 has no persistence), so whatever
 // waited in a queue is gone after Ctrl-C or a crash, while the tables remember every delivery not yet
 // done. The start-up repair re-queues those; the consumers' claims make a copy that was not lost
@@ -512,7 +514,14 @@ describe('npm start restarted: nothing acknowledged is left undelivered', () => 
       async () => (await ledgerOf(run)).filter((r) => r.state === 'done').length >= expectedDeliveries,
     );
     const drainMs = Date.now() - restartReadyAt;
-    await sleep(1000);
+    // Counted once the stack is quiet: every consumer's queue empty, nothing in flight (a copy the
+    // start-up repair re-queued, or a record fanned out again, has found its delivery done by now).
+    const sqs = localSqsClient(run.state.sqs.endpoint, await readStackCredentials(statePathOf(home), run.state));
+    await waitUntil('every consumer queue empty', maxLeaseMs + 60_000, async () => {
+      for (const queue of Object.values(run.state.queues)) if ((await queueDepth(sqs, queue.url)) > 0) return false;
+      return true;
+    });
+    sqs.destroy();
     const rows = await ledgerOf(run);
     const units: Record<string, number> = {};
     for (const r of rows) if (r.state === 'done') units[r.tenantId] = (units[r.tenantId] ?? 0) + (r.units ?? 0);

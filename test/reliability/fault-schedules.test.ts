@@ -34,9 +34,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeKey } from '../../cli/ops/keys';
-import { redrive } from '../../cli/ops/redrive';
-import { replay } from '../../cli/ops/replay';
 import { subscribedConsumers } from '../../core/config/routing';
 import { defineConfig } from '../../core/config/schema';
 import { type KeyItem, keyRegistryKey, ledgerKey } from '../../core/model';
@@ -46,8 +43,12 @@ import { handle as billingHandle, unitsFor } from '../../lambdas/consumers/billi
 import { REVIEW_THRESHOLD, handle as riskHandle } from '../../lambdas/consumers/risk-evaluator';
 import { PermanentError } from '../../lambdas/runtime/errors';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
+import { revokeKey } from '../../ops/keys';
+import { redrive } from '../../ops/redrive';
+import { replay } from '../../ops/replay';
 import { signedHeaders } from '../support/factories';
-import { type FaultStack, ledgerItems, queueDepth, receipts, reconcileWindow, sleep, startFaultStack, takeAll } from './support';
+import { takeoverAcknowledged } from '../support/wait';
+import { type FaultStack, ledgerItems, queueDepth, receipts, reconcileWindow, startFaultStack, takeAll } from './support';
 
 const NUM_RUNS = Number(process.env.HOOKLEDGER_FAULT_RUNS ?? 6);
 const SEED = Number(process.env.HOOKLEDGER_FAULT_SEED ?? 20_261_129);
@@ -58,8 +59,6 @@ const VERBOSE = process.env.HOOKLEDGER_FAULT_VERBOSE === '1';
 
 const LEASE_S = 6;
 const MAX_RECEIVES = 4;
-/** Longer than the lease plus the poller's long poll, so the takeover always acknowledges first. */
-const SLOW_MS = 9_000;
 
 const config = defineConfig({
   ...baseConfig,
@@ -225,7 +224,9 @@ function faultyHandle(consumerId: ConsumerId): ConsumerHandle {
     if (terminal === 'slowTakeover' && delivery && !delivery.slowStarted) {
       delivery.slowStarted = true;
       count('slowTakeover');
-      await sleep(SLOW_MS);
+      // Finishes only once the worker that took over has acknowledged. Should that never happen, it
+      // finishes anyway when the wait gives up, and the model reports the delivery's attempts.
+      await takeoverAcknowledged(stack, ctx.idempotencyKey, ctx.attempt, 60_000).catch(() => undefined);
     }
     effect();
     return realHandles[consumerId](ctx);
