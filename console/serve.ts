@@ -3,21 +3,9 @@
  * (`--stack`, the operator's own AWS credentials); `npm start` and `hookledger console` both call this.
  */
 
-import type { HookledgerConfig } from '../core/config/schema';
+import type { ServeConsoleOptions } from '../ops/console-contract';
 import { resolveTarget, type Target } from '../ops/target';
 import { type RunningConsole, startConsole } from './server';
-
-export interface ServeConsoleOptions {
-  readonly config: HookledgerConfig;
-  /** Repository root: where .hookledger/ lives. */
-  readonly root: string;
-  readonly stack?: string;
-  readonly region?: string;
-  readonly env?: NodeJS.ProcessEnv;
-  readonly port?: number;
-  readonly operator: string;
-  readonly warn?: (line: string) => void;
-}
 
 export interface ServedConsole extends RunningConsole {
   readonly target: Target;

@@ -4,25 +4,8 @@
  * in, so cli/ never imports console/.
  */
 import { type Command, InvalidArgumentError } from 'commander';
-import type { HookledgerConfig } from '../../core/config/schema';
+import type { ServeConsole } from '../../ops/console-contract';
 import type { CommandContext } from './context';
-
-/** Starts the console on the target the global options name (console/serve.ts `serveConsole`). */
-export type ServeConsole = (options: {
-  readonly config: HookledgerConfig;
-  readonly root: string;
-  readonly stack?: string;
-  readonly region?: string;
-  readonly env?: NodeJS.ProcessEnv;
-  readonly port?: number;
-  readonly operator: string;
-  readonly warn?: (line: string) => void;
-}) => Promise<{
-  /** The line that announces it, its one-time sign-in link included. */
-  readonly line: string;
-  readonly target: { readonly label: string };
-  close(): Promise<void>;
-}>;
 
 export const consoleCommand = (serveConsole: ServeConsole) => (program: Command, ctx: CommandContext) => {
   program
