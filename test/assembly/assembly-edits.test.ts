@@ -46,7 +46,8 @@ const BROKEN_UNTIL_FIXED = 'evt_01J8K7D001';
  * `meter.log` and throws (MeterBug) while the marker file `bug-<event id>` exists.
  */
 function faultyBundle(code: string, faults: string): string {
-  const calls = code.match(/await (\w+)\(\{attribution:/g) ?? [];
+  // The runtime calls the team's handle as `await handle(this.deliveryContext(...))` (lambdas/runtime/runtime.ts).
+  const calls = code.match(/await ([\w$]+)\(this\.deliveryContext\(/g) ?? [];
   if (calls.length !== 1) throw new Error(`expected one call of handle in the bundle, found ${calls.length}`);
   const wrapper = `globalThis.__hookledgerFault = (handle) => async (ctx) => {
   const { appendFileSync, existsSync } = await import('node:fs');
@@ -70,7 +71,7 @@ function faultyBundle(code: string, faults: string): string {
   return handle(ctx);
 };
 `;
-  return wrapper + code.replace(/await (\w+)\(\{attribution:/, 'await globalThis.__hookledgerFault($1)({attribution:');
+  return wrapper + code.replace(/await ([\w$]+)\(this\.deliveryContext\(/, 'await globalThis.__hookledgerFault($1)(this.deliveryContext(');
 }
 const EDITED_PRINCIPAL = 'arn:aws:iam::000000000000:role/principal-from-the-edited-template';
 
