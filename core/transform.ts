@@ -117,12 +117,6 @@ export function checkTransformRequest(out: unknown): TransformCheck {
   }
 }
 
-/** The problem with a transform's result, or undefined when fetch can send it (`hookledger transform test`). */
-export function checkTransformOutput(out: unknown): string | undefined {
-  const checked = checkTransformRequest(out);
-  return checked.ok ? undefined : checked.problem;
-}
-
 function readRequest(out: unknown): TransformCheck {
   if (typeof out !== 'object' || out === null || !('body' in out)) return invalid('transform must return { body, headers? }');
   const { body, headers: rawHeaders } = out as { body: unknown; headers?: unknown };

@@ -13,7 +13,7 @@ import type { ConsumerConfig } from '../core/config/schema';
 import { explainMatch, type FilterEvent } from '../core/filter';
 import type { EventItem } from '../core/model';
 import { PROJECT_ROOT } from '../core/paths';
-import { checkTransformOutput, type Transform, type TransformOutput } from '../core/transform';
+import { checkTransformRequest, type Transform } from '../core/transform';
 import { type ConfigDeps, eventStoresOf, type StoreDeps } from './deps';
 import { NotFoundError, OperationFailedError, UsageError } from './errors';
 import { findReceipt } from './receipts';
@@ -144,8 +144,9 @@ export async function transformTest(
       `transform threw: ${error instanceof Error ? error.message : String(error)} (the delivery would be quarantined)`,
     );
   }
-  const problem = checkTransformOutput(out);
-  if (problem) throw new OperationFailedError(`${problem} (the delivery would be quarantined)`);
-  const { body, headers } = out as TransformOutput;
-  return { consumer: consumer.id, eventId: receipt.eventId, transform: consumer.transform, payload, body, headers: headers ?? {} };
+  // The worker's own check (lambdas/runtime/http.ts): what it prints is the checked copy the worker would send.
+  const checked = checkTransformRequest(out);
+  if (!checked.ok) throw new OperationFailedError(`${checked.problem} (the delivery would be quarantined)`);
+  const { body, headers } = checked.request;
+  return { consumer: consumer.id, eventId: receipt.eventId, transform: consumer.transform, payload, body, headers };
 }
