@@ -7,6 +7,7 @@
  */
 
 import type { HookledgerConfig } from '../core/config/schema';
+import type { ApiErrorBody, ConsoleGets, ConsolePosts } from '../ops/console-api';
 import type { OperatorDeps } from '../ops/deps';
 import { type CliError, ConflictError, cliErrorOf, NotFoundError, OperationFailedError, TargetError, UsageError } from '../ops/errors';
 import { type DeliveryStateOrReady, type StoredOutcome, searchEvents } from '../ops/events';
@@ -37,17 +38,26 @@ export interface ApiRequest {
   readonly body: Record<string, unknown>;
 }
 
-export interface ApiResponse {
+export interface ApiResponse<Body = unknown> {
   readonly status: number;
-  readonly body: unknown;
+  readonly body: Body;
   /** Set for a download: the body is text of this type. */
   readonly contentType?: string;
   readonly filename?: string;
 }
 
-type Handler = (deps: ApiDeps, request: ApiRequest) => Promise<ApiResponse>;
+type Handler<Body = unknown> = (deps: ApiDeps, request: ApiRequest) => Promise<ApiResponse<Body>>;
 
-const ok = (body: unknown): ApiResponse => ({ status: 200, body });
+/**
+ * One handler per route of the contract (ops/console-api.ts), each answering the response the page
+ * reads: the compiler checks every operation's report against it.
+ */
+type Routes = { readonly [P in keyof ConsoleGets as `GET ${P}`]: Handler<ConsoleGets[P]['response']> } & {
+  readonly [P in keyof ConsolePosts as `POST ${P}`]: Handler<ConsolePosts[P]['response']>;
+};
+
+const ok = <Body>(body: Body): ApiResponse<Body> => ({ status: 200, body });
+const failed = (status: number, error: string, message: string): ApiResponse<ApiErrorBody> => ({ status, body: { error, message } });
 
 /** The status an operation's expected error answers with; anything else it did not expect is a 500. */
 function statusOf(error: CliError): number {
@@ -59,17 +69,14 @@ function statusOf(error: CliError): number {
 }
 
 export async function handleApi(deps: ApiDeps, request: ApiRequest): Promise<ApiResponse> {
-  const route = ROUTES[`${request.method} ${request.path}`];
-  if (!route) {
-    return { status: 404, body: { error: 'not_found', message: `no API route ${request.method} /api${request.path}` } };
-  }
+  const route = (ROUTES as Readonly<Record<string, Handler>>)[`${request.method} ${request.path}`];
+  if (!route) return failed(404, 'not_found', `no API route ${request.method} /api${request.path}`);
   try {
     return await route(deps, request);
   } catch (error) {
     const expected = cliErrorOf(error);
-    if (expected) return { status: statusOf(expected), body: { error: expected.name, message: expected.message } };
-    const name = error instanceof Error ? error.name : 'Error';
-    return { status: 500, body: { error: name, message: error instanceof Error ? error.message : String(error) } };
+    if (expected) return failed(statusOf(expected), expected.name, expected.message);
+    return failed(500, error instanceof Error ? error.name : 'Error', error instanceof Error ? error.message : String(error));
   }
 }
 
@@ -114,7 +121,7 @@ const operatorDeps = (deps: ApiDeps): OperatorDeps & { config: HookledgerConfig 
 
 // --- routes -------------------------------------------------------------------------------------
 
-const ROUTES: Readonly<Record<string, Handler>> = {
+const ROUTES: Routes = {
   'GET /overview': async (deps) =>
     ok({
       target: deps.target.label,
@@ -224,7 +231,7 @@ const ROUTES: Readonly<Record<string, Handler>> = {
   },
 };
 
-async function pauseOrResume(deps: ApiDeps, body: Record<string, unknown>, paused: boolean): Promise<ApiResponse> {
+async function pauseOrResume(deps: ApiDeps, body: Record<string, unknown>, paused: boolean) {
   const consumer = consumerOf(deps, body.consumer);
   return ok(
     await setPaused(

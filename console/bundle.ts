@@ -1,7 +1,10 @@
 /**
  * The page's script: console/client/main.ts (Preact + htm, no JSX step) bundled with esbuild in
  * memory when the console starts (once per process), with the stylesheet next to it. Nothing is
- * fetched from anywhere else: the bundle holds Preact and htm themselves.
+ * fetched from anywhere else: the bundle holds Preact and htm themselves. Of ours outside the page's
+ * folder it holds only the error base (core/errors.ts, which imports nothing); the API's types
+ * (ops/console-api.ts) are `import type` and leave nothing. A Node module cannot slip in: for the
+ * browser platform esbuild resolves no Node built-in (`node:fs`, `path`), and the build fails.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
