@@ -20,7 +20,7 @@ import path from 'node:path';
 import { MAX_BODY_BYTES_CEILING, MAX_INLINE_PAYLOAD_BYTES } from '../core/blobs';
 import { PROVISIONED_DEFAULTS } from '../core/config/capacity';
 import { subscribedConsumers } from '../core/config/routing';
-import { defineConfig } from '../core/config/schema';
+import { defineConfig, type HookledgerConfig } from '../core/config/schema';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import baseConfig from '../hookledger.config';
 import { type LocalStack, startLocalStack } from '../local/stack';
@@ -34,16 +34,17 @@ import {
   perWebhookOf,
   type StackShape,
   TRAFFIC,
+  type Traffic,
   usdPerMillion,
   usdPerMillionProvisioned,
 } from '../ops/cost-model';
 import { loadStoragePrices, STORAGE_PRICES_FILE } from './body-store';
 import { type BundleResult, loaderNode, measureBundles } from './bundles';
-import { endToEnd } from './e2e';
+import { type EndToEndResult, endToEnd } from './e2e';
 import { BenchRunError, BenchSetupError } from './errors';
 import { type FilterBenchResult, measureFilters, printFilters } from './filters';
 import { bundleTargets, measureFirstInvocations, printFirstInvocations, withFirstInvocations } from './first-invocation';
-import { intakeAgainstFloor } from './intake';
+import { type IntakeResult, intakeAgainstFloor } from './intake';
 import { BODY_CONTENTS, LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
 import { countInvocations, installedMeters, type Meters, type S3Meter } from './meters';
 import { paymentEvent, TARGET_BYTES } from './payload';
@@ -54,6 +55,7 @@ import {
   type BodyProtectionResult,
   bodyProtection,
   burst,
+  type ItemSizes,
   itemSizes,
   lowTraffic,
   SOURCE,
@@ -82,6 +84,88 @@ const PLAN = {
   eventType: 'payment.succeeded',
 };
 
+type Phases = Record<Traffic, TrafficResult>;
+type Usd = ReturnType<typeof usdPerMillion>;
+type BundleSet = Awaited<ReturnType<typeof measureBundles>>;
+type FirstInvocationSet = Awaited<ReturnType<typeof measureFirstInvocations>>;
+
+/** One metered local stack as the pipeline sections run on it. */
+interface BenchStack {
+  readonly stack: LocalStack;
+  readonly meters: Meters;
+  readonly s3: S3Meter;
+  readonly runId: string;
+  /** The shipped source's signing secret. */
+  readonly secret: string;
+  /** The consumers subscribed to PLAN.eventType. */
+  readonly consumers: string[];
+}
+
+/** What the pipeline's stack measured: sections 1 and 1b, 4, 6 and 3, run in that order. */
+interface PipelineRun {
+  readonly config: HookledgerConfig;
+  readonly consumers: string[];
+  readonly phases: Phases;
+  readonly sizes: ItemSizes;
+  readonly byBody: BodyProtectionResult;
+  readonly e2e: EndToEndResult;
+  readonly large: LargeBodyRow[];
+  readonly intake: IntakeResult;
+}
+
+/** Sections measured apart from the pipeline's stack, each in processes or emulators of its own: 5, 5b, 7, 8. */
+interface MeasuredApart {
+  readonly bundles: BundleSet;
+  readonly first: FirstInvocationSet;
+  readonly window: WindowBenchResult;
+  readonly filters: FilterBenchResult;
+}
+
+/** Sections 2 and 2b: the run priced on demand and with provisioned tables, and `hookledger cost` checked against it. */
+interface Priced {
+  readonly cost: Record<Traffic, Usd>;
+  readonly provisioned: Record<Traffic, Usd>;
+  readonly breakEven: number;
+  /** The bench's rate: the live burst's arrivals per second. */
+  readonly benchRate: number;
+  readonly estimateChecks: Record<Traffic, ReturnType<typeof checkEstimate>>;
+}
+
+/** Everything the report's sections and results.json read. */
+interface BenchReport extends PipelineRun, MeasuredApart, Priced {
+  readonly prices: PriceTable;
+  /** Tenant-day registry write units per webhook in the low-traffic phase (see reportOf). */
+  readonly registryWrites: number;
+  readonly steadyWriteUnits: number;
+  readonly runSeconds: number;
+}
+
+/** The whole bench: measure (the pipeline's stack, then the sections that run apart), price, print each section, write results.json. */
+async function main(): Promise<void> {
+  const t0 = performance.now();
+  const prices = loadPrices();
+  const pipeline = await measurePipeline(prices);
+  const apart = await measureApart(pipeline.config);
+  const report = reportOf(prices, pipeline, apart, t0);
+  printHeader(report);
+  printPerWebhook(report);
+  printBodyProtection(report);
+  printOnDemandCost(report);
+  printProvisionedCost(report);
+  printIntake(report);
+  printEndToEnd(report);
+  printBundles(report.bundles);
+  printFirstInvocations(report.first, PLAN.firstInvocations);
+  console.log(`\ntotal run time ${report.runSeconds.toFixed(0)} s`);
+  printLargeBodies(report.large);
+  printWindow(report);
+  printFilters(report.filters);
+  // cliStart (bench/cli-start.ts, issue 39): its measurement joins measureApart, its table prints here, its figures join resultsJson.
+  writeResults(report);
+}
+
+// --- measure ---------------------------------------------------------------------------------
+
 /** The local stack every pipeline section runs on, in memory, metered. */
 async function startBenchStack(meters: Meters, secretsDir: string): Promise<LocalStack> {
   console.log('hookledger bench: starting DynamoDB Local, fauxqs and the pipeline (in memory)...');
@@ -102,81 +186,138 @@ async function startBenchStack(meters: Meters, secretsDir: string): Promise<Loca
   });
 }
 
-async function main(): Promise<void> {
-  const t0 = performance.now();
-  const prices = loadPrices();
-  const runId = Date.now().toString(36);
+/** `steps` on a metered bench stack, stopped and its secrets file removed after. */
+async function onBenchStack<T>(runId: string, steps: (on: BenchStack) => Promise<T>): Promise<T> {
   const { meters, s3 } = installedMeters();
-
   const secretsDir = mkdtempSync(path.join(os.tmpdir(), 'hookledger-bench-secrets-'));
   const stack = await startBenchStack(meters, secretsDir);
   const consumers = subscribedConsumers(stack.config, PLAN.eventType);
-  let low: TrafficResult;
-  let high: TrafficResult;
-  let backlog: TrafficResult;
-  let sizes: Awaited<ReturnType<typeof itemSizes>>;
-  let e2e: Awaited<ReturnType<typeof endToEnd>>;
-  let intake: Awaited<ReturnType<typeof intakeAgainstFloor>>;
-  let byBody: BodyProtectionResult;
-  let large: LargeBodyRow[];
   try {
     const secret = (await stack.secrets.get(SOURCE)).current;
-    // Wrap first: stopPipeline creates the next pollers, and they take the handlers then. The
-    // backlog goes first, while the stream is empty: a restarted fan-out poller re-reads the whole
-    // stream (see burst()).
+    // Wrap first: stopPipeline creates the next pollers, and they take the handlers then.
     countInvocations(stack, meters.invocations);
-    await stack.stopPipeline();
-    console.log(
-      `1. a backlog of ${PLAN.highWebhooks} webhooks, ${PLAN.lowWebhooks} one at a time, a live burst of ${PLAN.highWebhooks}...`,
-    );
-    // The handlers log at INFO, as deployed, only while section 1 measures (LogMeter).
-    meters.logs.record(true);
-    backlog = await burst(stack, meters, secret, `${runId}-backlog`, PLAN.highWebhooks, consumers.length, { backlog: true });
-    low = await lowTraffic(stack, meters, secret, `${runId}-low`, PLAN.lowWebhooks, consumers.length);
-    sizes = await itemSizes(stack, paymentEvent(0, `${runId}-low`).eventId, consumers);
-    high = await burst(stack, meters, secret, `${runId}-burst`, PLAN.highWebhooks, consumers.length);
-    meters.logs.record(false);
-    byBody = await bodyProtection(stack, meters, `${runId}-body`, PLAN.lowWebhooks, consumers.length);
-    console.log(`4. end to end: ${PLAN.e2eSamples} webhooks ${PLAN.e2eSpacingMs} ms apart...`);
-    e2e = await endToEnd(stack, meters.deliveries, secret, `${runId}-e2e`, {
-      samples: PLAN.e2eSamples,
-      spacingMs: PLAN.e2eSpacingMs,
-      consumers: consumers.length,
-    });
-    large = await runLargeBodies(stack, meters, s3, secret, runId, prices, consumers.length);
-    if (meters.deliveries.failures > 0) throw new BenchRunError(`${meters.deliveries.failures} deliveries failed during the bench`);
-    // The intake alone: pollers stopped, so fan-out and consumers take no CPU from the ingest path.
-    await stack.stopPipeline();
-    console.log(
-      `3. intake: ${PLAN.intakeRequests} signed webhooks, ${PLAN.intakeConnections} connections, autocannon in a second process...`,
-    );
-    intake = await intakeAgainstFloor(stack, secret, runId, {
-      requests: PLAN.intakeRequests,
-      connections: PLAN.intakeConnections,
-      consumers,
-    });
+    return await steps({ stack, meters, s3, runId, secret, consumers });
   } finally {
     await stack.stop();
     rmSync(secretsDir, { recursive: true, force: true });
   }
-  console.log(`5. bundling ${3 + stack.config.consumers.length} functions and an empty handler; ${PLAN.bundleLoads} cold loads each...`);
-  const { bundles, emptyBundle, floorBundle } = await measureBundles(stack.config, PLAN.bundleLoads);
+}
+
+/** Sections 1, 1b, 4, 6 and 3 on one metered stack. */
+async function measurePipeline(prices: PriceTable): Promise<PipelineRun> {
+  return onBenchStack(Date.now().toString(36), async (on) => {
+    const traffic = await measureTraffic(on);
+    const e2e = await measureEndToEnd(on);
+    const large = await runLargeBodies(on, prices);
+    checkDeliveries(on.meters);
+    const intake = await measureIntake(on);
+    return { config: on.stack.config, consumers: on.consumers, ...traffic, e2e, large, intake };
+  });
+}
+
+/** Sections 1 and 1b: the three traffic phases, then the same low traffic through the body-protected source. */
+async function measureTraffic(on: BenchStack): Promise<Pick<PipelineRun, 'phases' | 'sizes' | 'byBody'>> {
+  const { stack, meters, secret, runId, consumers } = on;
+  // The backlog goes first, while the stream is empty: a restarted fan-out poller re-reads the whole
+  // stream (see burst()).
+  await stack.stopPipeline();
+  console.log(`1. a backlog of ${PLAN.highWebhooks} webhooks, ${PLAN.lowWebhooks} one at a time, a live burst of ${PLAN.highWebhooks}...`);
+  // The handlers log at INFO, as deployed, only while section 1 measures (LogMeter).
+  meters.logs.record(true);
+  const backlog = await burst(stack, meters, secret, `${runId}-backlog`, PLAN.highWebhooks, consumers.length, { backlog: true });
+  const low = await lowTraffic(stack, meters, secret, `${runId}-low`, PLAN.lowWebhooks, consumers.length);
+  const sizes = await itemSizes(stack, paymentEvent(0, `${runId}-low`).eventId, consumers);
+  const high = await burst(stack, meters, secret, `${runId}-burst`, PLAN.highWebhooks, consumers.length);
+  meters.logs.record(false);
+  const byBody = await bodyProtection(stack, meters, `${runId}-body`, PLAN.lowWebhooks, consumers.length);
+  return { phases: { low, high, backlog }, sizes, byBody };
+}
+
+/** Section 4. */
+async function measureEndToEnd({ stack, meters, secret, runId, consumers }: BenchStack): Promise<EndToEndResult> {
+  console.log(`4. end to end: ${PLAN.e2eSamples} webhooks ${PLAN.e2eSpacingMs} ms apart...`);
+  return endToEnd(stack, meters.deliveries, secret, `${runId}-e2e`, {
+    samples: PLAN.e2eSamples,
+    spacingMs: PLAN.e2eSpacingMs,
+    consumers: consumers.length,
+  });
+}
+
+/** Section 6 on a running stack: every size and content, one webhook at a time. */
+async function runLargeBodies({ stack, meters, s3, secret, runId, consumers }: BenchStack, prices: PriceTable): Promise<LargeBodyRow[]> {
+  console.log(
+    `6. bodies by size: ${PLAN.largeBodyRequests} webhooks each of ${LARGE_BODY_SIZES.join(', ')} bytes, ${BODY_CONTENTS.join(' and ')}, one at a time...`,
+  );
+  meters.logs.record(true);
+  try {
+    return await largeBodies(stack, meters, s3, secret, `${runId}-large`, {
+      requests: PLAN.largeBodyRequests,
+      consumers: consumers.length,
+      prices,
+      storagePrices: loadStoragePrices(),
+      retentionDays: stack.config.retention.payloadDays,
+      platformLogLevel: stack.config.logs.platformLevel,
+    });
+  } finally {
+    meters.logs.record(false);
+  }
+}
+
+function checkDeliveries(meters: Meters): void {
+  if (meters.deliveries.failures > 0) throw new BenchRunError(`${meters.deliveries.failures} deliveries failed during the bench`);
+}
+
+/** Section 3. The intake alone: pollers stopped, so fan-out and consumers take no CPU from the ingest path. */
+async function measureIntake({ stack, secret, runId, consumers }: BenchStack): Promise<IntakeResult> {
+  await stack.stopPipeline();
+  console.log(
+    `3. intake: ${PLAN.intakeRequests} signed webhooks, ${PLAN.intakeConnections} connections, autocannon in a second process...`,
+  );
+  return intakeAgainstFloor(stack, secret, runId, {
+    requests: PLAN.intakeRequests,
+    connections: PLAN.intakeConnections,
+    consumers,
+  });
+}
+
+/** Sections 5, 5b, 7 and 8, after the pipeline's stack has stopped. */
+async function measureApart(config: HookledgerConfig): Promise<MeasuredApart> {
+  console.log(`5. bundling ${3 + config.consumers.length} functions and an empty handler; ${PLAN.bundleLoads} cold loads each...`);
+  const bundles = await measureBundles(config, PLAN.bundleLoads);
+  const first = await measureFirst(bundles);
+  // Its own emulators and tables: reads against history, nothing to do with the pipeline's load.
+  const window = await measureWindow();
+  // Its own stacks (one without filters, one with): intake alone, pipeline stopped.
+  const filters = await measureFilters();
+  return { bundles, first, window, filters };
+}
+
+/** Section 5b, on the bundles section 5 built. */
+async function measureFirst(bundles: BundleSet): Promise<FirstInvocationSet> {
   // The bundles inline the shipped configuration: the stack they run in is synthesized from it too.
   console.log(`5b. first invocations: ${PLAN.firstInvocations} fresh processes each against the local stack...`);
-  const first = await measureFirstInvocations(defineConfig(baseConfig), bundleTargets(Object.keys(bundles)), PLAN.firstInvocations);
-  // Its own emulators and tables: reads against history, nothing to do with the pipeline's load.
-  const window: WindowBenchResult = await measureWindow();
-  // Its own stacks (one without filters, one with): intake alone, pipeline stopped.
-  const filters: FilterBenchResult = await measureFilters();
+  return measureFirstInvocations(defineConfig(baseConfig), bundleTargets(Object.keys(bundles.bundles)), PLAN.firstInvocations);
+}
+
+// --- price -----------------------------------------------------------------------------------
+
+function reportOf(prices: PriceTable, pipeline: PipelineRun, apart: MeasuredApart, t0: number): BenchReport {
+  const { low } = pipeline.phases;
   // The tenant-day registry write is made once per tenant per UTC day per execution environment; this
   // bench spreads its few hundred webhooks over 400 tenants, so its phases register a tenant on many
   // webhooks. The steady-state figure leaves those writes out and reports them apart.
   const registryWrites = low.capacityByOperation.registerTenantDay?.writeUnits ?? 0;
   const steadyWriteUnits = low.writeUnits - registryWrites;
+  const cost = priceOnDemand(prices, pipeline);
+  const priced = priceProvisioned(prices as FullPriceTable, pipeline, cost);
+  const runSeconds = (performance.now() - t0) / 1000;
+  return { prices, ...pipeline, ...apart, ...priced, registryWrites, steadyWriteUnits, runSeconds };
+}
 
-  // --- 2. cost -------------------------------------------------------------------------------
-  const phases = { low, high, backlog };
-  const cost = Object.fromEntries(
+/** Section 2: each phase's counts at on-demand prices. */
+function priceOnDemand(prices: PriceTable, { phases, consumers, config }: PipelineRun): Record<Traffic, Usd> {
+  const { low } = phases;
+  return Object.fromEntries(
     Object.entries(phases).map(([name, t]) => [
       name,
       usdPerMillion(
@@ -190,13 +331,47 @@ async function main(): Promise<void> {
           readUnits: low.readUnits,
           logBytes: t.logBytes,
         },
-        { platformLogLevel: stack.config.logs.platformLevel },
+        { platformLogLevel: config.logs.platformLevel },
       ),
     ]),
-  ) as Record<keyof typeof phases, ReturnType<typeof usdPerMillion>>;
-  // --- 2b. provisioned capacity, and the estimate (`hookledger cost`) checked against this run ---------
-  const full = prices as FullPriceTable;
-  const run: MeasuredRun = {
+  ) as Record<Traffic, Usd>;
+}
+
+/** Section 2b: provisioned capacity, its break-even rate, and the estimate (`hookledger cost`) checked against this run. */
+function priceProvisioned(full: FullPriceTable, pipeline: PipelineRun, cost: Record<Traffic, Usd>): Priced {
+  const { phases, config } = pipeline;
+  const run = measuredRun(pipeline);
+  const provisioned = Object.fromEntries(
+    TRAFFIC.map((traffic) => {
+      const shape = benchShape(pipeline, traffic);
+      const w = perWebhookOf(full, run, shape);
+      // The measured column's counts (as `cost` above), with DynamoDB priced as capacity-hours.
+      const measured = {
+        ...w,
+        invocations: phases[traffic].invocations,
+        sqsRequests: phases[traffic].sqsRequests,
+        writeUnits: phases.low.writeUnits,
+      };
+      return [
+        traffic,
+        usdPerMillionProvisioned(full, measured, w.units, shape.provisioned, PLAN.provisionedRate, {
+          platformLogLevel: config.logs.platformLevel,
+        }),
+      ];
+    }),
+  ) as Record<Traffic, Usd>;
+  const breakEven = breakEvenRate(full, perWebhookOf(full, run, benchShape(pipeline, 'low')), benchShape(pipeline, 'low'));
+  const benchRate = phases.high.webhooks / phases.high.seconds;
+  const estimateChecks = Object.fromEntries(
+    TRAFFIC.map((traffic) => [traffic, checkEstimate(full, run, benchShape(pipeline, traffic), benchRate, cost[traffic].total)]),
+  ) as Priced['estimateChecks'];
+  return { cost, provisioned, breakEven, benchRate, estimateChecks };
+}
+
+/** This run as the cost model reads a measurement. */
+function measuredRun({ phases, consumers, byBody, large }: PipelineRun): MeasuredRun {
+  const { low, high, backlog } = phases;
+  return {
     consumers,
     payloadBytes: TARGET_BYTES,
     logBytesPerWebhook: { low: low.logBytes, high: high.logBytes, backlog: backlog.logBytes },
@@ -204,51 +379,42 @@ async function main(): Promise<void> {
     largeBodies: large,
     details: phases,
   };
-  const benchShape = (traffic: (typeof TRAFFIC)[number]): StackShape => ({
+}
+
+/** The stack the bench ran, as `hookledger cost` describes one. */
+function benchShape({ consumers, config }: PipelineRun, traffic: Traffic): StackShape {
+  return {
     deliveries: consumers.length,
     httpDeliveries: 0,
     bodyClaimShare: 0,
     bodyBytes: TARGET_BYTES,
     secrets: 0,
-    platformLogLevel: stack.config.logs.platformLevel,
+    platformLogLevel: config.logs.platformLevel,
     traffic,
     provisioned: { eventStore: PROVISIONED_DEFAULTS, byTenantDay: PROVISIONED_DEFAULTS, ledger: PROVISIONED_DEFAULTS },
     maxInlinePayloadBytes: MAX_INLINE_PAYLOAD_BYTES,
-  });
-  const provisioned = Object.fromEntries(
-    TRAFFIC.map((traffic) => {
-      const shape = benchShape(traffic);
-      const w = perWebhookOf(full, run, shape);
-      // The measured column's counts (as `cost` above), with DynamoDB priced as capacity-hours.
-      const measured = {
-        ...w,
-        invocations: phases[traffic].invocations,
-        sqsRequests: phases[traffic].sqsRequests,
-        writeUnits: low.writeUnits,
-      };
-      return [
-        traffic,
-        usdPerMillionProvisioned(full, measured, w.units, shape.provisioned, PLAN.provisionedRate, {
-          platformLogLevel: stack.config.logs.platformLevel,
-        }),
-      ];
-    }),
-  ) as Record<keyof typeof phases, ReturnType<typeof usdPerMillion>>;
-  const breakEven = breakEvenRate(full, perWebhookOf(full, run, benchShape('low')), benchShape('low'));
-  // The bench's rate: the live burst's arrivals per second.
-  const benchRate = high.webhooks / high.seconds;
-  const estimateChecks = Object.fromEntries(
-    TRAFFIC.map((traffic) => [traffic, checkEstimate(full, run, benchShape(traffic), benchRate, cost[traffic].total)]),
-  ) as Record<keyof typeof phases, ReturnType<typeof checkEstimate>>;
-  const { load, floorRps, floorRuns } = intake;
-  const ratio = floorRps / load.rps;
-  const runSeconds = (performance.now() - t0) / 1000;
+  };
+}
 
-  // --- print ---------------------------------------------------------------------------------
-  const cpu = os.cpus()[0]?.model ?? 'unknown';
-  console.log(`\nhookledger bench  ${new Date().toISOString()}  ${cpu}, ${os.cpus().length} cores, Node ${process.version}`);
+/** Intake's write units per webhook: body claim, payload, receipt (with its index entry). */
+const intakeUnitsOf = (t: TrafficResult) =>
+  ['putBodyClaim', 'putPayload', 'putEvent'].reduce((sum, op) => sum + (t.capacityByOperation[op]?.writeUnits ?? 0), 0);
+
+/** "-48%": how much `value` is below (or above) `reference`. */
+const pct = (value: number, reference: number) => `${value <= reference ? '-' : '+'}${Math.abs(100 * (1 - value / reference)).toFixed(0)}%`;
+const usd = (v: number) => Number(v.toFixed(4));
+const usdEach = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, usd(v)]));
+const cpuModel = () => os.cpus()[0]?.model ?? 'unknown';
+
+// --- print -----------------------------------------------------------------------------------
+
+function printHeader({ consumers }: BenchReport): void {
+  console.log(`\nhookledger bench  ${new Date().toISOString()}  ${cpuModel()}, ${os.cpus().length} cores, Node ${process.version}`);
   console.log(`N = ${consumers.length} consumers (${consumers.join(', ')}), ${TARGET_BYTES}-byte ${PLAN.eventType} JSON payloads`);
+}
 
+/** Section 1. */
+function printPerWebhook({ phases, consumers, sizes, prices }: BenchReport): void {
   const cols = Object.values(phases);
   const row = (label: string, cell: (t: TrafficResult) => string) => [label, ...cols.map(cell)];
   const ops = [...new Set(cols.flatMap((t) => Object.keys(t.capacityByOperation)))];
@@ -283,6 +449,7 @@ async function main(): Promise<void> {
     ],
   );
   const n = consumers.length;
+  const { low } = phases;
   const exact = cols.every((t) => t.messagesSent === n && t.capacityByOperation.claim?.calls === n && t.consumerRecords === n);
   printNotes([
     exact
@@ -295,16 +462,17 @@ async function main(): Promise<void> {
     "empty ReceiveMessage calls are not per webhook: Lambda's SQS pollers long-poll every queue all the time, a fixed cost per queue whatever the traffic (the local pollers wait 1 s per poll, Lambda 20 s)",
     'low = each webhook sent once every consumer acknowledged the previous one; high = all sent at once, pipeline running (batches as big as arrivals per 50 ms stream poll allow); backlog = the same burst queued with the pipeline stopped, then released',
   ]);
+}
 
-  const intakeUnits = (t: TrafficResult) =>
-    ['putBodyClaim', 'putPayload', 'putEvent'].reduce((sum, op) => sum + (t.capacityByOperation[op]?.writeUnits ?? 0), 0);
+/** Section 1b. */
+function printBodyProtection({ phases: { low }, byBody }: BenchReport): void {
   printTable(
     '1b. Replay protection by body (a GitHub-style source: body-only signature, ids from unsigned headers)',
     ['', `default source (${SOURCE})`, `replayProtection: 'body'`],
     [
       ['webhooks, one at a time', String(low.webhooks), String(byBody.traffic.webhooks)],
       ['DynamoDB write units per webhook', fmt.n(low.writeUnits), fmt.n(byBody.traffic.writeUnits)],
-      ['  of which intake', fmt.n(intakeUnits(low)), fmt.n(intakeUnits(byBody.traffic))],
+      ['  of which intake', fmt.n(intakeUnitsOf(low)), fmt.n(intakeUnitsOf(byBody.traffic))],
       ['DynamoDB read units per webhook', fmt.n(low.readUnits), fmt.n(byBody.traffic.readUnits)],
     ],
   );
@@ -312,7 +480,10 @@ async function main(): Promise<void> {
     `replay of each captured request under a new delivery id: ${byBody.replay.requests} sent, ${byBody.replay.duplicates} answered 200 duplicate naming the first event id, ${byBody.replay.accepted} accepted; ${fmt.n(byBody.replay.writeUnits)} WRU per replayed request (three failed conditions, billed by AWS), no delivery, no usage`,
     'the body claim (bdy#<source>#<keyed hash>) is one more small conditional PutItem per webhook; the default source does not write it',
   ]);
+}
 
+/** Section 2. */
+function printOnDemandCost({ cost, prices, phases, config }: BenchReport): void {
   const services = Object.keys(cost.low.breakdown) as (keyof typeof cost.low.breakdown)[];
   const costCols = Object.values(cost);
   const dynamoShare = (c: (typeof costCols)[number]) =>
@@ -327,12 +498,16 @@ async function main(): Promise<void> {
     ],
   );
   const f = prices.assumptions.functions;
+  const { low, high, backlog } = phases;
   printNotes([
     `compare (AWS-FACTS.md worked example): the 26-WRU transactional design ~$${prices.compareWith.transactionalDesignUsdPerMillion}/M at low traffic, ~$19 batched -> this design ${fmt.usd(cost.low.total)} (${pct(cost.low.total, prices.compareWith.transactionalDesignUsdPerMillion)}) and ${fmt.usd(cost.high.total)} (${pct(cost.high.total, 19)}); the single-item floor ~$${prices.compareWith.floorUsdPerMillion}/M is ${(cost.low.total / prices.compareWith.floorUsdPerMillion).toFixed(1)}x below the low-traffic total`,
-    `assumed: arm64, ingest ${f.ingest.memoryMb} MB ${f.ingest.durationMsPerInvocation} ms, fan-out ${f.fanout.memoryMb} MB ${f.fanout.durationMsPerInvocation} ms/batch, consumer ${f.consumer.memoryMb} MB ${f.consumer.durationMsPerInvocation} ms/batch (same at any batch size: optimistic for full batches); logs measured: ${fmt.n(low.logBytes, 0)} / ${fmt.n(high.logBytes, 0)} / ${fmt.n(backlog.logBytes, 0)} B of application lines per webhook (low / burst / backlog, INFO), plus the access log line (${prices.assumptions.logs.apiGatewayAccessBytesPerRequest} B) and ${stack.config.logs.platformLevel === 'WARN' ? 'no platform lines (logs.platformLevel WARN)' : `${prices.assumptions.logs.platformBytesPerInvocation} B of platform lines per invocation`}`,
+    `assumed: arm64, ingest ${f.ingest.memoryMb} MB ${f.ingest.durationMsPerInvocation} ms, fan-out ${f.fanout.memoryMb} MB ${f.fanout.durationMsPerInvocation} ms/batch, consumer ${f.consumer.memoryMb} MB ${f.consumer.durationMsPerInvocation} ms/batch (same at any batch size: optimistic for full batches); logs measured: ${fmt.n(low.logBytes, 0)} / ${fmt.n(high.logBytes, 0)} / ${fmt.n(backlog.logBytes, 0)} B of application lines per webhook (low / burst / backlog, INFO), plus the access log line (${prices.assumptions.logs.apiGatewayAccessBytesPerRequest} B) and ${config.logs.platformLevel === 'WARN' ? 'no platform lines (logs.platformLevel WARN)' : `${prices.assumptions.logs.platformBytesPerInvocation} B of platform lines per invocation`}`,
     'not per webhook, so not included: free tiers, table storage, Secrets Manager ($0.40/secret-month; the secret is cached per execution environment), idle poller receives, the scheduled reconcile (its Scans cost by table size, per run)',
   ]);
+}
 
+/** Section 2b. */
+function printProvisionedCost({ provisioned, cost, breakEven, benchRate, estimateChecks }: BenchReport): void {
   const provCols = Object.values(provisioned);
   printTable(
     `2b. USD per million webhooks with provisioned tables (auto scaling, ${PROVISIONED_DEFAULTS.targetUtilization}% target, min ${PROVISIONED_DEFAULTS.minWrite} WCU / ${PROVISIONED_DEFAULTS.minRead} RCU per table and index), steady ${PLAN.provisionedRate} webhooks/s`,
@@ -349,7 +524,11 @@ async function main(): Promise<void> {
     `capacity-hours follow the average load through auto scaling (minutes behind): a burst above capacity plus the table's burst credit is throttled, and intake answers 503 until it scales (docs/cost-and-scale.md "Capacity")`,
     `estimate check (hookledger cost, the stack as measured, at this run's burst rate ${fmt.n(benchRate, 1)}/s): ${TRAFFIC.map((t) => `${t} ${fmt.usd(estimateChecks[t].estimatedPerMillion)} vs measured ${fmt.usd(estimateChecks[t].measuredPerMillion)} (x${estimateChecks[t].ratio.toFixed(3)})`).join('; ')}: ${TRAFFIC.every((t) => estimateChecks[t].within5Percent) ? 'within 5%' : 'NOT within 5%'}`,
   ]);
+}
 
+/** Section 3. */
+function printIntake({ intake: { load, floorRps, floorRuns } }: BenchReport): void {
+  const ratio = floorRps / load.rps;
   printTable(
     `3. Intake (ingest path only: pollers stopped), concurrency ${PLAN.intakeConnections}`,
     ['', 'p50', 'p99', 'webhooks/s', 'webhooks'],
@@ -369,7 +548,10 @@ async function main(): Promise<void> {
     `floor runs before and after the intake: ${floorRuns.map((r) => fmt.n(r.rps, 0)).join(' and ')} webhooks/s (DynamoDB Local drifts on 2 cores; pooled)`,
     `autocannon in a second process, ${load.requests} distinct webhooks signed just before the run, all answered 202; the intake also verifies the signature, parses JSON, gzips and hashes`,
   ]);
+}
 
+/** Section 4. */
+function printEndToEnd({ e2e }: BenchReport): void {
   printTable(
     '4. End to end: POST -> last consumer acknowledgement',
     ['', 'p50', 'p99', 'max', 'samples'],
@@ -379,37 +561,42 @@ async function main(): Promise<void> {
     'the local stream poller reads every 50 ms and the SQS pollers wake on send; on AWS expect more (published: stream -> Lambda p50 213 ms, p99 552 ms; SQS -> Lambda p50 16 ms)',
     `with ${e2e.samples} samples, p99 is the largest sample`,
   ]);
+}
 
-  printBundles(bundles, emptyBundle, floorBundle);
-  printFirstInvocations(first, PLAN.firstInvocations);
-  console.log(`\ntotal run time ${runSeconds.toFixed(0)} s`);
-
-  printLargeBodies(large);
-
+/** Section 7 (measured and logged by bench/window.ts), with the write units the window index costs. */
+function printWindow({ window, consumers, steadyWriteUnits, registryWrites }: BenchReport): void {
   printNotes([
     `7. window queries: reconcile of the last hour with 10x older history vs the hour alone: read units x${window.reconcileReadRatio}, time x${window.reconcileTimeRatio} (target <= 1.2)`,
     `   usage of one tenant for a month among 10 others: ${window.tenantUsageReadUnits} RRU for ${window.tenantUsageRows} ledger rows`,
     `   write units per webhook at N=${consumers.length} with the window index (receipt + its index entry): ${fmt.n(steadyWriteUnits)} (budget <= 9.00; tenant-day registry writes in this sample, 400 tenants: ${fmt.n(registryWrites)} per webhook, in production once per tenant per day per environment)`,
   ]);
+}
 
-  printFilters(filters);
+// --- results.json ----------------------------------------------------------------------------
 
-  // --- results.json --------------------------------------------------------------------------
-  const results = {
+function writeResults(r: BenchReport): void {
+  writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(resultsJson(r), null, 2)}\n`);
+  console.log('wrote bench/results.json');
+}
+
+function resultsJson(r: BenchReport) {
+  const { phases, byBody, e2e } = r;
+  const { low, high, backlog } = phases;
+  return {
     date: new Date().toISOString(),
-    machine: { cpu, cores: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
-    runSeconds: round(runSeconds),
-    consumers,
+    machine: { cpu: cpuModel(), cores: os.cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
+    runSeconds: round(r.runSeconds),
+    consumers: r.consumers,
     payloadBytes: TARGET_BYTES,
-    writeUnitsPerWebhook: round(steadyWriteUnits),
+    writeUnitsPerWebhook: round(r.steadyWriteUnits),
     writeUnitsPerWebhookWithRegistry: low.writeUnits,
-    tenantDayRegistryWritesPerWebhook: round(registryWrites),
-    window,
-    filters,
+    tenantDayRegistryWritesPerWebhook: round(r.registryWrites),
+    window: r.window,
+    filters: r.filters,
     bodyProtection: {
       writeUnitsPerWebhook: byBody.traffic.writeUnits,
       readUnitsPerWebhook: byBody.traffic.readUnits,
-      intakeWriteUnits: { default: intakeUnits(low), body: intakeUnits(byBody.traffic) },
+      intakeWriteUnits: { default: intakeUnitsOf(low), body: intakeUnitsOf(byBody.traffic) },
       replay: byBody.replay,
     },
     readUnitsPerWebhook: low.readUnits,
@@ -419,105 +606,73 @@ async function main(): Promise<void> {
       low: round(low.logBytes),
       high: round(high.logBytes),
       backlog: round(backlog.logBytes),
-      platformLevel: stack.config.logs.platformLevel,
+      platformLevel: r.config.logs.platformLevel,
     },
-    usdPerMillion: {
-      low: usd(cost.low.total),
-      high: usd(cost.high.total),
-      backlog: usd(cost.backlog.total),
-      breakdown: { low: usdEach(cost.low.breakdown), high: usdEach(cost.high.breakdown), backlog: usdEach(cost.backlog.breakdown) },
-      provisioned: {
-        low: usd(provisioned.low.total),
-        high: usd(provisioned.high.total),
-        backlog: usd(provisioned.backlog.total),
-        breakdown: {
-          low: usdEach(provisioned.low.breakdown),
-          high: usdEach(provisioned.high.breakdown),
-          backlog: usdEach(provisioned.backlog.breakdown),
-        },
-        ratePerSecond: PLAN.provisionedRate,
-        settings: PROVISIONED_DEFAULTS,
-        breakEvenPerSecond: round(breakEven),
-      },
-      estimateCheck: {
-        ratePerSecond: round(benchRate),
-        ...Object.fromEntries(
-          TRAFFIC.map((t) => [
-            t,
-            {
-              estimated: usd(estimateChecks[t].estimatedPerMillion),
-              measured: usd(estimateChecks[t].measuredPerMillion),
-              ratio: round(estimateChecks[t].ratio),
-            },
-          ]),
-        ),
-        within5Percent: TRAFFIC.every((t) => estimateChecks[t].within5Percent),
-      },
-      pricesDate: prices.date,
-      compareWith: repoRelative(prices.compareWith),
-      pricesFiles: ['bench/prices.json', STORAGE_PRICES_FILE],
-    },
-    intake: {
-      p50Ms: load.p50Ms,
-      p99Ms: load.p99Ms,
-      rps: round(load.rps),
-      floorRps: round(floorRps),
-      ratio: round(ratio),
-      concurrency: PLAN.intakeConnections,
-      requests: load.requests,
-      seconds: round(load.seconds),
-      floorRuns: floorRuns.map((r) => ({ webhooks: r.webhooks, rps: round(r.rps), seconds: round(r.seconds) })),
-    },
-    largeBodies: large,
+    usdPerMillion: usdJson(r),
+    intake: intakeJson(r.intake),
+    largeBodies: r.large,
     endToEnd: { p50Ms: round(e2e.p50Ms), p99Ms: round(e2e.p99Ms), maxMs: round(e2e.maxMs), samples: e2e.samples, spacingMs: e2e.spacingMs },
-    ...withFirstInvocations(bundlesJson(bundles, emptyBundle, floorBundle), first),
-    details: { ...phases, itemSizes: sizes },
+    ...withFirstInvocations(bundlesJson(r.bundles), r.first),
+    details: { ...phases, itemSizes: r.sizes },
   };
-  writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  console.log('wrote bench/results.json');
 }
 
-/** Intake's write units per webhook: body claim, payload, receipt (with its index entry). */
-const intakeUnitsOf = (t: TrafficResult) =>
-  ['putBodyClaim', 'putPayload', 'putEvent'].reduce((sum, op) => sum + (t.capacityByOperation[op]?.writeUnits ?? 0), 0);
+/** `usdPerMillion`: sections 2 and 2b. */
+function usdJson({ cost, provisioned, breakEven, benchRate, estimateChecks, prices }: BenchReport) {
+  const totals = (c: Record<Traffic, Usd>) => ({
+    low: usd(c.low.total),
+    high: usd(c.high.total),
+    backlog: usd(c.backlog.total),
+    breakdown: { low: usdEach(c.low.breakdown), high: usdEach(c.high.breakdown), backlog: usdEach(c.backlog.breakdown) },
+  });
+  return {
+    ...totals(cost),
+    provisioned: {
+      ...totals(provisioned),
+      ratePerSecond: PLAN.provisionedRate,
+      settings: PROVISIONED_DEFAULTS,
+      breakEvenPerSecond: round(breakEven),
+    },
+    estimateCheck: {
+      ratePerSecond: round(benchRate),
+      ...Object.fromEntries(
+        TRAFFIC.map((t) => [
+          t,
+          {
+            estimated: usd(estimateChecks[t].estimatedPerMillion),
+            measured: usd(estimateChecks[t].measuredPerMillion),
+            ratio: round(estimateChecks[t].ratio),
+          },
+        ]),
+      ),
+      within5Percent: TRAFFIC.every((t) => estimateChecks[t].within5Percent),
+    },
+    pricesDate: prices.date,
+    compareWith: repoRelative(prices.compareWith),
+    pricesFiles: ['bench/prices.json', STORAGE_PRICES_FILE],
+  };
+}
 
-/** "-48%": how much `value` is below (or above) `reference`. */
-const pct = (value: number, reference: number) => `${value <= reference ? '-' : '+'}${Math.abs(100 * (1 - value / reference)).toFixed(0)}%`;
-const usd = (v: number) => Number(v.toFixed(4));
-const usdEach = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, usd(v)]));
-
-/** Section 6 on a running stack: every size and content, one webhook at a time. */
-async function runLargeBodies(
-  stack: LocalStack,
-  meters: Meters,
-  s3: S3Meter,
-  secret: string,
-  runId: string,
-  prices: PriceTable,
-  consumers: number,
-): Promise<LargeBodyRow[]> {
-  console.log(
-    `6. bodies by size: ${PLAN.largeBodyRequests} webhooks each of ${LARGE_BODY_SIZES.join(', ')} bytes, ${BODY_CONTENTS.join(' and ')}, one at a time...`,
-  );
-  meters.logs.record(true);
-  try {
-    return await largeBodies(stack, meters, s3, secret, `${runId}-large`, {
-      requests: PLAN.largeBodyRequests,
-      consumers,
-      prices,
-      storagePrices: loadStoragePrices(),
-      retentionDays: stack.config.retention.payloadDays,
-      platformLogLevel: stack.config.logs.platformLevel,
-    });
-  } finally {
-    meters.logs.record(false);
-  }
+/** `intake`: section 3. */
+function intakeJson({ load, floorRps, floorRuns }: IntakeResult) {
+  return {
+    p50Ms: load.p50Ms,
+    p99Ms: load.p99Ms,
+    rps: round(load.rps),
+    floorRps: round(floorRps),
+    ratio: round(floorRps / load.rps),
+    concurrency: PLAN.intakeConnections,
+    requests: load.requests,
+    seconds: round(load.seconds),
+    floorRuns: floorRuns.map((r) => ({ webhooks: r.webhooks, rps: round(r.rps), seconds: round(r.seconds) })),
+  };
 }
 
 /** Load-time goals against the floor bundle: intake and the consumers run on every webhook. */
 const bundleGoal = (name: string) => (name === 'fanout' || name === 'reconcile' ? 1.25 : 1.1);
 
-function printBundles(bundles: Record<string, BundleResult>, emptyBundle: BundleResult, floorBundle: BundleResult): void {
+/** Section 5. */
+function printBundles({ bundles, emptyBundle, floorBundle }: BundleSet): void {
   printTable(
     `5. Bundles (esbuild as the CDK stack: ESM, minified, node22, AWS SDK inside; load = median of ${PLAN.bundleLoads} fresh node processes, round robin; ratio = median over the rounds of the load over the floor's in the same round)`,
     ['function', 'at cold start', 'with chunks', 'load', 'ratio to floor', 'goal', 'largest parts at cold start'],
@@ -555,7 +710,8 @@ function printBundles(bundles: Record<string, BundleResult>, emptyBundle: Bundle
   ]);
 }
 
-function bundlesJson(bundles: Record<string, BundleResult>, emptyBundle: BundleResult, floorBundle: BundleResult) {
+/** `bundles`, `floorBundle`, `emptyBundle`, `loadedBy`: section 5. */
+function bundlesJson({ bundles, emptyBundle, floorBundle }: BundleSet) {
   const one = (b: BundleResult) => ({
     entry: b.entry,
     bytes: b.bytes,
@@ -578,6 +734,7 @@ function bundlesJson(bundles: Record<string, BundleResult>, emptyBundle: BundleR
   };
 }
 
+/** Section 6. */
 function printLargeBodies(large: readonly LargeBodyRow[]): void {
   printTable(
     `6. Bodies by size (one at a time, pipeline running; ${PLAN.largeBodyRequests} webhooks per row)`,
@@ -627,32 +784,23 @@ async function runOnly(sections: Set<Section>): Promise<void> {
   const prices = loadPrices();
   const partial: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, sections: [...sections] };
   if (sections.has('large-bodies')) {
-    const { meters, s3 } = installedMeters();
-    const secretsDir = mkdtempSync(path.join(os.tmpdir(), 'hookledger-bench-secrets-'));
-    const stack = await startBenchStack(meters, secretsDir);
-    try {
-      countInvocations(stack, meters.invocations);
-      const consumers = subscribedConsumers(stack.config, PLAN.eventType);
-      const secret = (await stack.secrets.get(SOURCE)).current;
-      const large = await runLargeBodies(stack, meters, s3, secret, Date.now().toString(36), prices, consumers.length);
-      if (meters.deliveries.failures > 0) throw new BenchRunError(`${meters.deliveries.failures} deliveries failed during the bench`);
-      printLargeBodies(large);
-      partial.largeBodies = large;
-    } finally {
-      await stack.stop();
-      rmSync(secretsDir, { recursive: true, force: true });
-    }
+    const large = await onBenchStack(Date.now().toString(36), async (on) => {
+      const rows = await runLargeBodies(on, prices);
+      checkDeliveries(on.meters);
+      return rows;
+    });
+    printLargeBodies(large);
+    partial.largeBodies = large;
   }
   if (sections.has('bundles')) {
     console.log(
       `5. bundling ${3 + baseConfig.consumers.length} functions, the floor and an empty handler; ${PLAN.bundleLoads} cold loads each...`,
     );
-    const { bundles, emptyBundle, floorBundle } = await measureBundles(defineConfig(baseConfig), PLAN.bundleLoads);
-    console.log(`5b. first invocations: ${PLAN.firstInvocations} fresh processes each against the local stack...`);
-    const first = await measureFirstInvocations(defineConfig(baseConfig), bundleTargets(Object.keys(bundles)), PLAN.firstInvocations);
-    printBundles(bundles, emptyBundle, floorBundle);
+    const bundles = await measureBundles(defineConfig(baseConfig), PLAN.bundleLoads);
+    const first = await measureFirst(bundles);
+    printBundles(bundles);
     printFirstInvocations(first, PLAN.firstInvocations);
-    Object.assign(partial, withFirstInvocations(bundlesJson(bundles, emptyBundle, floorBundle), first));
+    Object.assign(partial, withFirstInvocations(bundlesJson(bundles), first));
   }
   if (sections.has('wildcard')) {
     // Recorded where the whole bench puts it: filters.worstCaseWildcard.

@@ -15,7 +15,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { BatchWriteCommand, type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../adapters/clients';
-import { WindowReader } from '../adapters/window-index';
+import { type WindowReadCounters, WindowReader } from '../adapters/window-index';
 import { subscribedConsumers } from '../core/config/routing';
 import { eventKey, ledgerKey, payloadKey, receiptIndexAttributes, tenantDayItem, utcDay } from '../core/model';
 import baseConfig from '../hookledger.config';
@@ -43,114 +43,182 @@ export interface WindowBenchResult {
   readonly details: Record<string, unknown>;
 }
 
+/** A pair of tables provisioned as the local stack's (window index included). */
+type Tables = { readonly events: string; readonly ledger: string };
+
+/** The emulators the section reads on; `tables` provisions a fresh pair on each call. */
+interface WindowRig {
+  readonly ddb: DynamoDBDocumentClient;
+  readonly consumers: readonly string[];
+  tables(): Promise<Tables>;
+  stop(): Promise<void>;
+}
+
+/** One reconcile of WINDOW, measured: read units and counters of the last run, median time. */
+interface ReconcileMeasure {
+  readonly readUnits: number;
+  readonly ms: number;
+  readonly receipts: number;
+  readonly counters: WindowReadCounters | undefined;
+  readonly scan: number;
+}
+
+/** The hour reconciled alone (a) and with PLAN.historyFactor times as much older history (b). */
+interface ReconcileWindow {
+  readonly hourReceipts: number;
+  readonly olderReceipts: number;
+  readonly a: ReconcileMeasure;
+  readonly b: ReconcileMeasure;
+}
+
+/** One tenant's month read by usage among ten others', and every tenant's. */
+interface TenantUsage {
+  readonly tenantRows: number;
+  readonly tenantMs: number;
+  readonly tenant: WindowReadCounters;
+  readonly all: WindowReadCounters;
+  readonly scanReadUnits: number;
+}
+
 export async function measureWindow(log: (line: string) => void = console.log): Promise<WindowBenchResult> {
-  const dynamo = await startDynamoLocal({ port: await freePort(), dbPath: null });
-  const sqsServer = await startSqsEmulator({ port: await freePort() });
-  const client = localDynamoClient(dynamo.endpoint);
-  const ddb = createDocumentClient(client);
-  const sqs = localSqsClient(sqsServer.endpoint);
-  const consumers = subscribedConsumers(baseConfig, 'payment.succeeded');
-  let n = 0;
-  const tables = async () => {
-    n++;
-    const made = await provisionLocalStack({
-      config: baseConfig,
-      dynamo: client,
-      sqs,
-      tables: { events: `bench-events-${n}`, ledger: `bench-ledger-${n}` },
-      queuePrefix: `bw${n}-`,
-    });
-    return made.tables;
-  };
+  const rig = await startWindowRig();
   try {
-    // --- reconcile: the hour alone, then the hour with 10x older history -----------------------
-    const hour = spread(PLAN.hourReceipts, WINDOW.from, WINDOW.to, 'h');
-    const history = spread(PLAN.hourReceipts * PLAN.historyFactor, WINDOW.from - 10 * DAY, WINDOW.from, 'o');
-    log(`7. window queries: seeding ${hour.length} receipts in the hour, ${history.length} older (${consumers.length} consumers each)...`);
-    const alone = await tables();
-    await seed(ddb, alone, hour, consumers, true);
-    const withHistory = await tables();
-    await seed(ddb, withHistory, [...hour, ...history], consumers, true);
-    const measureReconcile = async (t: { events: string; ledger: string }) => {
-      const times: number[] = [];
-      let readUnits = 0;
-      let counters: WindowReader['counters'] | undefined;
-      let receipts = 0;
-      for (let i = 0; i < PLAN.timingRuns; i++) {
-        const reader = new WindowReader({ ddb, tables: t, measureCapacity: true });
-        const started = performance.now();
-        const report = await reconcile(
-          { ddb, tables: t, clock: () => WINDOW.to + DAY, reader },
-          { ...WINDOW, consumers: baseConfig.consumers.map((c) => c.id) },
-        );
-        times.push(performance.now() - started);
-        if (report.violations.length > 0)
-          throw new BenchRunError(`bench data has ${report.violations.length} violations: reconcile would time repairs, not reads`);
-        readUnits = reader.counters.readUnits;
-        counters = { ...reader.counters };
-        receipts = report.receipts;
-      }
-      return { readUnits, ms: median(times), receipts, counters, scan: await scanUnits(ddb, t) };
-    };
-    const a = await measureReconcile(alone);
-    const b = await measureReconcile(withHistory);
-
-    // --- usage: one tenant's month among ten others' ----------------------------------------------
-    const month = TENANTS.flatMap((tenant, i) =>
-      spread(PLAN.monthReceiptsPerTenant, NOVEMBER.from, NOVEMBER.to, `m${i}`).map((r) => ({ ...r, tenant })),
-    );
-    log(`   usage: seeding ${month.length} receipts of ${TENANTS.length} tenants over November...`);
-    const monthTables = await tables();
-    await seed(ddb, monthTables, month, consumers, false);
-    const reader = new WindowReader({ ddb, tables: monthTables, measureCapacity: true });
-    const started = performance.now();
-    const tenantReport = await usage({ ddb, tables: monthTables }, { ...NOVEMBER, tenant: TENANTS[0], reader });
-    const tenantMs = performance.now() - started;
-    const allReader = new WindowReader({ ddb, tables: monthTables, measureCapacity: true });
-    await usage({ ddb, tables: monthTables }, { ...NOVEMBER, reader: allReader });
-    const tenantRows = tenantReport.rows.reduce((s, r) => s + r.deliveries, 0);
-
-    const result: WindowBenchResult = {
-      reconcileReadRatio: round(b.readUnits / a.readUnits),
-      reconcileTimeRatio: round(b.ms / a.ms),
-      tenantUsageReadUnits: round(reader.counters.readUnits),
-      tenantUsageRows: tenantRows,
-      details: {
-        reconcile: {
-          hourReceipts: hour.length,
-          olderReceipts: history.length,
-          withoutHistory: { readUnits: a.readUnits, ms: round(a.ms), receipts: a.receipts, read: a.counters, scanReadUnits: a.scan },
-          withHistory: { readUnits: b.readUnits, ms: round(b.ms), receipts: b.receipts, read: b.counters, scanReadUnits: b.scan },
-          scanReadRatio: round(b.scan / a.scan),
-        },
-        usage: {
-          tenant: TENANTS[0],
-          tenants: TENANTS.length,
-          tenantReceipts: PLAN.monthReceiptsPerTenant,
-          tenantMs: round(tenantMs),
-          read: { ...reader.counters },
-          readUnitsPerRow: round(reader.counters.readUnits / tenantRows),
-          allTenantsReadUnits: round(allReader.counters.readUnits),
-          allTenantsRows: allReader.counters.ledgerRowsRead,
-          scanReadUnits: await scanUnits(ddb, monthTables, 'ledger'),
-        },
-        note: 'read units as DynamoDB Local reports them (ConsumedCapacity TOTAL, index reads included); eventually consistent Query and BatchGetItem',
-      },
-    };
+    const reconciled = await measureReconcileWindow(rig, log);
+    const used = await measureTenantUsage(rig, log);
+    const result = windowResult(reconciled, used);
+    const { a, b } = reconciled;
     log(
       `   reconcile of the hour: ${a.readUnits} RRU / ${a.ms.toFixed(0)} ms alone, ${b.readUnits} RRU / ${b.ms.toFixed(0)} ms with 10x history ` +
         `(ratios ${result.reconcileReadRatio} and ${result.reconcileTimeRatio}); the scan it replaces: ${a.scan} -> ${b.scan} RRU`,
     );
     log(
-      `   usage of ${TENANTS[0]} for November: ${result.tenantUsageReadUnits} RRU for ${tenantRows} rows ` +
-        `(all ${TENANTS.length} tenants: ${allReader.counters.readUnits} RRU for ${allReader.counters.ledgerRowsRead} rows)`,
+      `   usage of ${TENANTS[0]} for November: ${result.tenantUsageReadUnits} RRU for ${used.tenantRows} rows ` +
+        `(all ${TENANTS.length} tenants: ${used.all.readUnits} RRU for ${used.all.ledgerRowsRead} rows)`,
     );
     return result;
   } finally {
-    client.destroy();
-    sqs.destroy();
-    await Promise.all([dynamo.stop(), sqsServer.stop()]);
+    await rig.stop();
   }
+}
+
+async function startWindowRig(): Promise<WindowRig> {
+  const dynamo = await startDynamoLocal({ port: await freePort(), dbPath: null });
+  const sqsServer = await startSqsEmulator({ port: await freePort() });
+  const client = localDynamoClient(dynamo.endpoint);
+  const sqs = localSqsClient(sqsServer.endpoint);
+  let n = 0;
+  return {
+    ddb: createDocumentClient(client),
+    consumers: subscribedConsumers(baseConfig, 'payment.succeeded'),
+    async tables() {
+      n++;
+      const made = await provisionLocalStack({
+        config: baseConfig,
+        dynamo: client,
+        sqs,
+        tables: { events: `bench-events-${n}`, ledger: `bench-ledger-${n}` },
+        queuePrefix: `bw${n}-`,
+      });
+      return made.tables;
+    },
+    async stop() {
+      client.destroy();
+      sqs.destroy();
+      await Promise.all([dynamo.stop(), sqsServer.stop()]);
+    },
+  };
+}
+
+/** Reconcile of the hour on a table holding only that hour, then on one holding it and ten days before. */
+async function measureReconcileWindow(rig: WindowRig, log: (line: string) => void): Promise<ReconcileWindow> {
+  const hour = spread(PLAN.hourReceipts, WINDOW.from, WINDOW.to, 'h');
+  const history = spread(PLAN.hourReceipts * PLAN.historyFactor, WINDOW.from - 10 * DAY, WINDOW.from, 'o');
+  log(
+    `7. window queries: seeding ${hour.length} receipts in the hour, ${history.length} older (${rig.consumers.length} consumers each)...`,
+  );
+  const alone = await rig.tables();
+  await seed(rig.ddb, alone, hour, rig.consumers, true);
+  const withHistory = await rig.tables();
+  await seed(rig.ddb, withHistory, [...hour, ...history], rig.consumers, true);
+  const a = await measureReconcile(rig.ddb, alone);
+  const b = await measureReconcile(rig.ddb, withHistory);
+  return { hourReceipts: hour.length, olderReceipts: history.length, a, b };
+}
+
+async function measureReconcile(ddb: DynamoDBDocumentClient, t: Tables): Promise<ReconcileMeasure> {
+  const times: number[] = [];
+  let readUnits = 0;
+  let counters: WindowReadCounters | undefined;
+  let receipts = 0;
+  for (let i = 0; i < PLAN.timingRuns; i++) {
+    const reader = new WindowReader({ ddb, tables: t, measureCapacity: true });
+    const started = performance.now();
+    const report = await reconcile(
+      { ddb, tables: t, clock: () => WINDOW.to + DAY, reader },
+      { ...WINDOW, consumers: baseConfig.consumers.map((c) => c.id) },
+    );
+    times.push(performance.now() - started);
+    if (report.violations.length > 0)
+      throw new BenchRunError(`bench data has ${report.violations.length} violations: reconcile would time repairs, not reads`);
+    readUnits = reader.counters.readUnits;
+    counters = { ...reader.counters };
+    receipts = report.receipts;
+  }
+  return { readUnits, ms: median(times), receipts, counters, scan: await scanUnits(ddb, t) };
+}
+
+/** Usage of one tenant for November, with ten other tenants' month in the same tables; then of all of them. */
+async function measureTenantUsage(rig: WindowRig, log: (line: string) => void): Promise<TenantUsage> {
+  const month = TENANTS.flatMap((tenant, i) =>
+    spread(PLAN.monthReceiptsPerTenant, NOVEMBER.from, NOVEMBER.to, `m${i}`).map((r) => ({ ...r, tenant })),
+  );
+  log(`   usage: seeding ${month.length} receipts of ${TENANTS.length} tenants over November...`);
+  const { ddb } = rig;
+  const monthTables = await rig.tables();
+  await seed(ddb, monthTables, month, rig.consumers, false);
+  const reader = new WindowReader({ ddb, tables: monthTables, measureCapacity: true });
+  const started = performance.now();
+  const tenantReport = await usage({ ddb, tables: monthTables }, { ...NOVEMBER, tenant: TENANTS[0], reader });
+  const tenantMs = performance.now() - started;
+  const allReader = new WindowReader({ ddb, tables: monthTables, measureCapacity: true });
+  await usage({ ddb, tables: monthTables }, { ...NOVEMBER, reader: allReader });
+  return {
+    tenantRows: tenantReport.rows.reduce((s, r) => s + r.deliveries, 0),
+    tenantMs,
+    tenant: reader.counters,
+    all: allReader.counters,
+    scanReadUnits: await scanUnits(ddb, monthTables, 'ledger'),
+  };
+}
+
+function windowResult({ hourReceipts, olderReceipts, a, b }: ReconcileWindow, used: TenantUsage): WindowBenchResult {
+  return {
+    reconcileReadRatio: round(b.readUnits / a.readUnits),
+    reconcileTimeRatio: round(b.ms / a.ms),
+    tenantUsageReadUnits: round(used.tenant.readUnits),
+    tenantUsageRows: used.tenantRows,
+    details: {
+      reconcile: {
+        hourReceipts,
+        olderReceipts,
+        withoutHistory: { readUnits: a.readUnits, ms: round(a.ms), receipts: a.receipts, read: a.counters, scanReadUnits: a.scan },
+        withHistory: { readUnits: b.readUnits, ms: round(b.ms), receipts: b.receipts, read: b.counters, scanReadUnits: b.scan },
+        scanReadRatio: round(b.scan / a.scan),
+      },
+      usage: {
+        tenant: TENANTS[0],
+        tenants: TENANTS.length,
+        tenantReceipts: PLAN.monthReceiptsPerTenant,
+        tenantMs: round(used.tenantMs),
+        read: { ...used.tenant },
+        readUnitsPerRow: round(used.tenant.readUnits / used.tenantRows),
+        allTenantsReadUnits: round(used.all.readUnits),
+        allTenantsRows: used.all.ledgerRowsRead,
+        scanReadUnits: used.scanReadUnits,
+      },
+      note: 'read units as DynamoDB Local reports them (ConsumedCapacity TOTAL, index reads included); eventually consistent Query and BatchGetItem',
+    },
+  };
 }
 
 interface SeedReceipt {
@@ -171,7 +239,7 @@ function spread(count: number, from: number, to: number, tag: string): SeedRecei
 
 async function seed(
   ddb: DynamoDBDocumentClient,
-  t: { events: string; ledger: string },
+  t: Tables,
   receipts: readonly SeedReceipt[],
   consumers: readonly string[],
   payloads: boolean,
@@ -246,7 +314,7 @@ async function writeAll(ddb: DynamoDBDocumentClient, table: string, items: reado
 }
 
 /** What the scan-based reconcile read: every item of both tables (or one), in read units. */
-async function scanUnits(ddb: DynamoDBDocumentClient, t: { events: string; ledger: string }, only?: 'ledger'): Promise<number> {
+async function scanUnits(ddb: DynamoDBDocumentClient, t: Tables, only?: 'ledger'): Promise<number> {
   let units = 0;
   for (const table of only ? [t.ledger] : [t.events, t.ledger]) {
     let start: Record<string, unknown> | undefined;
