@@ -86,7 +86,7 @@ export interface StartDynamoLocalOptions {
   readonly port: number;
   /** A folder for file-backed tables (created if missing); null keeps everything in memory. */
   readonly dbPath: string | null;
-  /** How long to wait for ListTables to answer. Default 30 s (a cold JVM on 2 cores takes 2-4 s). */
+  /** How long to wait for ListTables to answer. Default 30 s (START_TIMEOUT_MS). */
   readonly startTimeoutMs?: number;
 }
 
@@ -255,6 +255,13 @@ function privateDataFolder(dbPath: string): void {
   }
 }
 
+/** How long DynamoDB Local may take to answer ListTables: a cold JVM on 2 cores takes 2-4 s. */
+const START_TIMEOUT_MS = 30_000;
+/** How long the JVM is given to exit on SIGTERM before SIGKILL. */
+const STOP_GRACE_MS = 3000;
+/** How much of the JVM's output is kept for error messages. */
+const OUTPUT_TAIL_CHARS = 4000;
+
 /**
  * Starts AWS's DynamoDB Local (`-sharedDb`, so every access key and region sees the same tables) on
  * 127.0.0.1 at the given port (through LoopbackDynamoDBLocal.java: the jar itself listens on every
@@ -264,20 +271,36 @@ function privateDataFolder(dbPath: string): void {
 export async function startDynamoLocal(options: StartDynamoLocalOptions): Promise<DynamoLocal> {
   assertJava();
   const { port } = options;
-  const endpoint = `http://${LOOPBACK}:${port}`;
-  if (await portAnswers(port)) {
-    throw new EmulatorError(
-      `port ${port} is already in use (a DynamoDB Local left over from an earlier run?); ` +
-        `find it with \`ss -ltnp 'sport = :${port}'\` and stop it, or choose another port`,
-    );
-  }
+  await assertPortFree(port);
   const dbPath = options.dbPath === null ? null : resolve(options.dbPath);
   if (dbPath !== null) privateDataFolder(dbPath);
   const home = dynamoLocalHome();
   const classes = await launcherClasses(home);
 
   installExitHooks();
-  const java = [
+  const jvm = spawnJvm(home, jvmArguments(home, classes, dbPath, port));
+  const endpoint = `http://${LOOPBACK}:${port}`;
+  try {
+    await untilListTablesAnswers(endpoint, jvm, options.startTimeoutMs ?? START_TIMEOUT_MS);
+  } catch (error) {
+    await jvm.stop();
+    throw error;
+  }
+  return { endpoint, port, pid: jvm.child.pid, stop: jvm.stop };
+}
+
+async function assertPortFree(port: number): Promise<void> {
+  if (await portAnswers(port)) {
+    throw new EmulatorError(
+      `port ${port} is already in use (a DynamoDB Local left over from an earlier run?); ` +
+        `find it with \`ss -ltnp 'sport = :${port}'\` and stop it, or choose another port`,
+    );
+  }
+}
+
+/** The launcher's command line: the JVM flags, the class path, then DynamoDB Local's own options. */
+function jvmArguments(home: string, classes: string, dbPath: string | null, port: number): string[] {
+  return [
     ...JVM_FLAGS,
     '-Xmx512m',
     `-Djava.library.path=${path.join(home, 'DynamoDBLocal_lib')}`,
@@ -291,6 +314,18 @@ export async function startDynamoLocal(options: StartDynamoLocalOptions): Promis
     '-sharedDb',
     '-disableTelemetry',
   ];
+}
+
+/** The JVM's process: the tail of what it printed, why it could not be spawned, and how to stop it. */
+interface Jvm {
+  readonly child: ChildProcess;
+  output(): string;
+  spawnError(): Error | undefined;
+  /** SIGTERM, then SIGKILL after STOP_GRACE_MS; resolves once it exited. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+function spawnJvm(home: string, java: readonly string[]): Jvm {
   const env = launcherEnv(processCredentials());
   // umask 077: the database file and SQLite's journals are created 0600 (no umask on Windows).
   // SIGINT ignored: the terminal's Ctrl-C reaches the whole process group, and storage must stop last,
@@ -301,59 +336,58 @@ export async function startDynamoLocal(options: StartDynamoLocalOptions): Promis
       : spawn('/bin/sh', ['-c', 'umask 077 && trap "" INT && exec "$@"', 'sh', 'java', ...java], { cwd: home, env, stdio: 'pipe' });
   liveChildren.add(child);
 
-  // Keep the last few KB of output for error messages; an undrained pipe would block the JVM.
+  // Keep the tail of the output for error messages; an undrained pipe would block the JVM.
   let output = '';
   const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-4000);
+    output = (output + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-
+  let spawnError: Error | undefined;
+  child.once('error', (error) => {
+    spawnError = error;
+  });
   const exited = new Promise<void>((resolveExit) => {
     child.once('exit', () => {
       liveChildren.delete(child);
       resolveExit();
     });
   });
-  let spawnError: Error | undefined;
-  child.once('error', (error) => {
-    spawnError = error;
-  });
-
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
-      const killed = await Promise.race([exited.then(() => true), sleep(3000).then(() => false)]);
+      const killed = await Promise.race([exited.then(() => true), sleep(STOP_GRACE_MS).then(() => false)]);
       if (!killed) child.kill('SIGKILL');
     }
     await exited;
   };
+  return { child, output: () => output, spawnError: () => spawnError, stop };
+}
 
+/** Polls ListTables until it answers; throws when the JVM could not spawn, exited, or `timeoutMs` passed. */
+async function untilListTablesAnswers(endpoint: string, jvm: Jvm, timeoutMs: number): Promise<void> {
   const client = localDynamoClient(endpoint);
-  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  const deadline = Date.now() + timeoutMs;
   try {
     for (;;) {
+      const spawnError = jvm.spawnError();
       if (spawnError) throw new EmulatorError(`could not start DynamoDB Local: ${spawnError.message}`);
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new EmulatorError(`DynamoDB Local exited during start-up (code ${String(child.exitCode)}):\n${output}`);
+      if (jvm.child.exitCode !== null || jvm.child.signalCode !== null) {
+        throw new EmulatorError(`DynamoDB Local exited during start-up (code ${String(jvm.child.exitCode)}):\n${jvm.output()}`);
       }
       try {
         await client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: AbortSignal.timeout(1000) });
-        break;
+        return;
       } catch {
         if (Date.now() > deadline) {
-          throw new EmulatorError(`DynamoDB Local did not answer ListTables on ${endpoint} in time:\n${output}`);
+          throw new EmulatorError(`DynamoDB Local did not answer ListTables on ${endpoint} in time:\n${jvm.output()}`);
         }
         await sleep(100);
       }
     }
-  } catch (error) {
-    await stop();
-    throw error;
   } finally {
     client.destroy();
   }
-  return { endpoint, port, pid: child.pid, stop };
 }
 
 // --- SQS ------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { HookledgerError } from '../core/errors';
 import { describe } from './support';
 
 export type HttpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -49,56 +50,53 @@ const ROUTE = /^\/hooks\/([^/]+)$/;
 /** API Gateway's payload limit: above every source's `maxBodyBytes` (MAX_BODY_BYTES_CEILING, 4 MiB), so intake answers those 413s itself, naming the limit. */
 export const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
 
-export async function startHttpGateway(options: HttpGatewayOptions): Promise<HttpGateway> {
-  const host = options.host ?? '127.0.0.1';
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
-  const onError = options.onError ?? ((error: unknown) => console.error('[http-gateway] handler failed:', describe(error)));
+/**
+ * A route key the gateway was asked to serve and cannot: it turns only intake's two routes into
+ * events. Raised at start, before anything listens.
+ */
+export class UnservedRouteError extends HookledgerError {
+  override readonly name = 'UnservedRouteError';
+  constructor(readonly routeKey: string) {
+    super(
+      `route ${routeKey} is not served by the local gateway, which serves ${ROUTE_KEY} and ${GET_ROUTE_KEY} only; ` +
+        `change the route's RouteKey to ${ROUTE_KEY} or ${GET_ROUTE_KEY}, or leave it to API Gateway on AWS`,
+    );
+  }
+}
 
-  const methods = new Set(
-    (options.routeKeys ?? [ROUTE_KEY, GET_ROUTE_KEY]).map((key) => {
-      if (key !== ROUTE_KEY && key !== GET_ROUTE_KEY)
-        throw new Error(`route ${key} is not served by the local gateway (${ROUTE_KEY}, ${GET_ROUTE_KEY})`);
+/** The HTTP methods of the route keys, each one the gateway serves. */
+function servedMethods(routeKeys: readonly string[]): Set<string> {
+  return new Set(
+    routeKeys.map((key) => {
+      if (key !== ROUTE_KEY && key !== GET_ROUTE_KEY) throw new UnservedRouteError(key);
       return key.split(' ')[0] as string;
     }),
   );
+}
+
+/** What serving a request needs: the handler, the methods routed, the body limit, where failures go. */
+interface Routes {
+  readonly handler: HttpHandler;
+  readonly methods: ReadonlySet<string>;
+  readonly maxBodyBytes: number;
+  readonly onError: (error: unknown) => void;
+}
+
+export async function startHttpGateway(options: HttpGatewayOptions): Promise<HttpGateway> {
+  const host = options.host ?? '127.0.0.1';
+  const routes: Routes = {
+    handler: options.handler,
+    methods: servedMethods(options.routeKeys ?? [ROUTE_KEY, GET_ROUTE_KEY]),
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY,
+    onError: options.onError ?? ((error: unknown) => console.error('[http-gateway] handler failed:', describe(error))),
+  };
   const server = createServer((req, res) => {
-    serve(req, res).catch((error: unknown) => {
-      onError(error);
+    serve(routes, req, res).catch((error: unknown) => {
+      routes.onError(error);
       if (!res.headersSent) sendJson(res, 500, { message: 'Internal Server Error' });
       else res.destroy();
     });
   });
-
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://gateway.local');
-    const match = ROUTE.exec(url.pathname);
-    if (!METHODS.has(req.method ?? '') || !methods.has(req.method ?? '') || !match) {
-      req.resume();
-      sendJson(res, 404, { error: 'not_found', message: 'Not Found' });
-      return;
-    }
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > maxBodyBytes) {
-      tooLarge(req, res);
-      return;
-    }
-    const body = await readBody(req, maxBodyBytes);
-    if (body === undefined) {
-      tooLarge(req, res);
-      return;
-    }
-    const event = toEvent(req, url, decodePathSegment(match[1] as string), body);
-    let result: APIGatewayProxyStructuredResultV2;
-    try {
-      result = await options.handler(event);
-    } catch (error) {
-      onError(error);
-      sendJson(res, 500, { message: 'Internal Server Error' });
-      return;
-    }
-    writeResult(res, result);
-  }
-
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, host, () => {
@@ -117,6 +115,33 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Htt
         server.closeIdleConnections();
       })),
   };
+}
+
+/** Route, bound the body, call the handler with the 2.0 event, write its result (500 when it throws). */
+async function serve(routes: Routes, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://gateway.local');
+  const match = ROUTE.exec(url.pathname);
+  if (!METHODS.has(req.method ?? '') || !routes.methods.has(req.method ?? '') || !match) {
+    req.resume();
+    sendJson(res, 404, { error: 'not_found', message: 'Not Found' });
+    return;
+  }
+  const declared = Number(req.headers['content-length'] ?? 0);
+  const body = declared > routes.maxBodyBytes ? undefined : await readBody(req, routes.maxBodyBytes);
+  if (body === undefined) {
+    tooLarge(req, res);
+    return;
+  }
+  const event = toEvent(req, url, decodePathSegment(match[1] as string), body);
+  let result: APIGatewayProxyStructuredResultV2;
+  try {
+    result = await routes.handler(event);
+  } catch (error) {
+    routes.onError(error);
+    sendJson(res, 500, { message: 'Internal Server Error' });
+    return;
+  }
+  writeResult(res, result);
 }
 
 /** Reads the body; undefined once it passes the limit. */

@@ -26,6 +26,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { FIFO_SUFFIX, isOrdered } from '../core/config/consumers';
 import type { HookledgerConfig } from '../core/config/schema';
+import { HookledgerError } from '../core/errors';
 import { TABLE_KEY, TTL_ATTRIBUTE, WINDOW_INDEX } from '../core/model';
 import { consumerRetentionSeconds, QUEUE_RETENTION } from '../core/queues';
 
@@ -56,6 +57,19 @@ export interface ProvisionOptions {
   /** Prefix of every queue name. Default 'hookledger-'. */
   readonly queuePrefix?: string;
 }
+
+/**
+ * A table or queue the local stack could not create or take over: one that exists in a shape the
+ * config cannot use, or an emulator answer SQS never gives. The message names it and what to do.
+ */
+export class ProvisionError extends HookledgerError {
+  override readonly name = 'ProvisionError';
+}
+
+/** What to do when the SQS emulator answers off the SQS contract (fauxqs, local/emulators.ts). */
+const OFF_CONTRACT =
+  ', which SQS always returns: the SQS emulator (fauxqs) answered off the contract; restart the local stack, ' +
+  'and if it persists check the fauxqs version package.json pins';
 
 /** SQS's maximum, so a message outlives any retry budget on its way through the DLQ. */
 const DEAD_LETTER_RETENTION = String(QUEUE_RETENTION.deadLetterSeconds);
@@ -148,8 +162,9 @@ async function ensureTable(
     const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: name }));
     const key = Table?.KeySchema?.map((k) => `${k.AttributeName ?? ''}:${k.KeyType ?? ''}`).join(',');
     if (key !== `${TABLE_KEY}:HASH`) {
-      throw new Error(
-        `table ${name} exists with key schema ${key ?? 'unknown'}, expected ${TABLE_KEY}:HASH; delete it or use another name`,
+      throw new ProvisionError(
+        `table ${name} exists with key schema ${key ?? 'unknown'}, expected ${TABLE_KEY}:HASH, so the local stack cannot use it; ` +
+          'delete the table (or the data folder) or choose other table names',
       );
     }
     const current = Table?.StreamSpecification;
@@ -194,7 +209,7 @@ async function ensureQueue(
   const existing = await queueUrl(sqs, name);
   if (existing === undefined) {
     const created = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: { ...attributes, ...createOnly } }));
-    if (!created.QueueUrl) throw new Error(`CreateQueue ${name} returned no URL`);
+    if (!created.QueueUrl) throw new ProvisionError(`CreateQueue ${name} answered without a QueueUrl${OFF_CONTRACT}`);
     return created.QueueUrl;
   }
   await sqs.send(new SetQueueAttributesCommand({ QueueUrl: existing, Attributes: attributes }));
@@ -213,7 +228,7 @@ async function queueUrl(sqs: SQSClient, name: string): Promise<string | undefine
 async function queueArn(sqs: SQSClient, url: string): Promise<string> {
   const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
   const arn = Attributes?.QueueArn;
-  if (!arn) throw new Error(`queue ${url} has no QueueArn`);
+  if (!arn) throw new ProvisionError(`queue ${url} answered GetQueueAttributes without its QueueArn${OFF_CONTRACT}`);
   return arn;
 }
 

@@ -121,70 +121,88 @@ export interface Authorizer {
   report(): RoleUsage[];
 }
 
-export function createAuthorizer(principals: ReadonlyMap<string, LocalPrincipal>, onDenied?: (denial: Denial) => void): Authorizer {
-  const used = new Map<string, Set<string>>();
-  const denied = new Map<string, Set<string>>();
-  const denials: Denial[] = [];
-  const note = (map: Map<string, Set<string>>, roleId: string, action: string) =>
-    map.set(roleId, (map.get(roleId) ?? new Set()).add(action));
+/** What an authorizer has seen: the actions each role used and was denied, and every denial in order. */
+interface UsageRecord {
+  readonly used: Map<string, Set<string>>;
+  readonly denied: Map<string, Set<string>>;
+  readonly denials: Denial[];
+  readonly onDenied: ((denial: Denial) => void) | undefined;
+}
 
+export function createAuthorizer(principals: ReadonlyMap<string, LocalPrincipal>, onDenied?: (denial: Denial) => void): Authorizer {
+  const record: UsageRecord = { used: new Map(), denied: new Map(), denials: [], onDenied };
   return {
-    async authorize(principal, request) {
-      const simulation: Simulation = {
-        identityPolicies: principal.policies.map((p) => ({ name: p.name, policy: p.policy as never })),
-        serviceControlPolicies: [],
-        resourceControlPolicies: [],
-        request: {
-          action: request.action,
-          principal: principal.roleArn,
-          resource: { accountId: LOCAL_ACCOUNT, resource: request.resource },
-          // The proxy stands in for AWS's TLS endpoint.
-          contextVariables: { 'aws:SecureTransport': 'true', ...request.context },
-        },
-      };
-      const response = await runSimulation(simulation, {});
-      const result = response.resultType === 'error' ? `error: ${response.errors.message}` : response.overallResult;
-      const allowed = result === 'Allowed';
-      if (allowed) note(used, principal.roleId, request.action);
-      else {
-        note(denied, principal.roleId, request.action);
-        const denial = {
-          principal: principal.roleArn,
-          functionId: principal.functionId,
-          action: request.action,
-          resource: request.resource,
-        };
-        denials.push(denial);
-        onDenied?.(denial);
-      }
-      return { allowed, result };
-    },
-    denials: () => [...denials],
-    report() {
-      const byRole = new Map<string, LocalPrincipal[]>();
-      for (const p of principals.values()) byRole.set(p.roleId, [...(byRole.get(p.roleId) ?? []), p]);
-      return [...byRole].map(([roleId, ps]) => {
-        const granted = new Set<string>();
-        for (const { policy } of ps[0]!.policies) {
-          for (const s of policy.Statement) {
-            if (s.Effect !== 'Allow') continue;
-            for (const a of [s.Action ?? []].flat()) if (CHECKED_SERVICES.some((svc) => a.startsWith(`${svc}:`))) granted.add(a);
-          }
-        }
-        const usedHere = [...(used.get(roleId) ?? [])];
-        const matches = (pattern: string, action: string) =>
-          new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`, 'i').test(action);
-        return {
-          roleId,
-          functions: ps.map((p) => p.functionId),
-          granted: [...granted].sort(),
-          used: usedHere.sort(),
-          unused: [...granted].filter((g) => !usedHere.some((u) => matches(g, u))).sort(),
-          denied: [...(denied.get(roleId) ?? [])].sort(),
-        };
-      });
+    authorize: (principal, request) => authorize(record, principal, request),
+    denials: () => [...record.denials],
+    report: () => roleUsage(principals, record),
+  };
+}
+
+/** The role's identity policies evaluated on the request (same account), noted as used or denied. */
+async function authorize(record: UsageRecord, principal: LocalPrincipal, request: AccessRequest): Promise<Decision> {
+  const simulation: Simulation = {
+    identityPolicies: principal.policies.map((p) => ({ name: p.name, policy: p.policy as never })),
+    serviceControlPolicies: [],
+    resourceControlPolicies: [],
+    request: {
+      action: request.action,
+      principal: principal.roleArn,
+      resource: { accountId: LOCAL_ACCOUNT, resource: request.resource },
+      // The proxy stands in for AWS's TLS endpoint.
+      contextVariables: { 'aws:SecureTransport': 'true', ...request.context },
     },
   };
+  const response = await runSimulation(simulation, {});
+  const result = response.resultType === 'error' ? `error: ${response.errors.message}` : response.overallResult;
+  const allowed = result === 'Allowed';
+  if (allowed) {
+    note(record.used, principal.roleId, request.action);
+  } else {
+    note(record.denied, principal.roleId, request.action);
+    const denial = { principal: principal.roleArn, functionId: principal.functionId, action: request.action, resource: request.resource };
+    record.denials.push(denial);
+    record.onDenied?.(denial);
+  }
+  return { allowed, result };
+}
+
+function note(map: Map<string, Set<string>>, roleId: string, action: string): void {
+  map.set(roleId, (map.get(roleId) ?? new Set()).add(action));
+}
+
+/** Per role (the functions sharing it together): granted, used, unused and denied actions. */
+function roleUsage(principals: ReadonlyMap<string, LocalPrincipal>, record: UsageRecord): RoleUsage[] {
+  const byRole = new Map<string, LocalPrincipal[]>();
+  for (const p of principals.values()) byRole.set(p.roleId, [...(byRole.get(p.roleId) ?? []), p]);
+  return [...byRole].map(([roleId, ps]) => {
+    const granted = checkedGrants(ps[0]!.policies);
+    const used = [...(record.used.get(roleId) ?? [])];
+    return {
+      roleId,
+      functions: ps.map((p) => p.functionId),
+      granted,
+      used: used.sort(),
+      unused: granted.filter((g) => !used.some((u) => actionMatches(g, u))),
+      denied: [...(record.denied.get(roleId) ?? [])].sort(),
+    };
+  });
+}
+
+/** The actions the policies allow in the services the local stack checks, sorted. */
+function checkedGrants(policies: LocalPrincipal['policies']): string[] {
+  const granted = new Set<string>();
+  for (const { policy } of policies) {
+    for (const s of policy.Statement) {
+      if (s.Effect !== 'Allow') continue;
+      for (const a of [s.Action ?? []].flat()) if (CHECKED_SERVICES.some((svc) => a.startsWith(`${svc}:`))) granted.add(a);
+    }
+  }
+  return [...granted].sort();
+}
+
+/** Whether a granted action (`sqs:Send*`: IAM's wildcard, case-insensitive) covers an action used. */
+function actionMatches(pattern: string, action: string): boolean {
+  return new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`, 'i').test(action);
 }
 
 /** The report as a Markdown table (README, `npm start`'s exit). */

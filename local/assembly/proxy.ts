@@ -38,109 +38,135 @@ export interface CheckedProxy {
   close(): Promise<void>;
 }
 
+/** What every request of one proxy needs: its options, the emulator's URL, and its own endpoint. */
+interface Proxy {
+  readonly options: CheckedProxyOptions;
+  readonly upstream: URL;
+  /** `http://127.0.0.1:<port>` of this proxy (known once it listens). */
+  readonly self: () => string;
+}
+
 export async function startCheckedProxy(options: CheckedProxyOptions): Promise<CheckedProxy> {
-  const upstream = new URL(options.upstream);
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
+  const server = createServer();
+  const proxy: Proxy = {
+    options,
+    upstream: new URL(options.upstream),
+    self: () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    handle(proxy, req, res).catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(`local IAM proxy: ${error instanceof Error ? error.message : String(error)}`);
     });
   });
+  return listenOnLoopback(server);
+}
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
-    const url = new URL(req.url ?? '/', 'http://proxy.local');
-    const caller = identifyCaller(req, body, options);
-    if (!caller.ok) return sendAwsRefusal(res, protocolOf(req), caller.refusal);
-    const { principal } = caller;
-    if (principal) {
-      for (const request of requestsOf(req, url, body)) {
-        const decision = await options.authorizer.authorize(principal, request);
-        if (!decision.allowed) return deny(res, principal, request);
-      }
+/** Identify the caller, check a function's every action against its role, then forward. */
+async function handle(proxy: Proxy, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { options } = proxy;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks);
+  const url = new URL(req.url ?? '/', 'http://proxy.local');
+  const caller = identifyCaller(req, body, options);
+  if (!caller.ok) return sendAwsRefusal(res, protocolOf(options.service, req), caller.refusal);
+  const { principal } = caller;
+  if (principal) {
+    for (const request of requestsOf(options, req, url, body)) {
+      const decision = await options.authorizer.authorize(principal, request);
+      if (!decision.allowed) return deny(options.service, res, principal, request);
     }
-    const base = options.queueUrlBase?.();
-    if (!base) return forward(req, body, res);
-    const swapped = Buffer.from(body.toString('utf8').split(encodeOrNot(self(), body)).join(encodeOrNot(base, body)), 'utf8');
-    await forward(req, swapped, res, (text) =>
-      text.split(base).join(self()).split(encodeURIComponent(base)).join(encodeURIComponent(self())),
+  }
+  const base = options.queueUrlBase?.();
+  if (!base) return forward(proxy, req, body, res);
+  const self = proxy.self();
+  const swapped = Buffer.from(body.toString('utf8').split(encodeOrNot(self, body)).join(encodeOrNot(base, body)), 'utf8');
+  await forward(proxy, req, swapped, res, (text) =>
+    text.split(base).join(self).split(encodeURIComponent(base)).join(encodeURIComponent(self)),
+  );
+}
+
+function protocolOf(service: CheckedService, req: IncomingMessage): AwsProtocol {
+  if (service === 's3') return 's3';
+  return service === 'sqs' && !req.headers['x-amz-target'] ? 'query' : 'json';
+}
+
+/** The query protocol sends the URL form-encoded. */
+function encodeOrNot(url: string, body: Buffer): string {
+  return body.includes(encodeURIComponent(url)) ? encodeURIComponent(url) : url;
+}
+
+/** The actions (with resource and condition keys) IAM evaluates for this request. */
+function requestsOf(options: CheckedProxyOptions, req: IncomingMessage, url: URL, body: Buffer): AccessRequest[] {
+  const target = String(req.headers['x-amz-target'] ?? '');
+  if (options.service === 's3') return s3Requests(req.method ?? 'GET', url, req.headers['x-amz-tagging'] !== undefined);
+  if (options.service === 'dynamodb') return dynamoRequests(target, parseJson(body), options.tables ?? new Map());
+  // SQS: the JSON protocol (X-Amz-Target AmazonSQS.<Op>) or the query protocol (Action=<Op>).
+  if (target) return sqsRequests(target.split('.')[1] ?? '', parseJson(body));
+  const form = new URLSearchParams(body.toString('utf8'));
+  return sqsRequests(form.get('Action') ?? url.searchParams.get('Action') ?? '', Object.fromEntries(form));
+}
+
+/** AWS's answer to a call the role does not allow, in the service's protocol. */
+function deny(service: CheckedService, res: ServerResponse, principal: LocalPrincipal, request: AccessRequest): void {
+  const message = `User: ${principal.roleArn.replace(':role/', ':assumed-role/')}/${principal.functionId} is not authorized to perform: ${request.action} on resource: ${request.resource} because no identity-based policy allows the ${request.action} action`;
+  if (service === 's3') {
+    const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${escapeXml(message)}</Message><RequestId>local</RequestId></Error>`;
+    res.writeHead(403, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(xml) });
+    res.end(xml);
+    return;
+  }
+  answerJson(
+    res,
+    400,
+    { __type: 'com.amazon.coral.service#AccessDeniedException', message, Message: message },
+    'application/x-amz-json-1.0',
+    'AccessDeniedException',
+    // SQS's JSON protocol also names the query protocol's code.
+    service === 'sqs' ? { 'x-amzn-query-error': 'AccessDenied;Sender' } : {},
+  );
+}
+
+/** Sends `body` to the emulator signed with the operator's key, and relays its answer (rewritten, when asked). */
+function forward(proxy: Proxy, req: IncomingMessage, body: Buffer, res: ServerResponse, rewrite?: (text: string) => string): Promise<void> {
+  const { options, upstream } = proxy;
+  return new Promise((resolve, reject) => {
+    const unsigned = { ...req.headers, host: upstream.host, 'content-length': String(body.length) };
+    delete unsigned['transfer-encoding'];
+    const headers = signRequest({ method: req.method ?? 'GET', target: req.url ?? '/', headers: unsigned, body }, options.operator, {
+      region: LOCAL_REGION,
+      service: options.service,
+    });
+    const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers }, (answer) =>
+      relay(answer, res, rewrite).then(resolve, reject),
     );
-  }
+    out.once('error', reject);
+    out.end(body);
+  });
+}
 
-  const self = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const protocolOf = (req: IncomingMessage): AwsProtocol =>
-    options.service === 's3' ? 's3' : options.service === 'sqs' && !req.headers['x-amz-target'] ? 'query' : 'json';
-  /** The query protocol sends the URL form-encoded. */
-  const encodeOrNot = (url: string, body: Buffer) => (body.includes(encodeURIComponent(url)) ? encodeURIComponent(url) : url);
-
-  function requestsOf(req: IncomingMessage, url: URL, body: Buffer): AccessRequest[] {
-    const target = String(req.headers['x-amz-target'] ?? '');
-    if (options.service === 's3') return s3Requests(req.method ?? 'GET', url, req.headers['x-amz-tagging'] !== undefined);
-    if (options.service === 'dynamodb') return dynamoRequests(target, parseJson(body), options.tables ?? new Map());
-    // SQS: the JSON protocol (X-Amz-Target AmazonSQS.<Op>) or the query protocol (Action=<Op>).
-    if (target) return sqsRequests(target.split('.')[1] ?? '', parseJson(body));
-    const form = new URLSearchParams(body.toString('utf8'));
-    return sqsRequests(form.get('Action') ?? url.searchParams.get('Action') ?? '', Object.fromEntries(form));
-  }
-
-  function deny(res: ServerResponse, principal: LocalPrincipal, request: AccessRequest): void {
-    const message = `User: ${principal.roleArn.replace(':role/', ':assumed-role/')}/${principal.functionId} is not authorized to perform: ${request.action} on resource: ${request.resource} because no identity-based policy allows the ${request.action} action`;
-    if (options.service === 's3') {
-      const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${escapeXml(message)}</Message><RequestId>local</RequestId></Error>`;
-      res.writeHead(403, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(xml) });
-      res.end(xml);
+/** The emulator's answer to the caller: piped as it is, or read whole, rewritten and sent with its new length. */
+function relay(answer: IncomingMessage, res: ServerResponse, rewrite?: (text: string) => string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    answer.once('error', reject);
+    if (!rewrite) {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+      answer.once('end', resolve);
       return;
     }
-    answerJson(
-      res,
-      400,
-      { __type: 'com.amazon.coral.service#AccessDeniedException', message, Message: message },
-      'application/x-amz-json-1.0',
-      'AccessDeniedException',
-      // SQS's JSON protocol also names the query protocol's code.
-      options.service === 'sqs' ? { 'x-amzn-query-error': 'AccessDenied;Sender' } : {},
-    );
-  }
-
-  function forward(req: IncomingMessage, body: Buffer, res: ServerResponse, rewrite?: (text: string) => string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const unsigned = { ...req.headers, host: upstream.host, 'content-length': String(body.length) };
-      delete unsigned['transfer-encoding'];
-      const headers = signRequest({ method: req.method ?? 'GET', target: req.url ?? '/', headers: unsigned, body }, options.operator, {
-        region: LOCAL_REGION,
-        service: options.service,
-      });
-      const out = httpRequest(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers },
-        (upstreamRes) => {
-          if (!rewrite) {
-            res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
-            upstreamRes.pipe(res);
-            upstreamRes.once('end', resolve);
-            upstreamRes.once('error', reject);
-            return;
-          }
-          const chunks: Buffer[] = [];
-          upstreamRes.on('data', (c: Buffer) => chunks.push(c));
-          upstreamRes.once('error', reject);
-          upstreamRes.once('end', () => {
-            const text = Buffer.from(rewrite(Buffer.concat(chunks).toString('utf8')), 'utf8');
-            const outHeaders = { ...upstreamRes.headers, 'content-length': String(text.length) };
-            delete outHeaders['transfer-encoding'];
-            res.writeHead(upstreamRes.statusCode ?? 502, outHeaders);
-            res.end(text);
-            resolve();
-          });
-        },
-      );
-      out.once('error', reject);
-      out.end(body);
+    const chunks: Buffer[] = [];
+    answer.on('data', (c: Buffer) => chunks.push(c));
+    answer.once('end', () => {
+      const text = Buffer.from(rewrite(Buffer.concat(chunks).toString('utf8')), 'utf8');
+      const outHeaders = { ...answer.headers, 'content-length': String(text.length) };
+      delete outHeaders['transfer-encoding'];
+      res.writeHead(answer.statusCode ?? 502, outHeaders);
+      res.end(text);
+      resolve();
     });
-  }
-
-  return listenOnLoopback(server);
+  });
 }
 
 function parseJson(body: Buffer): Record<string, unknown> {

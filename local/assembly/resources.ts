@@ -23,6 +23,7 @@ import {
   type Resolved,
   resolveIntrinsics,
   resourcesOfType,
+  type TemplateResource,
 } from './template';
 
 const REGION = 'us-east-1';
@@ -129,80 +130,99 @@ function nameResources(assembly: CloudAssembly, sqsProxyEndpoint: string) {
   return { locals, tables, queues, buckets, secrets };
 }
 
+/** What naming gives every logical id, before anything exists on the emulators. */
+type NamedResources = ReturnType<typeof nameResources>;
+
 export async function provisionAssembly(options: ProvisionAssemblyOptions): Promise<AssemblyResources> {
   const { assembly, dynamo, sqs, s3 } = options;
   const named = nameResources(assembly, options.sqsProxyEndpoint);
-  const { locals, tables, queues } = named;
+  for (const [id, resource] of resourcesOfType(assembly, 'AWS::DynamoDB::Table')) await createTable(dynamo, named, id, resource);
+  const upstreamQueueBase = await createQueues(sqs, named, assembly);
+  await createBuckets(s3, named);
+  return { ...named, upstreamQueueBase };
+}
 
-  for (const [id, resource] of resourcesOfType(assembly, 'AWS::DynamoDB::Table')) {
-    const props = resolveIntrinsics(resource.Properties ?? {}, locals, id) as Record<string, Resolved>;
-    const table = tables[id]!;
-    const stream = props.StreamSpecification as { StreamViewType?: string } | undefined;
-    try {
+/**
+ * One table as the template declares it (kept when it exists: a file-backed stack starts again on
+ * its data); a table with a stream gets its StreamArn, which DynamoDB Local chooses.
+ */
+async function createTable(dynamo: DynamoDBClient, named: NamedResources, id: string, resource: TemplateResource): Promise<void> {
+  const { locals, tables } = named;
+  const props = resolveIntrinsics(resource.Properties ?? {}, locals, id) as Record<string, Resolved>;
+  const table = tables[id]!;
+  const stream = props.StreamSpecification as { StreamViewType?: string } | undefined;
+  try {
+    await dynamo.send(
+      new CreateTableCommand({
+        TableName: table.name,
+        AttributeDefinitions: props.AttributeDefinitions as never,
+        KeySchema: props.KeySchema as never,
+        BillingMode: 'PAY_PER_REQUEST',
+        ...(props.GlobalSecondaryIndexes ? { GlobalSecondaryIndexes: props.GlobalSecondaryIndexes as never } : {}),
+        ...(props.LocalSecondaryIndexes ? { LocalSecondaryIndexes: props.LocalSecondaryIndexes as never } : {}),
+        ...(stream?.StreamViewType ? { StreamSpecification: { StreamEnabled: true, StreamViewType: stream.StreamViewType as never } } : {}),
+      }),
+    );
+    const ttl = props.TimeToLiveSpecification as { AttributeName?: string; Enabled?: boolean } | undefined;
+    if (ttl?.Enabled && ttl.AttributeName) {
       await dynamo.send(
-        new CreateTableCommand({
+        new UpdateTimeToLiveCommand({
           TableName: table.name,
-          AttributeDefinitions: props.AttributeDefinitions as never,
-          KeySchema: props.KeySchema as never,
-          BillingMode: 'PAY_PER_REQUEST',
-          ...(props.GlobalSecondaryIndexes ? { GlobalSecondaryIndexes: props.GlobalSecondaryIndexes as never } : {}),
-          ...(props.LocalSecondaryIndexes ? { LocalSecondaryIndexes: props.LocalSecondaryIndexes as never } : {}),
-          ...(stream?.StreamViewType
-            ? { StreamSpecification: { StreamEnabled: true, StreamViewType: stream.StreamViewType as never } }
-            : {}),
+          TimeToLiveSpecification: { Enabled: true, AttributeName: ttl.AttributeName },
         }),
       );
-      const ttl = props.TimeToLiveSpecification as { AttributeName?: string; Enabled?: boolean } | undefined;
-      if (ttl?.Enabled && ttl.AttributeName) {
-        await dynamo.send(
-          new UpdateTimeToLiveCommand({
-            TableName: table.name,
-            TimeToLiveSpecification: { Enabled: true, AttributeName: ttl.AttributeName },
-          }),
-        );
-      }
-    } catch (error) {
-      if (!(error instanceof ResourceInUseException)) throw error;
     }
-    await waitUntilTableExists({ client: dynamo, maxWaitTime: 30, minDelay: 1 }, { TableName: table.name });
-    if (stream?.StreamViewType) {
-      const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: table.name }));
-      const label = Table?.LatestStreamLabel;
-      if (!label) throw new AssemblyError(`table ${table.name} (${id}) declares a stream but DynamoDB Local reports none`);
-      const streamArn = `${table.arn}/stream/${label}`;
-      tables[id] = { ...table, streamArn };
-      locals.set(id, { ref: table.name, attributes: { Arn: table.arn, StreamArn: streamArn } });
-    }
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
   }
+  await waitUntilTableExists({ client: dynamo, maxWaitTime: 30, minDelay: 1 }, { TableName: table.name });
+  if (!stream?.StreamViewType) return;
+  const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: table.name }));
+  const label = Table?.LatestStreamLabel;
+  if (!label) throw new AssemblyError(`table ${table.name} (${id}) declares a stream but DynamoDB Local reports none`);
+  const streamArn = `${table.arn}/stream/${label}`;
+  tables[id] = { ...table, streamArn };
+  locals.set(id, { ref: table.name, attributes: { Arn: table.arn, StreamArn: streamArn } });
+}
 
+/** The queue attributes CreateQueue takes as the template gives them (numbers and flags as strings). */
+const SCALAR_QUEUE_ATTRIBUTES = [
+  'VisibilityTimeout',
+  'MessageRetentionPeriod',
+  'DelaySeconds',
+  'MaximumMessageSize',
+  'ReceiveMessageWaitTimeSeconds',
+  'FifoQueue',
+  'ContentBasedDeduplication',
+  'DeduplicationScope',
+  'FifoThroughputLimit',
+] as const;
+/** The queue attributes the template may give as objects, which CreateQueue takes as JSON. */
+const POLICY_QUEUE_ATTRIBUTES = ['RedrivePolicy', 'RedriveAllowPolicy'] as const;
+
+/** Every queue, the dead-letter targets first; returns the emulator's queue URL prefix. */
+async function createQueues(sqs: SQSClient, named: NamedResources, assembly: CloudAssembly): Promise<string> {
   // Queues a redrive policy names first: SQS checks that the dead-letter target exists.
   let upstreamQueueBase = '';
   const queueIds = resourcesOfType(assembly, 'AWS::SQS::Queue').sort(
     ([, a], [, b]) => Number(a.Properties?.RedrivePolicy !== undefined) - Number(b.Properties?.RedrivePolicy !== undefined),
   );
   for (const [id, resource] of queueIds) {
-    const props = resolveIntrinsics(resource.Properties ?? {}, locals, id) as Record<string, Resolved>;
+    const props = resolveIntrinsics(resource.Properties ?? {}, named.locals, id) as Record<string, Resolved>;
     const attributes: Partial<Record<QueueAttributeName, string>> = {};
-    for (const key of [
-      'VisibilityTimeout',
-      'MessageRetentionPeriod',
-      'DelaySeconds',
-      'MaximumMessageSize',
-      'ReceiveMessageWaitTimeSeconds',
-      'FifoQueue',
-      'ContentBasedDeduplication',
-      'DeduplicationScope',
-      'FifoThroughputLimit',
-    ] as const) {
+    for (const key of SCALAR_QUEUE_ATTRIBUTES) {
       if (props[key] !== undefined) attributes[key] = String(props[key]);
     }
-    for (const key of ['RedrivePolicy', 'RedriveAllowPolicy'] as const) {
+    for (const key of POLICY_QUEUE_ATTRIBUTES) {
       if (props[key] !== undefined) attributes[key] = typeof props[key] === 'string' ? props[key] : JSON.stringify(props[key]);
     }
-    const created = await sqs.send(new CreateQueueCommand({ QueueName: queues[id]!.name, Attributes: attributes }));
+    const created = await sqs.send(new CreateQueueCommand({ QueueName: named.queues[id]!.name, Attributes: attributes }));
     upstreamQueueBase = created.QueueUrl?.replace(/\/[^/]+\/[^/]+$/, '') ?? upstreamQueueBase;
   }
+  return upstreamQueueBase;
+}
 
+async function createBuckets(s3: S3Client, named: NamedResources): Promise<void> {
   for (const bucket of Object.values(named.buckets)) {
     try {
       await s3.send(new CreateBucketCommand({ Bucket: bucket.name }));
@@ -210,5 +230,4 @@ export async function provisionAssembly(options: ProvisionAssemblyOptions): Prom
       if (!(error instanceof Error && /BucketAlreadyOwnedByYou|BucketAlreadyExists/.test(error.name))) throw error;
     }
   }
-  return { ...named, upstreamQueueBase };
 }

@@ -2,7 +2,9 @@
  * One Lambda function's process (local/assembly/functions.ts forks one per function): loads the
  * bundle named by the template's `Handler` from the asset folder, with the environment the parent
  * built from the template, then runs one invocation per message and answers with its result or
- * error. Plain JavaScript: it must start without tsx, as the bundle does on Lambda.
+ * error. Plain JavaScript: it must start without tsx, as the bundle does on Lambda. So it raises
+ * nothing of its own: every failure crosses to the parent as `{ name, message }`, and the parent
+ * raises it as a FunctionError (its `errorName` Lambda's error type, or the thrown error's name).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -14,20 +16,46 @@ const dot = handlerSpec.lastIndexOf('.');
 const moduleName = handlerSpec.slice(0, dot);
 const exportName = handlerSpec.slice(dot + 1);
 
-async function load() {
-  for (const ext of ['.mjs', '.js', '.cjs']) {
-    const file = path.join(codeDir, `${moduleName}${ext}`);
-    if (existsSync(file)) {
-      const mod = await import(pathToFileURL(file).href);
-      const fn = mod[exportName] ?? mod.default?.[exportName];
-      if (typeof fn !== 'function') throw new Error(`${file} does not export a function named "${exportName}"`);
-      return fn;
-    }
+/**
+ * Why a cold start found no handler, under the error types Lambda's Node.js runtime reports for the
+ * same faults. Reports, not Error subclasses: this file cannot import the hierarchy (core/errors.ts
+ * is TypeScript), and a failure here only travels to the parent as `{ name, message }`, which raises
+ * it as a typed FunctionError (functions.ts).
+ */
+const importModuleError = (message) => ({ name: 'Runtime.ImportModuleError', message });
+const handlerNotFound = (message) => ({ name: 'Runtime.HandlerNotFound', message });
+
+/** What crosses to the parent of anything thrown: its name and message (a thrown non-Error reads as Error). */
+function report(error) {
+  if (error !== null && typeof error === 'object' && typeof error.name === 'string' && typeof error.message === 'string') {
+    return { name: error.name, message: error.message };
   }
-  throw new Error(`no ${moduleName}.mjs, .js or .cjs in ${codeDir} (Handler ${handlerSpec})`);
+  return { name: 'Error', message: String(error) };
 }
 
-const handler = load();
+/** `{ fn }`, the handler, or `{ failure }`: no module, no such export, or the bundle's module scope threw. */
+async function load() {
+  const file = ['.mjs', '.js', '.cjs'].map((ext) => path.join(codeDir, `${moduleName}${ext}`)).find((f) => existsSync(f));
+  if (!file) {
+    return {
+      failure: importModuleError(
+        `no ${moduleName}.mjs, .js or .cjs in ${codeDir} (Handler ${handlerSpec}); synthesize the assembly again (cdk synth) or fix the function's Handler`,
+      ),
+    };
+  }
+  const mod = await import(pathToFileURL(file).href);
+  const fn = mod[exportName] ?? mod.default?.[exportName];
+  if (typeof fn !== 'function') {
+    return {
+      failure: handlerNotFound(
+        `${file} does not export a function named "${exportName}"; fix the function's Handler (${handlerSpec}) or its bundle's export`,
+      ),
+    };
+  }
+  return { fn };
+}
+
+const loaded = load().catch((error) => ({ failure: report(error) }));
 
 process.on('message', async (message) => {
   const { id, event, deadline, requestId } = message;
@@ -45,18 +73,18 @@ process.on('message', async (message) => {
     fail() {},
     succeed() {},
   };
+  const { fn, failure } = await loaded;
+  if (failure) {
+    process.send?.({ id, ok: false, error: failure });
+    return;
+  }
   try {
-    const fn = await handler;
     const result = await fn(event, context);
     process.send?.({ id, ok: true, result: result === undefined ? null : result });
   } catch (error) {
-    const e = error instanceof Error ? error : new Error(String(error));
-    process.send?.({ id, ok: false, error: { name: e.name, message: e.message } });
+    process.send?.({ id, ok: false, error: report(error) });
   }
 });
 
 // Ready once the bundle's module scope (its cold start) ran.
-handler.then(
-  () => process.send?.({ ready: true }),
-  (error) => process.send?.({ ready: false, error: { name: error?.name ?? 'Error', message: error?.message ?? String(error) } }),
-);
+loaded.then(({ failure }) => process.send?.(failure ? { ready: false, error: failure } : { ready: true }));

@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type HttpGateway, startHttpGateway } from '../../local/http-gateway';
+import { HookledgerError } from '../../core/errors';
+import { GET_ROUTE_KEY, type HttpGateway, ROUTE_KEY, startHttpGateway } from '../../local/http-gateway';
 
 let gateway: HttpGateway;
 let events: APIGatewayProxyEventV2[];
@@ -207,10 +208,15 @@ describe('HTTP gateway', () => {
       }
     });
 
-    it('refuses a route key it cannot serve (PUT /hooks/{source}) at start, naming it', async () => {
-      await expect(
-        startHttpGateway({ port: 0, routeKeys: ['PUT /hooks/{source}'], handler: async () => ({ statusCode: 200 }) }),
-      ).rejects.toThrow('route PUT /hooks/{source} is not served by the local gateway');
+    it('refuses a route key it cannot serve (PUT /hooks/{source}) at start with an UnservedRouteError naming it and the two it serves', async () => {
+      const started = startHttpGateway({ port: 0, routeKeys: ['PUT /hooks/{source}'], handler: async () => ({ statusCode: 200 }) });
+      await expect(started).rejects.toBeInstanceOf(HookledgerError);
+      await expect(started).rejects.toMatchObject({
+        name: 'UnservedRouteError',
+        routeKey: 'PUT /hooks/{source}',
+        message: expect.stringContaining('route PUT /hooks/{source} is not served by the local gateway'),
+      });
+      await expect(started).rejects.toThrow(`RouteKey to ${ROUTE_KEY} or ${GET_ROUTE_KEY}`);
     });
 
     it('answers 413 when a chunked body grows past the limit', async () => {

@@ -5,7 +5,7 @@ import { defineConfig, type HookledgerConfigInput } from '../../core/config/sche
 import config from '../../hookledger.config';
 import { localDynamoClient, localSqsClient } from '../../local/clients';
 import { type DynamoLocal, freePort, type SqsEmulator, startDynamoLocal, startSqsEmulator } from '../../local/emulators';
-import { provisionLocalStack } from '../../local/provision';
+import { ProvisionError, provisionLocalStack } from '../../local/provision';
 import { receiveAll, uniqueName } from './support';
 
 let dynamoLocal: DynamoLocal;
@@ -143,5 +143,21 @@ describe('provisionLocalStack', () => {
     const attrs = await attributes(changed.queues['risk-evaluator']?.url as string);
     expect(attrs.VisibilityTimeout).toBe('120');
     expect(JSON.parse(attrs.RedrivePolicy ?? '{}').maxReceiveCount).toBe(7);
+  });
+
+  it('refuses a table that exists under another key (id, not pk) with a ProvisionError naming it and the fix', async () => {
+    const tables = tableNames();
+    await dynamo.send(
+      new CreateTableCommand({
+        TableName: tables.events,
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
+    const provisioned = provisionLocalStack({ config, dynamo, sqs, tables, queuePrefix: `${uniqueName('hl')}-` });
+    await expect(provisioned).rejects.toBeInstanceOf(ProvisionError);
+    await expect(provisioned).rejects.toThrow(`table ${tables.events} exists with key schema id:HASH, expected pk:HASH`);
+    await expect(provisioned).rejects.toThrow('delete the table (or the data folder) or choose other table names');
   });
 });
