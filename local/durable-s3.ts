@@ -16,6 +16,15 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { HookledgerError } from '../core/errors';
+
+/**
+ * The local payload bucket cannot be kept on disk: the fauxqs release installed does not have its S3
+ * store where this module extends it. Start-up stops; the message names the install or code to fix.
+ */
+export class DurableBucketError extends HookledgerError {
+  override readonly name = 'DurableBucketError';
+}
 
 /** What fauxqs's S3Store offers that this store extends (fauxqs/dist/s3/s3Store.d.ts). */
 interface S3StoreLike {
@@ -56,7 +65,11 @@ async function fauxqsS3Store(): Promise<S3StoreClass> {
   const app = fileURLToPath(import.meta.resolve('fauxqs'));
   const module = (await import(pathToFileURL(path.join(path.dirname(app), 's3', 's3Store.js')).href)) as { S3Store?: S3StoreClass };
   if (typeof module.S3Store !== 'function') {
-    throw new Error(`fauxqs no longer has its S3Store beside ${app}; the local bucket cannot be kept on disk with this fauxqs release`);
+    throw new DurableBucketError(
+      `fauxqs no longer has its S3Store beside ${app}, so the local payload bucket cannot be kept on disk with this fauxqs ` +
+        'release; install the fauxqs version package.json pins (npm ci), or point fauxqsS3Store in local/durable-s3.ts at ' +
+        'where this release keeps its S3 store',
+    );
   }
   return module.S3Store;
 }
@@ -64,46 +77,42 @@ async function fauxqsS3Store(): Promise<S3StoreClass> {
 /** A fauxqs S3 store whose objects live in `dir` too, and are read back from it. */
 export async function durableS3Store(dir: string): Promise<S3StoreLike> {
   const Base = await fauxqsS3Store();
+  const folder = new BucketFolder(dir);
 
+  // Each change is made by fauxqs's store first, then kept in the folder, before the request is answered.
   class DurableS3Store extends Base {
     /** uploadId -> bucket, for the multipart uploads in progress (the base keeps it privately). */
     private readonly uploads = new Map<string, string>();
 
     constructor() {
       super();
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      for (const bucket of readdirSync(dir, { withFileTypes: true })) {
-        if (!bucket.isDirectory()) continue;
-        super.createBucket(bucket.name);
-        for (const file of readdirSync(path.join(dir, bucket.name))) {
-          if (!file.endsWith('.obj')) continue;
-          const bytes = readFileSync(path.join(dir, bucket.name, file));
-          const eol = bytes.indexOf(0x0a);
-          const header = JSON.parse(bytes.subarray(0, eol).toString('utf8')) as ObjectHeader;
-          super.putObject(bucket.name, header.key, Buffer.from(bytes.subarray(eol + 1)), header.contentType, header.metadata);
+      for (const bucket of folder.buckets()) {
+        super.createBucket(bucket);
+        for (const { header, body } of folder.objects(bucket)) {
+          super.putObject(bucket, header.key, body, header.contentType, header.metadata);
         }
       }
     }
 
     override createBucket(name: string): void {
       super.createBucket(name);
-      mkdirSync(bucketDir(name), { recursive: true, mode: 0o700 });
+      folder.addBucket(name);
     }
 
     override deleteBucket(name: string): void {
       super.deleteBucket(name);
-      rmSync(bucketDir(name), { recursive: true, force: true });
+      folder.removeBucket(name);
     }
 
     override putObject(bucket: string, key: string, body: Buffer, contentType?: string, metadata?: Record<string, string>): S3ObjectLike {
       const object = super.putObject(bucket, key, body, contentType, metadata);
-      keep(bucket, object);
+      folder.keep(bucket, object);
       return object;
     }
 
     override deleteObject(bucket: string, key: string): void {
       super.deleteObject(bucket, key);
-      rmSync(objectFile(bucket, key), { force: true });
+      folder.remove(bucket, key);
     }
 
     override createMultipartUpload(bucket: string, key: string, contentType?: string, metadata?: Record<string, string>): string {
@@ -116,43 +125,83 @@ export async function durableS3Store(dir: string): Promise<S3StoreLike> {
       const bucket = this.uploads.get(uploadId);
       const object = super.completeMultipartUpload(uploadId, parts);
       this.uploads.delete(uploadId);
-      if (bucket !== undefined) keep(bucket, object);
+      if (bucket !== undefined) folder.keep(bucket, object);
       return object;
     }
 
     override emptyBucket(name: string): void {
       super.emptyBucket(name);
-      if (this.hasBucket(name)) emptyDir(bucketDir(name));
+      if (this.hasBucket(name)) folder.emptyBucket(name);
     }
 
     override clearObjects(): void {
       super.clearObjects();
-      for (const bucket of readdirSync(dir, { withFileTypes: true })) if (bucket.isDirectory()) emptyDir(path.join(dir, bucket.name));
+      for (const bucket of folder.buckets()) folder.emptyBucket(bucket);
     }
 
     override purgeAll(): void {
       super.purgeAll();
-      for (const bucket of readdirSync(dir, { withFileTypes: true }))
-        if (bucket.isDirectory()) rmSync(path.join(dir, bucket.name), { recursive: true, force: true });
+      for (const bucket of folder.buckets()) folder.removeBucket(bucket);
     }
   }
 
-  const bucketDir = (bucket: string) => path.join(dir, bucket);
-  const objectFile = (bucket: string, key: string) => path.join(dir, bucket, `${createHash('sha256').update(key).digest('hex')}.obj`);
+  return new DurableS3Store();
+}
+
+/** The objects on disk: `<dir>/<bucket>/<sha256 of the key>.obj`, each written whole or not at all. */
+class BucketFolder {
+  constructor(private readonly dir: string) {}
+
+  /** The buckets kept (creating the folder the first time). */
+  buckets(): string[] {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    return readdirSync(this.dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+  }
+
+  /** Every object kept in `bucket`, read back from its file. */
+  *objects(bucket: string): Generator<{ readonly header: ObjectHeader; readonly body: Buffer }> {
+    for (const file of readdirSync(this.bucketDir(bucket))) {
+      if (!file.endsWith('.obj')) continue;
+      const bytes = readFileSync(path.join(this.bucketDir(bucket), file));
+      const eol = bytes.indexOf(0x0a);
+      const header = JSON.parse(bytes.subarray(0, eol).toString('utf8')) as ObjectHeader;
+      yield { header, body: Buffer.from(bytes.subarray(eol + 1)) };
+    }
+  }
+
+  addBucket(bucket: string): void {
+    mkdirSync(this.bucketDir(bucket), { recursive: true, mode: 0o700 });
+  }
+
+  removeBucket(bucket: string): void {
+    rmSync(this.bucketDir(bucket), { recursive: true, force: true });
+  }
+
+  emptyBucket(bucket: string): void {
+    for (const file of readdirSync(this.bucketDir(bucket))) rmSync(path.join(this.bucketDir(bucket), file), { force: true });
+  }
 
   /** The object's file, whole or not at all: written aside, then renamed over any older one. */
-  function keep(bucket: string, object: S3ObjectLike): void {
+  keep(bucket: string, object: S3ObjectLike): void {
     const header: ObjectHeader = { key: object.key, contentType: object.contentType, metadata: object.metadata };
-    const file = objectFile(bucket, object.key);
+    const file = this.objectFile(bucket, object.key);
     const partial = `${file}.partial`;
-    mkdirSync(bucketDir(bucket), { recursive: true, mode: 0o700 });
+    this.addBucket(bucket);
     writeFileSync(partial, Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, 'utf8'), object.body]), { mode: 0o600 });
     renameSync(partial, file);
   }
 
-  function emptyDir(folder: string): void {
-    for (const file of readdirSync(folder)) rmSync(path.join(folder, file), { force: true });
+  remove(bucket: string, key: string): void {
+    rmSync(this.objectFile(bucket, key), { force: true });
   }
 
-  return new DurableS3Store();
+  private bucketDir(bucket: string): string {
+    return path.join(this.dir, bucket);
+  }
+
+  private objectFile(bucket: string, key: string): string {
+    return path.join(this.dir, bucket, `${createHash('sha256').update(key).digest('hex')}.obj`);
+  }
 }

@@ -87,27 +87,6 @@ export function startBatch(batch: readonly DynamoDBRecord[], policy: BatchPolicy
     return first;
   };
 
-  const skipStep = (current: Segment, condition: SkipCondition, end: number): SkipStep => ({
-    kind: 'skip',
-    condition,
-    start: current.start,
-    end,
-    invocations: current.invocations,
-    functionError: current.lastError,
-  });
-
-  const countExpired = (current: Segment, now: () => number): number => {
-    if (policy.maxRecordAgeSeconds < 0) return 0;
-    const oldest = now() / 1000 - policy.maxRecordAgeSeconds;
-    let count = 0;
-    for (let i = current.start; i < current.end; i += 1) {
-      const created = batch[i]?.dynamodb?.ApproximateCreationDateTime ?? Infinity;
-      if (created >= oldest) break;
-      count += 1;
-    }
-    return count;
-  };
-
   return {
     get finished() {
       return segments.length === 0;
@@ -118,7 +97,7 @@ export function startBatch(batch: readonly DynamoDBRecord[], policy: BatchPolicy
 
     next(now) {
       const current = head();
-      const expired = countExpired(current, now);
+      const expired = countExpired(batch, policy, current, now);
       if (expired > 0) return skipStep(current, 'RecordAgeExceeded', current.start + expired);
       return { kind: 'invoke', start: current.start, end: current.end };
     },
@@ -162,6 +141,31 @@ export function startBatch(batch: readonly DynamoDBRecord[], policy: BatchPolicy
 
 function segment(start: number, end: number, retries: number): Segment {
   return { start, end, retries, invocations: 0, lastError: undefined };
+}
+
+/** The step that skips the segment's records from its start to `end` (exclusive). */
+function skipStep(current: Segment, condition: SkipCondition, end: number): SkipStep {
+  return {
+    kind: 'skip',
+    condition,
+    start: current.start,
+    end,
+    invocations: current.invocations,
+    functionError: current.lastError,
+  };
+}
+
+/** How many records at the head of the segment are older than the policy's maximum record age. */
+function countExpired(batch: readonly DynamoDBRecord[], policy: BatchPolicy, current: Segment, now: () => number): number {
+  if (policy.maxRecordAgeSeconds < 0) return 0;
+  const oldest = now() / 1000 - policy.maxRecordAgeSeconds;
+  let count = 0;
+  for (let i = current.start; i < current.end; i += 1) {
+    const created = batch[i]?.dynamodb?.ApproximateCreationDateTime ?? Infinity;
+    if (created >= oldest) break;
+    count += 1;
+  }
+  return count;
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { AttributeValue } from 'aws-lambda';
 import { localStreamsClient } from '../clients';
+import { UnknownAttributeTypeError } from './errors';
 
 export interface WireStreamRecord {
   readonly eventID: string;
@@ -153,5 +154,9 @@ function toWireValue(value: SdkAttributeValue): AttributeValue {
   if (value.NULL !== undefined) return { NULL: value.NULL };
   if (value.SS !== undefined) return { SS: value.SS };
   if (value.NS !== undefined) return { NS: value.NS };
-  throw new Error(`unknown attribute value type ${Object.keys(value).join(',')}`);
+  throw new UnknownAttributeTypeError(
+    `a stream record holds an attribute value of an unknown type (${Object.keys(value).join(',') || 'none set'}), so it cannot be ` +
+      'handed to the stream handler; add the type to toWireValue in local/streams/dynamodb-streams.ts ' +
+      '(the @aws-sdk/client-dynamodb-streams release in package.json knows more types than it)',
+  );
 }

@@ -73,15 +73,120 @@ export interface ShardReader {
 }
 
 export function createShardReader(options: ShardReaderOptions): ShardReader {
-  const { streams, logger } = options;
-  let streamArn: string | undefined;
-  let shards = new Map<string, ShardState>();
+  return new StreamShardReader(options);
+}
 
-  async function latestStreamArn(): Promise<string | undefined> {
+/** GetRecords returns at most this many records a call (the service's own limit). */
+const RECORDS_PER_READ = 1000;
+
+class StreamShardReader implements ShardReader {
+  private streamArn: string | undefined;
+  private known = new Map<string, ShardState>();
+
+  constructor(private readonly options: ShardReaderOptions) {}
+
+  shards(): ShardState[] {
+    return [...this.known.values()];
+  }
+
+  async refresh(): Promise<string | undefined> {
+    const arn = await this.latestStreamArn();
+    if (!arn) return undefined;
+    if (arn !== this.streamArn) {
+      // A new stream (table re-created or stream re-enabled): start it from the beginning.
+      if (this.streamArn !== undefined) {
+        this.options.logger.warn('stream changed; reading the new stream from TRIM_HORIZON', { from: this.streamArn, to: arn });
+        for (const shard of this.known.values()) shard.finished = true;
+        this.known = new Map();
+      }
+      this.streamArn = arn;
+    }
+    for (const wire of await this.listShards(arn)) {
+      if (!this.known.has(wire.ShardId)) this.known.set(wire.ShardId, newShard(wire, this.options.checkpoints?.load(arn, wire.ShardId)));
+    }
+    return arn;
+  }
+
+  startable(): ShardState[] {
+    return this.shards().filter((shard) => {
+      if (shard.loop || shard.finished) return false;
+      const parent = shard.parentShardId ? this.known.get(shard.parentShardId) : undefined;
+      // Lambda reads a parent shard to its end before its children, so per-key order holds.
+      return !parent || parent.finished;
+    });
+  }
+
+  async openIterator(arn: string, shard: ShardState, initial: boolean): Promise<void> {
+    const after = shard.lastRead ?? shard.checkpoint;
+    const request = after
+      ? { StreamArn: arn, ShardId: shard.shardId, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const, SequenceNumber: after }
+      : {
+          StreamArn: arn,
+          ShardId: shard.shardId,
+          ShardIteratorType: initial ? this.options.startingPosition : ('TRIM_HORIZON' as const),
+        };
+    const { ShardIterator } = await this.options.streams.getShardIterator(request);
+    if (!ShardIterator) shard.closed = true;
+    shard.iterator = ShardIterator;
+  }
+
+  async read(arn: string, shard: ShardState): Promise<boolean> {
+    const startedAt = Date.now();
+    const page = await this.options.streams.getRecords({ ShardIterator: shard.iterator as string, Limit: RECORDS_PER_READ });
+    shard.iterator = page.NextShardIterator;
+    if (!page.NextShardIterator) shard.closed = true;
+    const records = page.Records ?? [];
+    for (const wire of records) {
+      shard.lastRead = wire.dynamodb.SequenceNumber;
+      const record = this.options.accept(wire, arn);
+      if (record) shard.buffer.push(record);
+      else if (shard.buffer.length === 0) this.setCheckpoint(arn, shard, shard.lastRead); // Lambda drops it: done.
+    }
+    if (records.length === 0 && shard.buffer.length === 0) {
+      shard.caughtUpAt = startedAt;
+      return true;
+    }
+    return false;
+  }
+
+  complete(arn: string, shard: ShardState, batch: readonly DynamoDBRecord[], done: number): void {
+    shard.buffer.splice(0, done);
+    if (done > 0) this.setCheckpoint(arn, shard, batch[done - 1]?.dynamodb?.SequenceNumber);
+    if (done === batch.length && shard.buffer.length === 0 && shard.lastRead) this.setCheckpoint(arn, shard, shard.lastRead);
+  }
+
+  async recover(arn: string, shard: ShardState, error: unknown): Promise<boolean> {
+    const name = error instanceof Error ? error.name : undefined;
+    if (name === 'ExpiredIteratorException') {
+      await this.openIterator(arn, shard, false).catch(() => undefined);
+      return true;
+    }
+    if (name === 'TrimmedDataAccessException') {
+      this.options.logger.warn('records were trimmed before they were read; continuing from TRIM_HORIZON', { shardId: shard.shardId });
+      shard.lastRead = undefined;
+      this.setCheckpoint(arn, shard, undefined);
+      await this.openIterator(arn, shard, false).catch(() => undefined);
+      return true;
+    }
+    if (name === 'ResourceNotFoundException') {
+      shard.finished = true;
+      return true;
+    }
+    return false;
+  }
+
+  release(shard: ShardState): void {
+    // On stop, what was read but not done is read again after the checkpoint at the next start.
+    shard.buffer = [];
+    shard.lastRead = undefined;
+    shard.iterator = undefined;
+  }
+
+  private async latestStreamArn(): Promise<string | undefined> {
     let latest: { StreamArn: string; StreamLabel: string } | undefined;
     let start: string | undefined;
     do {
-      const page = await streams.listStreams({ TableName: options.tableName, ExclusiveStartStreamArn: start });
+      const page = await this.options.streams.listStreams({ TableName: this.options.tableName, ExclusiveStartStreamArn: start });
       for (const stream of page.Streams ?? []) {
         if (!latest || stream.StreamLabel > latest.StreamLabel) latest = stream;
       }
@@ -90,121 +195,22 @@ export function createShardReader(options: ShardReaderOptions): ShardReader {
     return latest?.StreamArn;
   }
 
-  async function listShards(arn: string): Promise<WireShard[]> {
+  private async listShards(arn: string): Promise<WireShard[]> {
     const all: WireShard[] = [];
     let start: string | undefined;
     do {
-      const page = await streams.describeStream({ StreamArn: arn, ExclusiveStartShardId: start });
+      const page = await this.options.streams.describeStream({ StreamArn: arn, ExclusiveStartShardId: start });
       all.push(...(page.StreamDescription.Shards ?? []));
       start = page.StreamDescription.LastEvaluatedShardId;
     } while (start);
     return all;
   }
 
-  function setCheckpoint(arn: string, shard: ShardState, sequenceNumber: string | undefined): void {
+  private setCheckpoint(arn: string, shard: ShardState, sequenceNumber: string | undefined): void {
     if (shard.checkpoint === sequenceNumber) return;
     shard.checkpoint = sequenceNumber;
-    options.checkpoints?.save(arn, shard.shardId, sequenceNumber);
+    this.options.checkpoints?.save(arn, shard.shardId, sequenceNumber);
   }
-
-  async function openIterator(arn: string, shard: ShardState, initial: boolean): Promise<void> {
-    const after = shard.lastRead ?? shard.checkpoint;
-    const request = after
-      ? { StreamArn: arn, ShardId: shard.shardId, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER' as const, SequenceNumber: after }
-      : {
-          StreamArn: arn,
-          ShardId: shard.shardId,
-          ShardIteratorType: initial ? options.startingPosition : ('TRIM_HORIZON' as const),
-        };
-    const { ShardIterator } = await streams.getShardIterator(request);
-    if (!ShardIterator) shard.closed = true;
-    shard.iterator = ShardIterator;
-  }
-
-  return {
-    shards: () => [...shards.values()],
-
-    async refresh() {
-      const arn = await latestStreamArn();
-      if (!arn) return undefined;
-      if (arn !== streamArn) {
-        // A new stream (table re-created or stream re-enabled): start it from the beginning.
-        if (streamArn !== undefined) {
-          logger.warn('stream changed; reading the new stream from TRIM_HORIZON', { from: streamArn, to: arn });
-          for (const shard of shards.values()) shard.finished = true;
-          shards = new Map();
-        }
-        streamArn = arn;
-      }
-      for (const wire of await listShards(arn)) {
-        if (!shards.has(wire.ShardId)) shards.set(wire.ShardId, newShard(wire, options.checkpoints?.load(arn, wire.ShardId)));
-      }
-      return arn;
-    },
-
-    startable() {
-      return [...shards.values()].filter((shard) => {
-        if (shard.loop || shard.finished) return false;
-        const parent = shard.parentShardId ? shards.get(shard.parentShardId) : undefined;
-        // Lambda reads a parent shard to its end before its children, so per-key order holds.
-        return !parent || parent.finished;
-      });
-    },
-
-    openIterator,
-
-    async read(arn, shard) {
-      const startedAt = Date.now();
-      const page = await streams.getRecords({ ShardIterator: shard.iterator as string, Limit: 1000 });
-      shard.iterator = page.NextShardIterator;
-      if (!page.NextShardIterator) shard.closed = true;
-      const records = page.Records ?? [];
-      for (const wire of records) {
-        shard.lastRead = wire.dynamodb.SequenceNumber;
-        const record = options.accept(wire, arn);
-        if (record) shard.buffer.push(record);
-        else if (shard.buffer.length === 0) setCheckpoint(arn, shard, shard.lastRead); // Lambda drops it: done.
-      }
-      if (records.length === 0 && shard.buffer.length === 0) {
-        shard.caughtUpAt = startedAt;
-        return true;
-      }
-      return false;
-    },
-
-    complete(arn, shard, batch, done) {
-      shard.buffer.splice(0, done);
-      if (done > 0) setCheckpoint(arn, shard, batch[done - 1]?.dynamodb?.SequenceNumber);
-      if (done === batch.length && shard.buffer.length === 0 && shard.lastRead) setCheckpoint(arn, shard, shard.lastRead);
-    },
-
-    async recover(arn, shard, error) {
-      const name = error instanceof Error ? error.name : undefined;
-      if (name === 'ExpiredIteratorException') {
-        await openIterator(arn, shard, false).catch(() => undefined);
-        return true;
-      }
-      if (name === 'TrimmedDataAccessException') {
-        logger.warn('records were trimmed before they were read; continuing from TRIM_HORIZON', { shardId: shard.shardId });
-        shard.lastRead = undefined;
-        setCheckpoint(arn, shard, undefined);
-        await openIterator(arn, shard, false).catch(() => undefined);
-        return true;
-      }
-      if (name === 'ResourceNotFoundException') {
-        shard.finished = true;
-        return true;
-      }
-      return false;
-    },
-
-    release(shard) {
-      // On stop, what was read but not done is read again after the checkpoint at the next start.
-      shard.buffer = [];
-      shard.lastRead = undefined;
-      shard.iterator = undefined;
-    },
-  };
 }
 
 function newShard(wire: WireShard, checkpoint: string | undefined): ShardState {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDynamoClient, localSqsClient } from '../../../local/clients';
 import { type DynamoLocal, freePort, type SqsEmulator, startDynamoLocal, startSqsEmulator } from '../../../local/emulators';
 import { createLocalStreamsApi, type DynamoStreamsApi, type WireStreamRecord } from '../../../local/streams/dynamodb-streams';
-import { createStreamPoller, type StreamPollerOptions } from '../../../local/streams/poller';
+import { createStreamPoller, type PollerScheduler, realScheduler, type StreamPollerOptions } from '../../../local/streams/poller';
 import { createEventsTable, eventItem, putItem, receiveAll, recordingLogger, uniqueName, waitFor } from '../support';
 
 let dynamoLocal: DynamoLocal;
@@ -56,6 +56,31 @@ function poller(table: string, handler: StreamPollerOptions['handler'], extra: P
     logger: recordingLogger(),
     ...extra,
   });
+}
+
+/**
+ * The real timers, with the poller's pending timers and background tasks counted: a test waits until
+ * only what it holds is left, or sees that nothing is left to run, instead of sleeping and looking.
+ */
+function countingScheduler(): { scheduler: PollerScheduler; pending: { timers: number; tasks: number } } {
+  const pending = { timers: 0, tasks: 0 };
+  const scheduler: PollerScheduler = {
+    async sleep(ms, signal) {
+      pending.timers += 1;
+      try {
+        await realScheduler.sleep(ms, signal);
+      } finally {
+        pending.timers -= 1;
+      }
+    },
+    track(task) {
+      pending.tasks += 1;
+      return task.finally(() => {
+        pending.tasks -= 1;
+      });
+    },
+  };
+  return { scheduler, pending };
 }
 
 describe('stream poller', () => {
@@ -376,6 +401,7 @@ describe('stream poller over shards that roll over', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     const seen: (string | undefined)[] = [];
     const logger = recordingLogger();
+    const { scheduler, pending } = countingScheduler();
     const subject = createStreamPoller({
       streams: {
         ...api,
@@ -396,6 +422,7 @@ describe('stream poller over shards that roll over', () => {
       pollIntervalMs: 10,
       discoveryIntervalMs: 60_000,
       logger,
+      scheduler,
     });
     await subject.start();
     await waitFor('the discovery after the parent shard', () => (describes === 2 ? true : undefined), 3000);
@@ -403,11 +430,14 @@ describe('stream poller over shards that roll over', () => {
     const stopping = subject.stop().then(() => {
       stopped = true;
     });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // The discovery loop and the parent's read loop have ended and no timer is pending: the held
+    // discovery is all that is left, and stop() is still waiting for it.
+    await waitFor('only the held discovery left', () => (pending.tasks === 1 && pending.timers === 0 ? true : undefined), 3000);
     expect(stopped).toBe(false);
     release();
     await stopping;
 
+    expect(pending).toEqual({ timers: 0, tasks: 0 });
     expect(inFlight).toBe(0);
     expect(describes).toBe(2);
     expect(seen).toEqual(['evt#platform#evt_01J8K7M2Q4']);
@@ -460,13 +490,12 @@ describe('stream poller stopped by a Ctrl-C that DynamoDB Local got too', () => 
     for (const id of eventIds) await putItem(client, table, eventItem(id));
     client.destroy();
     const real = createLocalStreamsApi({ endpoint: jvm.endpoint });
-    const calls = { started: 0, inFlight: 0 };
+    const calls = { inFlight: 0 };
     /** Runs `before` once, on the next call of `operation`, then makes the call. */
     const hooks: Partial<Record<keyof DynamoStreamsApi, () => Promise<void>>> = {};
     const observe =
       <K extends keyof DynamoStreamsApi>(operation: K) =>
       async (input: Parameters<DynamoStreamsApi[K]>[0]): Promise<Awaited<ReturnType<DynamoStreamsApi[K]>>> => {
-        calls.started += 1;
         calls.inFlight += 1;
         try {
           const before = hooks[operation];
@@ -491,30 +520,33 @@ describe('stream poller stopped by a Ctrl-C that DynamoDB Local got too', () => 
     const { jvm, table, api, calls, hooks } = await ownTable(['evt_01J8K7M2Q4']);
     const seen: (string | undefined)[] = [];
     const logger = recordingLogger();
+    const { scheduler, pending } = countingScheduler();
     const subject = createStreamPoller({
       streams: api,
       tableName: table,
       handler: async (event) => void seen.push(...pks(event)),
       pollIntervalMs: 20,
       logger,
+      scheduler,
     });
     await subject.start();
     await subject.drained();
     expect(seen).toEqual(['evt#platform#evt_01J8K7M2Q4']);
 
-    // The next read finds the JVM gone (Ctrl-C), and the stack's stop() is called meanwhile.
+    // Ctrl-C during the next read: the stack's stop() is called and the JVM goes down under the read.
+    // stop() first, as the stack's signal handler calls it at once while the JVM takes a while to die:
+    // the other way round, the poller's other calls would meet the dying JVM before any stop().
     let stopped: Promise<void> | undefined;
     hooks.getRecords = async () => {
-      await jvm.stop();
       stopped = subject.stop();
+      await jvm.stop();
     };
     await waitFor('the Ctrl-C during a read', () => (stopped ? true : undefined), 5000);
     await stopped;
-    const afterStop = calls.started;
 
     expect(calls.inFlight).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(calls.started).toBe(afterStop);
+    // No loop left and no timer pending: nothing of the poller's can read after the stop.
+    expect(pending).toEqual({ timers: 0, tasks: 0 });
     expect(logger.lines).toEqual([]);
   });
 
@@ -532,10 +564,11 @@ describe('stream poller stopped by a Ctrl-C that DynamoDB Local got too', () => 
     await subject.start();
     await subject.drained();
 
+    // As above: stop() is called, and the JVM goes down under the discovery's ListStreams.
     let stopped: Promise<void> | undefined;
     hooks.listStreams = async () => {
-      await jvm.stop();
       stopped = subject.stop();
+      await jvm.stop();
     };
     await waitFor('the Ctrl-C during a shard discovery', () => (stopped ? true : undefined), 5000);
     await stopped;
