@@ -4,19 +4,18 @@
  * one place.
  */
 import { Command, CommanderError } from 'commander';
-import type { HookledgerConfig } from '../core/config/schema';
 import { PROJECT_ROOT } from '../core/paths';
 import { cliErrorOf, EXIT } from '../ops/errors';
-import { type CliIo, createContext } from './commands/context';
+import { type CliIo, type ConfigSource, createContext } from './commands/context';
 import type { RegisterCommand } from './commands/index';
 
 export type { CliIo } from './commands/context';
 
-/** Runs one command line with these commands; resolves to the process exit code. */
+/** Runs one command line with these commands; resolves to the process exit code. `config`: as it is, or how to load it. */
 export async function runCli(
   argv: readonly string[],
   io: CliIo,
-  config: HookledgerConfig,
+  config: ConfigSource,
   commands: readonly RegisterCommand[],
 ): Promise<number> {
   const ctx = createContext(io, config, PROJECT_ROOT);

@@ -1,6 +1,6 @@
 /** `hookledger backfill`: deliver past events to a consumer added to their type since, or whose filter now matches them. */
 import type { Command } from 'commander';
-import { type BackfillResult, backfill } from '../../ops/backfill';
+import type { BackfillResult } from '../../ops/backfill';
 import { parseWindow, requireConsumer } from './args';
 import type { CommandContext } from './context';
 
@@ -20,6 +20,7 @@ export function register(program: Command, ctx: CommandContext): void {
         const consumer = requireConsumer(ctx.config, options.consumer);
         const window = parseWindow(options.from, options.to);
         const target = await connect();
+        const { backfill } = await import('../../ops/backfill');
         const bar = ctx.progress('backfill');
         const result = await backfill(ctx.opsDeps(target), {
           consumer,

@@ -7,8 +7,9 @@ import os from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { HookledgerConfig } from '../../core/config/schema';
+import { WiringError } from '../../core/errors';
 import type { OperatorDeps, Progress } from '../../ops/deps';
-import { resolveTarget, type Target } from '../../ops/target';
+import type { Target } from '../../ops/target';
 
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -17,6 +18,11 @@ export interface CliIo {
   readonly env: NodeJS.ProcessEnv;
   /** Resolves when a long-running command (`console`) should stop; default: Ctrl-C (SIGINT) or SIGTERM. */
   readonly interrupted?: Promise<void>;
+  /**
+   * Lets `import()` load the project's TypeScript as it is (a consumer's transform), where the process
+   * cannot yet: the prebuilt CLI (bin/cli.ts). Absent where it can already (tsx, the test runner).
+   */
+  readonly loadTypeScript?: () => Promise<void>;
 }
 
 /** The options every command accepts (declared on the program). */
@@ -29,8 +35,15 @@ export interface Globals {
 /** Whatever a command's action resolves to: an exit code, or nothing for 0. */
 type Outcome = Promise<number | void>;
 
+/**
+ * The configuration, or how to load it: the shipped one is imported by the first action that reads it,
+ * so `--help` and `providers` never load the schema (zod) nor check the configuration.
+ */
+export type ConfigSource = HookledgerConfig | (() => Promise<HookledgerConfig>);
+
 export interface CommandContext {
   readonly io: CliIo;
+  /** Loaded before the action runs (an action with `{ config: false }` must not read it). */
   readonly config: HookledgerConfig;
   /** Repository root: where .hookledger/ and cdk.json live. */
   readonly root: string;
@@ -46,8 +59,14 @@ export interface CommandContext {
   confirm(yes: boolean | undefined, question: string): Promise<boolean>;
   /** Table access for the operations, recorded as done by `operator`. */
   opsDeps(target: Target): OperatorDeps & { config: HookledgerConfig };
-  /** A commander action that records the exit code it resolves to. */
-  action<A extends unknown[]>(fn: (globals: Globals, ...args: A) => Outcome): (...args: A) => Promise<void>;
+  /**
+   * A commander action that records the exit code it resolves to. The configuration is loaded first,
+   * unless `config: false` (a command that never reads it).
+   */
+  action<A extends unknown[]>(
+    fn: (globals: Globals, ...args: A) => Outcome,
+    options?: { readonly config?: boolean },
+  ): (...args: A) => Promise<void>;
   /**
    * An action that reaches the stack through `connect()`, called after the arguments are checked
    * (a usage error never waits on the network); the clients are closed afterwards.
@@ -58,14 +77,20 @@ export interface CommandContext {
 }
 
 /** The context for one command line, and the exit code its action resolved to. */
-export function createContext(io: CliIo, config: HookledgerConfig, root: string): CommandContext & { exitCode(): number } {
+export function createContext(io: CliIo, source: ConfigSource, root: string): CommandContext & { exitCode(): number } {
   let exitCode = 0;
+  let loaded = typeof source === 'function' ? undefined : source;
+  const config = (): HookledgerConfig => {
+    if (!loaded) throw new WiringError('the configuration was read before it was loaded: an action with { config: false } read it');
+    return loaded;
+  };
   const out = (text: string) => io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   const operator = io.env.USER || io.env.USERNAME || safeUsername();
 
   const action: CommandContext['action'] =
-    (fn) =>
+    (fn, options) =>
     async (...args) => {
+      if (options?.config !== false && typeof source === 'function') loaded ??= await source();
       // Commander passes the command itself last.
       const command = args[args.length - 1] as Command;
       const code = await fn(command.optsWithGlobals<Globals>(), ...args);
@@ -74,48 +99,36 @@ export function createContext(io: CliIo, config: HookledgerConfig, root: string)
 
   return {
     io,
-    config,
+    get config() {
+      return config();
+    },
     root,
     operator,
     exitCode: () => exitCode,
     warn: (text) => void io.stderr.write(`${text}\n`),
     print: (globals, data, human) => void out(globals.json ? JSON.stringify(data, null, 2) : human()),
-    progress: (label) => {
-      const live = io.stderr.isTTY === true;
-      let shown = false;
-      const report = ((done: number, total: number | undefined) => {
-        if (!live) return;
-        shown = true;
-        io.stderr.write(`\r${label}: ${done}${total !== undefined ? `/${total}` : ''}   `);
-      }) as Progress & { end(): void };
-      report.end = () => {
-        if (shown) io.stderr.write('\n');
-        shown = false;
-      };
-      return report;
-    },
-    confirm: async (yes, question) => {
-      if (yes || !io.stdin.isTTY || !io.stderr.isTTY) return true;
-      const rl = createInterface({ input: io.stdin, output: io.stderr });
-      try {
-        return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
-      } finally {
-        rl.close();
-      }
-    },
+    progress: (label) => progressLine(io, label),
+    confirm: (yes, question) => confirmOn(io, yes, question),
     opsDeps: (target) => ({
       ddb: target.ddb,
       tables: target.tables,
       operator,
-      config,
+      config: config(),
       ...(target.payloadBucket ? { blobs: target.payloadBucket } : {}),
     }),
     action,
     withTarget: (fn) =>
       action(async (globals, ...args) => {
         let target: Target | undefined;
+        // Loaded with the first connect: the target's clients are the AWS SDK, which `--help` never needs.
         const connect = async () =>
-          (target ??= await resolveTarget({ config, root, stack: globals.stack, region: globals.region, env: io.env }));
+          (target ??= await (await import('../../ops/target')).resolveTarget({
+            config: config(),
+            root,
+            stack: globals.stack,
+            region: globals.region,
+            env: io.env,
+          }));
         try {
           return await fn(connect, globals, ...args);
         } finally {
@@ -123,6 +136,32 @@ export function createContext(io: CliIo, config: HookledgerConfig, root: string)
         }
       }),
   };
+}
+
+/** A `label: done/total` line rewritten in place on a terminal's stderr; nothing elsewhere. */
+function progressLine(io: CliIo, label: string): Progress & { end(): void } {
+  const live = io.stderr.isTTY === true;
+  let shown = false;
+  const report = ((done: number, total: number | undefined) => {
+    if (!live) return;
+    shown = true;
+    io.stderr.write(`\r${label}: ${done}${total !== undefined ? `/${total}` : ''}   `);
+  }) as Progress & { end(): void };
+  report.end = () => {
+    if (shown) io.stderr.write('\n');
+    shown = false;
+  };
+  return report;
+}
+
+async function confirmOn(io: CliIo, yes: boolean | undefined, question: string): Promise<boolean> {
+  if (yes || !io.stdin.isTTY || !io.stderr.isTTY) return true;
+  const rl = createInterface({ input: io.stdin, output: io.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+  } finally {
+    rl.close();
+  }
 }
 
 function safeUsername(): string {

@@ -1,7 +1,7 @@
 /** `hookledger cost`: what the configured stack would cost a month at a steady rate, on demand beside provisioned. */
 import type { Command } from 'commander';
 import { MAX_BODY_BYTES_CEILING } from '../../core/blobs';
-import { benchFiles, type CostReport, estimateStackCost } from '../../ops/cost';
+import type { CostReport } from '../../ops/cost';
 import { TRAFFIC, type Traffic } from '../../ops/cost-model';
 import { UsageError } from '../../ops/errors';
 import { table } from '../format';
@@ -26,6 +26,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--event-type <type>', 'deliver to the consumers subscribed to this type (default: every consumer)')
     .action(
       ctx.action(async (globals, options: CostOptions) => {
+        const { benchFiles, estimateStackCost } = await import('../../ops/cost');
         const report = estimateStackCost(
           ctx.config,
           {

@@ -1,7 +1,7 @@
 /** `hookledger doctor`: preflight a deployment; every problem with its fix; exit 1 when any. */
 import type { Command } from 'commander';
 import { DEFAULT_STACK_NAME } from '../../core/outputs';
-import { bootstrapRequirement, type DoctorReport, doctor, doctorClients } from '../../ops/doctor';
+import type { DoctorReport } from '../../ops/doctor';
 import { EXIT } from '../../ops/errors';
 import type { CommandContext } from './context';
 
@@ -15,6 +15,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .action(
       ctx.action(async (globals) => {
         const stackName = globals.stack ?? DEFAULT_STACK_NAME;
+        const { bootstrapRequirement, doctor, doctorClients } = await import('../../ops/doctor');
         const clients = doctorClients(globals.region);
         try {
           const report = await doctor(clients, {
@@ -32,12 +33,13 @@ export function register(program: Command, ctx: CommandContext): void {
 }
 
 export function formatDoctor(report: DoctorReport): string {
-  const label = { ok: 'ok     ', problem: 'PROBLEM', info: 'info   ' } as const;
+  const label = { ok: 'ok     ', problem: 'PROBLEM', warning: 'WARN   ', info: 'info   ' } as const;
   const lines = [`hookledger doctor: stack ${report.stack} in ${report.region}`, ''];
   for (const check of report.checks) {
     lines.push(`${label[check.status]}  ${check.id.padEnd(24)} ${check.message}`);
     if (check.fix) lines.push(`${' '.repeat(9)}${' '.repeat(25)}fix: ${check.fix}`);
   }
-  lines.push('', report.problems === 0 ? 'no problems found' : `${report.problems} problem(s) found`);
+  const warnings = report.warnings > 0 ? `; ${report.warnings} warning(s)` : '';
+  lines.push('', `${report.problems === 0 ? 'no problems found' : `${report.problems} problem(s) found`}${warnings}`);
   return lines.join('\n');
 }

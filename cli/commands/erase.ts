@@ -1,6 +1,6 @@
 /** `hookledger erase`: delete a tenant's (or one event's) webhook bodies; the ledger and its evidence stay. */
 import type { Command } from 'commander';
-import { type EraseResult, erase } from '../../ops/erase';
+import type { EraseResult } from '../../ops/erase';
 import { TargetError, UsageError } from '../../ops/errors';
 import { parseTime } from '../../ops/time';
 import { requireSource } from './args';
@@ -59,6 +59,7 @@ export function register(program: Command, ctx: CommandContext): void {
         if (!target.payloadBucket) {
           throw new TargetError(`${target.label} names no payload bucket (output PayloadBucketName); redeploy it from this repository`);
         }
+        const { erase } = await import('../../ops/erase');
         const bar = ctx.progress('erase');
         const result = await erase(
           { ...ctx.opsDeps(target), blobs: target.payloadBucket },

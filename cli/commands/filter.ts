@@ -1,7 +1,7 @@
 /** `hookledger filter test` and `hookledger transform test`: a consumer's filter or transform tried on one stored event. */
 import type { Command } from 'commander';
 import { EXIT } from '../../ops/errors';
-import { type FilterTestResult, filterTest, type TransformTestResult, transformTest } from '../../ops/filters';
+import type { FilterTestResult, TransformTestResult } from '../../ops/filters';
 import type { Target } from '../../ops/target';
 import { requireConsumer, requireSource } from './args';
 import type { CommandContext } from './context';
@@ -20,6 +20,7 @@ export function register(program: Command, ctx: CommandContext): void {
         requireConsumer(ctx.config, options.consumer);
         if (options.source !== undefined) requireSource(ctx.config, options.source);
         const target = await connect();
+        const { filterTest } = await import('../../ops/filters');
         const result = await filterTest(
           { ddb: target.ddb, tables: target.tables, config: ctx.config, ...blobsOf(target) },
           { ...options, eventId: options.event },
@@ -41,6 +42,9 @@ export function register(program: Command, ctx: CommandContext): void {
         requireConsumer(ctx.config, options.consumer);
         if (options.source !== undefined) requireSource(ctx.config, options.source);
         const target = await connect();
+        const { transformTest } = await import('../../ops/filters');
+        // The transform is the project's TypeScript, imported as it is: the prebuilt CLI loads it through tsx.
+        await ctx.io.loadTypeScript?.();
         const result = await transformTest(
           { ddb: target.ddb, tables: target.tables, config: ctx.config, root: ctx.root, ...blobsOf(target) },
           { ...options, eventId: options.event },

@@ -2,7 +2,6 @@
 import type { Command } from 'commander';
 import { type GapReport, unrecovered } from '../../core/gaps';
 import { EXIT } from '../../ops/errors';
-import { gapCheckOf, gaps, requireRecoverable } from '../../ops/gaps';
 import { table } from '../format';
 import { parseWindow } from './args';
 import type { CommandContext } from './context';
@@ -23,6 +22,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .action(
       ctx.withTarget(async (connect, globals, options: { source: string; from: string; to: string; recover?: boolean }) => {
         const window = parseWindow(options.from, options.to);
+        const { gapCheckOf, gaps, requireRecoverable } = await import('../../ops/gaps');
         const source = gapCheckOf(ctx.config, options.source);
         if (options.recover) requireRecoverable(source);
         const target = await connect();

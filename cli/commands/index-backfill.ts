@@ -3,7 +3,7 @@
  * into it, and re-keys those written before tenant ids were escaped in it (core/model.ts keyPart).
  */
 import type { Command } from 'commander';
-import { type IndexBackfillResult, indexBackfill } from '../../ops/index-backfill';
+import type { IndexBackfillResult } from '../../ops/index-backfill';
 import type { CommandContext } from './context';
 
 export function register(program: Command, ctx: CommandContext): void {
@@ -18,6 +18,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .action(
       ctx.withTarget(async (connect, globals, options: { dryRun?: boolean }) => {
         const target = await connect();
+        const { indexBackfill } = await import('../../ops/index-backfill');
         const bar = ctx.progress('index backfill');
         const result = await indexBackfill(
           { ddb: target.ddb, tables: target.tables, config: ctx.config },

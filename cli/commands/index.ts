@@ -20,6 +20,7 @@ import { register as redrive } from './redrive';
 import { register as replay } from './replay';
 import { register as secrets } from './secrets';
 import { register as send } from './send';
+import { register as sourcesAdd } from './sources-add';
 import { register as status } from './status';
 import { register as trace } from './trace';
 import { register as usage } from './usage';
@@ -42,6 +43,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   gaps,
   indexBackfill,
   send,
+  sourcesAdd, // `sources add`
   doctor,
   keys,
   secrets,

@@ -1,7 +1,6 @@
 /** `hookledger keys issue|revoke|list`: the tenant key registry. */
 import type { Command } from 'commander';
 import type { KeyItem } from '../../core/model';
-import { issueKey, listKeys, revokeKey } from '../../ops/keys';
 import { iso } from '../../ops/time';
 import { table } from '../format';
 import type { CommandContext } from './context';
@@ -16,6 +15,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .action(
       ctx.withTarget(async (connect, globals, options: { tenant: string; keyId?: string }) => {
         const target = await connect();
+        const { issueKey } = await import('../../ops/keys');
         const key = await issueKey(ctx.opsDeps(target), { tenant: options.tenant, keyId: options.keyId });
         ctx.print(globals, key, () => `issued ${key.keyId} for ${key.tenantId}`);
       }),
@@ -27,6 +27,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .action(
       ctx.withTarget(async (connect, globals, keyId: string) => {
         const target = await connect();
+        const { revokeKey } = await import('../../ops/keys');
         const result = await revokeKey(ctx.opsDeps(target), { keyId });
         ctx.print(globals, result, () =>
           result.alreadyRevoked
@@ -42,6 +43,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .action(
       ctx.withTarget(async (connect, globals, options: { tenant?: string }) => {
         const target = await connect();
+        const { listKeys } = await import('../../ops/keys');
         const list = await listKeys({ ddb: target.ddb, tables: target.tables }, { tenant: options.tenant });
         ctx.print(globals, list, () => formatKeys(list));
       }),

@@ -1,6 +1,5 @@
 /** `hookledger pause|resume <consumer>`: stop or restart one consumer's worker taking messages. */
 import type { Command } from 'commander';
-import { setPaused } from '../../ops/pause';
 import { requireConsumer } from './args';
 import type { CommandContext } from './context';
 
@@ -21,6 +20,7 @@ export function register(program: Command, ctx: CommandContext): void {
         ctx.withTarget(async (connect, globals, consumer: string) => {
           requireConsumer(ctx.config, consumer);
           const target = await connect();
+          const { setPaused } = await import('../../ops/pause');
           const consumerIds = ctx.config.consumers.map((c) => c.id);
           const result = await setPaused(target.pauseControl, consumerIds, consumer, paused);
           ctx.print(globals, result, () => `${consumer} ${paused ? 'paused' : 'resumed'} on ${target.label}.`);

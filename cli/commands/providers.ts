@@ -13,10 +13,13 @@ export function register(program: Command, ctx: CommandContext): void {
     )
     .option('--proved', "only the entries proved by the provider's own code or a published vector")
     .action(
-      ctx.action(async (globals, options: { proved?: boolean }) => {
-        const rows = providerSummaries().filter((p) => !options.proved || p.proof !== 'unproved');
-        ctx.print(globals, rows, () => formatProviders(rows));
-      }),
+      ctx.action(
+        async (globals, options: { proved?: boolean }) => {
+          const rows = providerSummaries().filter((p) => !options.proved || p.proof !== 'unproved');
+          ctx.print(globals, rows, () => formatProviders(rows));
+        },
+        { config: false },
+      ),
     );
 }
 

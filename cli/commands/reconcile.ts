@@ -1,7 +1,7 @@
 /** `hookledger reconcile [--repair]`: receipts against ledger items; exit 1 while violations remain. */
 import type { Command } from 'commander';
 import { EXIT, UsageError } from '../../ops/errors';
-import { type ReconcileReport, type RepairResult, reconcileTarget, repairTarget } from '../../ops/reconcile';
+import type { ReconcileReport, RepairResult } from '../../ops/reconcile';
 import { formatAge, iso, parseDuration } from '../../ops/time';
 import { table } from '../format';
 import { parseWindow } from './args';
@@ -31,6 +31,7 @@ export function register(program: Command, ctx: CommandContext): void {
           const graceMs = parseDuration(options.grace, '--grace');
           if (options.dryRun && !options.repair) throw new UsageError('--dry-run goes with --repair (reconcile alone writes nothing)');
           const target = await connect();
+          const { reconcileTarget, repairTarget } = await import('../../ops/reconcile');
           const bar = ctx.progress(options.scan ? 'scanning' : 'reading the window');
           const deps = { target, config: ctx.config };
           const request = { ...window, scan: options.scan === true, graceMs, onProgress: bar };

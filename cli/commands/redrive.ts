@@ -1,6 +1,6 @@
 /** `hookledger redrive <consumer>`: move a consumer's DLQ messages back to its queue. */
 import { type Command, InvalidArgumentError } from 'commander';
-import { type RedriveResult, redrive } from '../../ops/redrive';
+import type { RedriveResult } from '../../ops/redrive';
 import { requireConsumer } from './args';
 import type { CommandContext } from './context';
 
@@ -14,6 +14,7 @@ export function register(program: Command, ctx: CommandContext): void {
       ctx.withTarget(async (connect, globals, consumer: string, options: { rate?: number }) => {
         requireConsumer(ctx.config, consumer);
         const target = await connect();
+        const { redrive } = await import('../../ops/redrive');
         const bar = ctx.progress('moved');
         const result = await redrive(
           { config: ctx.config, sqs: target.sqs, queues: target.queues },

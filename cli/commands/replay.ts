@@ -1,7 +1,7 @@
 /** `hookledger replay`: send one consumer's deliveries again (never adds usage). */
 import type { Command } from 'commander';
 import { UsageError } from '../../ops/errors';
-import { type ReplayResult, replay } from '../../ops/replay';
+import type { ReplayResult } from '../../ops/replay';
 import { parseWindow, requireConsumer, requireSource } from './args';
 import type { CommandContext } from './context';
 
@@ -45,6 +45,7 @@ export function register(program: Command, ctx: CommandContext): void {
             ? { event: { eventId: options.event, source: options.source } }
             : { window: parseWindow(options.from as string, options.to ?? 'now') };
         const target = await connect();
+        const { replay } = await import('../../ops/replay');
         const bar = ctx.progress('replay');
         const result = await replay(ctx.opsDeps(target), {
           consumer,

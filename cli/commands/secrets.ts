@@ -2,15 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { UsageError } from '../../ops/errors';
-import {
-  consumerSecret,
-  type ProvidedSecret,
-  RETIRE_BOUND_MS,
-  type RetireResult,
-  type RotateResult,
-  retireSecret,
-  rotateSecret,
-} from '../../ops/secrets';
+import type { ProvidedSecret, RETIRE_BOUND_MS, RetireResult, RotateResult } from '../../ops/secrets';
 import type { Target } from '../../ops/target';
 import { iso, parseDuration } from '../../ops/time';
 import { requireConsumer, requireSource } from './args';
@@ -26,6 +18,7 @@ export function register(program: Command, ctx: CommandContext): void {
       ctx.withTarget(async (connect, globals, consumer: string) => {
         requireConsumer(ctx.config, consumer);
         const target = await connect();
+        const { consumerSecret } = await import('../../ops/secrets');
         const result = await consumerSecret({ config: ctx.config, secrets: target.consumerSecrets }, consumer);
         ctx.print(globals, result, () => result.current);
       }),
@@ -53,6 +46,7 @@ export function register(program: Command, ctx: CommandContext): void {
         const value = options.valueFile === undefined ? undefined : await readValue(ctx.io.stdin, options.valueFile);
         const target = await connect();
         const rotator = consumer ? target.consumerSecrets.rotator : target.rotator;
+        const { rotateSecret } = await import('../../ops/secrets');
         const result = await rotateSecret({ ...ctx.opsDeps(target), rotator }, { source, overlapMs, consumer, value });
         ctx.print(globals, result, () => formatRotate(result, source, target, consumer, options.valueFile));
       }),
@@ -67,8 +61,9 @@ export function register(program: Command, ctx: CommandContext): void {
         if (!consumer) requireSource(ctx.config, source);
         const target = await connect();
         const rotator = consumer ? target.consumerSecrets.rotator : target.rotator;
+        const { retireSecret, RETIRE_BOUND_MS: bound } = await import('../../ops/secrets');
         const result = await retireSecret({ ...ctx.opsDeps(target), rotator }, { source, consumer });
-        ctx.print(globals, result, () => formatRetire(result, source, target));
+        ctx.print(globals, result, () => formatRetire(result, source, target, bound));
       }),
     );
 }
@@ -129,14 +124,20 @@ export function formatRotate(
     .join('\n');
 }
 
-export function formatRetire(result: RetireResult, source: string, target: Pick<Target, 'kind' | 'label'>): string {
-  const bound =
+/** `bound`: RETIRE_BOUND_MS of ops/secrets.ts, passed in by the action that loaded it. */
+export function formatRetire(
+  result: RetireResult,
+  source: string,
+  target: Pick<Target, 'kind' | 'label'>,
+  bound: typeof RETIRE_BOUND_MS,
+): string {
+  const within =
     target.kind === 'aws'
-      ? ` (on every intake container within ${RETIRE_BOUND_MS.afterRetire / 1000} s of this retire, ` +
-        `or ${RETIRE_BOUND_MS.afterRotation / 60_000} minutes of the rotation if that is later)`
+      ? ` (on every intake container within ${bound.afterRetire / 1000} s of this retire, ` +
+        `or ${bound.afterRotation / 60_000} minutes of the rotation if that is later)`
       : " (from the local stack's next request)";
   return result.retired
     ? `retired the previous signing secret of ${source} on ${target.label}${result.versionId ? ` (version ${result.versionId} lost AWSPREVIOUS)` : ''}: ` +
-        `only the current secret verifies${bound}.`
+        `only the current secret verifies${within}.`
     : `${source} has no previous signing secret on ${target.label}: nothing to retire.`;
 }

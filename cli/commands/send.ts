@@ -1,7 +1,7 @@
 /** `hookledger send`: POST a signed sample webhook to the stack's intake. */
 import type { Command } from 'commander';
 import { EXIT, UsageError } from '../../ops/errors';
-import { PROVIDER_WITH_FILE, providerSource, type SendResult, send } from '../../ops/send';
+import type { SendResult } from '../../ops/send';
 import { requireSource } from './args';
 import type { CommandContext } from './context';
 
@@ -23,6 +23,7 @@ export function register(program: Command, ctx: CommandContext): void {
           globals,
           options: { source?: string; provider?: string; file?: string; type: string; tenant: string; key: string; id?: string },
         ) => {
+          const { PROVIDER_WITH_FILE, providerSource, send } = await import('../../ops/send');
           // Unknown or unconfigured providers are refused before any stack is reached.
           if (options.provider !== undefined && options.file !== undefined) throw new UsageError(PROVIDER_WITH_FILE);
           if (options.provider !== undefined) providerSource({ config: ctx.config }, options.provider, options.source);

@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../ops/errors';
-import { type StatusReport, status } from '../../ops/status';
+import type { StatusReport } from '../../ops/status';
 import type { Target } from '../../ops/target';
 import { formatAge, iso, parseDuration } from '../../ops/time';
 import { table } from '../format';
@@ -51,6 +51,7 @@ export function register(program: Command, ctx: CommandContext): void {
       ctx.withTarget(async (connect, globals, options: StatusFlags) => {
         const window = statusWindow(options);
         const target = await connect();
+        const { status } = await import('../../ops/status');
         let paused: Set<string> | undefined;
         try {
           paused = await target.pauseControl.paused();

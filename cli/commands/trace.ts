@@ -1,7 +1,7 @@
 /** `hookledger trace <eventId>`: everything recorded about one event. */
 import type { Command } from 'commander';
 import { iso } from '../../ops/time';
-import { type TraceReport, trace } from '../../ops/trace';
+import type { TraceReport } from '../../ops/trace';
 import { fields, table } from '../format';
 import { requireSource } from './args';
 import type { CommandContext } from './context';
@@ -16,6 +16,7 @@ export function register(program: Command, ctx: CommandContext): void {
       ctx.withTarget(async (connect, globals, eventId: string, options: { source?: string }) => {
         if (options.source !== undefined) requireSource(ctx.config, options.source);
         const target = await connect();
+        const { trace } = await import('../../ops/trace');
         const report = await trace({ ddb: target.ddb, tables: target.tables, config: ctx.config }, eventId, { source: options.source });
         ctx.print(globals, report, () => formatTrace(report));
       }),

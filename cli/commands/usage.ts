@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../ops/errors';
 import { iso } from '../../ops/time';
-import { formatUsageCsv, type UsageReport, usage } from '../../ops/usage';
+import type { UsageReport } from '../../ops/usage';
 import { table } from '../format';
 import { parseWindow, requireConsumer } from './args';
 import type { CommandContext } from './context';
@@ -32,6 +32,7 @@ export function register(program: Command, ctx: CommandContext): void {
           const window = parseWindow(options.from, options.to);
           const consumer = options.consumer === undefined ? undefined : requireConsumer(ctx.config, options.consumer);
           const target = await connect();
+          const { formatUsageCsv, usage } = await import('../../ops/usage');
           const bar = ctx.progress(options.scan ? 'scanning ledger' : 'reading the window');
           const report = await usage(
             { ddb: target.ddb, tables: target.tables },

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { EXIT, UsageError } from '../../ops/errors';
 import { iso } from '../../ops/time';
-import { type VerifyPayloadResult, verifyPayload } from '../../ops/verify-payload';
+import type { VerifyPayloadResult } from '../../ops/verify-payload';
 import { requireSource } from './args';
 import type { CommandContext } from './context';
 
@@ -27,6 +27,7 @@ export function register(program: Command, ctx: CommandContext): void {
           );
         }
         const target = await connect();
+        const { verifyPayload } = await import('../../ops/verify-payload');
         const result = await verifyPayload(
           { ddb: target.ddb, tables: target.tables, config: ctx.config, payloadHashKey: () => target.payloadHashKey() },
           eventId,

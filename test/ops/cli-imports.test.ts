@@ -14,6 +14,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 /** The local pipeline's handlers and runners, as paths from the repository root (a folder ends with /). */
 const PIPELINE = [
   'lambdas/ingest/',
+  'lambdas/recording/',
   'lambdas/fanout/',
   'lambdas/consumers/',
   'lambdas/runtime/',
