@@ -1,6 +1,8 @@
 /**
  * What the CLI's `console` command needs of the console without importing it: the options it is
  * started with and what it hands back. console/serve.ts implements it; bin/cli.ts passes it in.
+ * The console's /api, its routes and the responses the page reads, is in console-api.ts (apart,
+ * because the page imports it and its typecheck has no Node types).
  */
 import type { HookledgerConfig } from '../core/config/schema';
 

@@ -18,7 +18,7 @@
  * completed with the counts.
  */
 import { CheckpointStore } from '../adapters/checkpoint';
-import { LedgerErasure, scrubbedErrors } from '../adapters/ledger-erasure';
+import { type Erasure, LedgerErasure, scrubbedErrors } from '../adapters/ledger-erasure';
 import type { ErasableBlobs, PayloadBlobs } from '../adapters/payload-blobs';
 import { eventStoreItemsByKey, ledgerItemsByKey, type Window } from '../adapters/table-scan';
 import { MAX_WINDOW_DAYS, type WindowPartition, WindowReader } from '../adapters/window-index';
@@ -126,13 +126,58 @@ export async function erase(deps: EraseDeps, request: EraseRequest): Promise<Era
   return run(deps, { tenant, window, single, request, dryRun: false });
 }
 
-async function run(
-  deps: EraseDeps,
-  ctx: { tenant: string; window: Window; single?: EventItem; request: EraseRequest; dryRun: boolean },
-): Promise<EraseResult> {
-  const { tenant, window, single, request, dryRun } = ctx;
-  const scope = { tenant, from: iso(window.from), to: iso(window.to) };
-  const { payloads, receiptAdmin: receipts, audit } = eventStoresOf(deps);
+/** One run's scope, stores and tallies, shared by its steps. */
+interface EraseRun {
+  readonly deps: EraseDeps;
+  readonly tenant: string;
+  readonly window: Window;
+  readonly single?: EventItem;
+  readonly request: EraseRequest;
+  readonly dryRun: boolean;
+  readonly stores: ReturnType<typeof eventStoresOf>;
+  readonly ledger: LedgerErasure;
+  readonly checkpoints: CheckpointStore<EraseCheckpoint>;
+  /** The checkpoint of a run that stopped, continued by this one. */
+  readonly resumed?: EraseCheckpoint;
+  readonly counts: Counts;
+  readonly erasureId?: string;
+  readonly auditPk?: string;
+  readonly erasure: Erasure;
+}
+
+type RunScope = { tenant: string; window: Window; single?: EventItem; request: EraseRequest; dryRun: boolean };
+
+async function run(deps: EraseDeps, ctx: RunScope): Promise<EraseResult> {
+  const state = await startRun(deps, ctx);
+  const { single, dryRun, counts, erasureId, auditPk } = state;
+  let complete = true;
+  if (single) {
+    // The receipt as it is now (a dry run before it may have read it).
+    const [current] = await state.stores.receiptAdmin.findReceipts(single.eventId, [single.source]);
+    await eraseEvent(state, current ?? single);
+  } else {
+    complete = await eraseWindow(state);
+  }
+  if (!dryRun && complete && auditPk) await state.stores.audit.completeAudit(auditPk, { ...counts, completedAt: clockNow(deps) });
+  return {
+    tenant: state.tenant,
+    from: iso(state.window.from),
+    to: iso(state.window.to),
+    ...counts,
+    dryRun,
+    ...(erasureId ? { erasureId } : {}),
+    ...(state.resumed ? { resumed: true } : {}),
+    complete,
+  };
+}
+
+/**
+ * The run's state: a real run continues the checkpoint of one that stopped (its erasure id, audit item
+ * and counts), or writes its audit item before the first delete; a dry run does neither.
+ */
+async function startRun(deps: EraseDeps, ctx: RunScope): Promise<EraseRun> {
+  const { tenant, window, single, dryRun } = ctx;
+  const stores = eventStoresOf(deps);
   const ledger = new LedgerErasure({ client: deps.ddb, tableName: deps.tables.ledger });
   const at = clockNow(deps);
   const checkpoints = new CheckpointStore<EraseCheckpoint>(
@@ -140,140 +185,152 @@ async function run(
     `erase#${keyPart(tenant)}#${window.from}#${window.to}${single ? `#${single.source}#${single.eventId}` : ''}`,
   );
   const saved = dryRun ? undefined : (await checkpoints.load())?.state;
-  const resuming = saved !== undefined && !saved.done;
+  const resumed = saved !== undefined && !saved.done ? saved : undefined;
   const fresh: Counts = { events: 0, payloadItems: 0, objects: 0, deliveriesQuarantined: 0, errorMessagesScrubbed: 0, alreadyErased: 0 };
   // A checkpoint from before errorMessagesScrubbed counts it from 0.
-  const counts: Counts = resuming ? { ...fresh, ...saved.counts } : fresh;
+  const counts: Counts = resumed ? { ...fresh, ...resumed.counts } : fresh;
   let erasureId: string | undefined;
   let auditPk: string | undefined;
   if (!dryRun) {
-    if (resuming) {
-      erasureId = saved.erasureId;
-      auditPk = saved.auditPk;
+    if (resumed) {
+      erasureId = resumed.erasureId;
+      auditPk = resumed.auditPk;
     } else {
       erasureId = newAuditId(at);
       // Before the first delete: a run that dies half-way still leaves its scope on record.
       const item = await writeAudit(
         deps,
         'erase',
-        { erasureId, ...scope, ...(single ? { eventId: single.eventId, source: single.source } : {}) },
+        {
+          erasureId,
+          tenant,
+          from: iso(window.from),
+          to: iso(window.to),
+          ...(single ? { eventId: single.eventId, source: single.source } : {}),
+        },
         { id: erasureId, at },
       );
       auditPk = item.pk;
     }
   }
-  const erasure = { at, operator: deps.operator, erasureId: erasureId ?? 'dry-run' };
-
-  const eraseOne = async (receipt: EventItem): Promise<void> => {
-    counts.events++;
-    if (receipt.erasedAt !== undefined) counts.alreadyErased++;
-    const consumers = receipt.consumers ?? [];
-    // 1. The deliveries not done: quarantined first, so no worker claims one while its payload goes;
-    //    and every delivery's failed attempts: their messages scrubbed.
-    if (dryRun) {
-      const rows = await ledgerItemsByKey<Pick<LedgerItem, 'pk' | 'state' | 'erasedAt' | 'errors'>>(
-        deps,
-        consumers.map((c) => ledgerKey(receipt.source, receipt.eventId, c)),
-        { projection: 'pk, #state, erasedAt, #errors', names: { '#state': 'state', '#errors': 'errors' } },
-      );
-      for (const c of consumers) {
-        const row = rows.get(ledgerKey(receipt.source, receipt.eventId, c));
-        if (!row || (row.state !== 'done' && row.erasedAt === undefined)) counts.deliveriesQuarantined++;
-        counts.errorMessagesScrubbed += scrubbedErrors(row?.errors ?? []).scrubbed;
-      }
-    } else {
-      for (const consumerId of consumers) {
-        const { mark, scrubbed } = await ledger.eraseDelivery(
-          {
-            source: receipt.source,
-            eventId: receipt.eventId,
-            consumerId,
-            eventType: receipt.eventType,
-            tenantId: receipt.tenantId,
-            keyId: receipt.keyId,
-            receivedAt: receipt.receivedAt,
-          },
-          erasure,
-        );
-        if (mark === 'quarantined') counts.deliveriesQuarantined++;
-        counts.errorMessagesScrubbed += scrubbed;
-      }
-    }
-    // 2. The payload item, then every object of the event: bodies and consumers' views.
-    if (await payloads.erase(receipt.source, receipt.eventId, receipt.payloadHmac, dryRun)) counts.payloadItems++;
-    const prefixes = [payloadObjectPrefix(receipt.source, receipt.eventId), ...consumers.map((c) => viewObjectPrefix(c, receipt.eventId))];
-    for (const prefix of prefixes) {
-      // Only this event's own objects: `<prefix><hash>`, never an event whose id merely starts with this one's.
-      const keys = (await deps.blobs.list(prefix)).filter((k) => !k.slice(prefix.length).includes('/'));
-      if (keys.length === 0) continue;
-      if (!dryRun) await deps.blobs.delete(keys);
-      counts.objects += keys.length;
-    }
-    // 3. The receipt last: its erasedAt says the whole event is done.
-    if (!dryRun) await receipts.markErased(receipt.source, receipt.eventId, erasure);
+  return {
+    deps,
+    ...ctx,
+    stores,
+    ledger,
+    checkpoints,
+    ...(resumed ? { resumed } : {}),
+    counts,
+    ...(erasureId ? { erasureId } : {}),
+    ...(auditPk ? { auditPk } : {}),
+    erasure: { at, operator: deps.operator, erasureId: erasureId ?? 'dry-run' },
   };
+}
 
-  let complete = true;
-  if (single) {
-    // The receipt as it is now (a dry run before it may have read it).
-    const [current] = await receipts.findReceipts(single.eventId, [single.source]);
-    await eraseOne(current ?? single);
-  } else {
-    const reader = new WindowReader(deps);
-    const partitions: WindowPartition[] = await reader.partitions(window, tenant);
-    let index = 0;
-    let lastKey: Record<string, unknown> | undefined;
-    if (resuming) {
-      index = Math.max(
+/**
+ * The tenant's receipts through the window index, page by page from where a stopped run left off; a
+ * real run checkpoints after every page. False when `maxPages` stopped it.
+ */
+async function eraseWindow(state: EraseRun): Promise<boolean> {
+  const { deps, request, resumed } = state;
+  const reader = new WindowReader(deps);
+  const partitions: WindowPartition[] = await reader.partitions(state.window, state.tenant);
+  let index = resumed
+    ? Math.max(
         0,
-        partitions.findIndex((p) => p.id === saved.partition),
-      );
-      lastKey = saved.lastKey;
+        partitions.findIndex((p) => p.id === resumed.partition),
+      )
+    : 0;
+  let lastKey: Record<string, unknown> | undefined = resumed?.lastKey;
+  let pages = 0;
+  while (index < partitions.length) {
+    if (request.maxPages !== undefined && pages >= request.maxPages) return false;
+    const partition = partitions[index] as WindowPartition;
+    const page = await reader.receiptPage(partition, {}, lastKey, request.pageSize ?? DEFAULT_PAGE_SIZE);
+    // The index projects no payload hash: the page's receipts in full, by key.
+    const full = await eventStoreItemsByKey<EventItem>(
+      deps,
+      page.receipts.map((r) => r.pk),
+    );
+    for (const indexed of page.receipts) {
+      const receipt = full.get(indexed.pk);
+      if (receipt?.kind === 'event' && receipt.tenantId === state.tenant) await eraseEvent(state, receipt);
     }
-    let pages = 0;
-    while (index < partitions.length) {
-      if (request.maxPages !== undefined && pages >= request.maxPages) {
-        complete = false;
-        break;
-      }
-      const partition = partitions[index] as WindowPartition;
-      const page = await reader.receiptPage(partition, {}, lastKey, request.pageSize ?? DEFAULT_PAGE_SIZE);
-      // The index projects no payload hash: the page's receipts in full, by key.
-      const full = await eventStoreItemsByKey<EventItem>(
-        deps,
-        page.receipts.map((r) => r.pk),
+    request.onProgress?.(state.counts.events, undefined);
+    pages++;
+    lastKey = page.lastKey;
+    if (!lastKey) index++;
+    if (!state.dryRun) {
+      const next = partitions[index];
+      await state.checkpoints.save(
+        {
+          erasureId: state.erasureId as string,
+          auditPk: state.auditPk as string,
+          partition: next?.id ?? '',
+          ...(lastKey ? { lastKey } : {}),
+          counts: state.counts,
+          done: next === undefined,
+        },
+        clockNow(deps),
       );
-      for (const indexed of page.receipts) {
-        const receipt = full.get(indexed.pk);
-        if (receipt?.kind === 'event' && receipt.tenantId === tenant) await eraseOne(receipt);
-      }
-      request.onProgress?.(counts.events, undefined);
-      pages++;
-      lastKey = page.lastKey;
-      if (!lastKey) index++;
-      if (!dryRun) {
-        const next = partitions[index];
-        await checkpoints.save(
-          {
-            erasureId: erasureId as string,
-            auditPk: auditPk as string,
-            partition: next?.id ?? '',
-            ...(lastKey ? { lastKey } : {}),
-            counts,
-            done: next === undefined,
-          },
-          clockNow(deps),
-        );
-      }
     }
   }
-  if (!dryRun && complete && auditPk) await audit.completeAudit(auditPk, { ...counts, completedAt: clockNow(deps) });
-  return {
-    ...scope,
-    ...counts,
-    dryRun,
-    ...(erasureId ? { erasureId } : {}),
-    ...(resuming ? { resumed: true } : {}),
-    complete,
-  };
+  return true;
+}
+
+/** One event, in the order that keeps a stopped run safe to repeat: deliveries, then bodies and views, then the receipt. */
+async function eraseEvent(state: EraseRun, receipt: EventItem): Promise<void> {
+  const { deps, dryRun, counts } = state;
+  counts.events++;
+  if (receipt.erasedAt !== undefined) counts.alreadyErased++;
+  const consumers = receipt.consumers ?? [];
+  // 1. The deliveries not done: quarantined first, so no worker claims one while its payload goes;
+  //    and every delivery's failed attempts: their messages scrubbed.
+  if (dryRun) await countDeliveries(state, receipt, consumers);
+  else await eraseDeliveries(state, receipt, consumers);
+  // 2. The payload item, then every object of the event: bodies and consumers' views.
+  if (await state.stores.payloads.erase(receipt.source, receipt.eventId, receipt.payloadHmac, dryRun)) counts.payloadItems++;
+  const prefixes = [payloadObjectPrefix(receipt.source, receipt.eventId), ...consumers.map((c) => viewObjectPrefix(c, receipt.eventId))];
+  for (const prefix of prefixes) {
+    // Only this event's own objects: `<prefix><hash>`, never an event whose id merely starts with this one's.
+    const keys = (await deps.blobs.list(prefix)).filter((k) => !k.slice(prefix.length).includes('/'));
+    if (keys.length === 0) continue;
+    if (!dryRun) await deps.blobs.delete(keys);
+    counts.objects += keys.length;
+  }
+  // 3. The receipt last: its erasedAt says the whole event is done.
+  if (!dryRun) await state.stores.receiptAdmin.markErased(receipt.source, receipt.eventId, state.erasure);
+}
+
+/** The dry run's count of what eraseDeliveries would quarantine and scrub, read from the ledger rows. */
+async function countDeliveries(state: EraseRun, receipt: EventItem, consumers: readonly string[]): Promise<void> {
+  const rows = await ledgerItemsByKey<Pick<LedgerItem, 'pk' | 'state' | 'erasedAt' | 'errors'>>(
+    state.deps,
+    consumers.map((c) => ledgerKey(receipt.source, receipt.eventId, c)),
+    { projection: 'pk, #state, erasedAt, #errors', names: { '#state': 'state', '#errors': 'errors' } },
+  );
+  for (const c of consumers) {
+    const row = rows.get(ledgerKey(receipt.source, receipt.eventId, c));
+    if (!row || (row.state !== 'done' && row.erasedAt === undefined)) state.counts.deliveriesQuarantined++;
+    state.counts.errorMessagesScrubbed += scrubbedErrors(row?.errors ?? []).scrubbed;
+  }
+}
+
+async function eraseDeliveries(state: EraseRun, receipt: EventItem, consumers: readonly string[]): Promise<void> {
+  for (const consumerId of consumers) {
+    const { mark, scrubbed } = await state.ledger.eraseDelivery(
+      {
+        source: receipt.source,
+        eventId: receipt.eventId,
+        consumerId,
+        eventType: receipt.eventType,
+        tenantId: receipt.tenantId,
+        keyId: receipt.keyId,
+        receivedAt: receipt.receivedAt,
+      },
+      state.erasure,
+    );
+    if (mark === 'quarantined') state.counts.deliveriesQuarantined++;
+    state.counts.errorMessagesScrubbed += scrubbed;
+  }
 }

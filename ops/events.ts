@@ -65,60 +65,22 @@ export interface EventPage {
   readonly window?: Window;
 }
 
-export async function searchEvents(deps: StoreDeps & ConfigDeps, search: EventSearch): Promise<EventPage> {
-  const limit = Math.min(search.limit ?? EVENT_PAGE_SIZE, MAX_PAGE_SIZE);
-  if (!(limit > 0)) throw new UsageError(`limit must be between 1 and ${MAX_PAGE_SIZE} (got ${search.limit})`);
-  const cursor = search.cursor ?? 0;
-  if (!Number.isInteger(cursor) || cursor < 0) throw new UsageError(`cursor must be a whole number from 0 (got ${search.cursor})`);
-  if (search.state !== undefined && !DELIVERY_STATES.includes(search.state)) {
-    throw new UsageError(`state must be one of ${DELIVERY_STATES.join(', ')} (got "${search.state}")`);
-  }
-  if (search.outcome !== undefined && !STORED_OUTCOMES.includes(search.outcome)) {
-    throw new UsageError(
-      `outcome must be one of ${STORED_OUTCOMES.join(', ')} (got "${search.outcome}"); refusals and duplicates store no event (status counts them)`,
-    );
-  }
-  const reader = new WindowReader(deps);
-  let receipts: Pick<IndexedReceipt, 'source' | 'eventId' | 'tenantId' | 'eventType' | 'receivedAt' | 'secretVersion' | 'consumers'>[];
-  if (search.eventId !== undefined) {
-    const sources = search.source !== undefined ? [search.source] : deps.config.sources.map((s) => s.id);
-    receipts = await eventStoresOf(deps).receiptAdmin.findReceipts(search.eventId.trim(), sources);
-  } else {
-    if (!search.window) throw new UsageError('give an event id, or a window (from, to)');
-    receipts = await reader.receipts({
-      window: search.window,
-      tenant: search.tenant,
-      source: search.source,
-      type: search.type,
-      consumer: search.consumer,
-    });
-  }
-  receipts.sort((a, b) => b.receivedAt - a.receivedAt || a.eventId.localeCompare(b.eventId));
-  if (search.outcome === 'duplicate_conflict') {
-    const conflicts = await eventStoreItemsByKey<{ pk: string }>(
-      deps,
-      receipts.map((r) => conflictKey(r.source, r.eventId)),
-    );
-    receipts = receipts.filter((r) => conflicts.has(conflictKey(r.source, r.eventId)));
-  }
+type Candidate = Pick<IndexedReceipt, 'source' | 'eventId' | 'tenantId' | 'eventType' | 'receivedAt' | 'secretVersion' | 'consumers'>;
 
+interface WithStates {
+  readonly receipt: Candidate;
+  readonly deliveries: Record<string, DeliveryStateOrReady>;
+}
+
+export async function searchEvents(deps: StoreDeps & ConfigDeps, search: EventSearch): Promise<EventPage> {
+  const { limit, cursor } = checkSearch(search);
+  const reader = new WindowReader(deps);
+  const receipts = await candidates(deps, reader, search);
   // States are needed for every candidate when filtering by state; otherwise for the page only.
-  const statesOf = async (list: typeof receipts) => {
-    const rows = await reader.ledgerRows<Pick<LedgerItem, 'pk' | 'state'>>(list, {
-      projection: 'pk, #state',
-      names: { '#state': 'state' },
-    });
-    return list.map((r) => ({
-      receipt: r,
-      deliveries: Object.fromEntries(
-        (r.consumers ?? []).map((c) => [c, (rows.get(ledgerKey(r.source, r.eventId, c))?.state ?? 'ready') as DeliveryStateOrReady]),
-      ),
-    }));
-  };
-  let matching: { receipt: (typeof receipts)[number]; deliveries: Record<string, DeliveryStateOrReady> }[];
+  let matching: WithStates[];
   let total: number;
   if (search.state !== undefined) {
-    const all = await statesOf(receipts);
+    const all = await withStates(reader, receipts);
     matching = all.filter(({ deliveries }) =>
       search.consumer !== undefined
         ? deliveries[search.consumer] === search.state
@@ -128,7 +90,7 @@ export async function searchEvents(deps: StoreDeps & ConfigDeps, search: EventSe
     matching = matching.slice(cursor, cursor + limit);
   } else {
     total = receipts.length;
-    matching = await statesOf(receipts.slice(cursor, cursor + limit));
+    matching = await withStates(reader, receipts.slice(cursor, cursor + limit));
   }
   return {
     rows: matching.map(({ receipt: r, deliveries }) => ({
@@ -145,4 +107,60 @@ export async function searchEvents(deps: StoreDeps & ConfigDeps, search: EventSe
     ...(cursor + limit < total ? { next: cursor + limit } : {}),
     ...(search.window && search.eventId === undefined ? { window: search.window } : {}),
   };
+}
+
+/** The page's size and offset, and usage errors for a state or an outcome no event can have. */
+function checkSearch(search: EventSearch): { limit: number; cursor: number } {
+  const limit = Math.min(search.limit ?? EVENT_PAGE_SIZE, MAX_PAGE_SIZE);
+  if (!(limit > 0)) throw new UsageError(`limit must be between 1 and ${MAX_PAGE_SIZE} (got ${search.limit})`);
+  const cursor = search.cursor ?? 0;
+  if (!Number.isInteger(cursor) || cursor < 0) throw new UsageError(`cursor must be a whole number from 0 (got ${search.cursor})`);
+  if (search.state !== undefined && !DELIVERY_STATES.includes(search.state)) {
+    throw new UsageError(`state must be one of ${DELIVERY_STATES.join(', ')} (got "${search.state}")`);
+  }
+  if (search.outcome !== undefined && !STORED_OUTCOMES.includes(search.outcome)) {
+    throw new UsageError(
+      `outcome must be one of ${STORED_OUTCOMES.join(', ')} (got "${search.outcome}"); refusals and duplicates store no event (status counts them)`,
+    );
+  }
+  return { limit, cursor };
+}
+
+/** The event's receipts, or the window's narrowed by the index, newest first; only those with a conflict when asked. */
+async function candidates(deps: StoreDeps & ConfigDeps, reader: WindowReader, search: EventSearch): Promise<Candidate[]> {
+  let receipts: Candidate[];
+  if (search.eventId !== undefined) {
+    const sources = search.source !== undefined ? [search.source] : deps.config.sources.map((s) => s.id);
+    receipts = await eventStoresOf(deps).receiptAdmin.findReceipts(search.eventId.trim(), sources);
+  } else {
+    if (!search.window) throw new UsageError('give an event id, or a window (from, to)');
+    receipts = await reader.receipts({
+      window: search.window,
+      tenant: search.tenant,
+      source: search.source,
+      type: search.type,
+      consumer: search.consumer,
+    });
+  }
+  receipts.sort((a, b) => b.receivedAt - a.receivedAt || a.eventId.localeCompare(b.eventId));
+  if (search.outcome !== 'duplicate_conflict') return receipts;
+  const conflicts = await eventStoreItemsByKey<{ pk: string }>(
+    deps,
+    receipts.map((r) => conflictKey(r.source, r.eventId)),
+  );
+  return receipts.filter((r) => conflicts.has(conflictKey(r.source, r.eventId)));
+}
+
+/** Each receipt with its deliveries' states, read by key from the ledger (`ready`: no row yet). */
+async function withStates(reader: WindowReader, list: readonly Candidate[]): Promise<WithStates[]> {
+  const rows = await reader.ledgerRows<Pick<LedgerItem, 'pk' | 'state'>>(list, {
+    projection: 'pk, #state',
+    names: { '#state': 'state' },
+  });
+  return list.map((r) => ({
+    receipt: r,
+    deliveries: Object.fromEntries(
+      (r.consumers ?? []).map((c) => [c, (rows.get(ledgerKey(r.source, r.eventId, c))?.state ?? 'ready') as DeliveryStateOrReady]),
+    ),
+  }));
 }

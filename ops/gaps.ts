@@ -1,13 +1,14 @@
 /**
  * `hookledger gaps`: the provider's list of sent events against the source's receipts
- * (lambdas/reconcile/provider-gaps.ts, the check the scheduled run makes). `--recover` loads the
- * recovery (lambdas/reconcile/gap-recovery.ts: intake's own write path, or the provider's
- * redelivery) only when asked: checking never loads intake.
+ * (lambdas/reconcile/provider-gaps.ts, the check the scheduled run makes). `--recover` records what is
+ * missing as the scheduled run does (lambdas/reconcile/gap-recovery.ts: intake's write steps from
+ * lambdas/recording/, or the provider's redelivery).
  */
 import { eventStores, intakeStore } from '../adapters/event-stores';
 import { ProviderApiError, ProviderAuthError, providerEvents } from '../adapters/provider-events';
 import type { HookledgerConfig, SourceConfig } from '../core/config/schema';
 import { EVERY_EVENT_TYPE, type GapReport, recoverableTypes } from '../core/gaps';
+import { gapRecovery } from '../lambdas/reconcile/gap-recovery';
 import { checkGaps } from '../lambdas/reconcile/provider-gaps';
 import { OperationFailedError, UsageError } from './errors';
 import type { Target } from './target';
@@ -69,9 +70,6 @@ export async function gaps(target: Target, config: HookledgerConfig, options: Ga
   const deps = { ddb: target.ddb, tables: target.tables, provider, ...(options.clock ? { clock: options.clock } : {}) };
   let recover: Parameters<typeof checkGaps>[1]['recover'];
   if (options.recover) {
-    // Loaded here only, so no command's start loads intake's write path, which the recovery runs. The
-    // import() is not around a rule: biome.jsonc's ops/ rule names gap-recovery among what ops/ may import.
-    const { gapRecovery } = await import('../lambdas/reconcile/gap-recovery');
     // As intake builds its store: hot tenants' receipts spread over their window-index shards.
     const stores = eventStores({
       client: target.ddb,

@@ -13,7 +13,7 @@ import { requeueItem } from '../adapters/requeue';
 import { ledgerItemsByKey, type Window } from '../adapters/table-scan';
 import { WindowReader, windowReceiptsInFull } from '../adapters/window-index';
 import { findConsumer } from '../core/config/routing';
-import { type DeliveryState, type LedgerItem, ledgerKey } from '../core/model';
+import { type DeliveryState, type EventItem, type LedgerItem, ledgerKey } from '../core/model';
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoresOf, ledgerOf, type OperatorDeps, type Progress } from './deps';
 import { UsageError } from './errors';
@@ -70,7 +70,33 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
   if ((request.event === undefined) === (request.window === undefined)) {
     throw new UsageError('give either one event (--event) or a window (--from/--to), not both and not neither');
   }
+  const { matching, expired, erased } = await replayableReceipts(deps, request);
+  const states = await ledgerItemsByKey<Pick<LedgerItem, 'pk' | 'state'>>(
+    deps,
+    matching.map((r) => ledgerKey(r.source, r.eventId, consumer)),
+    { projection: 'pk, #state', names: { '#state': 'state' } },
+  );
+  const byState: Partial<Record<DeliveryStateOrReady, number>> = {};
+  for (const r of matching) {
+    const state = states.get(ledgerKey(r.source, r.eventId, consumer))?.state ?? 'ready';
+    byState[state] = (byState[state] ?? 0) + 1;
+  }
+  const plan: ReplayPlan = { consumer, matched: matching.length, expired: expired.length, erased: erased.length, byState };
+  const nothing = { ...plan, dryRun: request.dryRun === true, requeued: 0, annotated: 0 };
+  if (request.dryRun || matching.length === 0) return nothing;
+  if (request.confirm && !(await request.confirm(plan))) return { ...nothing, declined: true };
+  return { ...plan, dryRun: false, ...(await requeueDeliveries(deps, request, matching, states)) };
+}
 
+/**
+ * The receipts whose delivery set includes the consumer (the event, or the window's, narrowed by tenant
+ * and type), less those whose payload was erased or passed retention; for one event, either is refused.
+ */
+async function replayableReceipts(
+  deps: ReplayDeps,
+  request: ReplayRequest,
+): Promise<{ matching: EventItem[]; expired: EventItem[]; erased: EventItem[] }> {
+  const { consumer } = request;
   const receipts = request.event
     ? [await findReceipt(deps, request.event.eventId, request.event.source, consumer)]
     : await windowReceiptsInFull(
@@ -102,22 +128,17 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
         'the receipt, its keyed hash and the ledger trail remain (hookledger trace)',
     );
   }
+  return { matching, expired, erased };
+}
 
-  const states = await ledgerItemsByKey<Pick<LedgerItem, 'pk' | 'state'>>(
-    deps,
-    matching.map((r) => ledgerKey(r.source, r.eventId, consumer)),
-    { projection: 'pk, #state', names: { '#state': 'state' } },
-  );
-  const byState: Partial<Record<DeliveryStateOrReady, number>> = {};
-  for (const r of matching) {
-    const state = states.get(ledgerKey(r.source, r.eventId, consumer))?.state ?? 'ready';
-    byState[state] = (byState[state] ?? 0) + 1;
-  }
-  const plan: ReplayPlan = { consumer, matched: matching.length, expired: expired.length, erased: erased.length, byState };
-  const nothing = { ...plan, dryRun: request.dryRun === true, requeued: 0, annotated: 0 };
-  if (request.dryRun || matching.length === 0) return nothing;
-  if (request.confirm && !(await request.confirm(plan))) return { ...nothing, declined: true };
-
+/** The audit item, then one requeue item per delivery and a `replayRequests` note on each existing ledger item. */
+async function requeueDeliveries(
+  deps: ReplayDeps,
+  request: ReplayRequest,
+  matching: readonly EventItem[],
+  states: ReadonlyMap<string, unknown>,
+): Promise<{ replayId: string; requeued: number; annotated: number }> {
+  const { consumer } = request;
   const at = clockNow(deps);
   const replayId = newReplayId(at);
   await writeAudit(
@@ -134,7 +155,6 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
     },
     { id: replayId, at },
   );
-
   const { requeues } = eventStoresOf(deps);
   const ledger = ledgerOf(deps);
   let requeued = 0;
@@ -153,5 +173,5 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
     },
     request.onProgress,
   );
-  return { ...plan, dryRun: false, replayId, requeued, annotated };
+  return { replayId, requeued, annotated };
 }

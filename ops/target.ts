@@ -107,8 +107,49 @@ export function statePath(options: Pick<TargetOptions, 'root' | 'env'>): string 
   return fromEnv ? path.resolve(fromEnv) : path.join(options.root, DEFAULT_STATE_FILE);
 }
 
+/** What a target gives for secrets: sources' and HTTP consumers' signing secrets, the payload-hash key, provider API keys. */
+type TargetSecrets = Pick<
+  Target,
+  'signingSecret' | 'rotator' | 'consumerSecrets' | 'payloadHashKey' | 'secretRotation' | 'apiKeyLocation' | 'providerApiKey'
+>;
+
 async function localTarget(options: TargetOptions): Promise<Target> {
   const file = statePath(options);
+  const state = await runningStackState(file);
+  // The stack's per-start credential: its emulators accept no other key, its admin endpoint no other token.
+  const credentials = await readStackCredentials(file, state).catch((error: unknown) => {
+    throw error instanceof StateFileError ? new TargetError(error.message, { cause: error }) : error;
+  });
+  const ddb = createDocumentClient(localDynamoClient(state.dynamo.endpoint, credentials));
+  const sqs = localSqsClient(state.sqs.endpoint, credentials);
+  const streams = localStreamsClient(state.dynamo.endpoint, credentials);
+  // fauxqs serves S3 on its SQS endpoint; the local stack's bucket has a fixed name.
+  const s3 = localS3Client(state.sqs.endpoint, credentials);
+  const adminFetch = withBearerToken(credentials.adminToken);
+  return {
+    kind: 'local',
+    label: `local stack (${file})`,
+    ddb,
+    sqs,
+    tables: state.tables,
+    queues: Object.fromEntries(Object.entries(state.queues).map(([id, q]) => [id, { url: q.url, dlqUrl: q.dlqUrl }])),
+    fanoutFailureQueueUrl: state.fanoutFailureQueue.url,
+    streamBatches: dynamoStreamBatches(streams),
+    webhookUrl: (sourceId) => webhookUrlFor(state, sourceId),
+    ...localSecrets(options, state),
+    ...localAdmin(file, state, adminFetch),
+    payloadBucket: new S3PayloadBlobs({ client: s3, bucket: LOCAL_PAYLOAD_BUCKET }),
+    destroy: () => {
+      ddb.destroy();
+      sqs.destroy();
+      streams.destroy();
+      s3.destroy();
+    },
+  };
+}
+
+/** The state file of a local stack that is running, or a TargetError saying how to start one. */
+async function runningStackState(file: string): Promise<LocalStackState> {
   let state: LocalStackState | undefined;
   try {
     state = await readState(file);
@@ -125,16 +166,11 @@ async function localTarget(options: TargetOptions): Promise<Target> {
   if (!isProcessAlive(state.pid)) {
     throw new TargetError(`the local stack recorded in ${file} (pid ${state.pid}) is not running any more. Start it with \`npm start\`.`);
   }
-  // The stack's per-start credential: its emulators accept no other key, its admin endpoint no other token.
-  const credentials = await readStackCredentials(file, state).catch((error: unknown) => {
-    throw error instanceof StateFileError ? new TargetError(error.message, { cause: error }) : error;
-  });
-  const ddb = createDocumentClient(localDynamoClient(state.dynamo.endpoint, credentials));
-  const sqs = localSqsClient(state.sqs.endpoint, credentials);
-  const streams = localStreamsClient(state.dynamo.endpoint, credentials);
-  // fauxqs serves S3 on its SQS endpoint; the local stack's bucket has a fixed name.
-  const s3 = localS3Client(state.sqs.endpoint, credentials);
-  const adminFetch = withBearerToken(credentials.adminToken);
+  return state;
+}
+
+/** The local stack's secrets file: the sources' and HTTP consumers' secrets, the payload-hash key and the provider API keys. */
+function localSecrets(options: TargetOptions, state: LocalStackState): TargetSecrets {
   const secretsPath = state.secretsFile ? path.resolve(options.root, state.secretsFile) : path.join(options.root, DEFAULT_SECRETS_FILE);
   const secrets = new FileSecrets({
     path: secretsPath,
@@ -142,19 +178,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     consumerIds: options.config.consumers.filter((c) => c.kind === 'http').map((c) => c.id),
   });
   const consumerFile = secrets.consumerSecrets();
-  const noAdmin = async (): Promise<never> => {
-    throw new TargetError(`${file} has no adminUrl: this local stack cannot pause consumers; update and restart \`npm start\``);
-  };
   return {
-    kind: 'local',
-    label: `local stack (${file})`,
-    ddb,
-    sqs,
-    tables: state.tables,
-    queues: Object.fromEntries(Object.entries(state.queues).map(([id, q]) => [id, { url: q.url, dlqUrl: q.dlqUrl }])),
-    fanoutFailureQueueUrl: state.fanoutFailureQueue.url,
-    streamBatches: dynamoStreamBatches(streams),
-    webhookUrl: (sourceId) => webhookUrlFor(state, sourceId),
     signingSecret: async (sourceId) => (await secrets.get(sourceId)).current,
     rotator: {
       kind: 'local',
@@ -179,19 +203,21 @@ async function localTarget(options: TargetOptions): Promise<Target> {
         throw error;
       }
     },
+  };
+}
+
+/** What the local stack's admin endpoint serves: pausing consumers, and intake's outcome counts. */
+function localAdmin(file: string, state: LocalStackState, adminFetch: typeof fetch): Pick<Target, 'pauseControl' | 'intakeOutcomes'> {
+  const noAdmin = async (): Promise<never> => {
+    throw new TargetError(`${file} has no adminUrl: this local stack cannot pause consumers; update and restart \`npm start\``);
+  };
+  return {
     pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl, adminFetch) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
-    payloadBucket: new S3PayloadBlobs({ client: s3, bucket: LOCAL_PAYLOAD_BUCKET }),
     intakeOutcomes: async () => {
       if (!state.adminUrl) return undefined;
       const response = await adminFetch(`${state.adminUrl.replace(/\/+$/, '')}/intake`);
       if (!response.ok) return undefined;
       return ((await response.json()) as { outcomes?: Record<string, number> }).outcomes;
-    },
-    destroy: () => {
-      ddb.destroy();
-      sqs.destroy();
-      streams.destroy();
-      s3.destroy();
     },
   };
 }
@@ -210,18 +236,7 @@ function withBearerToken(token: string): typeof fetch {
 async function awsTarget(options: TargetOptions, stackName: string): Promise<Target> {
   const region = options.region;
   const clientConfig = region ? { region } : {};
-  const cfn = new CloudFormationClient(clientConfig);
-  let outputs: Map<string, string>;
-  try {
-    const out = await cfn.send(new DescribeStacksCommand({ StackName: stackName }));
-    const stack = out.Stacks?.[0];
-    if (!stack) throw new TargetError(`stack ${stackName} not found`);
-    outputs = new Map((stack.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
-  } catch (error) {
-    throw new TargetError(describeAwsError(error, stackName, region), { cause: error });
-  } finally {
-    cfn.destroy();
-  }
+  const outputs = await stackOutputs(stackName, region, clientConfig);
   const need = (key: string) => {
     const value = outputs.get(key);
     if (!value) {
@@ -237,22 +252,10 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
     const dlqUrl = outputs.get(dlqUrlOutput(consumer.id));
     if (url && dlqUrl) queues[consumer.id] = { url, dlqUrl };
   }
-  const secretIds: Record<string, string> = {};
-  for (const source of options.config.sources) {
-    const arn = outputs.get(secretArnOutput(source.id));
-    if (arn) secretIds[source.id] = arn;
-  }
-
-  const consumerSecretIds: Record<string, string> = {};
-  for (const consumer of options.config.consumers) {
-    const arn = outputs.get(consumerSecretArnOutput(consumer.id));
-    if (arn) consumerSecretIds[consumer.id] = arn;
-  }
-
+  const secrets = new StackSecrets(stackName, outputs, options.config, new SecretsManagerClient(clientConfig));
   const ddb = createDocumentClient(clientConfig);
   const sqs = new SQSClient(clientConfig);
   const streams = new DynamoDBStreamsClient(clientConfig);
-  const secretsManager = new SecretsManagerClient(clientConfig);
   const lambda = new LambdaClient(clientConfig);
   const bucketName = outputs.get(OUTPUT.payloadBucket);
   const s3 = bucketName ? new S3Client(clientConfig) : undefined;
@@ -266,78 +269,7 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
     ...(outputs.get(OUTPUT.fanoutFailureQueueUrl) ? { fanoutFailureQueueUrl: outputs.get(OUTPUT.fanoutFailureQueueUrl) } : {}),
     streamBatches: dynamoStreamBatches(streams),
     webhookUrl: (sourceId) => `${webhookBase.endsWith('/') ? webhookBase : `${webhookBase}/`}${encodeURIComponent(sourceId)}`,
-    signingSecret: async (sourceId) => {
-      const secretId = secretIds[sourceId];
-      if (!secretId) throw new TargetError(`stack ${stackName} has no SecretArn output for source "${sourceId}"`);
-      const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }));
-      if (!out.SecretString) throw new TargetError(`the signing secret of source "${sourceId}" has no value yet`);
-      return out.SecretString;
-    },
-    rotator: { kind: 'aws', client: secretsManager, secretIds },
-    consumerSecrets: {
-      get: async (consumerId) => {
-        const secretId = consumerSecretIds[consumerId];
-        if (!secretId)
-          throw new TargetError(
-            `stack ${stackName} has no ${consumerSecretArnOutput(consumerId)} output: is "${consumerId}" an http consumer?`,
-          );
-        const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }));
-        if (!out.SecretString) throw new TargetError(`the signing secret of consumer "${consumerId}" has no value yet`);
-        return { current: out.SecretString };
-      },
-      rotator: { kind: 'aws', client: secretsManager, secretIds: consumerSecretIds },
-    },
-    payloadHashKey: async () => {
-      const secretId = outputs.get(OUTPUT.payloadHashKeySecretArn);
-      if (!secretId)
-        throw new TargetError(`stack ${stackName} has no output ${OUTPUT.payloadHashKeySecretArn}; redeploy it from this repository`);
-      const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
-      if (!out.SecretString) throw new TargetError('the payload-hash key secret has no value');
-      return Buffer.from(out.SecretString, 'utf8');
-    },
-    secretRotation: async (sourceId) => {
-      const secretId = secretIds[sourceId];
-      if (!secretId) throw new TargetError(`stack ${stackName} has no SecretArn output for source "${sourceId}"`);
-      // Version metadata only (stages and creation dates), never a value: AWSPREVIOUS verifies until
-      // the AWSCURRENT version's creation plus the source's overlap (adapters/secrets-manager.ts).
-      const out = await secretsManager.send(new ListSecretVersionIdsCommand({ SecretId: secretId }));
-      const versions = out.Versions ?? [];
-      const current = versions.find((v) => v.VersionStages?.includes('AWSCURRENT'));
-      const hasPrevious = versions.some((v) => v.VersionStages?.includes('AWSPREVIOUS'));
-      const overlapHours = options.config.sources.find((s) => s.id === sourceId)?.secretOverlapHours;
-      const rotatedAt = current?.CreatedDate?.getTime();
-      return {
-        source: sourceId,
-        hasPrevious,
-        ...(hasPrevious && rotatedAt !== undefined && overlapHours !== undefined
-          ? { previousUntil: rotatedAt + overlapHours * 3_600_000 }
-          : {}),
-      };
-    },
-    apiKeyLocation: (sourceId) =>
-      `the secret ${outputs.get(gapApiKeySecretArnOutput(sourceId)) ?? '(none)'} (stack output ${gapApiKeySecretArnOutput(sourceId)})`,
-    providerApiKey: async (sourceId) => {
-      const secretId = outputs.get(gapApiKeySecretArnOutput(sourceId));
-      if (!secretId) {
-        throw new TargetError(
-          `stack ${stackName} has no output ${gapApiKeySecretArnOutput(sourceId)}: does source "${sourceId}" have gapCheck, and was the stack deployed since?`,
-        );
-      }
-      const unset = () =>
-        new TargetError(
-          `the provider API key of source "${sourceId}" has no value yet: put it with \`aws secretsmanager put-secret-value --secret-id ${secretId} --secret-string ...\``,
-        );
-      // Created without a value: until one is put, there is no AWSCURRENT version to read.
-      const out = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId })).catch((error: unknown) => {
-        throw (error as Error)?.name === 'ResourceNotFoundException' ? unset() : error;
-      });
-      if (!out.SecretString) {
-        throw new TargetError(
-          `the provider API key of source "${sourceId}" has no value yet: put it with \`aws secretsmanager put-secret-value --secret-id ${secretId} --secret-string ...\``,
-        );
-      }
-      return out.SecretString;
-    },
+    ...secrets.forTarget(),
     pauseControl: lambdaPauseControl({ lambda, sqs, queues }),
     ...(s3 && bucketName ? { payloadBucket: new S3PayloadBlobs({ client: s3, bucket: bucketName }) } : {}),
     intakeOutcomes: async () => undefined,
@@ -345,11 +277,137 @@ async function awsTarget(options: TargetOptions, stackName: string): Promise<Tar
       ddb.destroy();
       sqs.destroy();
       streams.destroy();
-      secretsManager.destroy();
+      secrets.client.destroy();
       lambda.destroy();
       s3?.destroy();
     },
   };
+}
+
+/** The stack's CloudFormation outputs by key, or a TargetError that says what to fix (stack, region, credentials). */
+async function stackOutputs(
+  stackName: string,
+  region: string | undefined,
+  clientConfig: { region?: string },
+): Promise<Map<string, string>> {
+  const cfn = new CloudFormationClient(clientConfig);
+  try {
+    const out = await cfn.send(new DescribeStacksCommand({ StackName: stackName }));
+    const stack = out.Stacks?.[0];
+    if (!stack) throw new TargetError(`stack ${stackName} not found`);
+    return new Map((stack.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
+  } catch (error) {
+    throw new TargetError(describeAwsError(error, stackName, region), { cause: error });
+  } finally {
+    cfn.destroy();
+  }
+}
+
+/** A deployed stack's secrets in Secrets Manager, found by its outputs: values read only when asked for, never printed. */
+class StackSecrets {
+  /** Source id -> its signing secret's ARN. */
+  readonly sourceSecretIds: Record<string, string> = {};
+  /** HTTP consumer id -> its signing secret's ARN. */
+  readonly consumerSecretIds: Record<string, string> = {};
+
+  constructor(
+    private readonly stackName: string,
+    private readonly outputs: ReadonlyMap<string, string>,
+    private readonly config: HookledgerConfig,
+    readonly client: SecretsManagerClient,
+  ) {
+    for (const source of config.sources) {
+      const arn = outputs.get(secretArnOutput(source.id));
+      if (arn) this.sourceSecretIds[source.id] = arn;
+    }
+    for (const consumer of config.consumers) {
+      const arn = outputs.get(consumerSecretArnOutput(consumer.id));
+      if (arn) this.consumerSecretIds[consumer.id] = arn;
+    }
+  }
+
+  forTarget(): TargetSecrets {
+    return {
+      signingSecret: (sourceId) => this.signingSecret(sourceId),
+      rotator: { kind: 'aws', client: this.client, secretIds: this.sourceSecretIds },
+      consumerSecrets: {
+        get: (consumerId) => this.consumerSecret(consumerId),
+        rotator: { kind: 'aws', client: this.client, secretIds: this.consumerSecretIds },
+      },
+      payloadHashKey: () => this.payloadHashKey(),
+      secretRotation: (sourceId) => this.secretRotation(sourceId),
+      apiKeyLocation: (sourceId) =>
+        `the secret ${this.outputs.get(gapApiKeySecretArnOutput(sourceId)) ?? '(none)'} (stack output ${gapApiKeySecretArnOutput(sourceId)})`,
+      providerApiKey: (sourceId) => this.providerApiKey(sourceId),
+    };
+  }
+
+  async signingSecret(sourceId: string): Promise<string> {
+    const secretId = this.sourceSecretIds[sourceId];
+    if (!secretId) throw new TargetError(`stack ${this.stackName} has no SecretArn output for source "${sourceId}"`);
+    const out = await this.client.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }));
+    if (!out.SecretString) throw new TargetError(`the signing secret of source "${sourceId}" has no value yet`);
+    return out.SecretString;
+  }
+
+  async consumerSecret(consumerId: string): Promise<SigningSecrets> {
+    const secretId = this.consumerSecretIds[consumerId];
+    if (!secretId)
+      throw new TargetError(
+        `stack ${this.stackName} has no ${consumerSecretArnOutput(consumerId)} output: is "${consumerId}" an http consumer?`,
+      );
+    const out = await this.client.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }));
+    if (!out.SecretString) throw new TargetError(`the signing secret of consumer "${consumerId}" has no value yet`);
+    return { current: out.SecretString };
+  }
+
+  async payloadHashKey(): Promise<Buffer> {
+    const secretId = this.outputs.get(OUTPUT.payloadHashKeySecretArn);
+    if (!secretId)
+      throw new TargetError(`stack ${this.stackName} has no output ${OUTPUT.payloadHashKeySecretArn}; redeploy it from this repository`);
+    const out = await this.client.send(new GetSecretValueCommand({ SecretId: secretId }));
+    if (!out.SecretString) throw new TargetError('the payload-hash key secret has no value');
+    return Buffer.from(out.SecretString, 'utf8');
+  }
+
+  async secretRotation(sourceId: string): Promise<SecretRotationState> {
+    const secretId = this.sourceSecretIds[sourceId];
+    if (!secretId) throw new TargetError(`stack ${this.stackName} has no SecretArn output for source "${sourceId}"`);
+    // Version metadata only (stages and creation dates), never a value: AWSPREVIOUS verifies until
+    // the AWSCURRENT version's creation plus the source's overlap (adapters/secrets-manager.ts).
+    const out = await this.client.send(new ListSecretVersionIdsCommand({ SecretId: secretId }));
+    const versions = out.Versions ?? [];
+    const current = versions.find((v) => v.VersionStages?.includes('AWSCURRENT'));
+    const hasPrevious = versions.some((v) => v.VersionStages?.includes('AWSPREVIOUS'));
+    const overlapHours = this.config.sources.find((s) => s.id === sourceId)?.secretOverlapHours;
+    const rotatedAt = current?.CreatedDate?.getTime();
+    return {
+      source: sourceId,
+      hasPrevious,
+      ...(hasPrevious && rotatedAt !== undefined && overlapHours !== undefined
+        ? { previousUntil: rotatedAt + overlapHours * 3_600_000 }
+        : {}),
+    };
+  }
+
+  async providerApiKey(sourceId: string): Promise<string> {
+    const secretId = this.outputs.get(gapApiKeySecretArnOutput(sourceId));
+    if (!secretId) {
+      throw new TargetError(
+        `stack ${this.stackName} has no output ${gapApiKeySecretArnOutput(sourceId)}: does source "${sourceId}" have gapCheck, and was the stack deployed since?`,
+      );
+    }
+    const unset = () =>
+      new TargetError(
+        `the provider API key of source "${sourceId}" has no value yet: put it with \`aws secretsmanager put-secret-value --secret-id ${secretId} --secret-string ...\``,
+      );
+    // Created without a value: until one is put, there is no AWSCURRENT version to read.
+    const out = await this.client.send(new GetSecretValueCommand({ SecretId: secretId })).catch((error: unknown) => {
+      throw (error as Error)?.name === 'ResourceNotFoundException' ? unset() : error;
+    });
+    if (!out.SecretString) throw unset();
+    return out.SecretString;
+  }
 }
 
 function describeAwsError(error: unknown, stackName: string, region: string | undefined): string {

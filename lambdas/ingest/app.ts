@@ -2,7 +2,8 @@
  * Intake: verify, extract attribution, record once, answer. The handler composes the steps, each a
  * named function with its own tests: route → checkShape (request.ts) → the handshakes answered before
  * verification → readSecrets, verify (verify.ts) → readBody → the handshakes answered after it
- * (handshake.ts) → attribute → checkKey → claimBody → record (record.ts) → respond (respond.ts).
+ * (handshake.ts) → attribute → checkKey → claimBody → record (lambdas/recording/record.ts, the steps
+ * gap recovery runs too) → respond (respond.ts).
  *
  * The provider is answered 202 only after the receipt (the event and its delivery set, one
  * conditional write) has committed. Unverified requests leave no trace: nothing is stored and the
@@ -11,10 +12,10 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { StorageUnavailableError } from '../../adapters/errors';
 import { payloadHmac as keyedHash } from '../../adapters/payload-hash';
+import { InputError } from '../recording/parse';
+import { attribute, checkKey, claimBody, readBody, record } from '../recording/record';
 import type { IngestDeps } from './deps';
 import { answerHandshake } from './handshake';
-import { InputError } from './parse';
-import { attribute, checkKey, claimBody, readBody, record } from './record';
 import { checkShape, route } from './request';
 import { challenge, type IngestResult, json, respond } from './respond';
 import { readSecrets, verify } from './verify';

@@ -15,8 +15,8 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { WiringError } from '../../core/errors';
 import { HANDSHAKE_STEPS, type Handshake, type HandshakePhase } from '../../core/handshakes';
-import { InputError } from './parse';
-import type { IngestRequest } from './request';
+import { InputError } from '../recording/parse';
+import type { IngestRequest } from '../recording/request';
 
 const MAX_TOKEN = 256;
 /** Graph's validation tokens are sentences with a request id; a little longer. */

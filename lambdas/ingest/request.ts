@@ -7,24 +7,11 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { countFormFields, mediaTypeConflict } from '../../core/body';
 import { findSource } from '../../core/config/routing';
-import type { HookledgerConfig, SourceConfig } from '../../core/config/schema';
+import type { HookledgerConfig } from '../../core/config/schema';
 import { HANDSHAKE_STEPS } from '../../core/handshakes';
 import type { SchemeSet } from '../../core/schemes/set';
-import { findControlCharacterHeader, InputError } from './parse';
-
-/** One webhook request, as the steps after `route` read it. */
-export interface IngestRequest {
-  readonly source: SourceConfig;
-  /** Upper case; POST unless the event says otherwise. */
-  readonly method: string;
-  /** Lower-case names. */
-  readonly headers: Readonly<Record<string, string>>;
-  readonly rawBody: Buffer;
-  readonly query: URLSearchParams;
-  /** The URL the provider called, as Twilio and Square sign it. */
-  readonly url: string;
-  readonly receivedAt: number;
-}
+import { InputError } from '../recording/parse';
+import type { IngestRequest } from '../recording/request';
 
 /** The request to a registered source; 404 `unknown_source` for any other path. */
 export function route(event: APIGatewayProxyEventV2, config: HookledgerConfig, receivedAt: number): IngestRequest {
@@ -92,6 +79,15 @@ export function checkShape(request: IngestRequest, schemes: SchemeSet): void {
       );
     }
   }
+}
+
+/** Header values with control characters are refused before anything reads them. */
+function findControlCharacterHeader(headers: Readonly<Record<string, string>>): string | undefined {
+  for (const [name, value] of Object.entries(headers)) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: that is the point
+    if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value)) return name;
+  }
+  return undefined;
 }
 
 /**

@@ -1,7 +1,7 @@
 /** Intake's answers: the outcome (a closed set, fit for a metric dimension) and the HTTP response. */
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { ExtractedAttribution } from './parse';
-import type { Recorded } from './record';
+import type { ExtractedAttribution } from '../recording/parse';
+import type { Recorded } from '../recording/record';
 
 export interface IngestResult {
   /** `recorded`, `duplicate`, `duplicate_conflict`, `duplicate_body` or `challenge`. */

@@ -9,8 +9,8 @@ import { WiringError } from '../../core/errors';
 import type { SecretVersion } from '../../core/model';
 import type { SchemeSet } from '../../core/schemes/set';
 import type { JsonWebKey, SigningSecrets, VerificationKeysPort, VerifyInput } from '../../core/schemes/types';
-import { InputError } from './parse';
-import type { IngestRequest } from './request';
+import { InputError } from '../recording/parse';
+import type { IngestRequest } from '../recording/request';
 
 /** A verified request: which secret verified it (kept on the receipt), and that secret (Zoom's answer is an HMAC under it). */
 export interface Verified {

@@ -1,7 +1,7 @@
 /**
  * Recovers the events a provider lists and no receipt names (provider-gaps.ts), through intake's own
  * write path: the same steps `lambdas/ingest/app.ts` runs after verification, called as it calls them
- * (`readBody` → `attribute` → `checkKey` → `claimBody` → `record`, lambdas/ingest/record.ts): the
+ * (`readBody` → `attribute` → `checkKey` → `claimBody` → `record`, lambdas/recording/record.ts): the
  * source's attribution, the key registry, replay protection by body, the routing to the delivery set,
  * ordering keys and the one conditional write of receipt and payload. Nothing is verified (no webhook
  * came): the receipt records `origin: 'provider_api'` instead of a secret version. A webhook of the
@@ -20,9 +20,9 @@ import type { ListedEvent, ProviderEventsPort } from '../../adapters/provider-ev
 import type { HookledgerConfig, SourceConfig } from '../../core/config/schema';
 import { ConfigurationError, HookledgerError } from '../../core/errors';
 import { PROVIDER_API_ORIGIN, type RecoveredEvent, recoverableTypes } from '../../core/gaps';
-import { InputError } from '../ingest/parse';
-import { attribute, checkKey, claimBody, readBody, record } from '../ingest/record';
-import type { IngestRequest } from '../ingest/request';
+import { InputError } from '../recording/parse';
+import { attribute, checkKey, claimBody, readBody, record } from '../recording/record';
+import type { IngestRequest } from '../recording/request';
 
 export interface GapRecoveryDeps {
   readonly config: HookledgerConfig;

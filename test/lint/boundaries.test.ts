@@ -140,6 +140,30 @@ describe('import boundaries (biome.jsonc)', () => {
       "export const planted = () => import('../lambdas/ingest/record');\n",
       'The operations take from lambdas/ only the checks the scheduled run makes',
     ],
+    // Handlers' folders never reach into each other: gap recovery runs intake's write steps from
+    // lambdas/recording/, which both import; a dynamic import() is refused just as a static one.
+    [
+      'lambdas/reconcile',
+      "import { checkShape } from '../ingest/request';\nexport const planted = checkShape;\n",
+      "The reconcile handlers never import another handler's folder",
+    ],
+    [
+      'lambdas/reconcile',
+      "export const planted = () => import('../ingest/request');\n",
+      "The reconcile handlers never import another handler's folder",
+    ],
+    ['lambdas/reconcile', "import { Stack } from 'aws-cdk-lib';\nexport const planted = Stack;\n", 'Handler code never imports the CDK'],
+    [
+      'lambdas/recording',
+      "import { answerHandshake } from '../ingest/handshake';\nexport const planted = answerHandshake;\n",
+      'lambdas/recording/ holds the steps intake and gap recovery share',
+    ],
+    [
+      'lambdas/recording',
+      "import { gapRecovery } from '../reconcile/gap-recovery';\nexport const planted = gapRecovery;\n",
+      'lambdas/recording/ holds the steps intake and gap recovery share',
+    ],
+    ['lambdas/recording', "import { z } from 'zod';\nexport const planted = z;\n", 'Lambdas never bundle zod'],
     [
       'cli/commands',
       "import { serveConsole } from '../../console/serve';\nexport const planted = serveConsole;\n",
@@ -175,12 +199,16 @@ describe('import boundaries (biome.jsonc)', () => {
     ['cli', "import { trace } from '../ops/trace';\nexport const planted = trace;\n"],
     ['cli/commands', "import { repairTarget } from '../../ops/reconcile';\nexport const planted = repairTarget;\n"],
     ['ops', "import { reconcile } from '../lambdas/reconcile/reconcile';\nexport const planted = reconcile;\n"],
-    ['ops', "export const planted = () => import('../lambdas/reconcile/gap-recovery');\n"],
+    ['ops', "import { gapRecovery } from '../lambdas/reconcile/gap-recovery';\nexport const planted = gapRecovery;\n"],
     ['ops', "import { readState } from '../local/state';\nexport const planted = readState;\n"],
     ['ops', "import { KeyRegistry } from '../adapters/key-registry';\nexport const planted = KeyRegistry;\n"],
     ['bench', "import { estimateCost } from '../ops/cost-model';\nexport const planted = estimateCost;\n"],
     ['adapters', "import { eventKey } from '../core/model';\nexport const planted = eventKey;\n"],
     ['lambdas/ingest', "import { Receipts } from '../../adapters/receipts';\nexport const planted = Receipts;\n"],
+    ['lambdas/ingest', "import { record } from '../recording/record';\nexport const planted = record;\n"],
+    ['lambdas/reconcile', "import { record } from '../recording/record';\nexport const planted = record;\n"],
+    ['lambdas/reconcile', "export const planted = () => import('./paused');\n"],
+    ['lambdas/recording', "import { IntakeStore } from '../../adapters/event-stores';\nexport type Planted = IntakeStore;\n"],
     ['core/config', "import { SCHEMES } from '../schemes';\nexport const planted = SCHEMES;\n"],
     ['console', "import { trace } from '../ops/trace';\nexport const planted = trace;\n"],
     ['console/client', "import { render } from 'preact';\nexport const planted = render;\n"],

@@ -39,7 +39,6 @@ const PENDING: ReadonlyArray<{ readonly file: string; readonly name: string; rea
   { file: 'local/assembly/stack.ts', name: 'startAssemblyStack', lines: 445, why: 'issue 38 item 3 (item 2: one local pipeline builder)' },
   { file: 'local/stack.ts', name: 'startLocalStack', lines: 269, why: 'issue 38 item 3 (item 2: one local pipeline builder)' },
   { file: 'bench/first-invocation.ts', name: 'startRig', lines: 231, why: 'issue 38 item 3 (item 2: one local pipeline builder)' },
-  { file: 'ops/erase.ts', name: 'run', lines: 151, why: 'issue 38 item 3 (item 1: the operations floor)' },
 ];
 
 interface FunctionLength {

@@ -7,7 +7,7 @@ import { payloadHmac } from '../../adapters/payload-hash';
 import { defineConfig, type SourceConfig } from '../../core/config/schema';
 import { findProvider, type ProviderPreset } from '../../core/providers/catalog';
 import { signatureHeaders, signedParts, type VerifyResult, verifierFor } from '../../core/schemes';
-import { extractAttribution, parseBody } from '../../lambdas/ingest/parse';
+import { extractAttribution, parseBody } from '../../lambdas/recording/parse';
 
 /** The deployment's payload-hash key in these proofs: an event id derived from the body is `bh_` + HMAC-SHA256 under it. */
 export const PAYLOAD_HASH_KEY = Buffer.from('0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0', 'hex');

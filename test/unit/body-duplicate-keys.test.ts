@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BodyFormatError, MAX_JSON_DEPTH, readBody, readFormBody } from '../../core/body';
-import { parseBody } from '../../lambdas/ingest/parse';
+import { parseBody } from '../../lambdas/recording/parse';
 
 const refusal = (text: string) => {
   try {

@@ -15,7 +15,7 @@ import type { SecretsPort } from '../../adapters/secrets';
 import { defineConfig } from '../../core/config/schema';
 import { ALL_SCHEMES } from '../../core/schemes';
 import { createIngestHandler } from '../../lambdas/ingest/app';
-import { extractAttribution, parseBody } from '../../lambdas/ingest/parse';
+import { extractAttribution, parseBody } from '../../lambdas/recording/parse';
 import { httpEvent, NOW, TEST_HASH_KEY } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

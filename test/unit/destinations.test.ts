@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { fifoSendParameters, HTTP_WORKER_ENTRY, orderingGroup, workerEntry } from '../../core/config/consumers';
 import { defineConfig, type HookledgerConfigInput } from '../../core/config/schema';
-import { orderingKeysFor } from '../../lambdas/ingest/ordering';
+import { orderingKeysFor } from '../../lambdas/recording/ordering';
 import { retryAfterMs, signedHeaders } from '../../lambdas/runtime/http';
 import { deliveryMessage, NOW, OLD_SECRET, TEST_SECRET } from '../support/factories';
 

@@ -16,11 +16,12 @@ import { ALL_SCHEMES, signatureHeaders } from '../../core/schemes';
 import type { SigningSecrets } from '../../core/schemes/types';
 import { createIngestHandler } from '../../lambdas/ingest/app';
 import { answerHandshake } from '../../lambdas/ingest/handshake';
-import { InputError } from '../../lambdas/ingest/parse';
-import { attribute, checkKey, claimBody, readBody, record } from '../../lambdas/ingest/record';
-import { checkShape, type IngestRequest, route } from '../../lambdas/ingest/request';
+import { checkShape, route } from '../../lambdas/ingest/request';
 import { respond } from '../../lambdas/ingest/respond';
 import { readSecrets, verify } from '../../lambdas/ingest/verify';
+import { InputError } from '../../lambdas/recording/parse';
+import { attribute, checkKey, claimBody, readBody, record } from '../../lambdas/recording/record';
+import type { IngestRequest } from '../../lambdas/recording/request';
 import { httpEvent, NOW, OLD_SECRET, platformEvent, signedHeaders, TEST_HASH_KEY, TEST_SECRET } from '../support/factories';
 import { capturingLogger } from '../support/logs';
 

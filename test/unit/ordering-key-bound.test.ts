@@ -1,5 +1,5 @@
 /**
- * The ordering key as intake stores it (lambdas/ingest/ordering.ts, issue #37 item 4): at most
+ * The ordering key as intake stores it (lambdas/recording/ordering.ts, issue #37 item 4): at most
  * MAX_STORED_ORDERING_KEY_CHARS characters on the receipt, a longer key stored as the FIFO group it
  * maps to, so the group of every delivery is the one the whole key gives.
  */
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { messageGroupOf } from '../../core/config/consumers';
 import { defineConfig } from '../../core/config/schema';
 import defaultConfig from '../../hookledger.config';
-import { MAX_STORED_ORDERING_KEY_CHARS, orderingKeysFor, storedOrderingKey } from '../../lambdas/ingest/ordering';
+import { MAX_STORED_ORDERING_KEY_CHARS, orderingKeysFor, storedOrderingKey } from '../../lambdas/recording/ordering';
 
 const config = defineConfig({
   sources: defaultConfig.sources,

@@ -14,7 +14,7 @@ import { jwkThumbprint } from '../../../core/schemes/jwks';
 import { mailgunSignature } from '../../../core/schemes/mailgun';
 import type { JsonWebKey, VerifyInput } from '../../../core/schemes/types';
 import { answerGetHandshake, answerGraphValidation } from '../../../lambdas/ingest/handshake';
-import { InputError } from '../../../lambdas/ingest/parse';
+import { InputError } from '../../../lambdas/recording/parse';
 
 const NOW = Date.parse('2026-11-30T08:00:00Z');
 const T = Math.floor(NOW / 1000);

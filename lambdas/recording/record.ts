@@ -2,17 +2,18 @@
  * From verified bytes to the receipt: `readBody` (the source's format), `attribute` (signed parts
  * only, parse.ts), `checkKey` (the tenant key registry, when the source enforces it), `claimBody`
  * (replay protection by body) and `record` (one conditional write of the receipt and its payload).
+ * Intake (lambdas/ingest/app.ts) runs them after verification; gap recovery
+ * (lambdas/reconcile/gap-recovery.ts) runs them on the bodies a provider's API lists.
  */
+import type { IntakeStore } from '../../adapters/event-stores';
 import { deliverySet, payloadRetentionDays } from '../../core/config/routing';
 import type { HookledgerConfig } from '../../core/config/schema';
 import { type Attribution, DAY_MS, type KeyItem, type SecretVersion } from '../../core/model';
-import type { IngestDeps } from './deps';
 import { orderingKeysFor } from './ordering';
 import { type ExtractedAttribution, extractAttribution, InputError, parseBody } from './parse';
 import type { IngestRequest } from './request';
 
-type Store = IngestDeps['store'];
-type RecordOutcome = Awaited<ReturnType<Store['recordEvent']>>;
+type RecordOutcome = Awaited<ReturnType<IntakeStore['recordEvent']>>;
 
 /** The body in the source's format; a GET (only ever a handshake: checkShape refused the others) carries none. */
 export function readBody(request: IngestRequest): Record<string, unknown> {
@@ -28,7 +29,7 @@ export function attribute(request: IngestRequest, body: Record<string, unknown>,
 }
 
 /** On a source enforcing the key registry: unknown keys and keys of another tenant are refused (403); a revoked key's event is still a fact. */
-export async function checkKey(request: IngestRequest, requested: ExtractedAttribution, store: Pick<Store, 'getKey'>): Promise<void> {
+export async function checkKey(request: IngestRequest, requested: ExtractedAttribution, store: Pick<IntakeStore, 'getKey'>): Promise<void> {
   if (!request.source.enforceKeyRegistry) return;
   const key: KeyItem | undefined = await store.getKey(requested.keyId);
   if (!key) {
@@ -47,7 +48,7 @@ export async function claimBody(
   request: IngestRequest,
   requested: ExtractedAttribution,
   payloadHmac: string,
-  store: Pick<Store, 'claimBody'>,
+  store: Pick<IntakeStore, 'claimBody'>,
 ): Promise<Omit<Attribution, 'source'>> {
   if (request.source.replayProtection !== 'body') return requested;
   return store.claimBody({ source: request.source.id, ...requested, claimedAt: request.receivedAt }, payloadHmac);
@@ -70,7 +71,7 @@ export async function record(
     readonly secretVersion: SecretVersion;
   },
   config: HookledgerConfig,
-  store: Pick<Store, 'recordEvent'>,
+  store: Pick<IntakeStore, 'recordEvent'>,
 ): Promise<Recorded> {
   const { attribution, body, payloadHmac, secretVersion } = event;
   const now = request.receivedAt;

@@ -125,12 +125,3 @@ function describe(from: Exclude<EventIdSource, { readonly derived: string }>): s
   if ('value' in from) return `the fixed value "${from.value}"`;
   return 'body' in from ? `body.${from.body}` : `header ${from.header}`;
 }
-
-/** Header values with control characters are refused before anything reads them. */
-export function findControlCharacterHeader(headers: Readonly<Record<string, string>>): string | undefined {
-  for (const [name, value] of Object.entries(headers)) {
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: that is the point
-    if (/[\x00-\x08\x0a-\x1f\x7f]/.test(value)) return name;
-  }
-  return undefined;
-}
