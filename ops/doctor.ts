@@ -9,6 +9,10 @@
  *   secrets      every source's signing secret has been set (not the generated placeholder)
  *   alarms       the alarm topic has at least one confirmed subscription
  *   consumers    each consumer's SQS event source is enabled, or reported paused
+ *
+ * Before them, from the config alone: each source naming a preset has its attribution read in the
+ * provider's sample event (ops/source-check.ts); a path the sample lacks is a warning, not a problem
+ * (real deliveries may carry fields the sample leaves out).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -27,16 +31,18 @@ import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { HookledgerConfig } from '../core/config/schema';
 import { OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
 import { OperationFailedError } from './errors';
+import { checkSource } from './source-check';
 
 /** AWS refuses a reservation that leaves fewer than this many executions unreserved in the account. */
 export const MIN_UNRESERVED_CONCURRENCY = 100;
 /** Service Quotas code of "Lambda concurrent executions". */
 export const LAMBDA_CONCURRENCY_QUOTA = 'L-B99A9384';
 
-export type CheckStatus = 'ok' | 'problem' | 'info';
+/** `warning`: worth reading, but no reason to fail (doctor's exit code counts problems only). */
+export type CheckStatus = 'ok' | 'problem' | 'warning' | 'info';
 
 export interface Check {
-  /** `bootstrap`, `concurrency`, `stack`, `secret:<source>`, `alarms`, `consumer:<id>`. */
+  /** `sample:<source>`, `bootstrap`, `concurrency`, `stack`, `secret:<source>`, `alarms`, `consumer:<id>`. */
   readonly id: string;
   readonly status: CheckStatus;
   readonly message: string;
@@ -50,6 +56,7 @@ export interface DoctorReport {
   readonly deployed: boolean;
   readonly checks: readonly Check[];
   readonly problems: number;
+  readonly warnings: number;
 }
 
 export interface DoctorClients {
@@ -147,7 +154,7 @@ export async function doctor(clients: DoctorClients, options: DoctorOptions): Pr
   } catch (error) {
     throw new OperationFailedError(`no AWS region is set (${errorText(error)}); pass --region or set AWS_REGION`, { cause: error });
   }
-  const checks: Check[] = [];
+  const checks: Check[] = config.sources.flatMap(checkSample);
 
   const stack = await describeStack(clients, stackName, region);
   checks.push(await checkBootstrap(clients, options.bootstrap, region));
@@ -164,10 +171,31 @@ export async function doctor(clients: DoctorClients, options: DoctorOptions): Pr
     checks.push(await checkAlarmTopic(clients, outputs, config));
     for (const consumer of config.consumers) checks.push(checkEventSource(consumer.id, mappings.get(consumer.id)!));
   }
-  return { stack: stackName, region, deployed: stack.deployed, checks, problems: checks.filter((c) => c.status === 'problem').length };
+  const count = (status: CheckStatus) => checks.filter((c) => c.status === status).length;
+  return { stack: stackName, region, deployed: stack.deployed, checks, problems: count('problem'), warnings: count('warning') };
 }
 
 // --- checks ---------------------------------------------------------------------------------------
+
+/** A source naming a preset: its attribution read in the provider's sample, a row per finding (none: one ok row). */
+function checkSample(source: HookledgerConfig['sources'][number]): Check[] {
+  if (source.provider === undefined) return [];
+  const id = `sample:${source.id}`;
+  const findings = checkSource(source);
+  if (findings.length === 0) {
+    return [{ id, status: 'ok', message: `the attribution of ${source.id} resolves in the ${source.provider} sample event` }];
+  }
+  return findings.map((finding) =>
+    finding.field === undefined
+      ? { id, status: 'info', message: finding.message }
+      : {
+          id,
+          status: 'warning',
+          message: finding.message,
+          fix: `read ${finding.field} from a field your ${finding.provider} deliveries carry; \`npx hookledger sources add --provider ${finding.provider}\` prints an entry whose paths resolve in the sample`,
+        },
+  );
+}
 
 async function describeStack(
   clients: DoctorClients,

@@ -22,6 +22,7 @@ import { type SignInput, SigningSecretError, signatureHeaders, signedBody } from
 import type { ConfigDeps } from './deps';
 import { TargetError, UsageError } from './errors';
 import { newEventId, ulid } from './ids';
+import { locationLiteral, sourceEntry } from './source-entry';
 
 export interface SendRequest {
   readonly source?: string;
@@ -83,12 +84,13 @@ export function providerSource(deps: ConfigDeps, provider: string, sourceId?: st
   }
   const sources = deps.config.sources.filter((s) => s.provider === preset.name);
   if (sources.length === 0) {
-    const needs = [preset.tenantId ? '' : 'tenantId', preset.keyId ? '' : 'keyId'].filter(Boolean);
+    // What the preset leaves to the source, read from fields of the provider's sample (ops/source-entry.ts).
+    const needs = Object.entries(sourceEntry({ provider: preset.name }).attribution);
     throw new UsageError(
       `no source in hookledger.config.ts uses provider "${preset.name}"; add one to sources, e.g. ` +
         `{ id: '${preset.name}', provider: '${preset.name}'` +
-        (needs.length > 0 ? `, attribution: { ${needs.map((f) => `${f}: { body: '<path>' }`).join(', ')} }` : '') +
-        ' }, then restart `npm start` (or deploy) so intake has it',
+        (needs.length > 0 ? `, attribution: { ${needs.map(([f, at]) => `${f}: ${locationLiteral(at)}`).join(', ')} }` : '') +
+        ` } (\`npx hookledger sources add --provider ${preset.name} --write\` adds it, saying what each field reads), then restart \`npm start\` (or deploy) so intake has it`,
     );
   }
   if (preset.publicKey) {
@@ -219,59 +221,21 @@ export async function send(deps: SendDeps, request: SendRequest): Promise<SendRe
   const url = deps.webhookUrl(source.id);
   const messageId = `msg_${ulid(now)}`;
   const secret = await deps.signingSecret(source.id);
-  // Sent in the source's body format: the one intake reads it in (core/body.ts).
-  let headers: Record<string, string> = { 'content-type': MEDIA_TYPES[source.bodyFormat] };
-  let payload: Buffer;
-  let eventId: string | undefined;
-  let derived = false;
-  if (request.provider !== undefined) {
-    const signed = providerRequest({
-      source,
-      provider: request.provider,
-      secret,
-      now,
-      eventId: request.eventId ?? newEventId(now),
-      messageId,
-      url,
-      tenant: request.tenant,
-      key: request.key,
-    });
-    ({ headers, body: payload, eventId } = signed);
-    derived = signed.derivedEventId === true;
-  } else {
-    if (request.file !== undefined) {
-      payload = await readFile(request.file).catch((error: NodeJS.ErrnoException) => {
-        throw new UsageError(`cannot read --file ${request.file}: ${error.code ?? error.message}`);
-      });
-    } else {
-      derived = 'derived' in source.attribution.eventId;
-      eventId = derived ? undefined : (request.eventId ?? newEventId(now));
-      const values: Record<keyof typeof source.attribution, string> = {
-        eventId: eventId ?? '',
-        eventType: request.type ?? 'payment.succeeded',
-        tenantId: request.tenant ?? 'tenant_204',
-        keyId: request.key ?? 'key_42',
-      };
-      // A form's fields are flat (`amount=4200&currency=eur&...`); a JSON body nests them.
-      const form = source.bodyFormat === 'form';
-      const body: Record<string, unknown> = form
-        ? { created: String(Math.floor(now / 1000)), amount: '4200', currency: 'eur' }
-        : { created: Math.floor(now / 1000), data: { amount: 4200, currency: 'eur' } };
-      for (const [field, where] of Object.entries(source.attribution) as [keyof typeof values, EventIdSource][]) {
-        if ('value' in where || 'derived' in where) continue;
-        if ('header' in where) headers[where.header] = values[field];
-        else if (form) body[where.body] = values[field];
-        else setPath(body, where.body, values[field]);
-      }
-      const text = form ? new URLSearchParams(body as Record<string, string>).toString() : JSON.stringify(body);
-      payload = Buffer.from(text, 'utf8');
-    }
-    const signed = sign(source, { body: payload, secret, now, messageId, url });
-    payload = signed.body;
-    Object.assign(headers, signed.headers);
-  }
-
-  const response = await (deps.fetch ?? fetch)(url, { method: 'POST', headers, body: payload });
+  const signed =
+    request.provider !== undefined
+      ? providerRequest({
+          source,
+          provider: request.provider,
+          secret,
+          now,
+          eventId: request.eventId ?? newEventId(now),
+          messageId,
+          url,
+          tenant: request.tenant,
+          key: request.key,
+        })
+      : await sourceRequest(source, request, { secret, now, messageId, url });
+  const response = await (deps.fetch ?? fetch)(url, { method: 'POST', headers: signed.headers, body: signed.body });
   const text = await response.text();
   let parsed: unknown = text;
   try {
@@ -279,6 +243,8 @@ export async function send(deps: SendDeps, request: SendRequest): Promise<SendRe
   } catch {
     // not JSON: keep the text
   }
+  const derived = signed.derivedEventId === true;
+  let eventId = signed.eventId;
   if (derived) {
     const answered = parsed && typeof parsed === 'object' ? (parsed as { event_id?: unknown }).event_id : undefined;
     eventId = typeof answered === 'string' ? answered : undefined;
@@ -292,6 +258,60 @@ export async function send(deps: SendDeps, request: SendRequest): Promise<SendRe
     status: response.status,
     body: parsed,
   };
+}
+
+/** What `send --source` posts: the file's bytes, or a sample body (sampleBody), signed with the source's scheme. */
+async function sourceRequest(source: SourceConfig, request: SendRequest, signing: Omit<SignInput, 'body'>): Promise<SignedRequest> {
+  // Sent in the source's body format: the one intake reads it in (core/body.ts).
+  const headers: Record<string, string> = { 'content-type': MEDIA_TYPES[source.bodyFormat] };
+  let payload: Buffer;
+  let eventId: string | undefined;
+  let derived = false;
+  if (request.file !== undefined) {
+    payload = await readFile(request.file).catch((error: NodeJS.ErrnoException) => {
+      throw new UsageError(`cannot read --file ${request.file}: ${error.code ?? error.message}`);
+    });
+  } else {
+    derived = 'derived' in source.attribution.eventId;
+    eventId = derived ? undefined : (request.eventId ?? newEventId(signing.now));
+    payload = sampleBody(source, request, signing.now, eventId, headers);
+  }
+  const { secret, now, messageId, url } = signing;
+  const signed = sign(source, { body: payload, secret, now, messageId, url });
+  Object.assign(headers, signed.headers);
+  return { body: signed.body, headers, eventId, ...(derived ? { derivedEventId: true as const } : {}) };
+}
+
+/**
+ * A sample body in the source's format with each attribution field where the source reads it: a body
+ * path, or a header (added to `headers`).
+ */
+function sampleBody(
+  source: SourceConfig,
+  request: SendRequest,
+  now: number,
+  eventId: string | undefined,
+  headers: Record<string, string>,
+): Buffer {
+  const values: Record<keyof typeof source.attribution, string> = {
+    eventId: eventId ?? '',
+    eventType: request.type ?? 'payment.succeeded',
+    tenantId: request.tenant ?? 'tenant_204',
+    keyId: request.key ?? 'key_42',
+  };
+  // A form's fields are flat (`amount=4200&currency=eur&...`); a JSON body nests them.
+  const form = source.bodyFormat === 'form';
+  const body: Record<string, unknown> = form
+    ? { created: String(Math.floor(now / 1000)), amount: '4200', currency: 'eur' }
+    : { created: Math.floor(now / 1000), data: { amount: 4200, currency: 'eur' } };
+  for (const [field, where] of Object.entries(source.attribution) as [keyof typeof values, EventIdSource][]) {
+    if ('value' in where || 'derived' in where) continue;
+    if ('header' in where) headers[where.header] = values[field];
+    else if (form) body[where.body] = values[field];
+    else setPath(body, where.body, values[field]);
+  }
+  const text = form ? new URLSearchParams(body as Record<string, string>).toString() : JSON.stringify(body);
+  return Buffer.from(text, 'utf8');
 }
 
 function onlySource(deps: ConfigDeps): string {

@@ -40,7 +40,16 @@ describe('send --provider refuses before reaching a stack (exit 2)', () => {
     const run = await runCli(['send', '--provider', 'paddle'], config, env);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(
-      `no source in hookledger.config.ts uses provider "paddle"; add one to sources, e.g. { id: 'paddle', provider: 'paddle', attribution: { tenantId: { body: '<path>' }, keyId: { body: '<path>' } } }`,
+      "no source in hookledger.config.ts uses provider \"paddle\"; add one to sources, e.g. { id: 'paddle', provider: 'paddle', attribution: { tenantId: { value: 'paddle' }, keyId: { value: 'paddle' } } } " +
+        '(`npx hookledger sources add --provider paddle --write` adds it, saying what each field reads), then restart `npm start` (or deploy) so intake has it',
+    );
+  });
+
+  it("names the path in the provider's sample that a tenant is read from, where the preset has none", async () => {
+    const run = await runCli(['send', '--provider', 'liveblocks'], config, env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(
+      "e.g. { id: 'liveblocks', provider: 'liveblocks', attribution: { tenantId: { body: 'data.projectId' }, keyId: { value: 'liveblocks' } } }",
     );
   });
 
