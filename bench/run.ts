@@ -40,6 +40,7 @@ import {
 } from '../ops/cost-model';
 import { loadStoragePrices, STORAGE_PRICES_FILE } from './body-store';
 import { type BundleResult, loaderNode, measureBundles } from './bundles';
+import { type CliStartResult, measureCliStart, printCliStart } from './cli-start';
 import { type EndToEndResult, endToEnd } from './e2e';
 import { BenchRunError, BenchSetupError } from './errors';
 import { type FilterBenchResult, measureFilters, printFilters } from './filters';
@@ -111,6 +112,8 @@ interface PipelineRun {
   readonly e2e: EndToEndResult;
   readonly large: LargeBodyRow[];
   readonly intake: IntakeResult;
+  /** The CLI's start against `node -e 0`, `status --json` on this stack (bench/cli-start.ts). */
+  readonly cliStart: CliStartResult;
 }
 
 /** Sections measured apart from the pipeline's stack, each in processes or emulators of its own: 5, 5b, 7, 8. */
@@ -160,7 +163,7 @@ async function main(): Promise<void> {
   printLargeBodies(report.large);
   printWindow(report);
   printFilters(report.filters);
-  // cliStart (bench/cli-start.ts, issue 39): its measurement joins measureApart, its table prints here, its figures join resultsJson.
+  printCliStart(report.cliStart);
   writeResults(report);
 }
 
@@ -211,7 +214,8 @@ async function measurePipeline(prices: PriceTable): Promise<PipelineRun> {
     const large = await runLargeBodies(on, prices);
     checkDeliveries(on.meters);
     const intake = await measureIntake(on);
-    return { config: on.stack.config, consumers: on.consumers, ...traffic, e2e, large, intake };
+    const cliStart = await measureCliStart({ stack: on.stack });
+    return { config: on.stack.config, consumers: on.consumers, ...traffic, e2e, large, intake, cliStart };
   });
 }
 
@@ -610,6 +614,7 @@ function resultsJson(r: BenchReport) {
     },
     usdPerMillion: usdJson(r),
     intake: intakeJson(r.intake),
+    cliStart: r.cliStart,
     largeBodies: r.large,
     endToEnd: { p50Ms: round(e2e.p50Ms), p99Ms: round(e2e.p99Ms), maxMs: round(e2e.maxMs), samples: e2e.samples, spacingMs: e2e.spacingMs },
     ...withFirstInvocations(bundlesJson(r.bundles), r.first),
