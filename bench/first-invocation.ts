@@ -24,31 +24,25 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyStructuredResultV2, DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { HookledgerConfig } from '../core/config/schema';
 import { HookledgerError } from '../core/errors';
 import { eventKey, ledgerKey } from '../core/model';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
-import { createAuthorizer } from '../local/assembly/iam';
-import { listenOnLoopback } from '../local/assembly/loopback';
-import { startCheckedProxy } from '../local/assembly/proxy';
-import { provisionAssembly } from '../local/assembly/resources';
-import { type SecretBinding, startSecretsEndpoint } from '../local/assembly/secrets-endpoint';
-import { type CloudAssembly, readAssembly, resolveIntrinsics, resourcesOfType } from '../local/assembly/template';
-import { LOCAL_REGION, localDynamoClient, localS3Client, localSqsClient, localStreamsClient } from '../local/clients';
-import { processCredentials } from '../local/credentials';
-import { freePort, startDynamoLocal, startSqsEmulator } from '../local/emulators';
-import { startHttpGateway } from '../local/http-gateway';
-import { FileSecrets } from '../local/secrets-file';
-import { createSqsPoller, type SqsPoller } from '../local/sqs-poller';
-import { createSdkStreamsApi } from '../local/streams/dynamodb-streams';
-import { createStreamPoller, type StreamPoller } from '../local/streams/poller';
+import { type CloudAssembly, readAssembly, resourcesOfType } from '../local/assembly/template';
+import { LOCAL_REGION, localDynamoClient } from '../local/clients';
+import {
+  type AssemblyFunctions,
+  type AssemblyPipelineOptions,
+  assemblyPipeline,
+  type ProvisionedAssembly,
+} from '../local/pipeline/assembly/source';
+import { type Pipeline, type PipelineSource, startPipeline } from '../local/pipeline/pipeline';
 import { localDocumentClient } from '../local/wiring';
 import { BUNDLE_DIR, loaderNode } from './bundles';
 import { paymentEvent, signRequest } from './payload';
@@ -311,31 +305,6 @@ interface FunctionSpec {
   readonly timeoutSeconds: number;
 }
 
-/** ListEventSourceMappings from the template's mappings, all enabled (no consumer paused). */
-async function startLambdaEndpoint(mappings: readonly { uuid: string; functionArn: string; eventSourceArn: string }[]) {
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://lambda.local');
-    req.resume();
-    if (req.method !== 'GET' || !url.pathname.startsWith('/2015-03-31/event-source-mappings')) {
-      res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'InvalidParameterValueException' });
-      return res.end(JSON.stringify({ message: `${req.method} ${url.pathname} is not served by the bench's Lambda endpoint` }));
-    }
-    const arn = url.searchParams.get('EventSourceArn');
-    const found = mappings.filter((m) => arn === null || m.eventSourceArn === arn);
-    const body = JSON.stringify({
-      EventSourceMappings: found.map((m) => ({
-        UUID: m.uuid,
-        EventSourceArn: m.eventSourceArn,
-        FunctionArn: m.functionArn,
-        State: 'Enabled',
-      })),
-    });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
-  });
-  return listenOnLoopback(server);
-}
-
 export interface FirstInvocationTargets {
   /** Bundle name (ingest, fanout, reconcile, a consumer id) -> its index.mjs. */
   readonly bundles: Readonly<Record<string, string>>;
@@ -362,240 +331,167 @@ interface Rig {
   stop(): Promise<void>;
 }
 
-/**
- * The template synthesized from `config`, its resources on DynamoDB Local and fauxqs, the Secrets
- * Manager and Lambda endpoints, the HTTP gateway, and the pollers of its event source mappings.
- */
-async function startRig(config: HookledgerConfig, consumerIds: readonly string[], work: string): Promise<Rig> {
-  const stops: (() => Promise<unknown>)[] = [];
-  const stop = async () => {
-    for (const s of stops.splice(0).reverse()) await s().catch(() => undefined);
+/** The bench's functions, by logical id: ingest behind the gateway, every other one a mailbox its poller fills. */
+class RigFunctions {
+  /** The gateway's function, once the pipeline started. */
+  gatewayFunction: string | undefined;
+  /** Where the gateway hands the next request (undefined: none expected). */
+  ingest: ((event: unknown) => Promise<unknown>) | undefined;
+  private readonly mailboxes = new Map<string, Mailbox<unknown>>();
+
+  /** The pipeline's `invoke`: a poller's batch waits in its function's mailbox for the fresh process. */
+  readonly invoke = async (functionId: string, event: unknown): Promise<unknown> => {
+    if (functionId !== this.gatewayFunction) return this.mailbox(functionId).handler(event);
+    if (!this.ingest) throw new FirstInvocationError('ingest: a request arrived while no ingest process was waiting');
+    return this.ingest(event);
   };
+
+  mailbox<E>(functionId: string): Mailbox<E> {
+    const found = this.mailboxes.get(functionId) ?? new Mailbox<unknown>();
+    this.mailboxes.set(functionId, found);
+    return found as Mailbox<E>;
+  }
+
+  /** Fails every batch not taken, so that the pollers can stop. */
+  close(): void {
+    for (const m of this.mailboxes.values()) m.close();
+  }
+}
+
+/** Each bundle's function in the template, by its service name (hookledger-<name>). */
+function functionsByService(assembly: CloudAssembly): Map<string, { logicalId: string; timeoutSeconds: number }> {
+  const byService = new Map<string, { logicalId: string; timeoutSeconds: number }>();
+  for (const [id, fn] of resourcesOfType(assembly, 'AWS::Lambda::Function')) {
+    const variables = (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+    const service = variables.POWERTOOLS_SERVICE_NAME;
+    if (typeof service !== 'string' || !service.startsWith('hookledger-')) continue;
+    byService.set(service.slice('hookledger-'.length), { logicalId: id, timeoutSeconds: Number(fn.Properties?.Timeout ?? 3) });
+  }
+  return byService;
+}
+
+/** The floor's table: ingest's key, a table of its own. */
+async function createFloorTable(endpoint: string, name: string): Promise<void> {
+  const ddb = localDynamoClient(endpoint);
   try {
-    // DynamoDB Local's JVM starts in its own process while the stack is synthesized here.
-    const dynamoStarting = freePort().then((port) => startDynamoLocal({ port, dbPath: null }));
-    dynamoStarting.catch(() => undefined);
-    const assembly = await synthesize(config, path.join(work, 'cdk.out')).catch(async (error: unknown) => {
-      await (await dynamoStarting.catch(() => undefined))?.stop();
-      throw error;
-    });
-    const dynamo = await dynamoStarting;
-    stops.push(() => dynamo.stop());
-    const fauxqs = await startSqsEmulator({ port: await freePort() });
-    // The bundles sign as the operator (the emulators accept no other key); this bench checks no IAM.
-    const operator = processCredentials();
-    stops.push(() => fauxqs.stop());
-    // fauxqs names its queues by a host that does not resolve here (sqs.<region>.localhost): as in
-    // assembly mode, queue URLs name the assembly's SQS proxy (unchecked: no principals), which
-    // swaps them for fauxqs's own.
-    let upstreamQueueBase = '';
-    const sqsProxy = await startCheckedProxy({
-      service: 'sqs',
-      upstream: fauxqs.endpoint,
-      principals: new Map(),
-      operator,
-      authorizer: createAuthorizer(new Map()),
-      queueUrlBase: () => upstreamQueueBase,
-    });
-    stops.push(() => sqsProxy.close());
-    const ddbRaw = localDynamoClient(dynamo.endpoint);
-    const s3 = localS3Client(fauxqs.endpoint);
-    const provisioning = localSqsClient(fauxqs.endpoint);
-    const resources = await provisionAssembly({ assembly, dynamo: ddbRaw, sqs: provisioning, s3, sqsProxyEndpoint: sqsProxy.endpoint });
-    upstreamQueueBase = resources.upstreamQueueBase;
-    provisioning.destroy();
-    s3.destroy();
-    const sqs = localSqsClient(sqsProxy.endpoint);
-    const ddb = localDocumentClient(dynamo.endpoint);
-    stops.push(async () => {
-      ddbRaw.destroy();
-      sqs.destroy();
-      ddb.destroy();
-    });
-
-    // Each bundle's function in the template, by its service name (hookledger-<name>).
-    const templateEnv = new Map<string, FunctionSpec>();
-    for (const [id, fn] of resourcesOfType(assembly, 'AWS::Lambda::Function')) {
-      const props = fn.Properties ?? {};
-      const env = resolveIntrinsics(
-        (props.Environment as { Variables?: unknown } | undefined)?.Variables ?? {},
-        resources.locals,
-        `${id}.Environment.Variables`,
-      ) as Record<string, string>;
-      const service = env.POWERTOOLS_SERVICE_NAME;
-      if (!service?.startsWith('hookledger-')) continue;
-      const logging = (props.LoggingConfig ?? {}) as { ApplicationLogLevel?: string; LogFormat?: string };
-      templateEnv.set(service.slice('hookledger-'.length), {
-        logicalId: id,
-        timeoutSeconds: Number(props.Timeout ?? 3),
-        env: {
-          ...env,
-          AWS_LAMBDA_FUNCTION_NAME: resources.locals.get(id)?.ref ?? id,
-          AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(props.MemorySize ?? 128),
-          AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-          ...(logging.LogFormat ? { AWS_LAMBDA_LOG_FORMAT: logging.LogFormat } : {}),
-          ...(logging.ApplicationLogLevel ? { AWS_LAMBDA_LOG_LEVEL: logging.ApplicationLogLevel } : {}),
-        },
-      });
-    }
-    const ingestEnv = templateEnv.get('ingest')?.env ?? {};
-
-    // Secrets Manager: the template's secrets bound to a local secrets file, served as the assembly serves them.
-    const bindings = new Map<string, SecretBinding>();
-    const sourceSecrets = JSON.parse(ingestEnv.SOURCE_SECRETS ?? '{}') as Record<string, string>;
-    for (const [source, arn] of Object.entries(sourceSecrets)) bindings.set(arn, { kind: 'source', id: source });
-    if (ingestEnv.PAYLOAD_HASH_KEY_SECRET) bindings.set(ingestEnv.PAYLOAD_HASH_KEY_SECRET, { kind: 'payloadHashKey' });
-    const secrets = new FileSecrets({ path: path.join(work, 'secrets.json'), sourceIds: Object.keys(sourceSecrets) });
-    const secretsEndpoint = await startSecretsEndpoint({
-      secrets,
-      bindings,
-      principals: new Map(),
-      operator,
-      authorizer: createAuthorizer(new Map()),
-    });
-    stops.push(() => secretsEndpoint.close());
-
-    // The event source mappings: the fan-out's stream and each consumer's queue.
-    const esms = resourcesOfType(assembly, 'AWS::Lambda::EventSourceMapping').map(([id, esm]) => ({
-      id,
-      functionId: (esm.Properties?.FunctionName as { Ref?: string } | undefined)?.Ref ?? '',
-      source: (esm.Properties?.EventSourceArn as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt'],
-      props: resolveIntrinsics(esm.Properties ?? {}, resources.locals, id) as Record<string, unknown>,
-    }));
-    const lambdaEndpoint = await startLambdaEndpoint(
-      esms.map((e) => ({
-        uuid: e.id,
-        functionArn: resources.locals.get(e.functionId)?.attributes.Arn ?? '',
-        eventSourceArn: String(e.props.EventSourceArn ?? ''),
-      })),
-    );
-    stops.push(() => lambdaEndpoint.close());
-
-    // What Lambda adds, credentials, and the SDK clients pointed at the emulators.
-    const common = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      AWS_REGION: LOCAL_REGION,
-      AWS_DEFAULT_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: operator.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: operator.secretAccessKey,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_ENDPOINT_URL_SQS: sqsProxy.endpoint,
-      AWS_ENDPOINT_URL_S3: fauxqs.endpoint,
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsEndpoint.endpoint,
-      AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint.endpoint,
-      AWS_EC2_METADATA_DISABLED: 'true',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    };
-    const spec = (name: string): FunctionSpec => {
-      const found = templateEnv.get(name);
-      if (!found) {
-        throw new FirstInvocationError(`${name}: no function with POWERTOOLS_SERVICE_NAME hookledger-${name} in the synthesized template`);
-      }
-      return { ...found, env: { ...common, ...found.env } };
-    };
-    const ingest = spec('ingest');
-    const fanout = spec('fanout');
-    spec('reconcile');
-    for (const id of consumerIds) spec(id);
-
-    // The floor: ingest's environment, its table one of its own with the same key.
-    const floorTable = `${assembly.stackName}-bench-floor`;
-    await ddbRaw.send(
+    await ddb.send(
       new CreateTableCommand({
-        TableName: floorTable,
+        TableName: name,
         AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
         KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
         BillingMode: 'PAY_PER_REQUEST',
       }),
     );
-    await waitUntilTableExists({ client: ddbRaw, maxWaitTime: 30, minDelay: 1 }, { TableName: floorTable });
+    await waitUntilTableExists({ client: ddb, maxWaitTime: 30, minDelay: 1 }, { TableName: name });
+  } finally {
+    ddb.destroy();
+  }
+}
 
-    // Ingest behind the local HTTP gateway: the request it gets is the event API Gateway would build.
-    let ingestInvoke: ((event: unknown) => Promise<unknown>) | undefined;
-    const gateway = await startHttpGateway({
-      port: 0,
-      handler: async (event) => {
-        if (!ingestInvoke) throw new FirstInvocationError('ingest: a request arrived while no ingest process was waiting');
-        return (await ingestInvoke(event)) as APIGatewayProxyStructuredResultV2;
-      },
-      onError: () => undefined,
-    });
-    stops.push(() => gateway.close());
-
-    // The pollers, as the event source mappings are configured; each batch waits for its fresh process.
-    const streamBatches = new Mailbox<DynamoDBStreamEvent>();
-    const queueBatches = new Map<string, Mailbox<SQSEvent>>();
-    const pollers: (StreamPoller | SqsPoller)[] = [];
-    stops.push(async () => {
-      streamBatches.close();
-      for (const m of queueBatches.values()) m.close();
-      await Promise.all(pollers.map((p) => p.stop()));
-    });
-    const quiet = { warn: () => undefined, error: () => undefined };
-    for (const esm of esms) {
-      const reportBatchItemFailures = ((esm.props.FunctionResponseTypes as string[] | undefined) ?? []).includes('ReportBatchItemFailures');
-      if (esm.functionId === fanout.logicalId && esm.source?.[1] === 'StreamArn') {
-        const table = resources.tables[esm.source[0]];
-        if (!table) throw new FirstInvocationError(`fanout: its stream belongs to ${esm.source[0]}, not a table of the template`);
-        const poller = createStreamPoller({
-          streams: createSdkStreamsApi(localStreamsClient(dynamo.endpoint)),
-          tableName: table.name,
-          handler: streamBatches.handler as (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>,
-          filters: ((esm.props.FilterCriteria as { Filters?: { Pattern: string }[] } | undefined)?.Filters ?? []).map((f) => f.Pattern),
-          ...(esm.props.BatchSize !== undefined ? { batchSize: Number(esm.props.BatchSize) } : {}),
-          reportBatchItemFailures,
-          functionName: fanout.env.AWS_LAMBDA_FUNCTION_NAME,
-          startingPosition: esm.props.StartingPosition === 'LATEST' ? 'LATEST' : 'TRIM_HORIZON',
-          // Lambda's 4 reads a second (the default): fewer reads compete with the processes being timed.
-          logger: quiet,
-        });
-        await poller.start();
-        pollers.push(poller);
-        continue;
-      }
-      const consumerId = [...templateEnv].find(([, f]) => f.logicalId === esm.functionId)?.[0];
-      const queue = esm.source?.[1] === 'Arn' ? resources.queues[esm.source[0]] : undefined;
-      if (!consumerId || !queue || !consumerIds.includes(consumerId)) continue;
-      const mailbox = new Mailbox<SQSEvent>();
-      queueBatches.set(consumerId, mailbox);
-      const poller = createSqsPoller({
-        sqs,
-        queueUrl: queue.url,
-        queueArn: queue.arn,
-        handler: mailbox.handler as (event: SQSEvent) => Promise<SQSBatchResponse>,
-        ...(esm.props.BatchSize !== undefined ? { batchSize: Number(esm.props.BatchSize) } : {}),
-        maxConcurrency: 1,
-        reportBatchItemFailures,
-        logger: quiet,
-      });
-      poller.start();
-      pollers.push(poller);
-    }
-    for (const id of consumerIds) {
-      if (!queueBatches.has(id)) throw new FirstInvocationError(`${id}: no SQS event source mapping in the synthesized template`);
-    }
-
-    const source = Object.keys(sourceSecrets)[0];
-    if (!source) throw new FirstInvocationError('ingest: SOURCE_SECRETS names no source');
-    return {
-      stackName: assembly.stackName,
-      source,
-      secret: (await secrets.get(source)).current,
-      spec,
-      floor: { ...ingest, env: { ...ingest.env, EVENTS_TABLE: floorTable }, table: floorTable },
-      gatewayUrl: gateway.url,
-      serveIngest: (invoke) => {
-        ingestInvoke = invoke;
-      },
-      streamBatches,
-      queueBatches: (id) => queueBatches.get(id)!,
-      stored: async (table, pk) => (await ddb.send(new GetCommand({ TableName: table, Key: { pk }, ConsistentRead: true }))).Item,
-      stop,
-    };
+/**
+ * The local pipeline (local/pipeline) on the template synthesized from `config`: its resources on
+ * DynamoDB Local and fauxqs, the Secrets Manager and Lambda endpoints, the HTTP gateway, and the
+ * pollers of its event source mappings, with no IAM check (the processes sign as the operator) and
+ * the functions run by the bench itself, one fresh process per measurement. DynamoDB Local's JVM
+ * starts in its own process while the stack is synthesized here.
+ */
+async function startRig(config: HookledgerConfig, consumerIds: readonly string[], work: string): Promise<Rig> {
+  const synthesized = synthesize(config, path.join(work, 'cdk.out'));
+  synthesized.catch(() => undefined);
+  const functions = new RigFunctions();
+  const pipeline = await startPipeline(
+    lateAssembly(synthesized, {
+      secretsFile: path.join(work, 'secrets.json'),
+      checkIam: false,
+      invoke: functions.invoke,
+      // One batch at a time per consumer: each is handed to one fresh process.
+      maxQueueConcurrency: 1,
+    }),
+    {
+      name: 'first-invocation rig',
+      emulators: { dataDir: null },
+      httpPort: 0,
+      onGatewayError: () => undefined,
+      operator: 'bench',
+      repairOnStart: false,
+      admin: false,
+      // Lambda's 4 stream reads a second (the poller's default): fewer reads compete with the processes being timed.
+      pollerLogger: () => ({ warn: () => undefined, error: () => undefined }),
+    },
+  );
+  functions.gatewayFunction = pipeline.provisioned.plan.gateway.functionId;
+  const ddb = localDocumentClient(pipeline.emulators.endpoints.dynamodb);
+  const stop = async () => {
+    functions.close();
+    await pipeline.stop();
+    ddb.destroy();
+  };
+  try {
+    return await rigOf(pipeline, functions, consumerIds, { ddb, stop });
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** The assembly source on an assembly still being synthesized (awaited when provisioning starts). */
+function lateAssembly(
+  synthesized: Promise<CloudAssembly>,
+  options: Omit<AssemblyPipelineOptions, 'assembly'>,
+): PipelineSource<ProvisionedAssembly, AssemblyFunctions> {
+  return {
+    provision: async (emulators, stops) => assemblyPipeline({ ...options, assembly: await synthesized }).provision(emulators, stops),
+    functions: (provisioned, switches, stops) =>
+      assemblyPipeline({ ...options, assembly: provisioned.assembly }).functions(provisioned, switches, stops),
+  };
+}
+
+/** The rig's face: each function's spec, the floor, the gateway and the mailboxes. */
+async function rigOf(
+  pipeline: Pipeline<ProvisionedAssembly, AssemblyFunctions>,
+  functions: RigFunctions,
+  consumerIds: readonly string[],
+  { ddb, stop }: { ddb: DynamoDBDocumentClient; stop: () => Promise<void> },
+): Promise<Rig> {
+  const { assembly, plan } = pipeline.provisioned;
+  const byService = functionsByService(assembly);
+  const spec = (name: string): FunctionSpec => {
+    const found = byService.get(name);
+    if (!found)
+      throw new FirstInvocationError(`${name}: no function with POWERTOOLS_SERVICE_NAME hookledger-${name} in the synthesized template`);
+    return { ...found, env: pipeline.functions.environment(found.logicalId) };
+  };
+  const ingest = spec('ingest');
+  const fanout = spec('fanout');
+  spec('reconcile');
+  const consumerFunction = new Map(plan.queues.map((q) => [q.consumerId, q.functionId]));
+  for (const id of consumerIds) {
+    spec(id);
+    if (!consumerFunction.has(id)) throw new FirstInvocationError(`${id}: no SQS event source mapping in the synthesized template`);
+  }
+  if (!plan.streams.some((m) => m.functionId === fanout.logicalId)) {
+    throw new FirstInvocationError('fanout: no stream event source mapping in the synthesized template');
+  }
+  const floorTable = `${assembly.stackName}-bench-floor`;
+  await createFloorTable(pipeline.emulators.endpoints.dynamodb, floorTable);
+  const source = JSON.parse(ingest.env.SOURCE_SECRETS ?? '{}') as Record<string, string>;
+  const sourceId = Object.keys(source)[0];
+  if (!sourceId) throw new FirstInvocationError('ingest: SOURCE_SECRETS names no source');
+  return {
+    stackName: assembly.stackName,
+    source: sourceId,
+    secret: (await pipeline.functions.secrets.get(sourceId)).current,
+    spec,
+    floor: { ...ingest, env: { ...ingest.env, EVENTS_TABLE: floorTable }, table: floorTable },
+    gatewayUrl: pipeline.gateway.url,
+    serveIngest: (invoke) => {
+      functions.ingest = invoke;
+    },
+    streamBatches: functions.mailbox<DynamoDBStreamEvent>(fanout.logicalId),
+    queueBatches: (id) => functions.mailbox<SQSEvent>(consumerFunction.get(id) ?? id),
+    stored: async (table, pk) => (await ddb.send(new GetCommand({ TableName: table, Key: { pk }, ConsistentRead: true }))).Item,
+    stop,
+  };
 }
 
 /** Takes the next batch a poller read, checks it holds `wanted`, and answers the poller with the invocation's result. */
@@ -616,6 +512,17 @@ async function invokeWithBatch<E>(
   return batch.answer(invoke(batch.event));
 }
 
+/** What one round measures with: the rig, the bundles, and this round's webhook. */
+interface RoundContext {
+  readonly rig: Rig;
+  fresh(name: string, spec: FunctionSpec): FreshProcess;
+  readonly round: number;
+  readonly runId: string;
+  /** The round's webhook: its event id and the receipt key intake stores it under. */
+  readonly eventId: string;
+  readonly receiptKey: string;
+}
+
 /** One round: a fresh process each for the floor, ingest, fan-out, every consumer and reconcile, in that order. */
 async function oneRound(
   rig: Rig,
@@ -624,16 +531,32 @@ async function oneRound(
   round: number,
   runId: string,
 ): Promise<Record<string, FirstInvocationRun>> {
-  const fresh = (name: string, spec: FunctionSpec): FreshProcess => {
-    const file = name === 'floor' ? targets.floor : targets.bundles[name];
-    if (!file) throw new FirstInvocationError(`${name}: no bundle to measure`);
-    return { file, env: spec.env, timeoutSeconds: spec.timeoutSeconds };
+  const { eventId } = paymentEvent(round, runId);
+  const context: RoundContext = {
+    rig,
+    round,
+    runId,
+    eventId,
+    receiptKey: eventKey(rig.source, eventId),
+    fresh: (name, spec) => {
+      const file = name === 'floor' ? targets.floor : targets.bundles[name];
+      if (!file) throw new FirstInvocationError(`${name}: no bundle to measure`);
+      return { file, env: spec.env, timeoutSeconds: spec.timeoutSeconds };
+    },
   };
   const out: Record<string, FirstInvocationRun> = {};
+  out.floor = await floorRun(context);
+  out.ingest = await ingestRun(context);
+  out.fanout = await fanoutRun(context);
+  for (const id of consumerIds) out[id] = await consumerRun(context, id);
+  out.reconcile = await reconcileRun(context);
+  return out;
+}
 
-  // The floor: its conditional PutItem of a fresh key, on a table that exists.
+/** The floor: its conditional PutItem of a fresh key, on a table that exists. */
+function floorRun({ rig, fresh, round, runId }: RoundContext): Promise<FirstInvocationRun> {
   const floorBody = `${runId}-floor-${round}`;
-  out.floor = await firstInvocation(
+  return firstInvocation(
     'floor',
     fresh('floor', rig.floor),
     (invoke) => invoke({ body: floorBody }),
@@ -645,13 +568,14 @@ async function oneRound(
       }
     },
   );
+}
 
-  // Ingest: a signed webhook with a webhook id of its own, POSTed to the gateway.
+/** Ingest: a signed webhook with a webhook id of its own, POSTed to the gateway. */
+function ingestRun({ rig, fresh, round, runId, receiptKey }: RoundContext): Promise<FirstInvocationRun> {
   const { eventId, body } = paymentEvent(round, runId);
   const request = signRequest(rig.secret, eventId, body);
-  const receiptKey = eventKey(rig.source, eventId);
   const ingest = rig.spec('ingest');
-  out.ingest = await firstInvocation(
+  return firstInvocation(
     'ingest',
     fresh('ingest', ingest),
     async (invoke) => {
@@ -669,9 +593,11 @@ async function oneRound(
       if (receipt?.kind !== 'event') throw new FirstInvocationError(`ingest: answered 202 but stored no receipt ${receiptKey}`);
     },
   );
+}
 
-  // Fan-out: the stream batch carrying that receipt's INSERT.
-  out.fanout = await firstInvocation(
+/** Fan-out: the stream batch carrying that receipt's INSERT. */
+function fanoutRun({ rig, fresh, receiptKey }: RoundContext): Promise<FirstInvocationRun> {
+  return firstInvocation(
     'fanout',
     fresh('fanout', rig.spec('fanout')),
     (invoke) =>
@@ -687,40 +613,42 @@ async function oneRound(
       ),
     async (answer) => expectNoBatchFailures('fanout', answer),
   );
+}
 
-  // Each consumer: the SQS batch with the delivery message fan-out sent it.
-  for (const id of consumerIds) {
-    const spec = rig.spec(id);
-    out[id] = await firstInvocation(
-      id,
-      fresh(id, spec),
-      (invoke) =>
-        invokeWithBatch(
-          id,
-          rig.queueBatches(id),
-          `delivery message of ${eventId}`,
-          (event) => {
-            const ids = event.Records.map((r) => (JSON.parse(r.body) as { eventId?: string }).eventId);
-            return { ok: ids.includes(eventId), found: ids.join(', ') };
-          },
-          invoke,
-        ),
-      async (answer) => {
-        expectNoBatchFailures(id, answer);
-        const key = ledgerKey(rig.source, eventId, id);
-        const row = await rig.stored(spec.env.LEDGER_TABLE ?? '', key);
-        if (row?.state !== 'done') {
-          throw new FirstInvocationError(
-            `${id}: the first request left ledger row ${key} ${row ? `in state ${row.state}` : 'unwritten'}, not done`,
-          );
-        }
-      },
-    );
-  }
+/** A consumer: the SQS batch with the delivery message fan-out sent it. */
+function consumerRun({ rig, fresh, eventId }: RoundContext, id: string): Promise<FirstInvocationRun> {
+  const spec = rig.spec(id);
+  return firstInvocation(
+    id,
+    fresh(id, spec),
+    (invoke) =>
+      invokeWithBatch(
+        id,
+        rig.queueBatches(id),
+        `delivery message of ${eventId}`,
+        (event) => {
+          const ids = event.Records.map((r) => (JSON.parse(r.body) as { eventId?: string }).eventId);
+          return { ok: ids.includes(eventId), found: ids.join(', ') };
+        },
+        invoke,
+      ),
+    async (answer) => {
+      expectNoBatchFailures(id, answer);
+      const key = ledgerKey(rig.source, eventId, id);
+      const row = await rig.stored(spec.env.LEDGER_TABLE ?? '', key);
+      if (row?.state !== 'done') {
+        throw new FirstInvocationError(
+          `${id}: the first request left ledger row ${key} ${row ? `in state ${row.state}` : 'unwritten'}, not done`,
+        );
+      }
+    },
+  );
+}
 
-  // Reconcile: the schedule's event.
+/** Reconcile: the schedule's event. */
+function reconcileRun({ rig, fresh }: RoundContext): Promise<FirstInvocationRun> {
   const reconcile = rig.spec('reconcile');
-  out.reconcile = await firstInvocation(
+  return firstInvocation(
     'reconcile',
     fresh('reconcile', reconcile),
     (invoke) =>
@@ -745,7 +673,6 @@ async function oneRound(
       }
     },
   );
-  return out;
 }
 
 /**

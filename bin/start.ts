@@ -35,38 +35,20 @@ async function main(): Promise<void> {
   }
   // `npm start -- --assembly [<dir>]`: run what ships (local/assembly).
   const assembly = assemblyArg(process.argv.slice(2));
-  if (assembly !== undefined) {
-    try {
-      await startAssemblyMode(assembly, { port, home });
-    } catch (error) {
-      console.error(`hookledger: could not start the assembly: ${error instanceof Error ? error.message : String(error)}`);
-      process.exit(1);
-    }
-    return;
-  }
-  const t0 = Date.now();
-  console.log('hookledger: starting DynamoDB Local, the SQS emulator and the pipeline...');
-  let stack: LocalStack;
-  let ledger: Ledger | undefined;
+  if (assembly === undefined) return startFromSources();
   try {
-    stack = await startLocalStack({
-      httpPort: port,
-      ...(home ? { dataDir: path.join(home, 'data'), secretsFile: path.join(home, 'secrets.json') } : {}),
-      logger: (service) => createLogger(service, { silent: process.env.HOOKLEDGER_LOG !== 'json' }),
-      // One line per delivery saying what happened to it (ok, retrying, or quarantined to the DLQ
-      // with its category), read from its ledger row once the stack is up.
-      wrapConsumer: reportDeliveries({
-        readRow: async (source, eventId, consumerId) => ledger?.get(source, eventId, consumerId),
-        print: (line) => console.log(line),
-      }),
-    });
-    ledger = new Ledger({ client: localDocumentClient(stack.endpoints.dynamodb), tableName: stack.resources.tables.ledger });
+    await startAssemblyMode(assembly, { port, home });
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    console.error(`hookledger: could not start: ${message}`);
-    if (error instanceof EmulatorError) console.error('Nothing was left running.');
+    console.error(`hookledger: could not start the assembly: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
   }
+}
+
+/** Plain `npm start`: the pipeline from the sources, its state file, the console on it, the banner. */
+async function startFromSources(): Promise<void> {
+  const t0 = Date.now();
+  console.log('hookledger: starting DynamoDB Local, the SQS emulator and the pipeline...');
+  const stack = await startStack();
   const source = stack.config.sources[0]!;
   const secret = (await stack.secrets.get(source.id)).current;
   const stateFile = home ? path.join(home, 'state.json') : path.join(ROOT, DEFAULT_STATE_FILE);
@@ -83,31 +65,7 @@ async function main(): Promise<void> {
     console.error(`hookledger: the console did not start: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;
   });
-  console.log(`
-hookledger is running (${Date.now() - t0} ms).
-
-  webhook URL     ${stack.webhookUrl(source.id)}
-  ${console_ ? console_.line : 'console URL     (not started: see the error above)'}
-  signing secret  ${secret}   (Standard Webhooks; kept in .hookledger/secrets.json, git-ignored)
-  DynamoDB Local  ${stack.endpoints.dynamodb}   (data in ${path.relative(ROOT, stack.dataDir ?? '') || 'memory'})
-  SQS emulator    ${stack.endpoints.sqs}
-  state file      ${path.relative(ROOT, stateFile)}
-
-Send a signed test event (in another terminal):
-
-  npx hookledger send --source ${source.id} --type payment.succeeded --tenant tenant_204
-
-Then: npx hookledger status · npx hookledger trace <event_id> · npx hookledger usage --from -1h
-Press Ctrl-C to stop.
-`);
-  const resumed = stack.startupRepair;
-  if (resumed && (resumed.repaired > 0 || resumed.unrepaired > 0)) {
-    console.log(
-      `Resumed from the last run: ${resumed.repaired} unfinished deliveries re-queued (repair ${resumed.repairId ?? '-'})` +
-        `${resumed.unrepaired > 0 ? `, ${resumed.unrepaired} not (${JSON.stringify(resumed.unrepairedByReason)})` : ''}.\n`,
-    );
-  }
-
+  printBanner(stack, { t0, source: source.id, secret, stateFile, consoleLine: console_?.line });
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
@@ -121,6 +79,67 @@ Press Ctrl-C to stop.
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+}
+
+/** The local stack with one progress line per delivery; exits 1 (nothing left running) when it cannot start. */
+async function startStack(): Promise<LocalStack> {
+  let ledger: Ledger | undefined;
+  try {
+    const stack = await startLocalStack({
+      httpPort: port,
+      ...(home ? { dataDir: path.join(home, 'data'), secretsFile: path.join(home, 'secrets.json') } : {}),
+      logger: (service) => createLogger(service, { silent: process.env.HOOKLEDGER_LOG !== 'json' }),
+      // One line per delivery saying what happened to it (ok, retrying, or quarantined to the DLQ
+      // with its category), read from its ledger row once the stack is up.
+      wrapConsumer: reportDeliveries({
+        readRow: async (source, eventId, consumerId) => ledger?.get(source, eventId, consumerId),
+        print: (line) => console.log(line),
+      }),
+    });
+    ledger = new Ledger({ client: localDocumentClient(stack.endpoints.dynamodb), tableName: stack.resources.tables.ledger });
+    return stack;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`hookledger: could not start: ${message}`);
+    if (error instanceof EmulatorError) console.error('Nothing was left running.');
+    process.exit(1);
+  }
+}
+
+interface Banner {
+  readonly t0: number;
+  readonly source: string;
+  readonly secret: string;
+  readonly stateFile: string;
+  readonly consoleLine: string | undefined;
+}
+
+function printBanner(stack: LocalStack, banner: Banner): void {
+  const { source, secret } = banner;
+  console.log(`
+hookledger is running (${Date.now() - banner.t0} ms).
+
+  webhook URL     ${stack.webhookUrl(source)}
+  ${banner.consoleLine ?? 'console URL     (not started: see the error above)'}
+  signing secret  ${secret}   (Standard Webhooks; kept in .hookledger/secrets.json, git-ignored)
+  DynamoDB Local  ${stack.endpoints.dynamodb}   (data in ${path.relative(ROOT, stack.dataDir ?? '') || 'memory'})
+  SQS emulator    ${stack.endpoints.sqs}
+  state file      ${path.relative(ROOT, banner.stateFile)}
+
+Send a signed test event (in another terminal):
+
+  npx hookledger send --source ${source} --type payment.succeeded --tenant tenant_204
+
+Then: npx hookledger status · npx hookledger trace <event_id> · npx hookledger usage --from -1h
+Press Ctrl-C to stop.
+`);
+  const resumed = stack.startupRepair;
+  if (resumed && (resumed.repaired > 0 || resumed.unrepaired > 0)) {
+    console.log(
+      `Resumed from the last run: ${resumed.repaired} unfinished deliveries re-queued (repair ${resumed.repairId ?? '-'})` +
+        `${resumed.unrepaired > 0 ? `, ${resumed.unrepaired} not (${JSON.stringify(resumed.unrepairedByReason)})` : ''}.\n`,
+    );
+  }
 }
 
 await main();

@@ -6,31 +6,27 @@
  * Used by `npm start` (bin/start.ts), the end-to-end tests and the benchmark.
  */
 import path from 'node:path';
-import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { SQSEvent } from 'aws-lambda';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { ConsumedCapacityObserver } from '../adapters/table';
 import type { HookledgerConfig } from '../core/config/schema';
 import { PROJECT_ROOT } from '../core/paths';
-import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../core/queues';
 import defaultConfig from '../hookledger.config';
-import { type RepairResult, repair } from '../lambdas/reconcile/repair';
+import type { RepairResult } from '../lambdas/reconcile/repair';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import type { Logger } from '../lambdas/shared/logger';
-import { startAdminServer } from './admin-server';
-import { createLocalPayloadBucket, LOCAL_REGION, localDynamoClient, localS3Client, localSqsClient } from './clients';
+import { LOCAL_REGION } from './clients';
 import { type LocalStackCredentials, processCredentials } from './credentials';
-import { type DynamoLocal, freePort, type SqsEmulator, startDynamoLocal, startSqsEmulator } from './emulators';
-import { type HttpGateway, startHttpGateway } from './http-gateway';
-import { type ProvisionedStack, provisionLocalStack } from './provision';
-import { DEFAULT_SECRETS_FILE, FileSecrets } from './secrets-file';
-import { createSqsPoller, type SqsPoller } from './sqs-poller';
+import { type Pipeline, startPipeline } from './pipeline/pipeline';
+import { type DeliveryProgress, type ProvisionedSources, type SourceFunctions, sourcesPipeline } from './pipeline/sources';
+import type { ProvisionedStack } from './provision';
+import { DEFAULT_SECRETS_FILE, type FileSecrets } from './secrets-file';
 import type { RunningStackState } from './state';
-import { fileCheckpointStore } from './streams/checkpoints';
-import { createLocalStreamsApi } from './streams/dynamodb-streams';
-import { createStreamPoller, type StreamPoller } from './streams/poller';
-import { type PollerLogger, sleep } from './support';
+import type { PollerLogger } from './support';
 import { createTtlSweeper, type TtlSweeper } from './ttl-sweeper';
-import { buildHandlers, type LocalHandlers, localDocumentClient } from './wiring';
+import type { LocalHandlers } from './wiring';
+
+export { queueDepth } from './pipeline/drain';
+export type { DeliveryProgress } from './pipeline/sources';
 
 export interface LocalStackOptions {
   readonly config?: HookledgerConfig;
@@ -72,14 +68,6 @@ export interface LocalStackOptions {
    * the data is file-backed (`dataDir` not null).
    */
   readonly repairOnStart?: boolean;
-}
-
-export interface DeliveryProgress {
-  readonly consumerId: string;
-  readonly eventId: string;
-  readonly tenantId: string;
-  readonly receiveCount: number;
-  readonly outcome: 'processed' | 'failed';
 }
 
 export interface LocalStack {
@@ -151,295 +139,87 @@ export function stackState(stack: LocalStack, dataDir: string | null): RunningSt
   };
 }
 
+/** The TTL sweeper's interval when one is asked for without a value, ms. */
+const DEFAULT_TTL_SWEEP_MS = 5000;
+/** How often the fan-out's stream is read locally, ms (Lambda reads 4 times a second; tests want it sooner). */
+const LOCAL_STREAM_POLL_MS = 50;
+
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const config = options.config ?? defaultConfig;
   const dataDir = options.dataDir === undefined ? path.join(PROJECT_ROOT, '.hookledger', 'data') : options.dataDir;
-  const started: { stop(): Promise<void> }[] = [];
-  try {
-    const dynamoPort = options.dynamoPort ?? (await freePort());
-    let dynamo: DynamoLocal | undefined = await startDynamoLocal({ port: dynamoPort, dbPath: dataDir });
-    started.push({ stop: async () => dynamo?.stop() });
-    // The payload bucket's objects are kept beside the tables: a body intake answered 202 for survives a restart.
-    const sqsServer: SqsEmulator = await startSqsEmulator({
-      port: options.sqsPort ?? (await freePort()),
-      s3Dir: dataDir === null ? null : path.join(dataDir, 's3'),
-    });
-    started.push(sqsServer);
-    const dynamoEndpoint = dynamo.endpoint;
-    // fauxqs serves S3 on the same endpoint as SQS.
-    const endpoints = { dynamodb: dynamoEndpoint, sqs: sqsServer.endpoint, s3: sqsServer.endpoint };
-    const dynamoClient = localDynamoClient(dynamoEndpoint);
-    const sqs = localSqsClient(sqsServer.endpoint);
-    const resources = await provisionLocalStack({
-      config,
-      dynamo: dynamoClient,
-      sqs,
-      tables: { events: 'hookledger-events', ledger: 'hookledger-ledger' },
-    });
-    const s3 = localS3Client(endpoints.s3);
-    const payloadBucket = await createLocalPayloadBucket(s3);
-    s3.destroy();
-    const secretsFile = options.secretsFile ?? path.join(PROJECT_ROOT, DEFAULT_SECRETS_FILE);
-    const secrets = new FileSecrets({
-      path: secretsFile,
-      sourceIds: config.sources.map((s) => s.id),
-      consumerIds: config.consumers.filter((c) => c.kind === 'http').map((c) => c.id),
-    });
-    const outcomes = new Map<string, number>();
-    const handlers = await buildHandlers({
-      onIntakeOutcome: (outcome) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1),
-      config,
-      endpoints,
-      resources,
-      secrets,
-      handles: options.handles,
-      logger: options.logger,
-      clock: options.clock,
-      onCapacity: options.onCapacity,
-      backoffBaseMs: options.backoffBaseMs,
-      root: PROJECT_ROOT,
-      consumerSecrets: secrets.consumerSecrets(),
-      // An HTTP consumer's circuit breaker pauses its poller, as `hookledger pause` does.
-      pause: (consumerId) => stack.pause(consumerId),
-      onBreakerOpen: options.onBreakerOpen,
-      payloadBucket,
-    });
-
-    const gateway: HttpGateway = await startHttpGateway({ port: options.httpPort ?? 3000, handler: handlers.ingest });
-    started.push({ stop: () => gateway.close() });
-
-    const fanoutPoller: StreamPoller = createStreamPoller({
-      streams: createLocalStreamsApi({ endpoint: dynamoEndpoint }),
-      tableName: resources.tables.events,
-      // Looked up per batch, so instrumentation (the benchmark's counters) can wrap it after start.
-      handler: (event) => handlers.fanout(event),
-      filters: [FANOUT_FILTER_PATTERN],
-      batchSize: FANOUT_EVENT_SOURCE.batchSize,
-      maxRetryAttempts: FANOUT_EVENT_SOURCE.retryAttempts,
-      bisectBatchOnFunctionError: FANOUT_EVENT_SOURCE.bisectBatchOnError,
-      maxRecordAgeSeconds: FANOUT_EVENT_SOURCE.maxRecordAgeSeconds,
-      onFailure: { sqs, queueUrl: resources.fanoutFailureQueue.url },
-      functionName: 'hookledger-fanout',
-      pollIntervalMs: options.streamPollIntervalMs ?? 50,
-      logger: options.pollerLogger?.('stream-poller'),
-      // File-backed data gets file-backed checkpoints: a restart resumes where it stopped.
-      checkpoints: dataDir === null ? undefined : fileCheckpointStore(path.join(dataDir, 'stream-checkpoints.json')),
-    });
-
-    const pausedSet = new Set(options.paused ?? []);
-    /** Consumer invocations running now (a fenced slow worker holds no message, but is still work). */
-    let inFlight = 0;
-    const makeConsumerPollers = (): Record<string, SqsPoller> =>
-      Object.fromEntries(
-        config.consumers.map((consumer) => {
-          const queue = resources.queues[consumer.id]!;
-          return [
-            consumer.id,
-            createSqsPoller({
-              sqs,
-              queueUrl: queue.url,
-              queueArn: queue.arn,
-              batchSize: consumer.batchSize,
-              maxConcurrency: Math.min(consumer.maxConcurrency, 4),
-              handler: async (event: SQSEvent) => {
-                const inner = handlers.consumers[consumer.id]!;
-                const handler = options.wrapConsumer ? options.wrapConsumer(consumer.id, inner) : inner;
-                inFlight++;
-                try {
-                  const result = await handler(event);
-                  reportProgress(consumer.id, event, result?.batchItemFailures ?? []);
-                  return result;
-                } finally {
-                  inFlight--;
-                }
-              },
-              logger: options.pollerLogger?.(`sqs-poller ${consumer.id}`),
-            }),
-          ];
-        }),
-      );
-    let consumerPollers = makeConsumerPollers();
-
-    const reportProgress = (consumerId: string, event: SQSEvent, failures: { itemIdentifier: string }[]) => {
-      if (!options.onDelivery) return;
-      const failed = new Set(failures.map((f) => f.itemIdentifier));
-      for (const record of event.Records) {
-        let body: { eventId?: string; tenantId?: string } = {};
-        try {
-          body = JSON.parse(record.body) as typeof body;
-        } catch {
-          // Malformed messages are reported by the runtime itself.
-        }
-        options.onDelivery({
-          consumerId,
-          eventId: body.eventId ?? '?',
-          tenantId: body.tenantId ?? '?',
-          receiveCount: Number(record.attributes.ApproximateReceiveCount ?? 1),
-          outcome: failed.has(record.messageId) ? 'failed' : 'processed',
-        });
-      }
-    };
-
-    const ttlSweeper = createTtlSweeper({
-      dynamo: dynamoClient,
-      tableName: resources.tables.events,
-      intervalMs: options.ttlSweepIntervalMs ?? 5000,
-      now: options.clock,
-    });
-
-    let running = false;
-    const startPipeline = async () => {
-      if (running) return;
-      await fanoutPoller.start();
-      for (const [id, poller] of Object.entries(consumerPollers)) {
-        poller.start();
-        if (pausedSet.has(id)) await poller.pause();
-      }
-      if (options.ttlSweepIntervalMs) ttlSweeper.start();
-      running = true;
-    };
-    const stopPipeline = async () => {
-      if (!running) return;
-      running = false;
-      // All told at once, before anything is awaited: on Ctrl-C every tick counts (the JVM got it too).
-      await Promise.all([ttlSweeper.stop(), fanoutPoller.stop(), ...Object.values(consumerPollers).map((p) => p.stop())]);
-      // The stream poller restarts after its in-memory checkpoint (like Lambda's); SQS pollers are
-      // single-use, and SQS itself keeps their place.
-      consumerPollers = makeConsumerPollers();
-    };
-    // Before any poller runs, so that no lease of this process is mistaken for an abandoned one.
-    // The queues start empty on every start (fauxqs keeps messages in memory only), while the tables
-    // remember every delivery not yet done: re-queue those, through the same ledger-safe path as
-    // `hookledger reconcile --repair`. Nobody holds a lease any more (this process just started), and
-    // no grace applies: whatever the previous run left unfinished has no message now.
-    let startupRepair: RepairResult | undefined;
-    if (options.repairOnStart ?? dataDir !== null) {
-      const ddb = localDocumentClient(dynamoEndpoint);
-      try {
-        startupRepair = await repair(
-          { ddb, tables: resources.tables, operator: 'npm start', clock: options.clock },
-          // All of history, so a scan (the window index would list every UTC day since 1970).
-          {
-            from: 0,
-            to: (options.clock ?? Date.now)() + 1,
-            graceMs: 0,
-            leasesAbandoned: true,
-            paused: pausedSet,
-            trigger: 'start',
-            scan: true,
-          },
-        );
-      } finally {
-        ddb.destroy();
-      }
-    }
-
-    await startPipeline();
-
-    const credentials = processCredentials();
-    const admin = await startAdminServer(
-      {
-        pause: async (id) => stack.pause(id),
-        resume: (id) => stack.resume(id),
-        paused: () => stack.paused(),
-        intakeOutcomes: () => stack.intakeOutcomes(),
-        consumers: config.consumers.map((c) => c.id),
-      },
-      { token: credentials.adminToken },
-    );
-    started.push({ stop: () => new Promise<void>((resolve) => admin.server.close(() => resolve())) });
-    let stopped: Promise<void> | undefined;
-
-    const stack: LocalStack = {
-      config,
-      url: gateway.url,
-      adminUrl: admin.url,
-      credentials,
-      endpoints,
-      payloadBucket,
-      resources,
-      handlers,
-      secrets,
-      secretsFile,
+  const secretsFile = options.secretsFile ?? path.join(PROJECT_ROOT, DEFAULT_SECRETS_FILE);
+  const pipeline = await startPipeline(sourcesPipeline({ ...options, config, secretsFile }), {
+    name: 'local stack',
+    emulators: {
       dataDir,
-      ttlSweeper,
-      pollerSqs: sqs,
-      webhookUrl: (sourceId) => `${gateway.url}/hooks/${sourceId}`,
-      async pause(consumerId) {
-        requireConsumer(config, consumerId);
-        pausedSet.add(consumerId);
-        await consumerPollers[consumerId]!.pause();
-      },
-      resume(consumerId) {
-        requireConsumer(config, consumerId);
-        pausedSet.delete(consumerId);
-        consumerPollers[consumerId]!.resume();
-      },
-      paused: () => [...pausedSet].sort(),
-      intakeOutcomes: () => Object.fromEntries([...outcomes].sort(([a], [b]) => a.localeCompare(b))),
-      startupRepair,
-      async drain({ timeoutMs = 60_000 } = {}) {
-        const deadline = Date.now() + timeoutMs;
-        // Quiet twice in a row, 200 ms apart: a consumer retry can put work back after a first look.
-        for (let quiet = 0; quiet < 2; ) {
-          if (Date.now() > deadline) throw new Error(`local stack did not drain within ${timeoutMs} ms`);
-          await fanoutPoller.drained({ timeoutMs: Math.max(1000, deadline - Date.now()) });
-          const active = config.consumers.map((c) => c.id).filter((id) => !pausedSet.has(id));
-          const backlog = await pendingMessages(
-            sqs,
-            active.map((id) => resources.queues[id]!.url),
-          );
-          quiet = backlog === 0 && inFlight === 0 ? quiet + 1 : 0;
-          await sleep(200);
-        }
-      },
-      async killStorage() {
-        const current = dynamo;
-        if (!current) return;
-        dynamo = undefined;
-        if (current.pid !== undefined) process.kill(current.pid, 'SIGKILL');
-        await current.stop();
-      },
-      async startStorage() {
-        if (!dynamo) dynamo = await startDynamoLocal({ port: dynamoPort, dbPath: dataDir });
-      },
-      stopPipeline,
-      startPipeline,
-      stop() {
-        stopped ??= (async () => {
-          await stopPipeline();
-          // Started as DynamoDB Local, SQS emulator, gateway, admin server: stopped the other way round.
-          for (const part of [...started].reverse()) await part.stop().catch(() => undefined);
-        })();
-        return stopped;
-      },
-    };
-    return stack;
-  } catch (error) {
-    for (const part of started.reverse()) await part.stop().catch(() => undefined);
-    throw error;
-  }
+      ...(options.dynamoPort ? { dynamoPort: options.dynamoPort } : {}),
+      ...(options.sqsPort ? { sqsPort: options.sqsPort } : {}),
+    },
+    httpPort: options.httpPort ?? 3000,
+    operator: 'npm start',
+    streamPollIntervalMs: options.streamPollIntervalMs ?? LOCAL_STREAM_POLL_MS,
+    ...(options.paused ? { paused: options.paused } : {}),
+    ...(options.repairOnStart !== undefined ? { repairOnStart: options.repairOnStart } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.pollerLogger ? { pollerLogger: options.pollerLogger } : {}),
+  });
+  const ttlSweeper = createTtlSweeper({
+    dynamo: pipeline.functions.handlers.ddb,
+    tableName: pipeline.provisioned.resources.tables.events,
+    intervalMs: options.ttlSweepIntervalMs ?? DEFAULT_TTL_SWEEP_MS,
+    now: options.clock,
+  });
+  if (options.ttlSweepIntervalMs) ttlSweeper.start();
+  const startSweeper = options.ttlSweepIntervalMs ? () => ttlSweeper.start() : () => undefined;
+  return localStackOf(pipeline, { config, secretsFile, ttlSweeper, startSweeper });
 }
 
-function requireConsumer(config: HookledgerConfig, consumerId: string): void {
-  if (!config.consumers.some((c) => c.id === consumerId)) {
-    throw new Error(`unknown consumer "${consumerId}"; configured: ${config.consumers.map((c) => c.id).join(', ')}`);
-  }
-}
-
-/** Visible plus in-flight messages: anything there is still work (possibly waiting out a backoff). */
-export async function queueDepth(sqs: SQSClient, queueUrl: string): Promise<number> {
-  const out = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
-}
-
-async function pendingMessages(sqs: SQSClient, queueUrls: string[]): Promise<number> {
-  let total = 0;
-  for (const url of queueUrls) total += await queueDepth(sqs, url);
-  return total;
+/** The LocalStack face of a started pipeline on the sources. */
+function localStackOf(
+  pipeline: Pipeline<ProvisionedSources, SourceFunctions>,
+  {
+    config,
+    secretsFile,
+    ttlSweeper,
+    startSweeper,
+  }: { config: HookledgerConfig; secretsFile: string; ttlSweeper: TtlSweeper; startSweeper: () => void },
+): LocalStack {
+  const { provisioned, switches, mappings, emulators } = pipeline;
+  const url = pipeline.gateway.url;
+  const stopPipeline = () => Promise.all([ttlSweeper.stop(), mappings.stop()]).then(() => undefined);
+  let stopped: Promise<void> | undefined;
+  return {
+    config,
+    url,
+    adminUrl: pipeline.adminUrl ?? '',
+    credentials: processCredentials(),
+    endpoints: emulators.endpoints,
+    payloadBucket: provisioned.payloadBucket,
+    resources: provisioned.resources,
+    handlers: pipeline.functions.handlers,
+    secrets: provisioned.secrets,
+    secretsFile,
+    dataDir: emulators.dataDir,
+    ttlSweeper,
+    pollerSqs: provisioned.operatorSqs,
+    webhookUrl: (sourceId) => `${url}/hooks/${sourceId}`,
+    pause: (consumerId) => switches.pause(consumerId),
+    resume: (consumerId) => switches.resume(consumerId),
+    paused: () => switches.paused(),
+    intakeOutcomes: () => pipeline.functions.intakeOutcomes(),
+    ...(pipeline.startupRepair ? { startupRepair: pipeline.startupRepair } : {}),
+    drain: (drainOptions) => pipeline.drain(drainOptions),
+    killStorage: () => emulators.killStorage(),
+    startStorage: () => emulators.startStorage(),
+    stopPipeline,
+    async startPipeline() {
+      await mappings.start();
+      startSweeper();
+    },
+    stop() {
+      // Everything told at once, before anything is awaited: on Ctrl-C the JVM got the signal too.
+      stopped ??= stopPipeline().then(() => pipeline.stop());
+      return stopped;
+    },
+  };
 }

@@ -18,6 +18,7 @@ import type { ConsumedCapacityObserver } from '../adapters/table';
 import { HttpVerificationKeys } from '../adapters/verification-keys';
 import { workerEntry } from '../core/config/consumers';
 import type { ConsumerConfig, HookledgerConfig } from '../core/config/schema';
+import { ConfigurationError, WiringError } from '../core/errors';
 import { PROJECT_ROOT } from '../core/paths';
 import { ALL_SCHEMES } from '../core/schemes';
 import type { VerificationKeysPort } from '../core/schemes/types';
@@ -122,11 +123,9 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
     onCapacity: options.onCapacity,
     ...(options.clock ? { clock: options.clock } : {}),
   });
-  const ledgerTable = { client: ddb, tableName: resources.tables.ledger };
-  const ledger = new Ledger({ ...ledgerTable, onCapacity: options.onCapacity });
-  const versions = new VersionWatermarks(ledgerTable);
-  const root = options.root ?? PROJECT_ROOT;
-
+  const ledger = new Ledger({ client: ddb, tableName: resources.tables.ledger, onCapacity: options.onCapacity });
+  const versions = new VersionWatermarks({ client: ddb, tableName: resources.tables.ledger });
+  const wired: Wired = { options, logger, ddb, sqs, stores, ledger, versions, ...(blobs ? { blobs } : {}) };
   const ingest = createIngestHandler({
     schemes: ALL_SCHEMES,
     config,
@@ -150,57 +149,74 @@ export async function buildHandlers(options: WiringOptions): Promise<LocalHandle
     logger: logger('hookledger-fanout'),
   });
   const consumers: Record<string, ConsumerLambdaHandler> = {};
-  for (const consumer of config.consumers) {
-    const queue = resources.queues[consumer.id];
-    if (!queue) throw new Error(`no local queue was provisioned for consumer ${consumer.id}`);
-    const handle =
-      options.handles?.[consumer.id] ??
-      (consumer.kind === 'http' ? await httpHandle(consumer) : await loadHandle(root, workerEntry(consumer)));
-    consumers[consumer.id] = createConsumerHandler(
-      {
-        consumer,
-        ledger,
-        events: stores.keys,
-        versions,
-        sqs,
-        queueUrl: queue.url,
-        dlqUrl: queue.dlqUrl,
-        principal: localPrincipal(consumer.id),
-        logger: logger(`hookledger-${consumer.id}`),
-        clock: options.clock,
-        backoffBaseMs: options.backoffBaseMs,
-        ...(blobs ? { viewObjects: blobs } : {}),
-      },
-      handle,
-    );
-  }
+  for (const consumer of config.consumers) consumers[consumer.id] = await consumerHandler(wired, consumer);
   return { ingest, fanout, consumers, ddb, sqs, stores, ledger, ...(blobs ? { blobs } : {}) };
+}
 
-  async function httpHandle(consumer: ConsumerConfig): Promise<ConsumerHandle> {
-    if (!options.consumerSecrets) throw new Error(`http consumer ${consumer.id} needs consumerSecrets`);
-    // Locally the transform is loaded from its module; on AWS it is bundled into the worker.
-    const transform = consumer.transform ? await loadTransform(root, consumer.transform) : undefined;
-    return createHttpHandle({
-      ...(transform ? { transform } : {}),
+/** What every consumer handler is built from. */
+interface Wired {
+  readonly options: WiringOptions;
+  readonly logger: (service: string) => Logger;
+  readonly ddb: DynamoDBDocumentClient;
+  readonly sqs: SQSClient;
+  readonly stores: EventStores;
+  readonly ledger: Ledger;
+  readonly versions: VersionWatermarks;
+  readonly blobs?: S3PayloadBlobs;
+}
+
+/** A consumer's Lambda handler: the runtime around its handle (injected, the built-in HTTP one, or its entry's). */
+async function consumerHandler(wired: Wired, consumer: ConsumerConfig): Promise<ConsumerLambdaHandler> {
+  const { options, logger, sqs, stores, ledger, versions, blobs } = wired;
+  const queue = options.resources.queues[consumer.id];
+  if (!queue) throw new WiringError(`no local queue was provisioned for consumer ${consumer.id}`);
+  const root = options.root ?? PROJECT_ROOT;
+  const handle =
+    options.handles?.[consumer.id] ??
+    (consumer.kind === 'http' ? await httpHandle(wired, consumer) : await loadHandle(root, workerEntry(consumer)));
+  return createConsumerHandler(
+    {
       consumer,
-      secrets: options.consumerSecrets,
-      breaker: new Breakers(ledgerTable),
-      pause: options.pause ?? (async () => undefined),
-      onBreakerOpen: options.onBreakerOpen,
+      ledger,
+      events: stores.keys,
+      versions,
+      sqs,
+      queueUrl: queue.url,
+      dlqUrl: queue.dlqUrl,
+      principal: localPrincipal(consumer.id),
       logger: logger(`hookledger-${consumer.id}`),
       clock: options.clock,
-    });
-  }
+      backoffBaseMs: options.backoffBaseMs,
+      ...(blobs ? { viewObjects: blobs } : {}),
+    },
+    handle,
+  );
+}
+
+async function httpHandle({ options, logger, ddb }: Wired, consumer: ConsumerConfig): Promise<ConsumerHandle> {
+  if (!options.consumerSecrets) throw new WiringError(`http consumer ${consumer.id} needs consumerSecrets`);
+  // Locally the transform is loaded from its module; on AWS it is bundled into the worker.
+  const transform = consumer.transform ? await loadTransform(options.root ?? PROJECT_ROOT, consumer.transform) : undefined;
+  return createHttpHandle({
+    ...(transform ? { transform } : {}),
+    consumer,
+    secrets: options.consumerSecrets,
+    breaker: new Breakers({ client: ddb, tableName: options.resources.tables.ledger }),
+    pause: options.pause ?? (async () => undefined),
+    onBreakerOpen: options.onBreakerOpen,
+    logger: logger(`hookledger-${consumer.id}`),
+    clock: options.clock,
+  });
 }
 
 async function loadTransform(root: string, module: string): Promise<Transform> {
   const loaded = (await import(pathToFileURL(path.join(root, module)).href)) as { transform?: Transform };
-  if (typeof loaded.transform !== 'function') throw new Error(`${module} must export a function named "transform"`);
+  if (typeof loaded.transform !== 'function') throw new ConfigurationError(`${module} must export a function named "transform"`);
   return loaded.transform;
 }
 
 async function loadHandle(root: string, entry: string): Promise<ConsumerHandle> {
   const module = (await import(pathToFileURL(path.join(root, entry)).href)) as { handle?: ConsumerHandle };
-  if (typeof module.handle !== 'function') throw new Error(`${entry} must export a function named "handle"`);
+  if (typeof module.handle !== 'function') throw new ConfigurationError(`${entry} must export a function named "handle"`);
   return module.handle;
 }

@@ -15,14 +15,6 @@ const SKIPPED_PATHS = new Set(['bench/bundles']);
 const SOURCE = /\.(?:ts|tsx|mts|cts|mjs|cjs|js)$/;
 
 /**
- * Folders being rewritten by other work now, with what they hold today: issue 38 item 4 converts them
- * after the security work lands, then empties this list. A count may fall, never grow.
- */
-const PENDING: Readonly<Record<string, { readonly bareErrors: number; readonly offBase: number; readonly why: string }>> = {
-  'local/': { bareErrors: 16, offBase: 0, why: 'pending (issue 38 item 4: converted after the security work lands)' },
-};
-
-/**
  * Files plain `node` runs (Node 20 loads no TypeScript), so they cannot import core/errors.ts. Each
  * says why its bare Errors stay; a count may fall, never grow.
  */
@@ -124,7 +116,6 @@ function classesOffBase(files: readonly SourceFile[]): Finding[] {
   return declared.filter((c) => c.name !== BASE && offBase(c.name)).map(({ file, line, text }) => ({ file, line, text }));
 }
 
-const pendingFolder = (file: string) => Object.keys(PENDING).find((folder) => file.startsWith(folder));
 const listed = (findings: readonly Finding[]) => findings.map((f) => `${f.file}:${f.line}: ${f.text}`);
 
 describe('one error hierarchy (core/errors.ts)', () => {
@@ -143,20 +134,13 @@ describe('one error hierarchy (core/errors.ts)', () => {
     expect(files.find((f) => f.file === 'core/errors.ts')?.text).toContain(`class ${BASE} extends Error`);
   });
 
-  it('raises no bare Error outside the pending folders: a class under HookledgerError says what failed', () => {
-    const outside = bare.filter((f) => pendingFolder(f.file) === undefined && PLAIN_NODE[f.file] === undefined);
+  it('raises no bare Error: a class under HookledgerError says what failed', () => {
+    const outside = bare.filter((f) => PLAIN_NODE[f.file] === undefined);
     expect(listed(outside)).toEqual([]);
   });
 
-  it('declares every error class under HookledgerError outside the pending folders', () => {
-    expect(listed(off.filter((f) => pendingFolder(f.file) === undefined))).toEqual([]);
-  });
-
-  it.each(Object.keys(PENDING))('holds no more bare Errors or off-base classes in %s than when it was listed as pending', (folder) => {
-    const pinned = PENDING[folder]!;
-    const inFolder = (findings: readonly Finding[]) => findings.filter((f) => f.file.startsWith(folder));
-    expect(inFolder(bare).length, listed(inFolder(bare)).join('\n')).toBeLessThanOrEqual(pinned.bareErrors);
-    expect(inFolder(off).length, listed(inFolder(off)).join('\n')).toBeLessThanOrEqual(pinned.offBase);
+  it('declares every error class under HookledgerError', () => {
+    expect(listed(off)).toEqual([]);
   });
 
   it.each(Object.keys(PLAIN_NODE))('holds no more bare Errors in %s, which plain node runs, than listed', (file) => {
