@@ -7,10 +7,12 @@
  */
 
 import type { HookledgerConfig } from '../core/config/schema';
+import { ACTIVITY_PRESETS, type ActivityPreset, activity, activityPresetWindow } from '../ops/activity';
 import type { ApiErrorBody, ConsoleGets, ConsolePosts } from '../ops/console-api';
 import type { OperatorDeps } from '../ops/deps';
 import { type CliError, ConflictError, cliErrorOf, NotFoundError, OperationFailedError, TargetError, UsageError } from '../ops/errors';
 import { type DeliveryStateOrReady, type StoredOutcome, searchEvents } from '../ops/events';
+import { health } from '../ops/health';
 import { setPaused } from '../ops/pause';
 import { reconcileTarget, repairTarget } from '../ops/reconcile';
 import { redrive, redrivePreview } from '../ops/redrive';
@@ -115,6 +117,20 @@ function integer(value: string | null, name: string): number | undefined {
   return n;
 }
 
+/**
+ * An operation's not-found answer says what to do on the command line (`--source`); the page's says
+ * what to do here.
+ */
+async function inConsoleWords<T>(operation: Promise<T>, eventId: string, sources: string | readonly string[]): Promise<T> {
+  try {
+    return await operation;
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    const from = typeof sources === 'string' ? sources : sources.length === 1 ? sources[0] : `any source (${sources.join(', ')})`;
+    throw new NotFoundError(`No event ${eventId} was received from ${from}: check the id, or search for it in Events.`, { cause: error });
+  }
+}
+
 const clockOf = (deps: ApiDeps) => deps.clock ?? Date.now;
 const storeDeps = (deps: ApiDeps) => ({ ddb: deps.target.ddb, tables: deps.target.tables, config: deps.config });
 const operatorDeps = (deps: ApiDeps): OperatorDeps & { config: HookledgerConfig } => ({ ...storeDeps(deps), operator: deps.operator });
@@ -149,7 +165,10 @@ const ROUTES: Routes = {
   'GET /event': async (deps, { query }) => {
     const eventId = text(query.get('eventId'));
     if (!eventId) throw new UsageError('eventId is required');
-    return ok(await traceWithPayload(storeDeps(deps), eventId, { source: sourceOf(deps, query.get('source')) }));
+    const source = sourceOf(deps, query.get('source'));
+    return ok(
+      await inConsoleWords(traceWithPayload(storeDeps(deps), eventId, { source }), eventId, source ?? deps.config.sources.map((s) => s.id)),
+    );
   },
 
   'POST /event/replay': async (deps, { body }) => {
@@ -229,7 +248,35 @@ const ROUTES: Routes = {
     );
     return ok(report);
   },
+
+  'GET /activity': async (deps, { query }) => {
+    const outcomes = await deps.target.intakeOutcomes().catch(() => undefined);
+    return ok(await activity(storeDeps(deps), { ...activityWindow(deps, query), ...(outcomes ? { intakeOutcomes: outcomes } : {}) }));
+  },
+
+  'GET /health': async (deps) => {
+    const { target } = deps;
+    const [paused, outcomes] = await Promise.all([
+      target.pauseControl.paused().catch(() => undefined),
+      target.intakeOutcomes().catch(() => undefined),
+    ]);
+    const report = await health(
+      { ...storeDeps(deps), sqs: target.sqs, queues: target.queues, fanoutFailureQueueUrl: target.fanoutFailureQueueUrl },
+      { ...(paused ? { paused } : {}), ...(outcomes ? { outcomes } : {}) },
+    );
+    return ok(report);
+  },
 };
+
+/** A preset (`1h`, `24h`, `7d`) ending now, or from/to (default the last 24 hours). */
+function activityWindow(deps: ApiDeps, query: URLSearchParams) {
+  const preset = text(query.get('preset'));
+  if (preset === undefined) return window(query, '-24h', clockOf(deps));
+  if (!(preset in ACTIVITY_PRESETS)) {
+    throw new UsageError(`preset must be one of ${Object.keys(ACTIVITY_PRESETS).join(', ')} (got "${preset}")`);
+  }
+  return activityPresetWindow(preset as ActivityPreset, clockOf(deps)());
+}
 
 async function pauseOrResume(deps: ApiDeps, body: Record<string, unknown>, paused: boolean) {
   const consumer = consumerOf(deps, body.consumer);

@@ -18,8 +18,8 @@
  *  - Content-Security-Policy allows this origin's script and style only: no CDN, no inline script.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, maxHeaderSize, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { type ApiDeps, handleApi } from './api';
 import { buildBundle, type ConsoleBundle } from './bundle';
 
@@ -73,6 +73,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
       else res.end();
     });
   });
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
@@ -130,6 +131,37 @@ interface ServeContext {
   readonly port: number;
   readonly bundle: ConsoleBundle;
   readonly warn: (line: string) => void;
+}
+
+/**
+ * A request node:http refused before it reached `serve`. Its own answer to one whose address and
+ * headers pass `maxHeaderSize` is a bare 431 the page would show as it is; this one says what to do.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return void socket.destroy();
+  const [status, reason, body] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          431,
+          'Request Header Fields Too Large',
+          {
+            error: 'request_too_long',
+            message: `The request is too long for the console (its address and headers pass ${Math.round(maxHeaderSize / 1024)} KB): shorten the search or the id.`,
+          },
+        ]
+      : [400, 'Bad Request', { error: 'bad_request', message: 'the console could not read this request' }];
+  const text = JSON.stringify(body);
+  const headers = {
+    ...SECURITY_HEADERS,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    connection: 'close',
+  };
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\r\n')}\r\n\r\n${text}`,
+  );
 }
 
 const pathOf = (req: IncomingMessage) => (req.url ?? '/').split('?')[0] ?? '/';

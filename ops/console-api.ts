@@ -101,11 +101,33 @@ export interface EventReceipt {
   readonly payloadHash: string;
   readonly payloadBytes: number;
   readonly payload: 'present' | 'expired' | 'erased';
+  /** Set once `hookledger erase` removed the payload: when, by whom, which run. */
+  readonly erased?: { readonly at: number; readonly by: string; readonly erasureId: string };
   /** Set when the body was kept in the payload bucket: its object key. */
   readonly payloadObject?: string;
   readonly payloadExpiresAt: number;
   /** The delivery set. */
   readonly consumers: readonly string[];
+}
+
+/**
+ * One step of the event's timeline (ops/trace.ts `TimelineStep`): received, recorded, queued per
+ * consumer, then each consumer's attempts. No `at` for a step nothing times (`note` says why).
+ */
+export interface TimelineStep {
+  readonly step: 'received' | 'recorded' | 'queued' | 'claimed' | 'acknowledged' | 'failed' | 'erased';
+  readonly consumer?: string;
+  readonly attempt?: number;
+  readonly at?: number;
+  readonly sinceReceiptMs?: number;
+  readonly category?: string;
+  readonly outcome?: string;
+  readonly replayId?: string;
+  /** An HTTP destination's answer. */
+  readonly httpStatus?: number;
+  /** From the claim to this outcome, ms (for an HTTP destination: the request and the worker's steps around it). */
+  readonly durationMs?: number;
+  readonly note?: string;
 }
 
 export interface DeliveryError {
@@ -139,6 +161,8 @@ export interface EventResponse {
   readonly conflicts: { readonly count: number };
   /** The stored payload: parsed when it is JSON, its text otherwise; absent once expired or erased, or kept in the bucket. */
   readonly payload?: { readonly json?: unknown; readonly text?: string };
+  /** Every step from receipt to each consumer's last attempt, as `hookledger trace --json` has it. */
+  readonly timeline: readonly TimelineStep[];
 }
 
 export interface ReplayBody {
@@ -328,6 +352,66 @@ export interface SourcesResponse {
   readonly outcomes?: Readonly<Record<string, number>>;
 }
 
+// --- GET /activity ------------------------------------------------------------------------------
+
+export interface ActivityQuery {
+  /** `1h`, `24h` or `7d`, ending now; `from`/`to` instead when absent. */
+  readonly preset?: string;
+  readonly from?: TimeText;
+  readonly to?: TimeText;
+}
+
+export interface SourceActivity {
+  readonly source: string;
+  /** Events received per bucket. */
+  readonly received: readonly number[];
+  readonly total: number;
+}
+
+export interface ConsumerActivity {
+  readonly consumer: string;
+  /** Per bucket, in the bucket of the event's receipt (as status and usage attribute them). */
+  readonly done: readonly number[];
+  readonly retrying: readonly number[];
+  readonly quarantined: readonly number[];
+  readonly totals: { readonly done: number; readonly retrying: number; readonly quarantined: number };
+  /** Received -> acknowledged of the bucket's done deliveries, ms; null where none was done. */
+  readonly p50: readonly (number | null)[];
+  readonly p99: readonly (number | null)[];
+  /** Over the window. */
+  readonly latencyMs: { readonly p50?: number; readonly p99?: number; readonly samples: number };
+}
+
+export interface ActivityResponse {
+  readonly from: number;
+  readonly to: number;
+  readonly bucketMs: number;
+  /** Each bucket's start. */
+  readonly buckets: readonly number[];
+  readonly sources: readonly SourceActivity[];
+  readonly consumers: readonly ConsumerActivity[];
+  /** Requests answered as duplicates since the running intake started, all sources (no store keeps them per time); absent on AWS. */
+  readonly duplicatesSinceStart?: number;
+}
+
+// --- GET /health --------------------------------------------------------------------------------
+
+export interface HealthRow {
+  /** The alarm's name on a deployed stack (`Paused` has none). */
+  readonly rule: string;
+  /** A consumer id, `intake`, `fan-out` or `reconcile`. */
+  readonly subject: string;
+  readonly state: 'OK' | 'ALARM';
+  readonly detail: string;
+}
+
+export interface HealthResponse {
+  readonly at: number;
+  readonly rows: readonly HealthRow[];
+  /** What the rules could not see here, and how they differ from the deployed alarms. */
+  readonly notes: readonly string[];
+}
+
 // --- the routes ---------------------------------------------------------------------------------
 
 /** Every GET route: its path under /api, its query, what it answers. */
@@ -341,6 +425,8 @@ export interface ConsoleGets {
   '/usage.csv': { query: UsageQuery; response: string };
   '/reconcile': { query: ReconcileQuery; response: ReconcileResponse };
   '/sources': { query: SourcesQuery; response: SourcesResponse };
+  '/activity': { query: ActivityQuery; response: ActivityResponse };
+  '/health': { query: Record<string, never>; response: HealthResponse };
 }
 
 /** Every POST route: its path under /api, its JSON body, what it answers. */

@@ -2,9 +2,10 @@
  * Trace: everything recorded about one event. The receipt (attribution, delivery set, payload hash,
  * whether the raw payload is still kept), and for each expected delivery its ledger state, attempts,
  * errors, usage row, replays and access log. Ledger items for consumers outside the delivery set are
- * shown too, marked unexpected.
+ * shown too, marked unexpected. And the event's timeline, read from the same rows (no other read).
  */
 import { ledgerItemsByKey } from '../adapters/table-scan';
+import type { ConsumerConfig } from '../core/config/schema';
 import {
   type ConflictItem,
   type ErrorEntry,
@@ -64,7 +65,43 @@ export interface TraceReport {
   readonly deliveries: readonly TraceDelivery[];
   /** Requests that named this event id with other bytes (answered `duplicate_conflict`, nothing stored). */
   readonly conflicts: { readonly count: number; readonly entries: ConflictItem['entries'] };
+  /** Every step from receipt to each consumer's last attempt (`timelineOf`). */
+  readonly timeline: readonly TimelineStep[];
 }
+
+/**
+ * One step of an event's timeline. `at` and `sinceReceiptMs` are absent for a step whose time nothing
+ * records (`note` says so): the receipt's write and the fan-out's send are not timed.
+ */
+export interface TimelineStep {
+  readonly step: 'received' | 'recorded' | 'queued' | 'claimed' | 'acknowledged' | 'failed' | 'erased';
+  readonly consumer?: string;
+  /** The ledger's attempt number (the fencing token): one per claim, replays included. */
+  readonly attempt?: number;
+  readonly at?: number;
+  readonly sinceReceiptMs?: number;
+  /** `failed`, `erased`: the error's category. */
+  readonly category?: string;
+  /** `acknowledged`: the outcome the consumer gave (`ok`, `http_200`, `stale`). */
+  readonly outcome?: string;
+  /** Set on a replay's claim and outcome. */
+  readonly replayId?: string;
+  /** An HTTP destination's answer, read from the outcome or category `http_<status>` the worker records. */
+  readonly httpStatus?: number;
+  /**
+   * From the claim to this outcome, ms. For an HTTP destination this is the request's latency with the
+   * worker's own steps around it (payload, signing, the claim's write): the request alone is not timed.
+   */
+  readonly durationMs?: number;
+  readonly note?: string;
+}
+
+/** What the timeline says of a step nothing times. */
+export const TIMELINE_NOTES = {
+  recorded: 'the receipt is written within the intake request, before its 202; that write is not timed',
+  queued: "the fan-out's send is not timed: it comes after the receipt and before this consumer's first claim",
+  lost: 'no outcome recorded: the lease ran out (the worker stopped) or a later claim fenced it off',
+} as const;
 
 export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, options: { source?: string } = {}): Promise<TraceReport> {
   const receipt: EventItem = await findReceipt(deps, eventId, options.source);
@@ -81,10 +118,12 @@ export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, optio
     ),
   ]);
   const deliveries: TraceDelivery[] = [];
+  const rows: Array<{ consumer: string; item?: LedgerItem }> = [];
   for (const consumer of candidates) {
     const item = items.get(ledgerKey(receipt.source, receipt.eventId, consumer));
     const isExpected = expected.includes(consumer);
     if (!item && !isExpected) continue;
+    rows.push({ consumer, ...(item ? { item } : {}) });
     deliveries.push({
       consumer,
       expected: isExpected,
@@ -121,7 +160,75 @@ export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, optio
     },
     deliveries,
     conflicts: { count: conflict?.count ?? 0, entries: conflict?.entries ?? [] },
+    timeline: timelineOf(receipt, rows, deps.config.consumers),
   };
+}
+
+/**
+ * The event's timeline from what the receipt and the ledger rows record: received; recorded and
+ * queued (untimed); then per consumer each attempt in order, its claim (the access log's entry: one
+ * per claim, so entry n is attempt n) and its outcome (the acknowledgement, a replay's entry, or the
+ * error logged for that attempt). Past LEDGER_LIST_CAP entries an attempt shows what is still listed.
+ */
+export function timelineOf(
+  receipt: Pick<EventItem, 'receivedAt'>,
+  rows: ReadonlyArray<{ readonly consumer: string; readonly item?: LedgerItem }>,
+  consumers: readonly Pick<ConsumerConfig, 'id' | 'kind'>[],
+): TimelineStep[] {
+  const since = (at: number) => ({ at, sinceReceiptMs: at - receipt.receivedAt });
+  const steps: TimelineStep[] = [
+    { step: 'received', ...since(receipt.receivedAt) },
+    { step: 'recorded', note: TIMELINE_NOTES.recorded },
+    ...rows.map(({ consumer }): TimelineStep => ({ step: 'queued', consumer, note: TIMELINE_NOTES.queued })),
+  ];
+  for (const { consumer, item } of rows) {
+    if (!item) continue;
+    const http = consumers.some((c) => c.id === consumer && c.kind === 'http');
+    for (let attempt = 1; attempt <= item.attempt; attempt++) steps.push(...attemptSteps(item, attempt, http, receipt.receivedAt));
+    if (item.erasedAt !== undefined && item.state !== 'done') {
+      steps.push({ step: 'erased', consumer, ...since(item.erasedAt), category: 'payload_erased' });
+    }
+  }
+  return steps;
+}
+
+/** What ended one attempt, as its ledger row records it: the acknowledgement, a replay's entry, or the error logged for it. */
+function outcomeOf(
+  item: LedgerItem,
+  attempt: number,
+): { step: 'acknowledged' | 'failed'; at: number; code: string; replayId?: string } | undefined {
+  if (item.ackAttempt === attempt && item.ackAt !== undefined) return { step: 'acknowledged', at: item.ackAt, code: item.outcome ?? 'ok' };
+  const replayed = item.replays?.find((r) => r.attempt === attempt);
+  if (replayed) return { step: 'acknowledged', at: replayed.at, code: replayed.outcome, replayId: replayed.replayId };
+  const error = item.errors?.find((e) => e.attempt === attempt);
+  return error && { step: 'failed', at: error.at, code: error.category };
+}
+
+/** One attempt's claim and outcome; an attempt past the access log's cap shows its outcome alone. */
+function attemptSteps(item: LedgerItem, attempt: number, http: boolean, receivedAt: number): TimelineStep[] {
+  const consumer = item.consumerId;
+  const read = item.reads?.[attempt - 1];
+  const steps: TimelineStep[] = [];
+  const replay = (replayId?: string) => (replayId ? { replayId } : {});
+  if (read) steps.push({ step: 'claimed', consumer, attempt, at: read.at, sinceReceiptMs: read.at - receivedAt, ...replay(read.replayId) });
+  const end = outcomeOf(item, attempt);
+  if (end) {
+    const status = http ? /^http_(\d{3})$/.exec(end.code) : null;
+    steps.push({
+      step: end.step,
+      consumer,
+      attempt,
+      at: end.at,
+      sinceReceiptMs: end.at - receivedAt,
+      ...(end.step === 'failed' ? { category: end.code } : { outcome: end.code }),
+      ...replay(end.replayId ?? read?.replayId),
+      ...(status ? { httpStatus: Number(status[1]) } : {}),
+      ...(read ? { durationMs: end.at - read.at } : {}),
+    });
+    return steps;
+  }
+  const current = attempt === item.attempt && (item.state === 'leased' || item.replayLeaseUntil !== undefined);
+  return read && !current ? [{ ...(steps[0] as TimelineStep), note: TIMELINE_NOTES.lost }] : steps;
 }
 
 function pick<T extends object, K extends keyof T>(item: T | undefined, keys: readonly K[]): Partial<Pick<T, K>> {

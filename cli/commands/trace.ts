@@ -1,7 +1,7 @@
 /** `hookledger trace <eventId>`: everything recorded about one event. */
 import type { Command } from 'commander';
 import { iso } from '../../ops/time';
-import type { TraceReport } from '../../ops/trace';
+import type { TimelineStep, TraceReport } from '../../ops/trace';
 import { fields, table } from '../format';
 import { requireSource } from './args';
 import type { CommandContext } from './context';
@@ -72,6 +72,7 @@ export function formatTrace(report: TraceReport): string {
       detail.push(`  replayed ${p.replayId} ${iso(p.at)} attempt ${p.attempt} policy ${p.policyVersion}: ${p.outcome}`);
     if (detail.length > 0) lines.push('', `${d.consumer}:`, ...detail);
   }
+  lines.push('', 'timeline (ms since receipt):', ...report.timeline.map(timelineLine));
   if (report.conflicts.entries.length > 0) {
     lines.push('', 'duplicate_conflict requests (stored: nothing but this audit):');
     for (const c of report.conflicts.entries) {
@@ -81,4 +82,19 @@ export function formatTrace(report: TraceReport): string {
     }
   }
   return lines.join('\n');
+}
+
+/** One step of the timeline: when (or `not timed`), then what, who, which attempt and how it ended. */
+function timelineLine(s: TimelineStep): string {
+  const when = s.sinceReceiptMs === undefined ? 'not timed' : `+${s.sinceReceiptMs} ms`;
+  const what = [
+    s.step,
+    s.consumer,
+    s.attempt !== undefined ? `attempt ${s.attempt}` : undefined,
+    s.category ?? s.outcome,
+    s.httpStatus !== undefined ? `HTTP ${s.httpStatus}` : undefined,
+    s.durationMs !== undefined ? `took ${s.durationMs} ms` : undefined,
+    s.replayId ? `replay ${s.replayId}` : undefined,
+  ].filter(Boolean);
+  return `  ${when.padStart(12)}  ${what.join(' ')}`;
 }

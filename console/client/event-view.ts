@@ -1,11 +1,12 @@
 /**
  * One event (GET /api/event): its receipt and attribution, each delivery with its errors and a
- * Replay that counts first, and the stored payload while it is kept. Its first render is marked
- * (`hookledger:event-rendered`) for the browser test's measurement.
+ * Replay that counts first (none once the payload is erased), its timeline (`hookledger trace`'s),
+ * and the stored payload while it is kept. Its first render is marked (`hookledger:event-rendered`)
+ * for the browser test's measurement.
  */
 import { html } from 'htm/preact';
 import { useEffect } from 'preact/hooks';
-import type { EventDelivery, EventReceipt, EventResponse } from '../../ops/console-api';
+import type { EventDelivery, EventReceipt, EventResponse, TimelineStep } from '../../ops/console-api';
 import { post, useApi } from './api';
 import { Confirmed, ErrorNote, iso } from './ui';
 
@@ -18,11 +19,11 @@ export function EventView({ source, eventId }: { source: string; eventId: string
   useEffect(() => {
     if (data) performance.mark('hookledger:event-rendered');
   }, [data]);
-  if (result.error) return html`<section><h1>Event ${eventId}</h1><${ErrorNote} error=${result.error} /></section>`;
-  if (!data) return html`<section><h1>Event ${eventId}</h1><p role="status">Loading…</p></section>`;
+  if (result.error) return html`<section><h1 tabindex="-1">Event ${eventId}</h1><${ErrorNote} error=${result.error} /></section>`;
+  if (!data) return html`<section><h1 tabindex="-1">Event ${eventId}</h1><p role="status">Loading…</p></section>`;
   const r = data.receipt;
   return html`<section aria-labelledby="event-h">
-    <h1 id="event-h">Event ${r.eventId}</h1>
+    <h1 id="event-h" tabindex="-1">Event ${r.eventId}</h1>
     <h2>Receipt and attribution</h2>
     <${ReceiptFacts} receipt=${r} conflicts=${data.conflicts.count} />
     <h2>Deliveries</h2>
@@ -33,7 +34,10 @@ export function EventView({ source, eventId }: { source: string; eventId: string
         ${data.deliveries.map((d) => html`<${DeliveryRow} receipt=${r} delivery=${d} reload=${result.reload} />`)}
       </tbody>
     </table>
+    ${r.erased ? html`<p class="muted">No Replay: the payload was erased, so there is nothing to send again.</p>` : null}
     ${data.deliveries.filter((d) => d.errors.length > 0).map((d) => html`<${DeliveryErrors} delivery=${d} />`)}
+    <h2 id="timeline-h">Timeline</h2>
+    <${Timeline} steps=${data.timeline} />
     <h2>Payload</h2>
     <${Payload} event=${data} />
   </section>`;
@@ -47,7 +51,11 @@ function ReceiptFacts({ receipt: r, conflicts }: { receipt: EventReceipt; confli
     <dt>Key</dt><dd>${r.keyId}</dd>
     <dt>Received</dt><dd>${iso(r.receivedAt)}</dd>
     <dt>Verified by</dt><dd>the ${r.secretVersion} signing secret</dd>
-    <dt>Payload</dt><dd>${r.payload} · ${r.payloadBytes} bytes · kept until ${iso(r.payloadExpiresAt)}${r.payloadObject ? ` · in the payload bucket at ${r.payloadObject}` : ''}</dd>
+    <dt>Payload</dt><dd>${
+      r.erased
+        ? `erased ${iso(r.erased.at)} by ${r.erased.by} (erasure ${r.erased.erasureId}) · was ${r.payloadBytes} bytes`
+        : `${r.payload} · ${r.payloadBytes} bytes · kept until ${iso(r.payloadExpiresAt)}${r.payloadObject ? ` · in the payload bucket at ${r.payloadObject}` : ''}`
+    }</dd>
     <dt>Keyed hash</dt><dd><code>${r.payloadHash}</code></dd>
     <dt>Delivery set</dt><dd>${r.consumers.join(', ') || '(none)'}</dd>
     <dt>Conflicts</dt><dd>${
@@ -69,7 +77,7 @@ function DeliveryRow({ receipt: r, delivery: d, reload }: { receipt: EventReceip
     <td>${d.reads.length}</td>
     <td>${iso(d.ackAt)}</td>
     <td>${
-      d.expected
+      d.expected && !r.erased
         ? html`<${Confirmed}
             label=${`Replay ${d.consumer}`}
             plan=${async () => {
@@ -96,6 +104,28 @@ function DeliveryErrors({ delivery: d }: { delivery: EventDelivery }) {
       <thead><tr><th scope="col">Attempt</th><th scope="col">At</th><th scope="col">Category</th><th scope="col">Message</th></tr></thead>
       <tbody>${d.errors.map((e) => html`<tr><td>${e.attempt}</td><td>${iso(e.at)}</td><td>${e.category}</td><td>${e.message}</td></tr>`)}</tbody>
     </table>`;
+}
+
+/**
+ * Each step with the milliseconds since receipt (its ISO time as the cell's title); a step nothing
+ * times says `not recorded`, and its note why. `Took`: from the attempt's claim to its outcome.
+ */
+function Timeline({ steps }: { steps: readonly TimelineStep[] }) {
+  return html`<table aria-labelledby="timeline-h" class="timeline">
+    <thead><tr><th scope="col">Since receipt</th><th scope="col">Step</th><th scope="col">Consumer</th><th scope="col">Attempt</th><th scope="col">Category or outcome</th><th scope="col">HTTP status</th><th scope="col">Took</th><th scope="col">Note</th></tr></thead>
+    <tbody>${steps.map(
+      (s) => html`<tr class=${`step ${s.step}`}>
+        <td title=${iso(s.at)}>${s.sinceReceiptMs === undefined ? 'not recorded' : `+${s.sinceReceiptMs} ms`}</td>
+        <td>${s.step}</td>
+        <td>${s.consumer ?? ''}</td>
+        <td>${s.attempt ?? ''}</td>
+        <td>${s.category ?? s.outcome ?? ''}</td>
+        <td>${s.httpStatus ?? ''}</td>
+        <td>${s.durationMs === undefined ? '' : `${s.durationMs} ms`}</td>
+        <td class="muted">${[s.replayId ? `replay ${s.replayId}` : '', s.note ?? ''].filter(Boolean).join('; ')}</td>
+      </tr>`,
+    )}</tbody>
+  </table>`;
 }
 
 /** The stored payload (JSON indented), or why it is not shown and what remains. */

@@ -4,12 +4,14 @@
  * it has loaded; the Event view loads alongside it.
  */
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { OverviewResponse } from '../../ops/console-api';
+import { ActivityView } from './activity-view';
 import { useApi } from './api';
 import { ConsumersView } from './consumers-view';
 import { EventView } from './event-view';
 import { EventsView } from './events-view';
+import { HealthView } from './health-view';
 import { ReconcileView } from './reconcile-view';
 import { SourcesView } from './sources-view';
 import { ErrorNote } from './ui';
@@ -29,7 +31,9 @@ function route(hash: string): Route {
 
 const VIEWS = [
   ['events', 'Events'],
+  ['activity', 'Activity'],
   ['consumers', 'Consumers'],
+  ['health', 'Health'],
   ['usage', 'Usage'],
   ['reconcile', 'Reconcile'],
   ['sources', 'Sources'],
@@ -43,7 +47,44 @@ function viewOf({ view, parts, params }: Route, hash: string, overview?: Overvie
   if (view === 'usage') return html`<${UsageView} overview=${overview} />`;
   if (view === 'reconcile') return html`<${ReconcileView} />`;
   if (view === 'sources') return html`<${SourcesView} />`;
+  if (view === 'activity') return html`<${ActivityView} />`;
+  if (view === 'health') return html`<${HealthView} />`;
   return html`<${EventsView} key=${hash} overview=${overview} params=${params} />`;
+}
+
+/** How long after a navigation the view's heading is waited for (a view may show it once its data loads). */
+const HEADING_WAIT_MS = 5000;
+
+/**
+ * Moves the focus to the view's heading when the view (its path, not its query: a filter keeps the
+ * focus where it is) changes, so a screen reader announces where the operator now is. Not on the
+ * first load, where the skip link comes first. The heading gets `tabindex=-1` if its view gave none.
+ */
+function useFocusOnNavigation(viewPath: string): void {
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    const main = document.getElementById('main');
+    if (!main) return;
+    const focus = () => {
+      const heading = main.querySelector('h1');
+      if (!heading) return false;
+      if (!heading.hasAttribute('tabindex')) heading.setAttribute('tabindex', '-1');
+      heading.focus();
+      return true;
+    };
+    if (focus()) return;
+    const observer = new MutationObserver(() => focus() && observer.disconnect());
+    observer.observe(main, { childList: true, subtree: true });
+    const timer = setTimeout(() => observer.disconnect(), HEADING_WAIT_MS);
+    return () => {
+      observer.disconnect();
+      clearTimeout(timer);
+    };
+  }, [viewPath]);
 }
 
 export function App() {
@@ -55,6 +96,7 @@ export function App() {
   }, []);
   const overview = useApi('/overview', {});
   const current = route(hash);
+  useFocusOnNavigation([current.view, ...current.parts].join('/'));
   const { view } = current;
   return html`<header>
       <a class="skip" href="#main">Skip to content</a>

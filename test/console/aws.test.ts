@@ -361,3 +361,33 @@ describe('hookledger console: bad input', () => {
     expect(result.stdout).toBe('');
   });
 });
+
+describe('hookledger console --stack: Activity and Health', () => {
+  it('Activity: the window’s counts and latency from the index and ledger; no duplicate count (AWS keeps no intake counters)', async () => {
+    const res = await call(env, '/api/activity?preset=24h');
+    expect(res.status).toBe(200);
+    expect(res.json.sources).toEqual([{ source: 'platform', received: expect.any(Array), total: 2 }]);
+    expect(
+      res.json.consumers.map((c: { consumer: string; totals: unknown; latencyMs: unknown }) => [c.consumer, c.totals, c.latencyMs]),
+    ).toEqual([
+      ['billing-meter', { done: 2, retrying: 0, quarantined: 0 }, { p50: 1000, p99: 2000, samples: 2 }],
+      ['audit-writer', { done: 1, retrying: 0, quarantined: 0 }, { p50: 2000, p99: 2000, samples: 1 }],
+      ['risk-evaluator', { done: 1, retrying: 0, quarantined: 1 }, { p50: 2000, p99: 2000, samples: 1 }],
+    ]);
+    expect(res.json.duplicatesSinceStart).toBeUndefined();
+  });
+
+  it('Health: DeadLetters ALARM for risk-evaluator’s DLQ message, OK for the others; computed from the same data, said so', async () => {
+    const res = await call(env, '/api/health');
+    expect(res.status).toBe(200);
+    const dead = res.json.rows.filter((r: { rule: string }) => r.rule === 'DeadLetters');
+    expect(dead.map((r: { subject: string; state: string }) => [r.subject, r.state])).toEqual([
+      ['billing-meter', 'OK'],
+      ['audit-writer', 'OK'],
+      ['risk-evaluator', 'ALARM'],
+    ]);
+    expect(res.json.rows.some((r: { rule: string }) => r.rule === 'SignatureFailures')).toBe(false);
+    expect(res.json.notes.join(' ')).toContain('the CloudWatch client is not installed');
+    expect(res.json.notes.join(' ')).toContain('this target keeps no intake counters');
+  });
+});
