@@ -21,6 +21,7 @@ import { MAX_BODY_BYTES_CEILING, MAX_INLINE_PAYLOAD_BYTES } from '../core/blobs'
 import { PROVISIONED_DEFAULTS } from '../core/config/capacity';
 import { subscribedConsumers } from '../core/config/routing';
 import { defineConfig, type HookledgerConfig } from '../core/config/schema';
+import { HookledgerError } from '../core/errors';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import baseConfig from '../hookledger.config';
 import { type LocalStack, startLocalStack } from '../local/stack';
@@ -818,13 +819,21 @@ async function runOnly(sections: Set<Section>): Promise<void> {
   console.log(`\nwrote bench/results.partial.json (${[...sections].join(', ')}); bench/results.json is unchanged`);
 }
 
-(() => {
+// Async, so a bad --only is refused by the handler below (its message, exit 1) rather than thrown at load.
+(async () => {
   const only = onlySections(process.argv.slice(2));
   return only ? runOnly(only) : main();
 })().then(
   () => process.exit(0),
   (error: unknown) => {
-    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    // Our own errors say what to do; anything else is a bug, so its stack.
+    console.error(
+      error instanceof HookledgerError
+        ? `bench: ${error.message}`
+        : error instanceof Error
+          ? (error.stack ?? error.message)
+          : String(error),
+    );
     process.exit(1);
   },
 );
