@@ -133,7 +133,7 @@ function autoScale(table: dynamodb.Table, key: CapacityTable, c: TableCapacity):
 }
 
 /**
- * What intake's write path writes and reads on the EventStore (lambdas/ingest/record.ts through
+ * What intake's write path writes and reads on the EventStore (lambdas/recording/record.ts through
  * adapters/receipts.ts), by leading key only: receipts, payloads and body claims (PutItem, GetItem
  * when a condition fails without returning the item), key-registry items (GetItem), the conflict
  * audit and the tenant-day registry of the window index (UpdateItem), its own orphaned payload on a
