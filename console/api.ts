@@ -11,7 +11,7 @@ import { ACTIVITY_PRESETS, type ActivityPreset, activity, activityPresetWindow }
 import type { ApiErrorBody, ConsoleGets, ConsolePosts } from '../ops/console-api';
 import type { OperatorDeps } from '../ops/deps';
 import { type CliError, ConflictError, cliErrorOf, NotFoundError, OperationFailedError, TargetError, UsageError } from '../ops/errors';
-import { type DeliveryStateOrReady, type StoredOutcome, searchEvents } from '../ops/events';
+import { DELIVERY_STATES, type DeliveryStateOrReady, eventIdPrefix, type StoredOutcome, searchEvents } from '../ops/events';
 import { health } from '../ops/health';
 import { setPaused } from '../ops/pause';
 import { reconcileTarget, repairTarget } from '../ops/reconcile';
@@ -110,6 +110,15 @@ function sourceOf(deps: ApiDeps, value: unknown): string | undefined {
   return id;
 }
 
+function stateOf(value: unknown): DeliveryStateOrReady | undefined {
+  const state = text(value);
+  if (state === undefined) return undefined;
+  if (!DELIVERY_STATES.includes(state as DeliveryStateOrReady)) {
+    throw new UsageError(`state must be one of ${DELIVERY_STATES.join(', ')} (got "${state}")`);
+  }
+  return state as DeliveryStateOrReady;
+}
+
 function integer(value: string | null, name: string): number | undefined {
   if (value === null || value === '') return undefined;
   const n = Number(value);
@@ -148,8 +157,10 @@ const ROUTES: Routes = {
 
   'GET /events': async (deps, { query }) => {
     const eventId = text(query.get('eventId'));
+    // The window too with an id: an id no source has is searched for as a prefix of ids in it.
     const page = await searchEvents(storeDeps(deps), {
-      ...(eventId ? { eventId } : { window: window(query, '-24h', clockOf(deps)) }),
+      ...(eventId ? { eventId } : {}),
+      window: window(query, '-24h', clockOf(deps)),
       tenant: text(query.get('tenant')),
       source: sourceOf(deps, query.get('source')),
       type: text(query.get('type')),
@@ -177,6 +188,22 @@ const ROUTES: Routes = {
     const result = await replay(operatorDeps(deps), {
       consumer: consumerOf(deps, body.consumer),
       event: { eventId, source: sourceOf(deps, body.source) },
+      dryRun: body.dryRun === true,
+    });
+    return ok(result);
+  },
+
+  'POST /events/replay': async (deps, { body }) => {
+    if (text(body.outcome)) throw new UsageError('Replay matching takes no intake outcome: set Intake outcome to any first.');
+    const eventId = text(body.eventId);
+    const result = await replay(operatorDeps(deps), {
+      consumer: consumerOf(deps, body.consumer),
+      window: window(body, '-24h', clockOf(deps)),
+      tenant: text(body.tenant),
+      type: text(body.type),
+      source: sourceOf(deps, body.source),
+      state: stateOf(body.state),
+      ...(eventId ? { eventIdPrefix: eventIdPrefix(eventId) } : {}),
       dryRun: body.dryRun === true,
     });
     return ok(result);

@@ -79,6 +79,27 @@ export interface EventsResponse {
   readonly next?: number;
   /** Absent when the search was by id. */
   readonly window?: TimeWindow;
+  /** Set when the id searched for was read as a prefix of event ids. */
+  readonly idPrefix?: string;
+}
+
+/**
+ * Replay matching: the chosen consumer's deliveries of every event the Events filters match in the
+ * window (answered with `ReplayResponse`).
+ */
+export interface MatchingReplayBody {
+  readonly consumer: string;
+  /** An event id prefix (the search box's text). */
+  readonly eventId?: string;
+  readonly tenant?: string;
+  readonly type?: string;
+  readonly source?: string;
+  readonly state?: string;
+  readonly outcome?: string;
+  readonly from: TimeText;
+  readonly to: TimeText;
+  /** Count only. */
+  readonly dryRun?: boolean;
 }
 
 // --- GET /event, POST /event/replay -------------------------------------------------------------
@@ -177,6 +198,9 @@ export interface ReplayResponse {
   readonly consumer: string;
   readonly dryRun: boolean;
   readonly matched: number;
+  /** Left out: their payload passed retention, or was erased. */
+  readonly expired?: number;
+  readonly erased?: number;
   readonly requeued: number;
   /** Absent on a dry run or when nothing matched. */
   readonly replayId?: string;
@@ -432,6 +456,7 @@ export interface ConsoleGets {
 /** Every POST route: its path under /api, its JSON body, what it answers. */
 export interface ConsolePosts {
   '/event/replay': { body: ReplayBody; response: ReplayResponse };
+  '/events/replay': { body: MatchingReplayBody; response: ReplayResponse };
   '/consumers/pause': { body: ConsumerBody; response: PauseResponse };
   '/consumers/resume': { body: ConsumerBody; response: PauseResponse };
   '/consumers/redrive': { body: RedriveBody; response: RedriveResponse };

@@ -30,11 +30,15 @@ export type StoredOutcome = 'recorded' | 'duplicate_conflict';
 export const STORED_OUTCOMES: readonly StoredOutcome[] = ['recorded', 'duplicate_conflict'];
 
 export interface EventSearch {
-  /** One event by id (every configured source tried, or `source`): no window is read. */
+  /**
+   * One event by id (every configured source tried, or `source`): no window is read. With a window,
+   * an id ending in `*` or one no source has is a prefix of ids (EVENT_ID_PREFIX_MIN characters or more).
+   */
   readonly eventId?: string;
   readonly window?: Window;
   readonly tenant?: string;
   readonly source?: string;
+  /** An event type, or a prefix of types ending in `*` (`payment.*`). */
   readonly type?: string;
   readonly consumer?: string;
   /** Only events with at least one delivery (of `consumer`, when given) in this state. */
@@ -63,6 +67,8 @@ export interface EventPage {
   /** The cursor of the next page; absent on the last. */
   readonly next?: number;
   readonly window?: Window;
+  /** Set when the id searched for was read as a prefix of ids. */
+  readonly idPrefix?: string;
 }
 
 type Candidate = Pick<IndexedReceipt, 'source' | 'eventId' | 'tenantId' | 'eventType' | 'receivedAt' | 'secretVersion' | 'consumers'>;
@@ -75,7 +81,7 @@ interface WithStates {
 export async function searchEvents(deps: StoreDeps & ConfigDeps, search: EventSearch): Promise<EventPage> {
   const { limit, cursor } = checkSearch(search);
   const reader = new WindowReader(deps);
-  const receipts = await candidates(deps, reader, search);
+  const { receipts, idPrefix } = await candidates(deps, reader, search);
   // States are needed for every candidate when filtering by state; otherwise for the page only.
   let matching: WithStates[];
   let total: number;
@@ -105,7 +111,8 @@ export async function searchEvents(deps: StoreDeps & ConfigDeps, search: EventSe
     })),
     total,
     ...(cursor + limit < total ? { next: cursor + limit } : {}),
-    ...(search.window && search.eventId === undefined ? { window: search.window } : {}),
+    ...(search.window && (search.eventId === undefined || idPrefix !== undefined) ? { window: search.window } : {}),
+    ...(idPrefix !== undefined ? { idPrefix } : {}),
   };
 }
 
@@ -126,22 +133,37 @@ function checkSearch(search: EventSearch): { limit: number; cursor: number } {
   return { limit, cursor };
 }
 
-/** The event's receipts, or the window's narrowed by the index, newest first; only those with a conflict when asked. */
-async function candidates(deps: StoreDeps & ConfigDeps, reader: WindowReader, search: EventSearch): Promise<Candidate[]> {
-  let receipts: Candidate[];
-  if (search.eventId !== undefined) {
+/**
+ * The event's receipts by id; or the window's, narrowed by the index and then by the type's and the
+ * id's prefix (an id ending in `*`, or one no source has, is read as a prefix of ids); newest first,
+ * only those with a conflict when asked.
+ */
+async function candidates(
+  deps: StoreDeps & ConfigDeps,
+  reader: WindowReader,
+  search: EventSearch,
+): Promise<{ receipts: Candidate[]; idPrefix?: string }> {
+  const id = search.eventId?.trim();
+  if (id !== undefined && !id.endsWith('*')) {
     const sources = search.source !== undefined ? [search.source] : deps.config.sources.map((s) => s.id);
-    receipts = await eventStoresOf(deps).receiptAdmin.findReceipts(search.eventId.trim(), sources);
-  } else {
-    if (!search.window) throw new UsageError('give an event id, or a window (from, to)');
-    receipts = await reader.receipts({
-      window: search.window,
-      tenant: search.tenant,
-      source: search.source,
-      type: search.type,
-      consumer: search.consumer,
-    });
+    const found = await eventStoresOf(deps).receiptAdmin.findReceipts(id, sources);
+    if (found.length > 0 || !search.window) return { receipts: await withConflictsOnly(deps, found, search) };
   }
+  if (!search.window) throw new UsageError('give an event id, or a window (from, to)');
+  const idPrefix = id === undefined ? undefined : eventIdPrefix(id);
+  const match = receiptMatcher({ type: search.type, idPrefix });
+  const receipts = await reader.receipts({
+    window: search.window,
+    tenant: search.tenant,
+    source: search.source,
+    type: match.type,
+    consumer: search.consumer,
+  });
+  return { receipts: await withConflictsOnly(deps, receipts.filter(match.matches), search), ...(idPrefix ? { idPrefix } : {}) };
+}
+
+/** Newest first; only those with a conflict when the search asks for `duplicate_conflict`. */
+async function withConflictsOnly(deps: StoreDeps, receipts: Candidate[], search: EventSearch): Promise<Candidate[]> {
   receipts.sort((a, b) => b.receivedAt - a.receivedAt || a.eventId.localeCompare(b.eventId));
   if (search.outcome !== 'duplicate_conflict') return receipts;
   const conflicts = await eventStoreItemsByKey<{ pk: string }>(
@@ -149,6 +171,49 @@ async function candidates(deps: StoreDeps & ConfigDeps, reader: WindowReader, se
     receipts.map((r) => conflictKey(r.source, r.eventId)),
   );
   return receipts.filter((r) => conflicts.has(conflictKey(r.source, r.eventId)));
+}
+
+/** The shortest event id prefix searched for: shorter ones match too much of a window to mean one event. */
+export const EVENT_ID_PREFIX_MIN = 6;
+
+/** The search box's text as a prefix of event ids (a trailing `*` allowed); a usage error says why one cannot match. */
+export function eventIdPrefix(text: string): string {
+  const prefix = text.trim().replace(/\*$/, '');
+  if (prefix.includes('*')) {
+    throw new UsageError(`Event id "${text}" cannot match: a wildcard matches only at the end (evt_01J8K7*).`);
+  }
+  if (prefix.length < EVENT_ID_PREFIX_MIN) {
+    throw new UsageError(
+      `An event id prefix needs at least ${EVENT_ID_PREFIX_MIN} characters to search by (got "${prefix}", ${prefix.length}).`,
+    );
+  }
+  return prefix;
+}
+
+/** What the window index can filter on (an exact type), and the test every receipt it returns must pass. */
+export interface ReceiptMatch {
+  readonly type?: string;
+  readonly matches: (receipt: Pick<IndexedReceipt, 'eventId' | 'eventType'>) => boolean;
+}
+
+/**
+ * A type (exact, or a prefix when it ends in `*`: `payment.*`) and an id prefix as one test; replay
+ * reads its window with the same. A wildcard elsewhere in the type is a usage error that says why.
+ */
+export function receiptMatcher(filter: { readonly type?: string; readonly idPrefix?: string }): ReceiptMatch {
+  const { type, idPrefix } = filter;
+  let typePrefix: string | undefined;
+  if (type?.includes('*')) {
+    if (type.indexOf('*') !== type.length - 1) {
+      throw new UsageError(`Type "${type}" cannot match: a wildcard matches only at the end (payment.*).`);
+    }
+    typePrefix = type.slice(0, -1);
+  }
+  return {
+    ...(type !== undefined && typePrefix === undefined ? { type } : {}),
+    matches: (r) =>
+      (typePrefix === undefined || r.eventType.startsWith(typePrefix)) && (idPrefix === undefined || r.eventId.startsWith(idPrefix)),
+  };
 }
 
 /** Each receipt with its deliveries' states, read by key from the ledger (`ready`: no row yet). */

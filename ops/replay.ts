@@ -17,6 +17,7 @@ import { type DeliveryState, type EventItem, type LedgerItem, ledgerKey } from '
 import { writeAudit } from './audit';
 import { type ConfigDeps, now as clockNow, eventStoresOf, ledgerOf, type OperatorDeps, type Progress } from './deps';
 import { UsageError } from './errors';
+import { receiptMatcher } from './events';
 import { newReplayId } from './ids';
 import { findReceipt, splitByErasure, splitByRetention } from './receipts';
 import { iso } from './time';
@@ -30,7 +31,12 @@ export interface ReplayRequest {
   /** Receipts with receivedAt in [from, to). */
   readonly window?: Window;
   readonly tenant?: string;
+  /** An event type, or a prefix of types ending in `*` (`payment.*`). */
   readonly type?: string;
+  /** Window mode: only receipts from this source, whose event id starts so, whose delivery is in this state. */
+  readonly source?: string;
+  readonly eventIdPrefix?: string;
+  readonly state?: DeliveryStateOrReady;
   readonly dryRun?: boolean;
   /** Asked after counting, before any write; false stops the replay with nothing written. */
   readonly confirm?: (plan: ReplayPlan) => Promise<boolean>;
@@ -70,17 +76,17 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
   if ((request.event === undefined) === (request.window === undefined)) {
     throw new UsageError('give either one event (--event) or a window (--from/--to), not both and not neither');
   }
-  const { matching, expired, erased } = await replayableReceipts(deps, request);
+  const replayable = await replayableReceipts(deps, request);
+  const { expired, erased } = replayable;
   const states = await ledgerItemsByKey<Pick<LedgerItem, 'pk' | 'state'>>(
     deps,
-    matching.map((r) => ledgerKey(r.source, r.eventId, consumer)),
+    replayable.matching.map((r) => ledgerKey(r.source, r.eventId, consumer)),
     { projection: 'pk, #state', names: { '#state': 'state' } },
   );
+  const stateOf = (r: EventItem) => states.get(ledgerKey(r.source, r.eventId, consumer))?.state ?? 'ready';
+  const matching = request.state === undefined ? replayable.matching : replayable.matching.filter((r) => stateOf(r) === request.state);
   const byState: Partial<Record<DeliveryStateOrReady, number>> = {};
-  for (const r of matching) {
-    const state = states.get(ledgerKey(r.source, r.eventId, consumer))?.state ?? 'ready';
-    byState[state] = (byState[state] ?? 0) + 1;
-  }
+  for (const r of matching) byState[stateOf(r)] = (byState[stateOf(r)] ?? 0) + 1;
   const plan: ReplayPlan = { consumer, matched: matching.length, expired: expired.length, erased: erased.length, byState };
   const nothing = { ...plan, dryRun: request.dryRun === true, requeued: 0, annotated: 0 };
   if (request.dryRun || matching.length === 0) return nothing;
@@ -89,28 +95,31 @@ export async function replay(deps: ReplayDeps, request: ReplayRequest): Promise<
 }
 
 /**
- * The receipts whose delivery set includes the consumer (the event, or the window's, narrowed by tenant
- * and type), less those whose payload was erased or passed retention; for one event, either is refused.
+ * The receipts whose delivery set includes the consumer (the event, or the window's, narrowed by tenant,
+ * type or type prefix, source and event id prefix as Events searches: ops/events.ts), less those whose
+ * payload was erased or passed retention; for one event, either is refused.
  */
 async function replayableReceipts(
   deps: ReplayDeps,
   request: ReplayRequest,
 ): Promise<{ matching: EventItem[]; expired: EventItem[]; erased: EventItem[] }> {
   const { consumer } = request;
+  const match = receiptMatcher({ type: request.type, idPrefix: request.eventIdPrefix });
   const receipts = request.event
     ? [await findReceipt(deps, request.event.eventId, request.event.source, consumer)]
     : await windowReceiptsInFull(
         new WindowReader(deps),
         deps,
-        { window: request.window!, consumer, tenant: request.tenant, type: request.type },
-        undefined,
+        { window: request.window!, consumer, tenant: request.tenant, type: match.type, source: request.source },
+        match.matches,
         request.onProgress,
       );
   const selected = receipts.filter(
     (r) =>
       (r.consumers ?? []).includes(consumer) &&
       (request.tenant === undefined || r.tenantId === request.tenant) &&
-      (request.type === undefined || r.eventType === request.type),
+      (request.source === undefined || r.source === request.source) &&
+      match.matches(r),
   );
   // An erased payload is gone for good; one past retention is never served again, whatever TTL has deleted yet.
   const { kept: notErased, erased } = splitByErasure(selected);
@@ -151,6 +160,9 @@ async function requeueDeliveries(
       ...(request.window ? { window: { from: iso(request.window.from), to: iso(request.window.to) } } : {}),
       ...(request.tenant !== undefined ? { tenant: request.tenant } : {}),
       ...(request.type !== undefined ? { type: request.type } : {}),
+      ...(request.source !== undefined ? { source: request.source } : {}),
+      ...(request.eventIdPrefix !== undefined ? { eventIdPrefix: request.eventIdPrefix } : {}),
+      ...(request.state !== undefined ? { state: request.state } : {}),
       count: matching.length,
     },
     { id: replayId, at },

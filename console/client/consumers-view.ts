@@ -1,9 +1,10 @@
 /**
  * Consumers (GET /api/consumers), refreshed live: each consumer's deliveries by state, its queue and
  * DLQ, its circuit breaker and whether it is paused, with Pause (asks first), Resume and Redrive
- * (counts first).
+ * (counts first; then links to the events quarantined for that consumer, which say why).
  */
 import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
 import type { CircuitState, ConsumerRow, OverviewResponse, QueueDepth } from '../../ops/console-api';
 import { post, useApi } from './api';
 import { age, Confirmed, ErrorNote, iso } from './ui';
@@ -48,7 +49,11 @@ export function ConsumersView({ overview }: { overview: OverviewResponse }) {
 /** Visible messages, and those in flight when there are any. */
 const depthText = (d?: QueueDepth) => (d ? `${d.visible}${d.inFlight > 0 ? ` +${d.inFlight} in flight` : ''}` : '');
 
+/** After a redrive: the events whose delivery is quarantined again (a message that fails again goes back to the DLQ). */
+const quarantinedHref = (consumer: string) => `#/events?consumer=${encodeURIComponent(consumer)}&state=quarantined`;
+
 function ConsumerLine({ c, circuit, reload }: { c: ConsumerRow; circuit?: CircuitState; reload: () => void }) {
+  const [redriven, setRedriven] = useState(false);
   return html`<tr>
     <th scope="row">${c.consumer}</th>
     <td>${c.paused === undefined ? '?' : c.paused ? 'paused' : 'running'}</td>
@@ -86,8 +91,17 @@ function ConsumerLine({ c, circuit, reload }: { c: ConsumerRow; circuit?: Circui
           const p = await post('/consumers/redrive', { consumer: c.consumer });
           return `${p.moved} of ${p.toMove} message(s) moved from the DLQ of ${c.consumer}.`;
         }}
-        onDone=${reload}
+        onDone=${() => {
+          setRedriven(true);
+          reload();
+        }}
       />
+      ${
+        redriven
+          ? html`<span class="why">A message that fails again goes back to the DLQ:
+              <a href=${quarantinedHref(c.consumer)}>Events quarantined for ${c.consumer}</a></span>`
+          : null
+      }
     </td>
   </tr>`;
 }
