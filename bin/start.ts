@@ -11,13 +11,17 @@ import path from 'node:path';
 import { Ledger } from '../adapters/ledger';
 import { serveConsole } from '../console/serve';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
+import config from '../hookledger.config';
 import { createLogger } from '../lambdas/shared/logger';
-import { assemblyArg, startAssemblyMode } from '../local/assembly/start';
+import { assemblyArg, type ConsoleStarter, startAssemblyMode } from '../local/assembly/start';
+import { printBanner } from '../local/banner';
 import { reportDeliveries } from '../local/delivery-report';
 import { assertJava, EmulatorError } from '../local/emulators';
+import { stopOnSignals } from '../local/lifecycle';
 import { type LocalStack, stackState, startLocalStack } from '../local/stack';
-import { DEFAULT_STATE_FILE, removeState, writeState } from '../local/state';
+import { configFingerprint, DEFAULT_STATE_FILE, removeState, writeState } from '../local/state';
 import { localDocumentClient } from '../local/wiring';
+import { sampleWarnings } from '../ops/source-check';
 
 // The SDK's notice that Node 20 support ends in 2027 (set it to 'false' to see it).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -25,6 +29,8 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const port = Number(process.env.HOOKLEDGER_PORT ?? 3000);
 /** Where data, secrets and the state file live. Default `.hookledger/` (tests point it elsewhere). */
 const home = process.env.HOOKLEDGER_HOME ? path.resolve(process.env.HOOKLEDGER_HOME) : undefined;
+/** The configuration file as this process read it: recorded in the state file, so the CLI can say when it changed. */
+const configRecord = configFingerprint(path.join(ROOT, 'hookledger.config.ts'));
 
 async function main(): Promise<void> {
   try {
@@ -33,11 +39,13 @@ async function main(): Promise<void> {
     console.error(error instanceof Error ? error.message : String(error));
     process.exit(1);
   }
+  // Each attribution path a preset's sample event lacks: found now, not when a webhook answers 400.
+  for (const line of sampleWarnings(config)) console.error(line);
   // `npm start -- --assembly [<dir>]`: run what ships (local/assembly).
   const assembly = assemblyArg(process.argv.slice(2));
   if (assembly === undefined) return startFromSources();
   try {
-    await startAssemblyMode(assembly, { port, home });
+    await startAssemblyMode(assembly, { port, home, startConsole, ...(configRecord ? { config: configRecord } : {}) });
   } catch (error) {
     console.error(`hookledger: could not start the assembly: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
@@ -52,11 +60,36 @@ async function startFromSources(): Promise<void> {
   const source = stack.config.sources[0]!;
   const secret = (await stack.secrets.get(source.id)).current;
   const stateFile = home ? path.join(home, 'state.json') : path.join(ROOT, DEFAULT_STATE_FILE);
-  await writeState(stateFile, stackState(stack, stack.dataDir));
-  // The operator console, on this stack through its state file as the CLI reads it (console/); the
-  // pipeline runs on without it if it cannot start.
-  const console_ = await serveConsole({
-    config: stack.config,
+  await writeState(stateFile, { ...stackState(stack, stack.dataDir), ...(configRecord ? { config: configRecord } : {}) });
+  const console_ = await startConsole(stateFile);
+  printBanner({
+    elapsedMs: Date.now() - t0,
+    sources: stack.config.sources.map((s) => ({ id: s.id, url: stack.webhookUrl(s.id) })),
+    consoleLine: console_?.line,
+    secretsFile: stack.secretsFile,
+    firstSecret: secret,
+    dynamodb: stack.endpoints.dynamodb,
+    sqs: stack.endpoints.sqs,
+    dataDir: stack.dataDir,
+    stateFile,
+    ...(stack.startupRepair ? { startupRepair: stack.startupRepair } : {}),
+  });
+  stopOnSignals(async () => {
+    // Stop at once, before anything is awaited: the pollers must stop reading now. The stack stops
+    // in the reverse order of start, storage last.
+    const stopped = Promise.all([console_?.close(), stack.stop()]);
+    console.log('\nhookledger: stopping...');
+    await Promise.all([stopped, removeState(stateFile)]);
+  });
+}
+
+/**
+ * The operator console, on the stack through its state file as the CLI reads it (console/); the
+ * pipeline runs on without it if it cannot start.
+ */
+const startConsole: ConsoleStarter = (stateFile) =>
+  serveConsole({
+    config,
     root: ROOT,
     env: { ...process.env, HOOKLEDGER_STATE: stateFile },
     operator: `${process.env.USER ?? 'operator'} (console)`,
@@ -65,21 +98,6 @@ async function startFromSources(): Promise<void> {
     console.error(`hookledger: the console did not start: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;
   });
-  printBanner(stack, { t0, source: source.id, secret, stateFile, consoleLine: console_?.line });
-  let stopping = false;
-  const shutdown = async () => {
-    if (stopping) return;
-    stopping = true;
-    // Stop at once, before anything is awaited: Ctrl-C reached DynamoDB Local's JVM as well, so the
-    // pollers must stop reading now. The stack stops in the reverse order of start, storage last.
-    const stopped = Promise.all([console_?.close(), stack.stop()]);
-    console.log('\nhookledger: stopping...');
-    await Promise.all([stopped, removeState(stateFile)]);
-    process.exit(0);
-  };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
-}
 
 /** The local stack with one progress line per delivery; exits 1 (nothing left running) when it cannot start. */
 async function startStack(): Promise<LocalStack> {
@@ -103,42 +121,6 @@ async function startStack(): Promise<LocalStack> {
     console.error(`hookledger: could not start: ${message}`);
     if (error instanceof EmulatorError) console.error('Nothing was left running.');
     process.exit(1);
-  }
-}
-
-interface Banner {
-  readonly t0: number;
-  readonly source: string;
-  readonly secret: string;
-  readonly stateFile: string;
-  readonly consoleLine: string | undefined;
-}
-
-function printBanner(stack: LocalStack, banner: Banner): void {
-  const { source, secret } = banner;
-  console.log(`
-hookledger is running (${Date.now() - banner.t0} ms).
-
-  webhook URL     ${stack.webhookUrl(source)}
-  ${banner.consoleLine ?? 'console URL     (not started: see the error above)'}
-  signing secret  ${secret}   (Standard Webhooks; kept in .hookledger/secrets.json, git-ignored)
-  DynamoDB Local  ${stack.endpoints.dynamodb}   (data in ${path.relative(ROOT, stack.dataDir ?? '') || 'memory'})
-  SQS emulator    ${stack.endpoints.sqs}
-  state file      ${path.relative(ROOT, banner.stateFile)}
-
-Send a signed test event (in another terminal):
-
-  npx hookledger send --source ${source} --type payment.succeeded --tenant tenant_204
-
-Then: npx hookledger status · npx hookledger trace <event_id> · npx hookledger usage --from -1h
-Press Ctrl-C to stop.
-`);
-  const resumed = stack.startupRepair;
-  if (resumed && (resumed.repaired > 0 || resumed.unrepaired > 0)) {
-    console.log(
-      `Resumed from the last run: ${resumed.repaired} unfinished deliveries re-queued (repair ${resumed.repairId ?? '-'})` +
-        `${resumed.unrepaired > 0 ? `, ${resumed.unrepaired} not (${JSON.stringify(resumed.unrepairedByReason)})` : ''}.\n`,
-    );
   }
 }
 

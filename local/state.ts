@@ -4,8 +4,10 @@
  * by tests. Holds no secrets: the stack's per-start credential (local/credentials.ts) is written
  * beside it, 0600, in `state.credentials.json` (`credentialsFile` names it), and removed with it.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { z } from 'zod';
 import { HookledgerError } from '../core/errors';
 import { privateDir } from '../core/paths';
@@ -35,6 +37,8 @@ export const localStackStateSchema = z.object({
   tables: z.object({ events: z.string(), ledger: z.string() }),
   queues: z.record(z.string(), queueSchema.extend({ dlqUrl: z.string().url(), dlqArn: z.string().min(1) })),
   fanoutFailureQueue: queueSchema,
+  /** The configuration file as the stack read it at start; absent for a stack started before it was recorded. */
+  config: z.object({ file: z.string(), sha256: z.string() }).optional(),
 });
 
 export type LocalStackState = z.infer<typeof localStackStateSchema>;
@@ -153,4 +157,27 @@ export function isProcessAlive(pid: number): boolean {
     // EPERM: it exists but belongs to someone else.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+export type ConfigFingerprint = NonNullable<LocalStackState['config']>;
+
+/** The configuration file's content hash, recorded at start; undefined when it cannot be read. */
+export function configFingerprint(file: string): ConfigFingerprint | undefined {
+  try {
+    return { file, sha256: createHash('sha256').update(readFileSync(file)).digest('hex') };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The line saying the configuration file changed since the stack recorded in `state` started (the
+ * stack still runs the configuration it read then), or undefined when it did not or is not recorded.
+ */
+export function configChangedNotice(state: Pick<LocalStackState, 'config' | 'startedAt'>): string | undefined {
+  if (!state.config) return undefined;
+  const now = configFingerprint(state.config.file);
+  if (now?.sha256 === state.config.sha256) return undefined;
+  const name = basename(state.config.file);
+  return `${name} changed since this stack started (${state.startedAt}): restart \`npm start\` to apply it`;
 }

@@ -27,6 +27,7 @@ import type { SigningSecrets } from '../core/schemes/types';
 import { LOCAL_PAYLOAD_BUCKET, localDynamoClient, localS3Client, localSqsClient, localStreamsClient } from '../local/clients';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from '../local/secrets-file';
 import {
+  configChangedNotice,
   DEFAULT_STATE_FILE,
   isProcessAlive,
   type LocalStackState,
@@ -44,6 +45,8 @@ export interface Target {
   readonly kind: 'local' | 'aws';
   /** `local (<state file>)` or `stack <name> (<region>)`, for messages. */
   readonly label: string;
+  /** What the operator should know about the target before anything else (stderr, once): e.g. a configuration changed since the local stack started. */
+  readonly notices?: readonly string[];
   readonly ddb: DynamoDBDocumentClient;
   readonly sqs: SQSClient;
   readonly tables: TableNames;
@@ -126,9 +129,11 @@ async function localTarget(options: TargetOptions): Promise<Target> {
   // fauxqs serves S3 on its SQS endpoint; the local stack's bucket has a fixed name.
   const s3 = localS3Client(state.sqs.endpoint, credentials);
   const adminFetch = withBearerToken(credentials.adminToken);
+  const configChanged = configChangedNotice(state);
   return {
     kind: 'local',
     label: `local stack (${file})`,
+    ...(configChanged ? { notices: [configChanged] } : {}),
     ddb,
     sqs,
     tables: state.tables,

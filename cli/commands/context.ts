@@ -121,14 +121,19 @@ export function createContext(io: CliIo, source: ConfigSource, root: string): Co
       action(async (globals, ...args) => {
         let target: Target | undefined;
         // Loaded with the first connect: the target's clients are the AWS SDK, which `--help` never needs.
-        const connect = async () =>
-          (target ??= await (await import('../../ops/target')).resolveTarget({
+        const connect = async () => {
+          if (target) return target;
+          target = await (await import('../../ops/target')).resolveTarget({
             config: config(),
             root,
             stack: globals.stack,
             region: globals.region,
             env: io.env,
-          }));
+          });
+          // On stderr, so --json's stdout stays the data alone.
+          for (const notice of target.notices ?? []) io.stderr.write(`${notice}\n`);
+          return target;
+        };
         try {
           return await fn(connect, globals, ...args);
         } finally {

@@ -33,8 +33,8 @@ export interface AssemblyStackOptions {
   readonly onLog?: (functionId: string, line: string) => void;
   /** Each denied call (also in `denials()`). */
   readonly onDenied?: (denial: Denial) => void;
-  /** Each invocation an event source mapping or the gateway made, with its outcome. */
-  readonly onInvoke?: (functionId: string, event: unknown, outcome: { ok: boolean; error?: string }) => void;
+  /** Each invocation an event source mapping or the gateway made, once it returned: its outcome and what it returned. */
+  readonly onInvoke?: (functionId: string, event: unknown, outcome: { ok: boolean; error?: string; result?: unknown }) => void;
   readonly pollerLogger?: (poller: string) => PollerLogger;
   readonly streamPollIntervalMs?: number;
   /**

@@ -3,18 +3,40 @@
  * folder it synthesizes one into `.hookledger/cdk.out` first (`cdk synth -o`, bundling included; the
  * folder 0700 and no bundle left writable by group or other); a folder given runs only when no other
  * user could have changed its bundles (`permissions.ts`).
- * Prints each denied call as it happens (`AccessDenied <action> ...`) and, at Ctrl-C, the
- * least-privilege report: per role, the actions granted, used and never used.
+ * Prints the banner plain `npm start` prints (local/banner.ts: the console included, which the entry
+ * point starts on this stack's state file), one line per delivery, each denied call as it happens
+ * (`AccessDenied <action> ...`) and, at Ctrl-C, the least-privilege report: per role, the actions
+ * granted, used and never used.
  */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { createDocumentClient } from '../../adapters/clients';
+import { Ledger } from '../../adapters/ledger';
 import { HOOKLEDGER_DIR, privateDir, PROJECT_ROOT as ROOT } from '../../core/paths';
-import { removeState, writeState } from '../state';
+import { printBanner } from '../banner';
+import { localDynamoClient } from '../clients';
+import { reportInvocations } from '../delivery-report';
+import { stopOnSignals } from '../lifecycle';
+import { type ConfigFingerprint, removeState, writeState } from '../state';
 import { formatUsage } from './iam';
 import { synthesizeAssembly, vouchForAssembly } from './permissions';
-import { startAssemblyStack } from './stack';
+import { type AssemblyStack, startAssemblyStack } from './stack';
 
 export const DEFAULT_ASSEMBLY_DIR = '.hookledger/cdk.out';
+
+/**
+ * Starts the operator console on the stack whose state file is given (the entry point's: local/ never
+ * imports the console); undefined when it did not start.
+ */
+export type ConsoleStarter = (stateFile: string) => Promise<{ readonly line: string; close(): Promise<void> } | undefined>;
+
+export interface AssemblyModeOptions {
+  readonly port: number;
+  readonly home: string | undefined;
+  readonly startConsole?: ConsoleStarter;
+  /** The configuration file as `npm start` read it, recorded in the state file. */
+  readonly config?: ConfigFingerprint;
+}
 
 /** `--assembly` in argv: undefined when absent, null when given without a folder. */
 export function assemblyArg(argv: readonly string[]): string | null | undefined {
@@ -33,7 +55,7 @@ function cdkSynth(outDir: string): void {
   });
 }
 
-export async function startAssemblyMode(dir: string | null, options: { port: number; home: string | undefined }): Promise<void> {
+export async function startAssemblyMode(dir: string | null, options: AssemblyModeOptions): Promise<void> {
   const t0 = Date.now();
   const assemblyDir = dir === null ? path.join(ROOT, DEFAULT_ASSEMBLY_DIR) : path.resolve(dir);
   const home = options.home ?? HOOKLEDGER_DIR;
@@ -47,38 +69,64 @@ export async function startAssemblyMode(dir: string | null, options: { port: num
     if (cleared) console.log(cleared);
   }
   console.log(`hookledger: starting the assembly in ${assemblyDir} on DynamoDB Local and the SQS emulator...`);
+  const deliveries = deliveryLines();
+  const secretsFile = path.join(home, 'secrets.json');
+  const dataDir = path.join(home, 'assembly-data');
   const stack = await startAssemblyStack({
     assemblyDir,
-    dataDir: path.join(home, 'assembly-data'),
-    secretsFile: path.join(home, 'secrets.json'),
+    dataDir,
+    secretsFile,
     httpPort: options.port,
     onLog: (id, line) => {
       if (process.env.HOOKLEDGER_LOG === 'json') console.log(`[${id}] ${line}`);
     },
     onDenied: (d) => console.log(`AccessDenied ${d.action} on ${d.resource} (principal ${d.principal}, function ${d.functionId})`),
+    onInvoke: deliveries.onInvoke,
   });
   const stateFile = path.join(home, 'state.json');
-  await writeState(stateFile, stack.state);
-  const source = stack.sourceIds[0] ?? 'platform';
-  console.log(`
-hookledger is running the synthesized assembly (${Date.now() - t0} ms).
-
-  webhook URL     ${stack.webhookUrl(source)}
-  functions       ${Object.keys(stack.functions).length} bundles, each in its own process, signing as its own role
-  IAM             every DynamoDB, SQS, S3, Secrets Manager and Lambda call checked against the template's policies
-  state file      ${path.relative(ROOT, stateFile)}
-
-Press Ctrl-C to stop; the least-privilege report is printed then.
-`);
-  let stopping = false;
-  const shutdown = async () => {
-    if (stopping) return;
-    stopping = true;
+  await writeState(stateFile, { ...stack.state, ...(options.config ? { config: options.config } : {}) });
+  deliveries.attach(stack);
+  const console_ = await options.startConsole?.(stateFile);
+  const first = stack.sourceIds[0];
+  printBanner({
+    elapsedMs: Date.now() - t0,
+    sources: stack.sourceIds.map((id) => ({ id, url: stack.webhookUrl(id) })),
+    consoleLine: console_?.line,
+    secretsFile,
+    firstSecret: first ? (await stack.secrets.get(first)).current : undefined,
+    dynamodb: stack.endpoints.dynamodb,
+    sqs: stack.endpoints.sqs,
+    dataDir,
+    stateFile,
+    assemblyDir,
+    ...(stack.startupRepair ? { startupRepair: stack.startupRepair } : {}),
+  });
+  stopOnSignals(async () => {
     console.log('\nhookledger: stopping...');
     console.log(`\nLeast privilege, measured (granted / used / unused per role):\n\n${formatUsage(stack.iam.report())}\n`);
-    await Promise.all([stack.stop(), removeState(stateFile)]);
-    process.exit(0);
+    await Promise.all([console_?.close(), stack.stop(), removeState(stateFile), deliveries.close()]);
+  });
+}
+
+/**
+ * The line per delivery, as plain mode prints it: each consumer invocation's outcome, with its ledger
+ * row (read as the operator once the stack is up; its consumer known by the queue its records came from).
+ */
+function deliveryLines() {
+  let ledger: Ledger | undefined;
+  let client: ReturnType<typeof createDocumentClient> | undefined;
+  let consumers = new Map<string, string>();
+  return {
+    onInvoke: reportInvocations({
+      readRow: async (source, eventId, consumerId) => ledger?.get(source, eventId, consumerId),
+      print: (line) => console.log(line),
+      consumerOfQueue: (arn) => consumers.get(arn),
+    }),
+    attach(stack: AssemblyStack): void {
+      client = createDocumentClient(localDynamoClient(stack.endpoints.dynamodb, stack.credentials));
+      ledger = new Ledger({ client, tableName: stack.state.tables.ledger });
+      consumers = new Map(Object.entries(stack.state.queues).map(([id, q]) => [q.arn, id]));
+    },
+    close: async () => client?.destroy(),
   };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
 }

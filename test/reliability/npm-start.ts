@@ -1,11 +1,12 @@
 /**
- * `npm start` as a user runs it: `tsx bin/start.ts` in its own process group (as a terminal runs a
+ * `npm start` as a user runs it: bin/start.ts in its own process group (as a terminal runs a
  * foreground job), with its data, secrets and state file in a folder of the test's (HOOKLEDGER_HOME)
  * and the gateway on a fixed port, so a restart answers on the same URL. Ctrl-C is SIGINT to the
  * whole group (the JVM gets it too, as from a terminal); a crash is SIGKILL to the whole group.
- * By default Node runs bin/start.ts itself (with tsx's loader); `tsxCli` runs it through tsx's
- * command line exactly as the `start` script does (a tsx process relaying signals to the Node
- * process that runs the stack).
+ * By default Node runs bin/start.ts itself with tsx's loader (the process the `start` script execs);
+ * `tsxCli` runs it through tsx's command line (a tsx process relaying signals to the Node process
+ * that runs the stack); `npm` runs the `start` script through npm (`npm start -- <args>`), as a user
+ * types it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -25,6 +26,8 @@ export interface NpmStart {
   readonly startMs: number;
   /** Resolves with the exit code (null when killed by a signal). */
   readonly exited: Promise<number | null>;
+  /** Resolves once every process holding its stdout and stderr closed them (all output read). */
+  readonly closed: Promise<void>;
   /** Signal to the whole process group. */
   signal(signal: NodeJS.Signals): void;
 }
@@ -34,11 +37,12 @@ export const statePathOf = (home: string) => path.join(home, 'state.json');
 export async function npmStart(
   home: string,
   port: number,
-  { timeoutMs = 90_000, tsxCli = false }: { timeoutMs?: number; tsxCli?: boolean } = {},
+  { timeoutMs = 90_000, tsxCli = false, npm }: { timeoutMs?: number; tsxCli?: boolean; npm?: readonly string[] } = {},
 ): Promise<NpmStart> {
   const t0 = Date.now();
   const args = tsxCli ? [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'bin/start.ts'] : ['--import', 'tsx', 'bin/start.ts'];
-  const child = spawn(process.execPath, args, {
+  const [command, argv] = npm ? ['npm', ['start', ...(npm.length > 0 ? ['--', ...npm] : [])]] : [process.execPath, args];
+  const child = spawn(command, argv, {
     cwd: ROOT,
     detached: true,
     env: { ...process.env, HOOKLEDGER_HOME: home, HOOKLEDGER_PORT: String(port), HOOKLEDGER_LOG: '' },
@@ -48,6 +52,7 @@ export async function npmStart(
   child.stdout?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-200_000)));
   child.stderr?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-200_000)));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const signal = (s: NodeJS.Signals) => {
     try {
       process.kill(-child.pid!, s);
@@ -65,12 +70,12 @@ export async function npmStart(
     await new Promise((r) => setTimeout(r, 100));
   }
   const state = await readState(statePathOf(home));
-  // Through tsx's command line, the stack runs in tsx's child process.
-  if (!state || (tsxCli ? state.pid === child.pid : state.pid !== child.pid))
+  // Through tsx's command line, the stack runs in tsx's child process; through npm, in npm's.
+  if (!state || (!npm && (tsxCli ? state.pid === child.pid : state.pid !== child.pid)))
     throw new Error(`state file of npm start (pid ${child.pid}) not written: ${JSON.stringify(state)}`);
   // Signed with that stack's per-start credential (its DynamoDB Local accepts no other key).
   const ddb = localDocumentClient(state.dynamo.endpoint, await readStackCredentials(statePathOf(home), state));
-  return { child, state, ddb, output: () => output, startMs: Date.now() - t0, exited, signal };
+  return { child, state, ddb, output: () => output, startMs: Date.now() - t0, exited, closed, signal };
 }
 
 /** The local signing secret `npm start` keeps in HOOKLEDGER_HOME. */

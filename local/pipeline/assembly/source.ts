@@ -46,8 +46,8 @@ export interface AssemblyPipelineOptions {
   readonly onDenied?: (denial: Denial) => void;
   /** Every line a function writes, tagged with its logical id. */
   readonly onLog?: (functionId: string, line: string) => void;
-  /** Each invocation an event source mapping or the gateway made, with its outcome. */
-  readonly onInvoke?: (functionId: string, event: unknown, outcome: { ok: boolean; error?: string }) => void;
+  /** Each invocation an event source mapping or the gateway made, once it returned: its outcome and what it returned. */
+  readonly onInvoke?: (functionId: string, event: unknown, outcome: { ok: boolean; error?: string; result?: unknown }) => void;
   /** Batches in flight per consumer mapping (default: the mapping's, at most 2). */
   readonly maxQueueConcurrency?: number;
   /**
@@ -319,7 +319,7 @@ async function invokeRecorded(
   if (!fn) throw new FunctionError('ResourceNotFoundException', `function ${id} does not run locally`);
   try {
     const result = await fn.invoke(event);
-    onInvoke?.(id, event, { ok: true });
+    onInvoke?.(id, event, { ok: true, result });
     return result;
   } catch (error) {
     onInvoke?.(id, event, { ok: false, error: error instanceof Error ? error.message : String(error) });
