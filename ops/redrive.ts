@@ -12,13 +12,16 @@ import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   ListMessageMoveTasksCommand,
+  type Message,
   type MessageAttributeValue,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
+  type SendMessageBatchRequestEntry,
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { FIFO_SUFFIX, UNKEYED_GROUP } from '../core/config/consumers';
+import { fairSendParameters } from '../core/queues';
 import type { ConfigDeps, Progress, QueuePair } from './deps';
 import { OperationFailedError, UsageError } from './errors';
 import { depth } from './status';
@@ -156,17 +159,7 @@ async function moveByHand(
     const sent = await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: pair.url,
-        Entries: messages.map((m, i) => ({
-          Id: String(i),
-          MessageBody: m.Body ?? '',
-          // An ordered consumer's FIFO queue: back into its group, deduplicated per moved message.
-          ...(pair.url.endsWith(FIFO_SUFFIX)
-            ? { MessageGroupId: m.Attributes?.MessageGroupId ?? UNKEYED_GROUP, MessageDeduplicationId: `redrive-${m.MessageId}` }
-            : {}),
-          ...(m.MessageAttributes && Object.keys(m.MessageAttributes).length > 0
-            ? { MessageAttributes: copyAttributes(m.MessageAttributes) }
-            : {}),
-        })),
+        Entries: messages.map((m, i) => redriveEntry(pair.url, m, i)),
       }),
     );
     // Delete only what reached the queue: a message that was not sent stays in the DLQ.
@@ -194,6 +187,34 @@ async function moveByHand(
     }
   }
   return { method: 'receive-send-delete', moved };
+}
+
+/**
+ * One DLQ message sent back to its consumer's queue: an ordered consumer's FIFO queue takes it back
+ * into its group, deduplicated per moved message; a standard queue takes it grouped by its event's
+ * tenant (fair queues), read from the body, which is a delivery message.
+ */
+export function redriveEntry(queueUrl: string, m: Message, index: number): SendMessageBatchRequestEntry {
+  return {
+    Id: String(index),
+    MessageBody: m.Body ?? '',
+    ...(queueUrl.endsWith(FIFO_SUFFIX)
+      ? { MessageGroupId: m.Attributes?.MessageGroupId ?? UNKEYED_GROUP, MessageDeduplicationId: `redrive-${m.MessageId}` }
+      : tenantGroupOfBody(m.Body)),
+    ...(m.MessageAttributes && Object.keys(m.MessageAttributes).length > 0
+      ? { MessageAttributes: copyAttributes(m.MessageAttributes) }
+      : {}),
+  };
+}
+
+/** A body that is not a delivery message with a tenant is sent back without a group (its own tenant to a fair queue) rather than not at all. */
+function tenantGroupOfBody(body: string | undefined): { MessageGroupId: string } | Record<string, never> {
+  try {
+    const tenantId = (JSON.parse(body ?? '') as { tenantId?: unknown } | null)?.tenantId;
+    return typeof tenantId === 'string' ? fairSendParameters({ tenantId }) : {};
+  } catch {
+    return {};
+  }
 }
 
 function copyAttributes(attributes: Record<string, MessageAttributeValue>): Record<string, MessageAttributeValue> {

@@ -19,10 +19,10 @@ import type { PayloadBlobs } from '../../adapters/payload-blobs';
 import type { Payloads } from '../../adapters/payloads';
 import { retentionDaysOf, viewObjectKey } from '../../core/blobs';
 import { type BodyFormat, BodyFormatError, readBody } from '../../core/body';
-import { fifoSendParameters } from '../../core/config/consumers';
 import type { HookledgerConfig } from '../../core/config/schema';
 import { HookledgerError } from '../../core/errors';
 import { type DeliveryMessage, type EventItem, MAX_QUEUE_MESSAGE_BYTES, type RequeueItem } from '../../core/model';
+import { queueSendParameters } from '../../core/queues';
 import type { Logger } from '../shared/logger';
 
 export interface FanoutDeps {
@@ -365,8 +365,9 @@ async function sendChunk(ctx: FanoutContext, queueUrl: string, chunk: readonly O
   const entries: SendMessageBatchRequestEntry[] = chunk.map((out, i) => ({
     Id: String(i),
     MessageBody: JSON.stringify(out.message),
-    // Ordered consumers' queues are FIFO: group = ordering key, deduplication id = ledger key.
-    ...fifoSendParameters(queueUrl, out.message),
+    // Ordered consumers' queues are FIFO: group = ordering key, deduplication id = ledger key; a
+    // standard queue's group is the tenant (fair queues).
+    ...queueSendParameters(queueUrl, out.message),
   }));
   try {
     const result = await ctx.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
