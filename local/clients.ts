@@ -5,36 +5,16 @@
  * accept no other, local/credentials.ts): this process's own by default, the one in the state
  * folder's credentials file for a process that did not start the stack (the CLI and the console, ops/target.ts).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { type AccessKey, processCredentials, signingKeyOf } from './credentials';
+import { LOCAL_REGION } from './store-clients';
 
-/** The region every local resource lives in (ARNs, queue URLs, `awsRegion` in events). */
-export const LOCAL_REGION = 'us-east-1';
-
-export function localDynamoClient(endpoint: string, key: AccessKey = processCredentials()): DynamoDBClient {
-  return new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: signingKeyOf(key), maxAttempts: 3 });
-}
+export { LOCAL_REGION, localDynamoClient, localSqsClient } from './store-clients';
 
 /** DynamoDB Local's Streams API (the same endpoint as its tables). */
 export function localStreamsClient(endpoint: string, key: AccessKey = processCredentials()): DynamoDBStreamsClient {
   return new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: signingKeyOf(key), maxAttempts: 3 });
-}
-
-/**
- * The SQS client takes the endpoint explicitly and never the queue URL's host: fauxqs can hand out
- * URLs whose host (`sqs.<region>.localhost`) does not resolve here.
- */
-export function localSqsClient(endpoint: string, key: AccessKey = processCredentials()): SQSClient {
-  return new SQSClient({
-    endpoint,
-    region: LOCAL_REGION,
-    credentials: signingKeyOf(key),
-    useQueueUrlAsEndpoint: false,
-    maxAttempts: 3,
-  });
 }
 
 /**

@@ -102,9 +102,13 @@ export interface StatusOptions {
   readonly scan?: boolean;
   /** The reader to read the window with (its counters say what was read). */
   readonly reader?: WindowReader;
-  /** The consumers paused now; leave out when unknown. */
-  readonly paused?: ReadonlySet<string>;
-  readonly intakeOutcomes?: Readonly<Record<string, number>>;
+  /**
+   * The consumers paused now; leave out (or resolve to undefined) when unknown. A promise is read
+   * alongside the tables: the CLI asks the admin endpoint while the window is read.
+   */
+  readonly paused?: ReadonlySet<string> | Promise<ReadonlySet<string> | undefined>;
+  /** Intake's requests by outcome, where the target keeps them; a promise as for `paused`. */
+  readonly intakeOutcomes?: Readonly<Record<string, number>> | Promise<Readonly<Record<string, number>> | undefined>;
   readonly onProgress?: Progress;
 }
 
@@ -112,10 +116,12 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
   const at = clockNow(deps);
   const window = options.scan ? undefined : (options.window ?? { from: at - (options.since ?? DEFAULT_STATUS_SINCE_MS), to: at });
   const reader = window ? (options.reader ?? new WindowReader(deps)) : undefined;
-  const [{ receipts, ledger }, depths, fanoutFailures] = await Promise.all([
+  const [{ receipts, ledger }, depths, fanoutFailures, paused, intakeOutcomes] = await Promise.all([
     window && reader ? readWindow(reader, window, options.onProgress) : scanAll(deps, options.onProgress),
     queueDepths(deps),
     deps.sqs && deps.fanoutFailureQueueUrl ? depth(deps.sqs, deps.fanoutFailureQueueUrl) : undefined,
+    options.paused,
+    options.intakeOutcomes,
   ]);
 
   const ids = deps.config.consumers.map((c) => c.id);
@@ -165,7 +171,7 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
       const depth = depths.get(id);
       return {
         consumer: id,
-        ...(options.paused ? { paused: options.paused.has(id) } : {}),
+        ...(paused ? { paused: paused.has(id) } : {}),
         ...c,
         ...(depth ? { queue: depth.queue, dlq: depth.dlq } : {}),
         ...(Number.isFinite(oldest) ? { oldestPendingAt: oldest, oldestPendingAgeMs: at - oldest } : {}),
@@ -176,7 +182,7 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
       byType: sortKeys(byType),
       bySecretVersion: sortKeys(bySecretVersion),
       previousSecretLastVerified: sortKeys(previousSecretLastVerified),
-      ...(options.intakeOutcomes ? { outcomes: options.intakeOutcomes } : {}),
+      ...(intakeOutcomes ? { outcomes: intakeOutcomes } : {}),
     },
     ...(fanoutFailures ? { fanoutFailures } : {}),
   };

@@ -6,25 +6,19 @@
  *   (default)       the local stack described by .hookledger/state.json (HOOKLEDGER_STATE
  *                   overrides the path), written by `npm start` while it runs.
  */
+import http from 'node:http';
 import path from 'node:path';
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { S3Client } from '@aws-sdk/client-s3';
-import { GetSecretValueCommand, ListSecretVersionIdsCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../adapters/clients';
-import { type ErasableBlobs, type PayloadBlobs, S3PayloadBlobs } from '../adapters/payload-blobs';
+import { lazyStreamBatches, onFirstUse } from '../adapters/lazy';
+import type { ErasableBlobs, PayloadBlobs } from '../adapters/payload-blobs';
 import { UnknownSecretError } from '../adapters/secrets';
-import { dynamoStreamBatches, type StreamBatchPort } from '../adapters/stream-batch';
+import type { StreamBatchPort } from '../adapters/stream-batch';
 import type { HookledgerConfig } from '../core/config/schema';
 import { apiKeyPath } from '../core/gaps';
-import { consumerSecretArnOutput, dlqUrlOutput, gapApiKeySecretArnOutput, OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
 import type { SigningSecrets } from '../core/schemes/types';
-// Only the local stack's client and state modules: local/wiring.ts would load the whole pipeline
-// (ingest, fan-out, consumer runtime) just to build a document client.
-import { LOCAL_PAYLOAD_BUCKET, localDynamoClient, localS3Client, localSqsClient, localStreamsClient } from '../local/clients';
+import type { AccessKey } from '../local/credentials';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from '../local/secrets-file';
 import {
   configChangedNotice,
@@ -36,9 +30,13 @@ import {
   StateFileError,
   webhookUrlFor,
 } from '../local/state';
+// Only the local stack's client and state modules: local/wiring.ts would load the whole pipeline
+// (ingest, fan-out, consumer runtime) just to build a document client. The tables' and queues'
+// clients only: S3 and Streams (local/clients.ts) load when a command first uses them.
+import { localDynamoClient, localSqsClient } from '../local/store-clients';
 import type { QueuePair, TableNames } from './deps';
 import { TargetError } from './errors';
-import { adminPauseControl, lambdaPauseControl, type PauseControl } from './pause';
+import { adminPauseControl, type PauseControl } from './pause';
 import type { SecretRotator } from './secrets';
 
 export interface Target {
@@ -100,7 +98,8 @@ export interface TargetOptions {
 }
 
 export async function resolveTarget(options: TargetOptions): Promise<Target> {
-  return options.stack !== undefined ? awsTarget(options, options.stack) : localTarget(options);
+  // A deployed stack's clients (CloudFormation, Lambda, Secrets Manager) load only for `--stack`.
+  return options.stack !== undefined ? (await import('./target-aws')).awsTarget(options, options.stack) : localTarget(options);
 }
 
 // --- local --------------------------------------------------------------------------------------
@@ -111,7 +110,7 @@ export function statePath(options: Pick<TargetOptions, 'root' | 'env'>): string 
 }
 
 /** What a target gives for secrets: sources' and HTTP consumers' signing secrets, the payload-hash key, provider API keys. */
-type TargetSecrets = Pick<
+export type TargetSecrets = Pick<
   Target,
   'signingSecret' | 'rotator' | 'consumerSecrets' | 'payloadHashKey' | 'secretRotation' | 'apiKeyLocation' | 'providerApiKey'
 >;
@@ -125,9 +124,7 @@ async function localTarget(options: TargetOptions): Promise<Target> {
   });
   const ddb = createDocumentClient(localDynamoClient(state.dynamo.endpoint, credentials));
   const sqs = localSqsClient(state.sqs.endpoint, credentials);
-  const streams = localStreamsClient(state.dynamo.endpoint, credentials);
-  // fauxqs serves S3 on its SQS endpoint; the local stack's bucket has a fixed name.
-  const s3 = localS3Client(state.sqs.endpoint, credentials);
+  const rare = new LocalRareClients(state, credentials);
   const adminFetch = withBearerToken(credentials.adminToken);
   const configChanged = configChangedNotice(state);
   return {
@@ -139,18 +136,56 @@ async function localTarget(options: TargetOptions): Promise<Target> {
     tables: state.tables,
     queues: Object.fromEntries(Object.entries(state.queues).map(([id, q]) => [id, { url: q.url, dlqUrl: q.dlqUrl }])),
     fanoutFailureQueueUrl: state.fanoutFailureQueue.url,
-    streamBatches: dynamoStreamBatches(streams),
+    streamBatches: rare.streamBatches,
     webhookUrl: (sourceId) => webhookUrlFor(state, sourceId),
     ...localSecrets(options, state),
     ...localAdmin(file, state, adminFetch),
-    payloadBucket: new S3PayloadBlobs({ client: s3, bucket: LOCAL_PAYLOAD_BUCKET }),
+    payloadBucket: rare.payloadBucket,
     destroy: () => {
       ddb.destroy();
       sqs.destroy();
-      streams.destroy();
-      s3.destroy();
+      rare.destroy();
     },
   };
+}
+
+/**
+ * The local stack's Streams and S3 clients, built by the first call that uses them: most commands
+ * (status, list, show) use neither, and loading their SDK modules would cost each of them the time.
+ */
+class LocalRareClients {
+  private readonly built: { destroy(): void }[] = [];
+  private readonly load = onFirstUse(() => import('../local/clients'));
+  private readonly blobs = onFirstUse(async () => {
+    const [clients, { S3PayloadBlobs }] = await Promise.all([this.load(), import('../adapters/payload-blobs')]);
+    // fauxqs serves S3 on its SQS endpoint; the local stack's bucket has a fixed name.
+    const client = this.keep(clients.localS3Client(this.state.sqs.endpoint, this.credentials));
+    return new S3PayloadBlobs({ client, bucket: clients.LOCAL_PAYLOAD_BUCKET });
+  });
+  readonly streamBatches: StreamBatchPort = lazyStreamBatches(async () => {
+    const [clients, { dynamoStreamBatches }] = await Promise.all([this.load(), import('../adapters/stream-batch')]);
+    return dynamoStreamBatches(this.keep(clients.localStreamsClient(this.state.dynamo.endpoint, this.credentials)));
+  });
+  readonly payloadBucket: PayloadBlobs & ErasableBlobs = {
+    get: async (key) => (await this.blobs()).get(key),
+    put: async (key, body, contentType, retentionDays) => (await this.blobs()).put(key, body, contentType, retentionDays),
+    list: async (prefix) => (await this.blobs()).list(prefix),
+    delete: async (keys) => (await this.blobs()).delete(keys),
+  };
+
+  constructor(
+    private readonly state: LocalStackState,
+    private readonly credentials: AccessKey,
+  ) {}
+
+  private keep<C extends { destroy(): void }>(client: C): C {
+    this.built.push(client);
+    return client;
+  }
+
+  destroy(): void {
+    for (const client of this.built.splice(0)) client.destroy();
+  }
 }
 
 /** The state file of a local stack that is running, or a TargetError saying how to start one. */
@@ -227,206 +262,39 @@ function localAdmin(file: string, state: LocalStackState, adminFetch: typeof fet
   };
 }
 
-/** fetch with the admin endpoint's `Authorization: Bearer <token>` (local/admin-server.ts). */
+/**
+ * fetch with the admin endpoint's `Authorization: Bearer <token>` (local/admin-server.ts). On an
+ * http: URL (the local stack's, on loopback) it goes through node:http rather than the global
+ * fetch, whose first call loads undici: about 100 ms of CPU at each command's start, more than the
+ * request itself. Its answer has what the admin calls read of a Response (ok, status, text, json).
+ */
 function withBearerToken(token: string): typeof fetch {
   return (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set('authorization', `Bearer ${token}`);
-    return fetch(input, { ...init, headers });
+    const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+    if (url.protocol !== 'http:') {
+      const headers = new Headers(init?.headers);
+      headers.set('authorization', `Bearer ${token}`);
+      return fetch(input, { ...init, headers });
+    }
+    return loopbackRequest(url, init?.method ?? 'GET', token);
   };
 }
 
-// --- AWS ----------------------------------------------------------------------------------------
-
-async function awsTarget(options: TargetOptions, stackName: string): Promise<Target> {
-  const region = options.region;
-  const clientConfig = region ? { region } : {};
-  const outputs = await stackOutputs(stackName, region, clientConfig);
-  const need = (key: string) => {
-    const value = outputs.get(key);
-    if (!value) {
-      throw new TargetError(`stack ${stackName} has no output ${key}; was it deployed from this repository (\`npx cdk deploy\`)?`);
-    }
-    return value;
-  };
-  const tables = { events: need(OUTPUT.eventStoreTable), ledger: need(OUTPUT.ledgerTable) };
-  const webhookBase = need(OUTPUT.webhookUrl);
-  const queues: Record<string, QueuePair> = {};
-  for (const consumer of options.config.consumers) {
-    const url = outputs.get(queueUrlOutput(consumer.id));
-    const dlqUrl = outputs.get(dlqUrlOutput(consumer.id));
-    if (url && dlqUrl) queues[consumer.id] = { url, dlqUrl };
-  }
-  const secrets = new StackSecrets(stackName, outputs, options.config, new SecretsManagerClient(clientConfig));
-  const ddb = createDocumentClient(clientConfig);
-  const sqs = new SQSClient(clientConfig);
-  const streams = new DynamoDBStreamsClient(clientConfig);
-  const lambda = new LambdaClient(clientConfig);
-  const bucketName = outputs.get(OUTPUT.payloadBucket);
-  const s3 = bucketName ? new S3Client(clientConfig) : undefined;
-  return {
-    kind: 'aws',
-    label: `stack ${stackName}${region ? ` (${region})` : ''}`,
-    ddb,
-    sqs,
-    tables,
-    queues,
-    ...(outputs.get(OUTPUT.fanoutFailureQueueUrl) ? { fanoutFailureQueueUrl: outputs.get(OUTPUT.fanoutFailureQueueUrl) } : {}),
-    streamBatches: dynamoStreamBatches(streams),
-    webhookUrl: (sourceId) => `${webhookBase.endsWith('/') ? webhookBase : `${webhookBase}/`}${encodeURIComponent(sourceId)}`,
-    ...secrets.forTarget(),
-    pauseControl: lambdaPauseControl({ lambda, sqs, queues }),
-    ...(s3 && bucketName ? { payloadBucket: new S3PayloadBlobs({ client: s3, bucket: bucketName }) } : {}),
-    intakeOutcomes: async () => undefined,
-    destroy: () => {
-      ddb.destroy();
-      sqs.destroy();
-      streams.destroy();
-      secrets.client.destroy();
-      lambda.destroy();
-      s3?.destroy();
-    },
-  };
-}
-
-/** The stack's CloudFormation outputs by key, or a TargetError that says what to fix (stack, region, credentials). */
-async function stackOutputs(
-  stackName: string,
-  region: string | undefined,
-  clientConfig: { region?: string },
-): Promise<Map<string, string>> {
-  const cfn = new CloudFormationClient(clientConfig);
-  try {
-    const out = await cfn.send(new DescribeStacksCommand({ StackName: stackName }));
-    const stack = out.Stacks?.[0];
-    if (!stack) throw new TargetError(`stack ${stackName} not found`);
-    return new Map((stack.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
-  } catch (error) {
-    throw new TargetError(describeAwsError(error, stackName, region), { cause: error });
-  } finally {
-    cfn.destroy();
-  }
-}
-
-/** A deployed stack's secrets in Secrets Manager, found by its outputs: values read only when asked for, never printed. */
-class StackSecrets {
-  /** Source id -> its signing secret's ARN. */
-  readonly sourceSecretIds: Record<string, string> = {};
-  /** HTTP consumer id -> its signing secret's ARN. */
-  readonly consumerSecretIds: Record<string, string> = {};
-
-  constructor(
-    private readonly stackName: string,
-    private readonly outputs: ReadonlyMap<string, string>,
-    private readonly config: HookledgerConfig,
-    readonly client: SecretsManagerClient,
-  ) {
-    for (const source of config.sources) {
-      const arn = outputs.get(secretArnOutput(source.id));
-      if (arn) this.sourceSecretIds[source.id] = arn;
-    }
-    for (const consumer of config.consumers) {
-      const arn = outputs.get(consumerSecretArnOutput(consumer.id));
-      if (arn) this.consumerSecretIds[consumer.id] = arn;
-    }
-  }
-
-  forTarget(): TargetSecrets {
-    return {
-      signingSecret: (sourceId) => this.signingSecret(sourceId),
-      rotator: { kind: 'aws', client: this.client, secretIds: this.sourceSecretIds },
-      consumerSecrets: {
-        get: (consumerId) => this.consumerSecret(consumerId),
-        rotator: { kind: 'aws', client: this.client, secretIds: this.consumerSecretIds },
-      },
-      payloadHashKey: () => this.payloadHashKey(),
-      secretRotation: (sourceId) => this.secretRotation(sourceId),
-      apiKeyLocation: (sourceId) =>
-        `the secret ${this.outputs.get(gapApiKeySecretArnOutput(sourceId)) ?? '(none)'} (stack output ${gapApiKeySecretArnOutput(sourceId)})`,
-      providerApiKey: (sourceId) => this.providerApiKey(sourceId),
-    };
-  }
-
-  async signingSecret(sourceId: string): Promise<string> {
-    const secretId = this.sourceSecretIds[sourceId];
-    if (!secretId) throw new TargetError(`stack ${this.stackName} has no SecretArn output for source "${sourceId}"`);
-    const out = await this.client.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }));
-    if (!out.SecretString) throw new TargetError(`the signing secret of source "${sourceId}" has no value yet`);
-    return out.SecretString;
-  }
-
-  async consumerSecret(consumerId: string): Promise<SigningSecrets> {
-    const secretId = this.consumerSecretIds[consumerId];
-    if (!secretId)
-      throw new TargetError(
-        `stack ${this.stackName} has no ${consumerSecretArnOutput(consumerId)} output: is "${consumerId}" an http consumer?`,
-      );
-    const out = await this.client.send(new GetSecretValueCommand({ SecretId: secretId, VersionStage: 'AWSCURRENT' }));
-    if (!out.SecretString) throw new TargetError(`the signing secret of consumer "${consumerId}" has no value yet`);
-    return { current: out.SecretString };
-  }
-
-  async payloadHashKey(): Promise<Buffer> {
-    const secretId = this.outputs.get(OUTPUT.payloadHashKeySecretArn);
-    if (!secretId)
-      throw new TargetError(`stack ${this.stackName} has no output ${OUTPUT.payloadHashKeySecretArn}; redeploy it from this repository`);
-    const out = await this.client.send(new GetSecretValueCommand({ SecretId: secretId }));
-    if (!out.SecretString) throw new TargetError('the payload-hash key secret has no value');
-    return Buffer.from(out.SecretString, 'utf8');
-  }
-
-  async secretRotation(sourceId: string): Promise<SecretRotationState> {
-    const secretId = this.sourceSecretIds[sourceId];
-    if (!secretId) throw new TargetError(`stack ${this.stackName} has no SecretArn output for source "${sourceId}"`);
-    // Version metadata only (stages and creation dates), never a value: AWSPREVIOUS verifies until
-    // the AWSCURRENT version's creation plus the source's overlap (adapters/secrets-manager.ts).
-    const out = await this.client.send(new ListSecretVersionIdsCommand({ SecretId: secretId }));
-    const versions = out.Versions ?? [];
-    const current = versions.find((v) => v.VersionStages?.includes('AWSCURRENT'));
-    const hasPrevious = versions.some((v) => v.VersionStages?.includes('AWSPREVIOUS'));
-    const overlapHours = this.config.sources.find((s) => s.id === sourceId)?.secretOverlapHours;
-    const rotatedAt = current?.CreatedDate?.getTime();
-    return {
-      source: sourceId,
-      hasPrevious,
-      ...(hasPrevious && rotatedAt !== undefined && overlapHours !== undefined
-        ? { previousUntil: rotatedAt + overlapHours * 3_600_000 }
-        : {}),
-    };
-  }
-
-  async providerApiKey(sourceId: string): Promise<string> {
-    const secretId = this.outputs.get(gapApiKeySecretArnOutput(sourceId));
-    if (!secretId) {
-      throw new TargetError(
-        `stack ${this.stackName} has no output ${gapApiKeySecretArnOutput(sourceId)}: does source "${sourceId}" have gapCheck, and was the stack deployed since?`,
-      );
-    }
-    const unset = () =>
-      new TargetError(
-        `the provider API key of source "${sourceId}" has no value yet: put it with \`aws secretsmanager put-secret-value --secret-id ${secretId} --secret-string ...\``,
-      );
-    // Created without a value: until one is put, there is no AWSCURRENT version to read.
-    const out = await this.client.send(new GetSecretValueCommand({ SecretId: secretId })).catch((error: unknown) => {
-      throw (error as Error)?.name === 'ResourceNotFoundException' ? unset() : error;
+function loopbackRequest(url: URL, method: string, token: string): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    // agent: false: one connection per call, closed after it, so no idle socket holds the process.
+    const request = http.request(url, { method, agent: false, headers: { authorization: `Bearer ${token}` } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const status = response.statusCode ?? 0;
+        const answer = { ok: status >= 200 && status < 300, status, text: async () => text, json: async () => JSON.parse(text) as unknown };
+        resolve(answer as Response);
+      });
     });
-    if (!out.SecretString) throw unset();
-    return out.SecretString;
-  }
-}
-
-function describeAwsError(error: unknown, stackName: string, region: string | undefined): string {
-  if (error instanceof TargetError) return error.message;
-  const name = (error as Error)?.name ?? 'Error';
-  const message = (error as Error)?.message ?? String(error);
-  if (name === 'ValidationError' && /does not exist/.test(message)) {
-    return `stack ${stackName} does not exist${region ? ` in ${region}` : ' in the current region'}; check --stack and --region (or AWS_REGION)`;
-  }
-  if (name === 'CredentialsProviderError' || /credential/i.test(message)) {
-    return `no AWS credentials were found (${message}); set AWS_PROFILE or run \`aws sso login\`, then try again`;
-  }
-  if (/region/i.test(message) && !region) {
-    return `no AWS region is set (${message}); pass --region or set AWS_REGION`;
-  }
-  return `could not read stack ${stackName}: ${name}: ${message}`;
+    request.on('error', reject);
+    request.end();
+  });
 }

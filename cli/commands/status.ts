@@ -50,20 +50,11 @@ export function register(program: Command, ctx: CommandContext): void {
     .action(
       ctx.withTarget(async (connect, globals, options: StatusFlags) => {
         const window = statusWindow(options);
-        const target = await connect();
-        const { status } = await import('../../ops/status');
-        let paused: Set<string> | undefined;
-        try {
-          paused = await target.pauseControl.paused();
-        } catch (error) {
-          ctx.warn(`warning: paused state unknown: ${(error as Error).message}`);
-        }
-        let intakeOutcomes: Record<string, number> | undefined;
-        try {
-          intakeOutcomes = await target.intakeOutcomes();
-        } catch (error) {
-          ctx.warn(`warning: intake outcomes unknown: ${(error as Error).message}`);
-        }
+        // The operation's module loads while the target connects; then the paused state, intake's
+        // counters and the tables are read at once (each answer is independent of the others).
+        const [target, { status }] = await Promise.all([connect(), import('../../ops/status')]);
+        const paused = orWarning(() => target.pauseControl.paused(), 'paused state unknown');
+        const intakeOutcomes = orWarning(() => target.intakeOutcomes(), 'intake outcomes unknown');
         const bar = ctx.progress(window ? 'reading the window' : 'scanning');
         const report = await status(
           {
@@ -74,12 +65,31 @@ export function register(program: Command, ctx: CommandContext): void {
             queues: target.queues,
             fanoutFailureQueueUrl: target.fanoutFailureQueueUrl,
           },
-          { paused, intakeOutcomes, onProgress: bar, ...(window ? { window } : { scan: true }) },
+          {
+            paused: paused.value,
+            intakeOutcomes: intakeOutcomes.value,
+            onProgress: bar,
+            ...(window ? { window } : { scan: true }),
+          },
         );
         bar.end();
+        for (const warning of [paused.warning(), intakeOutcomes.warning()]) if (warning) ctx.warn(warning);
         ctx.print(globals, report, () => formatStatus(report, target));
       }),
     );
+}
+
+/**
+ * A read whose failure leaves its part of the report out: `value` resolves to undefined then, and
+ * `warning()` says why (printed once the report is read, in a fixed order).
+ */
+function orWarning<T>(read: () => Promise<T>, what: string): { value: Promise<T | undefined>; warning(): string | undefined } {
+  let warning: string | undefined;
+  const value = read().catch((error: unknown) => {
+    warning = `warning: ${what}: ${(error as Error).message}`;
+    return undefined;
+  });
+  return { value, warning: () => warning };
 }
 
 export function formatStatus(report: StatusReport, target: Target): string {

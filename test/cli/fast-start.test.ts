@@ -124,6 +124,17 @@ describe('the prebuilt CLI, run as a process', () => {
     expect(loads.builtText).toContain('// ops/target.ts');
     expect(loads.builtText).toContain('// hookledger.config.ts');
   });
+
+  it('loads for status on the local stack the DynamoDB and SQS clients only: no deployed-stack, S3 or Streams client', async () => {
+    const loads = await loadsOf(['status'], { HOOKLEDGER_STATE: path.join(tmpdir(), 'hookledger-no-such-state.json') });
+
+    expect(loads.result.code).toBe(3);
+    expect(loads.builtText).toContain('// node_modules/@aws-sdk/client-dynamodb/');
+    expect(loads.builtText).toContain('// node_modules/@aws-sdk/client-sqs/');
+    for (const client of ['client-cloudformation', 'client-secrets-manager', 'client-s3', 'client-dynamodb-streams']) {
+      expect(loads.builtText, client).not.toContain(`// node_modules/@aws-sdk/${client}/`);
+    }
+  });
 });
 
 describe('the prebuilt CLI on a copy of the repository', () => {

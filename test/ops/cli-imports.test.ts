@@ -78,7 +78,7 @@ describe('cli static imports', () => {
   it('do follow the commands down to the client and state modules the targets use', () => {
     const chains = staticImports('bin/cli.ts');
 
-    for (const file of ['cli/commands/index.ts', 'cli/commands/status.ts', 'ops/target.ts', 'local/clients.ts', 'local/state.ts']) {
+    for (const file of ['cli/commands/index.ts', 'cli/commands/status.ts', 'ops/target.ts', 'local/store-clients.ts', 'local/state.ts']) {
       expect(chains.has(file), file).toBe(true);
     }
   });
