@@ -23,7 +23,8 @@ const PLAIN_NODE: Readonly<Record<string, { readonly bareErrors: number; readonl
     bareErrors: 2,
     why:
       'loaded by bundle-runner.mjs in a child process of synth (its error reaches CDK as stderr text); the unknown plugin name is ' +
-      "a last guard behind the typed BundlePluginName; the other is the text of intake's stand-in credential chain, a module generated into the bundle",
+      "a last guard behind the typed BundlePluginName; the other is the text of intake's stand-in credential chain, a module generated into the bundle's " +
+      'first-request chunk: importing a class under the base there shares core/errors.ts with the cold start, a file more at every cold start (tried: test/lint/bundle-contents.test.ts went from 9 files to 10)',
   },
 };
 
