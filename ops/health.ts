@@ -28,6 +28,14 @@ export interface HealthRow {
   readonly state: HealthState;
   /** What was found, in words. */
   readonly detail: string;
+  /** Why the row is in its state: what was found and the threshold it is held against, with the numbers. */
+  readonly reason: string;
+  /**
+   * When an ALARM row's condition began (ms since the epoch), where the data records it: the oldest
+   * pending delivery crossing the age limit, the reconcile run that found the violations. Absent
+   * otherwise (the DLQ's messages, the breaker and the pause keep no start time) and on OK rows.
+   */
+  readonly since?: number;
 }
 
 /** The last reconcile run of the schedule, as its checkpoint keeps it. */
@@ -65,12 +73,17 @@ export const SIGNATURE_FAILURE_BURST = 10;
  */
 export const HEALTH_RECONCILE_JOB = 'reconcile';
 
-const row = (rule: string, subject: string, alarm: boolean, detail: string): HealthRow => ({
+/** `threshold`: what makes the rule alarm, appended to the detail in the reason when the detail does not say it. */
+const row = (rule: string, subject: string, alarm: boolean, detail: string, threshold?: string, since?: number): HealthRow => ({
   rule,
   subject,
   state: alarm ? 'ALARM' : 'OK',
   detail,
+  reason: threshold === undefined ? detail : `${detail}; ${threshold}`,
+  ...(alarm && since !== undefined ? { since } : {}),
 });
+
+const AT_LEAST_ONE = 'alarms at 1 or more';
 
 /** The rules, computed from what was read (pure: the unit tests give it reports). */
 export function healthRules(config: HookledgerConfig, inputs: HealthInputs): HealthRow[] {
@@ -78,7 +91,7 @@ export function healthRules(config: HookledgerConfig, inputs: HealthInputs): Hea
   for (const c of inputs.status.consumers) {
     const settings = config.consumers.find((s) => s.id === c.consumer);
     const dlq = c.dlq?.visible ?? 0;
-    rows.push(row('DeadLetters', c.consumer, dlq > 0, `${dlq} message(s) in its DLQ`));
+    rows.push(row('DeadLetters', c.consumer, dlq > 0, `${dlq} message(s) in its DLQ`, AT_LEAST_ONE));
     const limitMs = (settings?.alarmAgeSeconds ?? Number.POSITIVE_INFINITY) * 1000;
     const age = c.oldestPendingAgeMs;
     rows.push(
@@ -87,6 +100,8 @@ export function healthRules(config: HookledgerConfig, inputs: HealthInputs): Hea
         c.consumer,
         age !== undefined && age > limitMs,
         `${age === undefined ? 'nothing pending' : `oldest pending ${formatAge(age)}`}; alarms past ${formatAge(limitMs)}`,
+        undefined,
+        c.oldestPendingAt === undefined ? undefined : c.oldestPendingAt + limitMs,
       ),
     );
     const circuit = inputs.circuits[c.consumer];
@@ -97,6 +112,7 @@ export function healthRules(config: HookledgerConfig, inputs: HealthInputs): Hea
           c.consumer,
           circuit.failures >= circuit.breakAfter,
           `${circuit.failures} of ${circuit.breakAfter} failures in a row`,
+          `alarms (the breaker opens) at ${circuit.breakAfter}`,
         ),
       );
     }
@@ -113,11 +129,14 @@ export function healthRules(config: HookledgerConfig, inputs: HealthInputs): Hea
         'intake',
         refusals >= SIGNATURE_FAILURE_BURST,
         `${refusals} signature refusal(s) since intake started, all sources`,
+        `alarms at ${SIGNATURE_FAILURE_BURST}`,
       ),
     );
   }
   const fanout = inputs.status.fanoutFailures?.visible;
-  if (fanout !== undefined) rows.push(row('FanOutFailures', 'fan-out', fanout > 0, `${fanout} record(s) on its on-failure queue`));
+  if (fanout !== undefined) {
+    rows.push(row('FanOutFailures', 'fan-out', fanout > 0, `${fanout} record(s) on its on-failure queue`, AT_LEAST_ONE));
+  }
   const run = inputs.reconcile;
   rows.push(
     run
@@ -126,8 +145,10 @@ export function healthRules(config: HookledgerConfig, inputs: HealthInputs): Hea
           'reconcile',
           run.violations > 0,
           `${run.violations} violation(s) in [${iso(run.from)}, ${iso(run.to)})${run.complete ? '' : ' so far (run not complete)'}, run at ${iso(run.at)}`,
+          AT_LEAST_ONE,
+          run.at,
         )
-      : row('ReconcileViolations', 'reconcile', false, 'no scheduled run recorded yet'),
+      : row('ReconcileViolations', 'reconcile', false, 'no scheduled run recorded yet', AT_LEAST_ONE),
   );
   return rows;
 }

@@ -4,6 +4,7 @@
  * here: it needs the console's server, which the composition root (bin/cli.ts) hands in and lists last.
  */
 import type { Command } from 'commander';
+import { register as alarms } from './alarms';
 import { register as backfill } from './backfill';
 import type { CommandContext } from './context';
 import { register as cost } from './cost';
@@ -30,6 +31,7 @@ export type RegisterCommand = (program: Command, ctx: CommandContext) => void;
 
 export const COMMANDS: readonly RegisterCommand[] = [
   status,
+  alarms,
   trace,
   verifyPayload,
   usage,

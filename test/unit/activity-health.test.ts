@@ -182,6 +182,7 @@ describe('healthRules', () => {
       subject: 'intake',
       state: 'OK',
       detail: '0 signature refusal(s) since intake started, all sources',
+      reason: '0 signature refusal(s) since intake started, all sources; alarms at 10',
     });
     expect(healthRules(config, { status, circuits: {} }).some((r) => r.rule === 'SignatureFailures')).toBe(false);
   });
