@@ -141,6 +141,8 @@ export class HookledgerStack extends Stack {
       reconcileInterval: this.reconciler.interval,
       reconcileDeadLetterQueue: this.reconciler.deadLetterQueue,
       alarmEmail: config.alarms.email,
+      alarmSlack: config.alarms.slack,
+      alarmHttpsEndpoints: config.alarms.https,
       consumers: this.consumers.map((w, i) => ({
         consumerId: w.consumerId,
         queue: w.queue,

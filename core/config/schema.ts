@@ -714,6 +714,48 @@ export const consumerSchema = z
   });
 export type ConsumerConfig = z.infer<typeof consumerSchema>;
 
+/**
+ * Slack ids as Slack issues them: a workspace (team) id starts with T, a channel id with C (public)
+ * or G (private); upper-case letters and digits, within the 255 characters Chatbot accepts. A channel
+ * name (`#alerts`) is the usual mistake, and Chatbot only reports it at deploy time.
+ */
+export const SLACK_WORKSPACE_ID = /^T[A-Z0-9]{1,254}$/;
+export const SLACK_CHANNEL_ID = /^[CG][A-Z0-9]{1,254}$/;
+
+const alarmsSchema = z
+  .object({
+    email: z.string().email().optional(),
+    /** The Slack channel the alarm topic posts to through AWS Chatbot (the workspace authorized in its console first). */
+    slack: z
+      .object({
+        workspaceId: z
+          .string()
+          .regex(
+            SLACK_WORKSPACE_ID,
+            'must be a Slack workspace id: starts with T, then upper-case letters and digits (the Chatbot console shows it)',
+          ),
+        channelId: z
+          .string()
+          .regex(
+            SLACK_CHANNEL_ID,
+            "must be a Slack channel id, not its name: starts with C or G, then upper-case letters and digits (the end of the channel's Copy link URL)",
+          ),
+      })
+      .strict()
+      .optional(),
+    /** Endpoints SNS POSTs every alarm and recovery to (a pager's events URL); https only, the message names the alarm. */
+    https: z
+      .array(
+        z
+          .string()
+          .url('must be an absolute https:// URL')
+          .refine((u) => u.startsWith('https://'), 'must be an https:// URL: SNS would send alarms over plain HTTP'),
+      )
+      .refine((urls) => new Set(urls).size === urls.length, 'lists the same URL twice')
+      .optional(),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     sources: z.array(sourceSchema).min(1),
@@ -746,7 +788,7 @@ export const configSchema = z
       })
       .strict()
       .default({ inlineMaxBytes: DEFAULT_INLINE_PAYLOAD_BYTES }),
-    alarms: z.object({ email: z.string().email().optional() }).strict().default({}),
+    alarms: alarmsSchema.default({}),
     /** What every function sends to CloudWatch Logs (priced per GB ingested). */
     logs: z
       .object({

@@ -1,12 +1,13 @@
 import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import * as chatbot from 'aws-cdk-lib/aws-chatbot';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import { EmailSubscription, UrlSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
@@ -56,6 +57,16 @@ export interface ObservabilityProps {
   /** @default - no subscription; subscribe to the topic by other means */
   readonly alarmEmail?: string;
   /**
+   * The Slack channel the topic posts to through AWS Chatbot (config `alarms.slack`).
+   * @default - no Slack channel
+   */
+  readonly alarmSlack?: AlarmSlackChannel;
+  /**
+   * HTTPS endpoints subscribed to the topic, a pager's events URL for instance (config `alarms.https`).
+   * @default - none
+   */
+  readonly alarmHttpsEndpoints?: readonly string[];
+  /**
    * Value of the `Stack` dimension the ingest and reconcile functions publish their metrics with
    * (`Hookledger/IntakeRequests`, `Hookledger/ReconcileViolations`); the dashboard and alarms read
    * only that stack's series.
@@ -64,7 +75,25 @@ export interface ObservabilityProps {
   readonly reconcileStackDimension?: string;
 }
 
+/** A Slack channel in a workspace authorized with AWS Chatbot. */
+export interface AlarmSlackChannel {
+  readonly workspaceId: string;
+  readonly channelId: string;
+}
+
+/** Where the topic's messages go besides e-mail. */
+interface AlarmDestinations {
+  readonly email?: string;
+  readonly slack?: AlarmSlackChannel;
+  readonly https?: readonly string[];
+}
+
 const ONE_MINUTE = Duration.minutes(1);
+/** Chatbot configuration names are unique per account and at most this long. */
+const CHATBOT_CONFIGURATION_NAME_MAX = 128;
+/** Why SNS keeps no alarm message it failed to deliver (cdk-nag Serverless-SNSRedrivePolicy, every subscription). */
+const UNDELIVERED_ALARM_REASON =
+  'An alarm message that cannot be delivered is not worth keeping: the alarm itself stays in ALARM state in CloudWatch and on the dashboard until the cause is fixed, and `hookledger doctor` reports a topic without a confirmed subscription.';
 /** Consecutive reconcile runs stopped at their time budget before the ReconcileIncomplete alarm fires. */
 export const RECONCILE_INCOMPLETE_RUNS = 3;
 
@@ -163,7 +192,7 @@ export class Observability extends Construct {
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
     this.stackDimension = props.reconcileStackDimension ?? Stack.of(this).stackName;
-    this.alarmTopic = this.buildAlarmTopic(props.alarmEmail);
+    this.alarmTopic = this.buildAlarmTopic({ email: props.alarmEmail, slack: props.alarmSlack, https: props.alarmHttpsEndpoints });
     this.action = new SnsAction(this.alarmTopic);
 
     // The alarms, in the order the dashboard's alarm status widget lists them.
@@ -186,7 +215,7 @@ export class Observability extends Construct {
    * The SSL-only topic every alarm notifies, under its own key. The SSL-only topic policy replaces
    * SNS's default policy, so CloudWatch must be admitted explicitly (this account's alarms only).
    */
-  private buildAlarmTopic(alarmEmail: string | undefined): sns.ITopic {
+  private buildAlarmTopic(destinations: AlarmDestinations): sns.ITopic {
     const cloudwatchPrincipal = new iam.ServicePrincipal('cloudwatch.amazonaws.com');
     const fromOurAlarms = alarmsOfThisAccount(Stack.of(this));
     const topic = new sns.Topic(this, 'AlarmTopic', {
@@ -202,15 +231,46 @@ export class Observability extends Construct {
         conditions: fromOurAlarms,
       }),
     );
-    if (alarmEmail) {
-      const subscription = topic.addSubscription(new EmailSubscription(alarmEmail));
-      Validations.of(subscription).acknowledge({
-        id: 'Serverless-SNSRedrivePolicy',
-        reason:
-          'An e-mail that cannot be delivered is not worth keeping: the alarm itself stays in ALARM state in CloudWatch and on the dashboard until the cause is fixed, and `hookledger doctor` reports a topic without a confirmed subscription.',
-      });
-    }
+    this.subscribeDestinations(topic, destinations);
     return topic;
+  }
+
+  /**
+   * E-mail, Slack and HTTPS endpoints. None of them needs the topic's key: SNS decrypts a message
+   * before it delivers it (Chatbot is an HTTPS subscriber of the topic too), only a publisher
+   * (CloudWatch) encrypts with it.
+   */
+  private subscribeDestinations(topic: sns.Topic, { email, slack, https = [] }: AlarmDestinations): void {
+    const subscriptions: sns.Subscription[] = [];
+    if (email) subscriptions.push(topic.addSubscription(new EmailSubscription(email)));
+    // Endpoint URLs make the subscriptions' ids, so reordering the list replaces nothing.
+    for (const url of https) {
+      subscriptions.push(topic.addSubscription(new UrlSubscription(url, { protocol: sns.SubscriptionProtocol.HTTPS })));
+    }
+    for (const subscription of subscriptions) {
+      Validations.of(subscription).acknowledge({ id: 'Serverless-SNSRedrivePolicy', reason: UNDELIVERED_ALARM_REASON });
+    }
+    if (slack) this.slackChannel(topic, slack);
+  }
+
+  /**
+   * The Slack channel the alarms post to. Chatbot renders CloudWatch alarm messages itself; its role
+   * is what commands typed in the channel may do, so it gets no permissions and a read-only
+   * CloudWatch guardrail instead of the AdministratorAccess default.
+   */
+  private slackChannel(topic: sns.ITopic, slack: AlarmSlackChannel): chatbot.SlackChannelConfiguration {
+    const role = new iam.Role(this, 'AlarmSlackChannelRole', {
+      assumedBy: new iam.ServicePrincipal('chatbot.amazonaws.com'),
+      description: 'AWS Chatbot channel of the hookledger alarms: notifications only, no permissions',
+    });
+    return new chatbot.SlackChannelConfiguration(this, 'AlarmSlackChannel', {
+      slackChannelConfigurationName: `${Stack.of(this).stackName}-alarms`.slice(0, CHATBOT_CONFIGURATION_NAME_MAX),
+      slackWorkspaceId: slack.workspaceId,
+      slackChannelId: slack.channelId,
+      notificationTopics: [topic],
+      role,
+      guardrailPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('CloudWatchReadOnlyAccess')],
+    });
   }
 
   /**
