@@ -3,8 +3,6 @@
  * (which provisions the emulator's queues and runs pollers that mirror them), so both run the
  * handlers under the same rules.
  */
-import { FIFO_SUFFIX, fifoSendParameters, messageGroupOf } from './config/consumers';
-import type { DeliveryMessage } from './model';
 
 const DAY_SECONDS = 24 * 3600;
 
@@ -73,25 +71,3 @@ export const FANOUT_EVENT_SOURCE = {
   maxRecordAgeSeconds: 6 * 3600,
   parallelizationFactor: 2,
 } as const;
-
-/**
- * The fair-queue parameters of a send to a standard queue: the event's tenant as its MessageGroupId,
- * which SQS fair queues take as the tenant key, so one tenant's backlog does not hold back the others'
- * deliveries. A tenant id SQS would refuse as a group id (over 128 characters, or characters outside
- * printable ASCII) is sent as the group it maps to (`h-` + its SHA-256, like a FIFO ordering key), so
- * the send is never refused and the tenant still has one group.
- */
-export function fairSendParameters(message: Pick<DeliveryMessage, 'tenantId'>): { MessageGroupId: string } {
-  return { MessageGroupId: messageGroupOf(message.tenantId) };
-}
-
-/**
- * The group parameters of any send of a delivery to a consumer's queue: an ordered consumer's FIFO
- * queue keeps its ordering key and deduplication id, a standard queue gets the tenant (fair queues).
- */
-export function queueSendParameters(
-  queueUrl: string,
-  message: DeliveryMessage,
-): ReturnType<typeof fifoSendParameters> | { MessageGroupId: string } {
-  return queueUrl.endsWith(FIFO_SUFFIX) ? fifoSendParameters(queueUrl, message) : fairSendParameters(message);
-}

@@ -20,8 +20,7 @@ import {
   type SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { FIFO_SUFFIX, UNKEYED_GROUP } from '../core/config/consumers';
-import { fairSendParameters } from '../core/queues';
+import { FIFO_SUFFIX, fairSendParameters, UNKEYED_GROUP } from '../core/config/consumers';
 import type { ConfigDeps, Progress, QueuePair } from './deps';
 import { OperationFailedError, UsageError } from './errors';
 import { depth } from './status';

@@ -19,7 +19,7 @@ import type { SigningSecrets } from '../core/schemes/types';
 import type { QueuePair } from './deps';
 import { TargetError } from './errors';
 import { lambdaPauseControl } from './pause';
-import type { SecretRotationState, Target, TargetOptions, TargetSecrets } from './target';
+import type { SecretRotationState, Target, TargetOptions, TargetSecrets } from './target-types';
 
 export async function awsTarget(options: TargetOptions, stackName: string): Promise<Target> {
   const region = options.region;

@@ -90,3 +90,25 @@ export function fifoSendParameters(
     MessageDeduplicationId: sqsId(`${ledgerKey(message.source, message.eventId, message.consumerId)}${operation}`),
   };
 }
+
+/**
+ * The fair-queue parameters of a send to a standard queue: the event's tenant as its MessageGroupId,
+ * which SQS fair queues take as the tenant key, so one tenant's backlog does not hold back the others'
+ * deliveries. A tenant id SQS would refuse as a group id (over 128 characters, or characters outside
+ * printable ASCII) is sent as the group it maps to (`h-` + its SHA-256, like a FIFO ordering key), so
+ * the send is never refused and the tenant still has one group.
+ */
+export function fairSendParameters(message: Pick<DeliveryMessage, 'tenantId'>): { MessageGroupId: string } {
+  return { MessageGroupId: messageGroupOf(message.tenantId) };
+}
+
+/**
+ * The group parameters of any send of a delivery to a consumer's queue: an ordered consumer's FIFO
+ * queue keeps its ordering key and deduplication id, a standard queue gets the tenant (fair queues).
+ */
+export function queueSendParameters(
+  queueUrl: string,
+  message: DeliveryMessage,
+): ReturnType<typeof fifoSendParameters> | { MessageGroupId: string } {
+  return queueUrl.endsWith(FIFO_SUFFIX) ? fifoSendParameters(queueUrl, message) : fairSendParameters(message);
+}

@@ -19,10 +19,10 @@ import type { PayloadBlobs } from '../../adapters/payload-blobs';
 import type { Payloads } from '../../adapters/payloads';
 import { retentionDaysOf, viewObjectKey } from '../../core/blobs';
 import { type BodyFormat, BodyFormatError, readBody } from '../../core/body';
+import { queueSendParameters } from '../../core/config/consumers';
 import type { HookledgerConfig } from '../../core/config/schema';
 import { HookledgerError } from '../../core/errors';
 import { type DeliveryMessage, type EventItem, MAX_QUEUE_MESSAGE_BYTES, type RequeueItem } from '../../core/model';
-import { queueSendParameters } from '../../core/queues';
 import type { Logger } from '../shared/logger';
 
 export interface FanoutDeps {

@@ -7,9 +7,8 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { requeueItem } from '../../adapters/requeue';
-import { fifoSendParameters, messageGroupOf } from '../../core/config/consumers';
+import { fairSendParameters, fifoSendParameters, messageGroupOf, queueSendParameters } from '../../core/config/consumers';
 import type { DeliveryMessage } from '../../core/model';
-import { fairSendParameters, queueSendParameters } from '../../core/queues';
 import { redriveEntry } from '../../ops/redrive';
 
 const STANDARD = 'http://127.0.0.1:4566/000000000000/hookledger-audit-writer';
