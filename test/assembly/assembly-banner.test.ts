@@ -9,35 +9,17 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../../core/paths';
+import { runHookledgerBin, waitForOutput } from '../support/processes';
 import { editedAssembly, synthesizedAssembly } from './support';
 
 const EVENT_ID = 'evt_01J8K7B401';
 const run = { child: undefined as ChildProcess | undefined, output: '', dir: '', home: '' };
 
-/** `hookledger <args>` as `npx hookledger` runs it, on the assembly stack's state file. */
-function hookledger(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin/hookledger.mjs'), ...args], {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, HOOKLEDGER_STATE: path.join(run.home, 'state.json'), USER: 'assembly-banner' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** `hookledger <args>` as `npx hookledger` runs it, on the stack's state file. */
+const hookledger = (args: readonly string[]) =>
+  runHookledgerBin(PROJECT_ROOT, args, { HOOKLEDGER_STATE: path.join(run.home, 'state.json'), USER: 'assembly-banner' });
 
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms; output so far:\n${run.output.slice(-4000)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const waitFor = (check: () => boolean, timeoutMs: number) => waitForOutput(check, () => run.output, timeoutMs);
 
 beforeAll(async () => {
   run.dir = editedAssembly(synthesizedAssembly(), () => undefined);

@@ -4,31 +4,17 @@
  * storage last, and print nothing after "hookledger: stopping...": no poller still reading a
  * DynamoDB Local that is going (the ECONNREFUSED on every shard this used to print).
  *
- * Run through tsx's command line, exactly as the `start` script does, three times on the same data
+ * Run as the `start` script execs it (Node with tsx's loader), three times on the same data
  * (each run with an event delivered, so the stream has records and checkpoints to read).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { scanAll } from '../../adapters/table-scan';
-import type { LedgerItem } from '../../core/model';
 import { freePort } from '../../local/emulators';
 import { readState } from '../../local/state';
-import { signedHeaders } from '../support/factories';
-import { type NpmStart, npmStart, signingSecret, statePathOf } from './npm-start';
-import { sleep } from './support';
-
-const answers = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
+import { waitFor } from '../support/wait';
+import { answers, doneBy, type NpmStart, npmStart, postSigned, statePathOf } from './npm-start';
 
 describe('Ctrl-C on npm start', () => {
   let current: NpmStart | undefined;
@@ -43,37 +29,18 @@ describe('Ctrl-C on npm start', () => {
   it('stops silently, storage last: nothing printed after "stopping...", exit 0, every port released, state file removed (3 runs on the same data)', async () => {
     const port = await freePort();
     for (const [run, eventId] of ['evt_01J8K7CC01', 'evt_01J8K7CC02', 'evt_01J8K7CC03'].entries()) {
-      const started = await npmStart(home, port, { tsxCli: true });
+      const started = await npmStart(home, port);
       current = started;
-      const body = JSON.stringify({
-        id: eventId,
-        type: 'payment.succeeded',
-        tenant_id: 'tenant_204',
-        key_id: 'key_42',
-        data: { amount: 1200 },
-      });
-      const res = await fetch(`http://127.0.0.1:${port}/hooks/platform`, {
-        method: 'POST',
-        headers: signedHeaders(body, { secret: await signingSecret(home), msgId: `msg_${eventId}`, at: Date.now() }),
-        body,
-      });
-      expect(res.status).toBe(202);
+      expect(await postSigned(home, port, eventId)).toBe(202);
       // Done, and reported: npm start prints one line per delivery once its ledger row is written.
-      const deadline = Date.now() + 60_000;
       const reported = () =>
         started
           .output()
           .split('\n')
           .filter((line) => line.includes(eventId) && /^\s+ok\s/.test(line)).length;
-      let done: string[] = [];
-      while (done.length < 3 || reported() < 3) {
-        if (Date.now() > deadline) throw new Error(`run ${run + 1}: deliveries not done: ${JSON.stringify(done)}\n${started.output()}`);
-        await sleep(250);
-        const rows = await scanAll<LedgerItem>(started.ddb, { TableName: started.state.tables.ledger, ConsistentRead: true });
-        done = rows.filter((r) => r.eventId === eventId && r.state === 'done').map((r) => r.consumerId);
-      }
-      expect(done.sort()).toEqual(['audit-writer', 'billing-meter', 'risk-evaluator']);
-      expect(reported()).toBe(3);
+      const done = await waitFor(`run ${run + 1}: ${eventId} done by all three`, doneBy(started, eventId, 3), 60_000);
+      expect(done).toEqual(['audit-writer', 'billing-meter', 'risk-evaluator']);
+      await waitFor(`run ${run + 1}: three delivery lines`, () => (reported() === 3 ? true : undefined), 10_000);
       started.ddb.destroy();
 
       // Ctrl-C: SIGINT to the foreground process group.

@@ -4,18 +4,20 @@
  * and the gateway on a fixed port, so a restart answers on the same URL. Ctrl-C is SIGINT to the
  * whole group (the JVM gets it too, as from a terminal); a crash is SIGKILL to the whole group.
  * By default Node runs bin/start.ts itself with tsx's loader (the process the `start` script execs);
- * `tsxCli` runs it through tsx's command line (a tsx process relaying signals to the Node process
- * that runs the stack); `npm` runs the `start` script through npm (`npm start -- <args>`), as a user
- * types it.
+ * `npm` runs the `start` script through npm (`npm start -- <args>`), as a user types it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import path from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { scanAll } from '../../adapters/table-scan';
+import type { LedgerItem } from '../../core/model';
 import { PROJECT_ROOT as ROOT } from '../../core/paths';
 import { FileSecrets } from '../../local/secrets-file';
 import { type LocalStackState, readStackCredentials, readState } from '../../local/state';
 import { localDocumentClient } from '../../local/wiring';
+import { signedHeaders } from '../support/factories';
 
 export interface NpmStart {
   readonly child: ChildProcess;
@@ -37,11 +39,12 @@ export const statePathOf = (home: string) => path.join(home, 'state.json');
 export async function npmStart(
   home: string,
   port: number,
-  { timeoutMs = 90_000, tsxCli = false, npm }: { timeoutMs?: number; tsxCli?: boolean; npm?: readonly string[] } = {},
+  { timeoutMs = 90_000, npm }: { timeoutMs?: number; npm?: readonly string[] } = {},
 ): Promise<NpmStart> {
   const t0 = Date.now();
-  const args = tsxCli ? [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'bin/start.ts'] : ['--import', 'tsx', 'bin/start.ts'];
-  const [command, argv] = npm ? ['npm', ['start', ...(npm.length > 0 ? ['--', ...npm] : [])]] : [process.execPath, args];
+  const [command, argv] = npm
+    ? ['npm', ['start', ...(npm.length > 0 ? ['--', ...npm] : [])]]
+    : [process.execPath, ['--import', 'tsx', 'bin/start.ts']];
   const child = spawn(command, argv, {
     cwd: ROOT,
     detached: true,
@@ -70,8 +73,8 @@ export async function npmStart(
     await new Promise((r) => setTimeout(r, 100));
   }
   const state = await readState(statePathOf(home));
-  // Through tsx's command line, the stack runs in tsx's child process; through npm, in npm's.
-  if (!state || (!npm && (tsxCli ? state.pid === child.pid : state.pid !== child.pid)))
+  // Through npm, the stack runs in npm's child process.
+  if (!state || (!npm && state.pid !== child.pid))
     throw new Error(`state file of npm start (pid ${child.pid}) not written: ${JSON.stringify(state)}`);
   // Signed with that stack's per-start credential (its DynamoDB Local accepts no other key).
   const ddb = localDocumentClient(state.dynamo.endpoint, await readStackCredentials(statePathOf(home), state));
@@ -112,3 +115,38 @@ export async function hookledger(home: string, args: string[]): Promise<{ code: 
   });
   return { code, stdout, stderr };
 }
+
+/** Whether something accepts TCP connections on the loopback `port`. */
+export const answers = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+/** POSTs a platform webhook for tenant_204, signed with the stack's local secret; the answer's status. */
+export async function postSigned(home: string, port: number, eventId: string): Promise<number> {
+  const body = JSON.stringify({
+    id: eventId,
+    type: 'payment.succeeded',
+    tenant_id: 'tenant_204',
+    key_id: 'key_42',
+    data: { amount: 1200 },
+  });
+  const res = await fetch(`http://127.0.0.1:${port}/hooks/platform`, {
+    method: 'POST',
+    headers: signedHeaders(body, { secret: await signingSecret(home), msgId: `msg_${eventId}`, at: Date.now() }),
+    body,
+  });
+  return res.status;
+}
+
+/** A waitFor probe: the consumers done with `eventId`, sorted, once there are `count` of them. */
+export const doneBy = (started: NpmStart, eventId: string, count: number) => async () => {
+  const rows = await scanAll<LedgerItem>(started.ddb, { TableName: started.state.tables.ledger, ConsistentRead: true });
+  const done = rows.filter((r) => r.eventId === eventId && r.state === 'done').map((r) => r.consumerId);
+  return done.length === count ? done.sort() : undefined;
+};

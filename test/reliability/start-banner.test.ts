@@ -15,6 +15,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT as ROOT } from '../../core/paths';
 import { freePort } from '../../local/emulators';
+import { runHookledgerBin, waitForOutput } from '../support/processes';
 
 const NOT_COPIED = new Set(['node_modules', 'test', 'bench', 'docs', 'cdk.out', 'coverage']);
 const STRIPE_SOURCE =
@@ -23,30 +24,11 @@ const EVENT_ID = 'evt_01J8K7B501';
 
 const run = { copy: '', home: '', port: 0, child: undefined as ChildProcess | undefined, stdout: '', stderr: '' };
 
-/** `hookledger <args>` as `npx hookledger` runs it in the copy, on its stack's state file. */
-function hookledger(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(run.copy, 'bin/hookledger.mjs'), ...args], {
-      cwd: run.copy,
-      env: { ...process.env, HOOKLEDGER_STATE: path.join(run.home, 'state.json'), USER: 'start-banner' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** `hookledger <args>` as `npx hookledger` runs it, on the stack's state file. */
+const hookledger = (args: readonly string[]) =>
+  runHookledgerBin(run.copy, args, { HOOKLEDGER_STATE: path.join(run.home, 'state.json'), USER: 'start-banner' });
 
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms:\n${run.stdout.slice(-4000)}\n(stderr) ${run.stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const waitFor = (check: () => boolean, timeoutMs: number) => waitForOutput(check, () => `${run.stdout}\n(stderr) ${run.stderr}`, timeoutMs);
 
 beforeAll(async () => {
   run.copy = mkdtempSync(path.join(tmpdir(), 'hookledger-banner-'));

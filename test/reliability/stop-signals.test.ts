@@ -10,32 +10,18 @@
  * Each case spawns the real `npm start` in its own process group with its own HOOKLEDGER_HOME.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { scanAll } from '../../adapters/table-scan';
-import type { LedgerItem } from '../../core/model';
 import { freePort } from '../../local/emulators';
 import { readState } from '../../local/state';
 import { editedAssembly, synthesizedAssembly } from '../assembly/support';
-import { signedHeaders } from '../support/factories';
 import { waitFor } from '../support/wait';
-import { hookledger, type NpmStart, npmStart, resumedCount, signingSecret, statePathOf } from './npm-start';
+import { answers, doneBy, hookledger, type NpmStart, npmStart, postSigned, resumedCount, statePathOf } from './npm-start';
 import { sleep } from './support';
 
 /** What the issue allows from the signal to everything gone. */
 const STOP_WITHIN_MS = 10_000;
-
-const answers = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 
 /** pid -> parent pid of every live (not zombie) process, from /proc. */
 function processTable(): Map<number, number> {
@@ -122,29 +108,6 @@ function afterStopping(output: string): string {
   return output.slice(at + 'hookledger: stopping...'.length).trim();
 }
 
-async function post(port: number, home: string, eventId: string): Promise<number> {
-  const body = JSON.stringify({
-    id: eventId,
-    type: 'payment.succeeded',
-    tenant_id: 'tenant_204',
-    key_id: 'key_42',
-    data: { amount: 1200 },
-  });
-  const res = await fetch(`http://127.0.0.1:${port}/hooks/platform`, {
-    method: 'POST',
-    headers: signedHeaders(body, { secret: await signingSecret(home), msgId: `msg_${eventId}`, at: Date.now() }),
-    body,
-  });
-  return res.status;
-}
-
-/** A waitFor probe: the consumers done with `eventId`, once there are `count` of them. */
-const doneBy = (started: NpmStart, eventId: string, count: number) => async () => {
-  const rows = await scanAll<LedgerItem>(started.ddb, { TableName: started.state.tables.ledger, ConsistentRead: true });
-  const done = rows.filter((r) => r.eventId === eventId && r.state === 'done').map((r) => r.consumerId);
-  return done.length === count ? done.sort() : undefined;
-};
-
 describe('npm start stops cleanly whatever signals it', () => {
   const homes: string[] = [];
   const running = new Set<NpmStart>();
@@ -172,7 +135,7 @@ describe('npm start stops cleanly whatever signals it', () => {
     const port = await freePort();
     const first = await start(home, port);
     expect((await hookledger(home, ['pause', 'risk-evaluator'])).code).toBe(0);
-    expect(await post(port, home, 'evt_01J8K7SG01')).toBe(202);
+    expect(await postSigned(home, port, 'evt_01J8K7SG01')).toBe(202);
     await waitFor('billing-meter and audit-writer done', doneBy(first, 'evt_01J8K7SG01', 2), 60_000);
 
     const stopped = await stopWith(first, home, port, 'SIGTERM', 'npm');
@@ -222,7 +185,7 @@ describe('npm start stops cleanly whatever signals it', () => {
     const home = newHome();
     const port = await freePort();
     const started = await start(home, port, ['--assembly', assembly]);
-    expect(await post(port, home, 'evt_01J8K7SG02')).toBe(202);
+    expect(await postSigned(home, port, 'evt_01J8K7SG02')).toBe(202);
     await waitFor('delivered by the function processes', doneBy(started, 'evt_01J8K7SG02', 3), 90_000);
 
     const stopped = await stopWith(started, home, port, 'SIGTERM', 'npm');
