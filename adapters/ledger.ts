@@ -27,6 +27,7 @@ import {
   type LedgerItem,
   type LedgerKeyParts,
   ledgerKey,
+  type ReadEntry,
   type ReplayRequestEntry,
 } from '../core/model';
 import { type ConsumedCapacityObserver, translate } from './table';
@@ -43,6 +44,16 @@ export interface ClaimRequest {
   readonly now: number;
   readonly leaseMs: number;
   readonly principal: string;
+  /**
+   * When the claimed message was put on its queue (SQS's SentTimestamp), kept in the access log's
+   * entry: the event's timeline times the fan-out's send with it, at no write of its own.
+   */
+  readonly sentAt?: number;
+}
+
+/** The access log's entry of one claim. */
+function readEntry({ message, now, principal, sentAt }: ClaimRequest): ReadEntry {
+  return { principal, at: now, ...(message.replayId ? { replayId: message.replayId } : {}), ...(sentAt !== undefined ? { sentAt } : {}) };
 }
 
 export interface AckRequest {
@@ -116,8 +127,8 @@ export class Ledger {
   }
 
   async claim(request: ClaimRequest, logRead = true): Promise<ClaimResult> {
-    const { message, now, leaseMs, principal } = request;
-    const read = { principal, at: now, ...(message.replayId ? { replayId: message.replayId } : {}) };
+    const { message, now, leaseMs } = request;
+    const read = readEntry(request);
     try {
       const out = await this.update('claim', message, {
         UpdateExpression:
@@ -175,7 +186,7 @@ export class Ledger {
 
   /** A replay of a done delivery re-runs the handler under a replay lease; the usage row stays as it is. */
   private async claimReplay(request: ClaimRequest, old: Partial<LedgerItem>): Promise<ClaimResult> {
-    const { message, now, leaseMs, principal } = request;
+    const { message, now, leaseMs } = request;
     const logRead = (old.reads?.length ?? 0) < LEDGER_LIST_CAP;
     try {
       const out = await this.update('claimReplay', message, {
@@ -188,7 +199,7 @@ export class Ledger {
           ':one': 1,
           ':rid': message.replayId,
           ':until': now + leaseMs,
-          ...(logRead ? { ':read': [{ principal, at: now, replayId: message.replayId }] } : { ':zero': 0 }),
+          ...(logRead ? { ':read': [readEntry(request)] } : { ':zero': 0 }),
           ':done': 'done',
           ':seen': old.attempt,
           ':now': now,

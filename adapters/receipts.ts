@@ -1,7 +1,8 @@
 /**
  * Receipts in the EventStore table as intake writes them: the one conditional write that makes an
  * event (and its delivery set) exist, with what intake writes around it (the tenant-day registry and
- * the window index's attributes, the payload through Payloads, body claims, the conflict audit). The
+ * the window index's attributes, the payload through Payloads, body claims, the conflict audit, the
+ * duplicate counts Activity reads). The
  * operator paths on receipts (lookups, erasure marks, backfills) are ReceiptAdmin's
  * (receipt-admin.ts): intake's bundle loads none of them.
  */
@@ -14,8 +15,11 @@ import {
   bodyClaimKey,
   type ConflictEntry,
   conflictKey,
+  duplicateCountKey,
+  duplicateMinuteAttribute,
   type EventItem,
   eventKey,
+  HOUR_MS,
   MAX_CONFLICT_ENTRIES,
   receiptIndexAttributes,
   tenantDayItem,
@@ -114,7 +118,10 @@ export class Receipts extends EventTable {
       if (!(error instanceof ConditionalCheckFailedException)) throw translate(error);
       existing = error.Item ? unmarshall(error.Item as Record<string, AttributeValue>) : await this.get('getEvent', item.pk);
     }
-    if (existing && sameBytes(existing as Partial<EventItem>, event, rawBody)) return 'duplicate';
+    if (existing && sameBytes(existing as Partial<EventItem>, event, rawBody)) {
+      await this.countDuplicate(event.source, event.receivedAt);
+      return 'duplicate';
+    }
     // Another body holds this event id. Ours is referenced by nothing: remove it, record the attempt.
     try {
       await this.payloads.discard(payload.pk);
@@ -128,7 +135,33 @@ export class Receipts extends EventTable {
     } catch (error) {
       throw translate(error);
     }
+    await this.countDuplicate(event.source, event.receivedAt);
     return 'duplicate_conflict';
+  }
+
+  /**
+   * Adds 1 to the duplicate answers of `source` in `at`'s minute (`dup#` items, core/model.ts), which
+   * Activity sums per bucket. Only ever on a duplicate's path: a first delivery writes none. A failed
+   * write fails the request (503) like any other of intake's writes, so the provider's retry is
+   * counted instead of the answer going uncounted.
+   */
+  private async countDuplicate(source: string, at: number): Promise<void> {
+    const pk = duplicateCountKey(source, at);
+    try {
+      const out = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk },
+          UpdateExpression: 'SET #kind = :kind, #source = :source, hourStart = :hour ADD #minute :one',
+          ExpressionAttributeNames: { '#kind': 'kind', '#source': 'source', '#minute': duplicateMinuteAttribute(at) },
+          ExpressionAttributeValues: { ':kind': 'duplicates', ':source': source, ':hour': Math.floor(at / HOUR_MS) * HOUR_MS, ':one': 1 },
+          ReturnConsumedCapacity: this.returnCapacity,
+        }),
+      );
+      this.onCapacity?.('countDuplicate', out?.ConsumedCapacity?.CapacityUnits ?? 0, 0);
+    } catch (error) {
+      throw translate(error);
+    }
   }
 
   /**

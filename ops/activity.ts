@@ -9,11 +9,15 @@
  * quarantined for the same window, `usage`'s done deliveries summed over tenants, and `sources`'s
  * events; the cost follows the window, never the history kept.
  *
- * Duplicates: a duplicate (the same event id with the same bytes, a provider's retry) stores nothing,
- * so no table holds them per time. What exists is the running intake's count by outcome since it
- * started (the local stack's counters, `status`'s `outcomes`; on AWS the IntakeRequests metric by
- * outcome); the report carries that total as it is, never spread over buckets.
+ * Duplicates: a request answered as a duplicate (`duplicate`, `duplicate_body`, `duplicate_conflict`:
+ * an event id already recorded) stores no receipt; intake adds 1 to its source's counter for that UTC
+ * minute instead (adapters/receipts.ts `countDuplicate`, `dup#` items: one per source and hour). A
+ * minute counts in the bucket its start falls in: exact whenever the window starts on a whole minute,
+ * as the presets do (their buckets are whole minutes too). A from/to that cuts a minute counts all of
+ * that minute's duplicates (the first minute in bucket 0), so nothing of the window is left out.
+ * Read by key, one item per source and hour of the window, on AWS and locally alike.
  */
+import { type DuplicateCount, type DuplicateReadCounters, readDuplicateCounts } from '../adapters/duplicate-counts';
 import type { Window } from '../adapters/table-scan';
 import { type WindowReadCounters, WindowReader } from '../adapters/window-index';
 import { DAY_MS, LEDGER_CONSUMER_SEPARATOR, ledgerKey } from '../core/model';
@@ -43,11 +47,13 @@ export const BUCKET_SIZES_MS: readonly number[] = [
 /** Bars a chart can show side by side and stay readable. */
 export const MAX_BUCKETS = 60;
 
-/** The outcomes intake counts for a request that named an event already recorded. */
-export const DUPLICATE_OUTCOMES = ['duplicate', 'duplicate_body', 'duplicate_conflict'] as const;
-
+/**
+ * A preset's window: its span, ending at the end of `now`'s minute, so that every bucket starts on a
+ * whole minute and holds whole minutes of duplicate counts.
+ */
 export function activityPresetWindow(preset: ActivityPreset, now: number): Window {
-  return { from: now - ACTIVITY_PRESETS[preset], to: now };
+  const to = Math.floor(now / MINUTE_MS) * MINUTE_MS + MINUTE_MS;
+  return { from: to - ACTIVITY_PRESETS[preset], to };
 }
 
 /** The smallest bucket size giving at most MAX_BUCKETS buckets (a day each beyond that). */
@@ -60,6 +66,11 @@ export function bucketSizeFor(window: Window): number {
 export function bucketIndex(at: number, window: Window, bucketMs: number): number {
   if (!(at >= window.from && at < window.to)) return -1;
   return Math.floor((at - window.from) / bucketMs);
+}
+
+/** The bucket of a minute's duplicate counts: the one it starts in, bucket 0 for a minute begun before the window; -1 outside. */
+export function minuteBucketIndex(minute: number, window: Window, bucketMs: number): number {
+  return minute + MINUTE_MS > window.from ? bucketIndex(Math.max(minute, window.from), window, bucketMs) : -1;
 }
 
 /** The nearest-rank percentile (`p` in 0..100) of the values, in any order; undefined for none. */
@@ -75,6 +86,9 @@ export interface SourceActivity {
   /** Events received per bucket. */
   readonly received: number[];
   readonly total: number;
+  /** Requests answered as duplicates per bucket (by the minute intake counted them in). */
+  readonly duplicates: number[];
+  readonly duplicateTotal: number;
 }
 
 export interface LatencySummary {
@@ -108,13 +122,8 @@ export interface ActivityReport extends ActivityTally {
   readonly bucketMs: number;
   /** Each bucket's start. */
   readonly buckets: number[];
-  /**
-   * Requests answered as duplicates since the running intake started, all sources together (the
-   * local stack's counters); absent where the target keeps none (AWS: the IntakeRequests metric).
-   */
-  readonly duplicatesSinceStart?: number;
-  /** What the window index read. */
-  readonly read: Readonly<WindowReadCounters>;
+  /** What the window index read, and the duplicate counts' hour items. */
+  readonly read: Readonly<WindowReadCounters & DuplicateReadCounters>;
 }
 
 /** What the tally is given: the window cut, and the configured ids (rows of others are not counted, as in status). */
@@ -133,18 +142,32 @@ type ActivityReceipt = {
 };
 type ActivityRow = { readonly pk: string; readonly consumerId?: string; readonly state?: string; readonly ackAt?: number };
 
-/** The window's receipts and ledger rows counted per bucket (pure: the unit tests give it rows). */
-export function tallyActivity(shape: TallyShape, receipts: readonly ActivityReceipt[], rows: readonly ActivityRow[]): ActivityTally {
+/**
+ * The window's receipts, ledger rows and duplicate counts per bucket (pure: the unit tests give it
+ * rows). A minute's duplicates count in the bucket the minute starts in; a minute begun before the
+ * window's start, in bucket 0.
+ */
+export function tallyActivity(
+  shape: TallyShape,
+  receipts: readonly ActivityReceipt[],
+  rows: readonly ActivityRow[],
+  duplicateCounts: readonly DuplicateCount[] = [],
+): ActivityTally {
   const n = Math.ceil((shape.window.to - shape.window.from) / shape.bucketMs);
   const zeros = () => new Array<number>(n).fill(0);
-  const sources = new Map(shape.sources.map((id) => [id, zeros()]));
+  const sources = new Map(shape.sources.map((id) => [id, { received: zeros(), duplicates: zeros() }]));
   const receivedAt = new Map<string, number>();
   for (const r of receipts) {
     const i = bucketIndex(r.receivedAt, shape.window, shape.bucketMs);
     if (i < 0) continue;
-    const counts = sources.get(r.source);
+    const counts = sources.get(r.source)?.received;
     if (counts) counts[i] = (counts[i] ?? 0) + 1;
     for (const c of r.consumers ?? []) receivedAt.set(ledgerKey(r.source, r.eventId, c), r.receivedAt);
+  }
+  for (const d of duplicateCounts) {
+    const i = minuteBucketIndex(d.minute, shape.window, shape.bucketMs);
+    const counts = sources.get(d.source)?.duplicates;
+    if (i >= 0 && counts) counts[i] = (counts[i] ?? 0) + d.count;
   }
   const consumers = new Map(
     shape.consumers.map((id) => [id, { done: zeros(), retrying: zeros(), quarantined: zeros(), latency: zeros().map((): number[] => []) }]),
@@ -158,7 +181,13 @@ export function tallyActivity(shape: TallyShape, receipts: readonly ActivityRece
     if (row.state === 'done' && typeof row.ackAt === 'number') c.latency[i]?.push(row.ackAt - at);
   }
   return {
-    sources: [...sources].map(([source, received]) => ({ source, received, total: sum(received) })),
+    sources: [...sources].map(([source, { received, duplicates }]) => ({
+      source,
+      received,
+      total: sum(received),
+      duplicates,
+      duplicateTotal: sum(duplicates),
+    })),
     consumers: [...consumers].map(([consumer, c]) => consumerActivity(consumer, c)),
   };
 }
@@ -183,8 +212,6 @@ function consumerActivity(
 }
 
 export interface ActivityRequest extends Window {
-  /** The running intake's counts by outcome (the target's `intakeOutcomes`), when it keeps them. */
-  readonly intakeOutcomes?: Readonly<Record<string, number>>;
   readonly reader?: WindowReader;
   readonly onProgress?: Progress;
 }
@@ -196,24 +223,28 @@ export async function activity(deps: StoreDeps & ConfigDeps, request: ActivityRe
   const window = { from: request.from, to: request.to };
   const bucketMs = bucketSizeFor(window);
   const reader = request.reader ?? new WindowReader(deps);
-  const receipts = await reader.receipts({ window }, request.onProgress);
+  const sources = deps.config.sources.map((s) => s.id);
+  const duplicateRead: DuplicateReadCounters = { duplicateKeysRequested: 0, duplicateItemsRead: 0 };
+  const [receipts, duplicates] = await Promise.all([
+    reader.receipts({ window }, request.onProgress),
+    readDuplicateCounts(deps, sources, window, duplicateRead),
+  ]);
   const rows = await reader.ledgerRows<ActivityRow & { pk: string }>(receipts, {
     projection: 'pk, consumerId, #state, ackAt',
     names: { '#state': 'state' },
   });
   const tally = tallyActivity(
-    { window, bucketMs, sources: deps.config.sources.map((s) => s.id), consumers: deps.config.consumers.map((c) => c.id) },
+    { window, bucketMs, sources, consumers: deps.config.consumers.map((c) => c.id) },
     receipts,
     [...rows.values()],
+    duplicates,
   );
-  const outcomes = request.intakeOutcomes;
   return {
     ...window,
     bucketMs,
     buckets: Array.from({ length: Math.ceil((window.to - window.from) / bucketMs) }, (_, i) => window.from + i * bucketMs),
     ...tally,
-    ...(outcomes ? { duplicatesSinceStart: DUPLICATE_OUTCOMES.reduce((n, o) => n + (outcomes[o] ?? 0), 0) } : {}),
-    read: { ...reader.counters },
+    read: { ...reader.counters, ...duplicateRead },
   };
 }
 

@@ -1,9 +1,10 @@
 /**
  * Activity (GET /api/activity): a window (the last hour, 24 hours, 7 days, or from/to) in buckets;
- * per source the events received, per consumer the deliveries done, retrying and quarantined and
- * their latency (received -> acknowledged, p50 and p99). Charts are SVG drawn here (no chart
- * library), each an image with a name that says its numbers; `Show as table` shows the window's
- * totals as rows. Its first render is marked (`hookledger:activity-rendered`) for the browser test.
+ * per source the events received and the requests answered as duplicates, per consumer the
+ * deliveries done, retrying and quarantined and their latency (received -> acknowledged, p50 and
+ * p99). Charts are SVG drawn here (no chart library), each an image with a name that says its
+ * numbers; `Show as table` shows the window's totals as rows. Its first render is marked
+ * (`hookledger:activity-rendered`) for the browser test.
  */
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -65,12 +66,17 @@ export function ActivityView() {
 function ActivityCharts({ data }: { data: ActivityResponse }) {
   const per = `per ${bucketLabel(data.bucketMs)} bucket`;
   return html`<h2>Sources</h2>
+    <p class="legend"><span class="key received">received</span> <span class="key duplicates">duplicates</span></p>
     <div class="charts">${data.sources.map(
       (s) =>
-        html`<${BarChart} title=${`${s.source}: received`} label=${`Events received by ${s.source} ${per}: ${s.total} in total`} buckets=${data.buckets} end=${data.to}
-          series=${[{ name: 'received', values: s.received, className: 'received' }]} />`,
+        html`<${BarChart} title=${`${s.source}: received and duplicates`} buckets=${data.buckets} end=${data.to}
+          label=${`Events received by ${s.source} ${per}: ${s.total} in total, ${s.duplicateTotal} ${s.duplicateTotal === 1 ? 'duplicate' : 'duplicates'}`}
+          series=${[
+            { name: 'received', values: s.received, className: 'received' },
+            { name: 'duplicates', values: s.duplicates, className: 'duplicates' },
+          ]} />`,
     )}</div>
-    <p class="note">${duplicatesText(data)}.</p>
+    <p class="note">Duplicates: requests naming an event already recorded (a provider’s retry), answered 200 and stored once; counted per minute.</p>
     <h2>Consumers</h2>
     <p class="legend"><span class="key done">done</span> <span class="key retrying">retrying</span> <span class="key quarantined">quarantined</span> · latency <span class="key p50">p50</span> <span class="key p99">p99</span></p>
     <div class="charts">${data.consumers.map((c) => html`<${ConsumerCharts} c=${c} buckets=${data.buckets} end=${data.to} per=${per} />`)}</div>`;
@@ -93,18 +99,12 @@ function ConsumerCharts({ c, buckets, end, per }: { c: ConsumerActivity; buckets
       series=${[{ name: 'p50', values: c.p50, className: 'p50' }, { name: 'p99', values: c.p99, className: 'p99' }]} />`;
 }
 
-function duplicatesText(data: ActivityResponse): string {
-  const since = data.duplicatesSinceStart;
-  return `Duplicates: not recorded per time${since === undefined ? '' : ` (${since} since the stack started, all sources)`}`;
-}
-
 /** The window's totals: one row per source and per consumer. */
 function ActivityTables({ data }: { data: ActivityResponse }) {
-  const duplicates = duplicatesText(data).replace(/^Duplicates: /, '');
   return html`<table>
       <caption>Sources</caption>
       <thead><tr><th scope="col">Source</th><th scope="col">Received</th><th scope="col">Duplicates</th></tr></thead>
-      <tbody>${data.sources.map((s) => html`<tr><td>${s.source}</td><td>${s.total}</td><td>${duplicates}</td></tr>`)}</tbody>
+      <tbody>${data.sources.map((s) => html`<tr><td>${s.source}</td><td>${s.total}</td><td>${s.duplicateTotal}</td></tr>`)}</tbody>
     </table>
     <table>
       <caption>Consumers</caption>

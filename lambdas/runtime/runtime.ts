@@ -188,7 +188,13 @@ class ConsumerRuntime {
       consumer_id: consumer.id,
       ...(message.repairId ? { repair_id: message.repairId } : {}),
     };
-    const claim = await this.deps.ledger.claim({ message, now: this.clock(), leaseMs: this.leaseMs, principal: this.deps.principal });
+    const claim = await this.deps.ledger.claim({
+      message,
+      now: this.clock(),
+      leaseMs: this.leaseMs,
+      principal: this.deps.principal,
+      ...sentAtOf(record),
+    });
     if (claim.kind === 'done') {
       logger.info('already acknowledged; nothing to do', ids);
       return undefined;
@@ -407,6 +413,12 @@ function withoutPayload(message: DeliveryMessage): DeliveryMessage {
 
 export class MalformedMessageError extends HookledgerError {
   override readonly name = 'MalformedMessageError';
+}
+
+/** When SQS took the message (the fan-out's send, or a re-queue's): the timeline's `queued` time. */
+function sentAtOf(record: SQSRecord): { sentAt?: number } {
+  const sentAt = Number(record.attributes.SentTimestamp);
+  return Number.isFinite(sentAt) && sentAt > 0 ? { sentAt } : {};
 }
 
 function parseMessage(record: SQSRecord, consumerId: string): DeliveryMessage {

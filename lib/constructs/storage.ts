@@ -136,13 +136,19 @@ function autoScale(table: dynamodb.Table, key: CapacityTable, c: TableCapacity):
  * What intake's write path writes and reads on the EventStore (lambdas/recording/record.ts through
  * adapters/receipts.ts), by leading key only: receipts, payloads and body claims (PutItem, GetItem
  * when a condition fails without returning the item), key-registry items (GetItem), the conflict
- * audit and the tenant-day registry of the window index (UpdateItem), its own orphaned payload on a
- * conflict (DeleteItem). Intake and the gap check's recovery (which runs intake's steps) share it.
+ * audit, the tenant-day registry of the window index and the duplicate counts (UpdateItem), its own
+ * orphaned payload on a conflict (DeleteItem). Intake and the gap check's recovery (which runs intake's
+ * steps, and counts a listed event it finds already recorded as a duplicate) share it.
  */
 export function grantIntakeWrites(events: dynamodb.ITable, grantee: iam.IGrantable): void {
   grantItemsByKeyPattern(events, grantee, ['dynamodb:PutItem'], [keyPattern('event'), keyPattern('payload'), keyPattern('bodyClaim')]);
   grantItemsByKeyPattern(events, grantee, ['dynamodb:GetItem'], [keyPattern('key'), keyPattern('event'), keyPattern('bodyClaim')]);
-  grantItemsByKeyPattern(events, grantee, ['dynamodb:UpdateItem'], [keyPattern('conflict'), keyPattern('tenantDay')]);
+  grantItemsByKeyPattern(
+    events,
+    grantee,
+    ['dynamodb:UpdateItem'],
+    [keyPattern('conflict'), keyPattern('tenantDay'), keyPattern('duplicates')],
+  );
   grantItemsByKeyPattern(events, grantee, ['dynamodb:DeleteItem'], [keyPattern('payload')]);
 }
 

@@ -85,7 +85,7 @@ describe('gap check on AWS', () => {
     expect(statementsOf('github-app').flatMap(resourceTargets)).not.toContain(hashKey);
   });
 
-  it('writes nothing unless it recovers, and then only what intake writes (evt#, pay#, bdy#, cfl#, tday#), never the Ledger', () => {
+  it('writes nothing unless it recovers, and then only what intake writes (evt#, pay#, bdy#, cfl#, tday#, dup#), never the Ledger', () => {
     const writes = (source: string) =>
       statementsOf(source).filter((st) => actionsOf(st).some((a) => /^dynamodb:(Put|Update|Delete|BatchWrite|TransactWrite)/.test(a)));
     expect(writes('github-app')).toEqual([]);
@@ -95,7 +95,7 @@ describe('gap check on AWS', () => {
       writes('stripe-live').map((st) => [actionsOf(st).join(','), st.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']]),
     ).toEqual([
       ['dynamodb:PutItem', ['evt#*', 'pay#*', 'bdy#*']],
-      ['dynamodb:UpdateItem', ['cfl#*', 'tday#*']],
+      ['dynamodb:UpdateItem', ['cfl#*', 'tday#*', 'dup#*']],
       ['dynamodb:DeleteItem', ['pay#*']],
     ]);
     expect(

@@ -128,8 +128,8 @@ describe.each(CONFIGS)('intake with the $name', ({ config }) => {
       dynamo.find((st) => actionsOf(st).includes(action))?.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
     expect(leadingKeys('dynamodb:PutItem')).toEqual(['evt#*', 'pay#*', 'bdy#*']);
     expect(leadingKeys('dynamodb:GetItem')).toEqual(['key#*', 'evt#*', 'bdy#*']);
-    // The conflict audit, and the window index's tenant-day registry.
-    expect(leadingKeys('dynamodb:UpdateItem')).toEqual(['cfl#*', 'tday#*']);
+    // The conflict audit, the window index's tenant-day registry, and the duplicate counts Activity reads.
+    expect(leadingKeys('dynamodb:UpdateItem')).toEqual(['cfl#*', 'tday#*', 'dup#*']);
     expect(leadingKeys('dynamodb:DeleteItem')).toEqual(['pay#*']);
     const secretRead = statements.filter((st) => actionsOf(st).includes('secretsmanager:GetSecretValue'));
     expect(secretRead.flatMap(resourceTargets).sort()).toEqual(

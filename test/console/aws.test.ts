@@ -15,7 +15,16 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../bin/cli';
 import { TOKEN_HEADER } from '../../console/server';
-import { dayTenantsPartition, eventKey, ledgerKey, payloadKey, tenantDayKey, tenantDayPartition } from '../../core/model';
+import {
+  dayTenantsPartition,
+  duplicateCountKey,
+  duplicateMinuteAttribute,
+  eventKey,
+  ledgerKey,
+  payloadKey,
+  tenantDayKey,
+  tenantDayPartition,
+} from '../../core/model';
 import { runCli } from '../support/cli';
 import { type ConsoleStack, call, config } from './support';
 
@@ -118,6 +127,14 @@ beforeAll(async () => {
   });
   delivery('evt_01J8K7A102', 'risk-evaluator', { state: 'done', units: 1, ackAt: RECEIVED + 3000 });
   // evt_01J8K7A102 -> audit-writer: no ledger row (its message was lost).
+  // The provider retried evt_01J8K7A101 twice a second after it arrived: intake's duplicate count for that minute.
+  put(EVENTS, {
+    pk: duplicateCountKey('platform', RECEIVED + 1000),
+    kind: 'duplicates',
+    source: 'platform',
+    hourStart: Math.floor((RECEIVED + 1000) / 3_600_000) * 3_600_000,
+    [duplicateMinuteAttribute(RECEIVED + 1000)]: 2,
+  });
 
   cfn.on(DescribeStacksCommand, { StackName: 'Hookledger' }).resolves({
     Stacks: [
@@ -363,10 +380,16 @@ describe('hookledger console: bad input', () => {
 });
 
 describe('hookledger console --stack: Activity and Health', () => {
-  it('Activity: the window’s counts and latency from the index and ledger; no duplicate count (AWS keeps no intake counters)', async () => {
+  it('Activity: the window’s counts and latency from the index and ledger, and the duplicates intake counted (the same items as locally)', async () => {
     const res = await call(env, '/api/activity?preset=24h');
     expect(res.status).toBe(200);
-    expect(res.json.sources).toEqual([{ source: 'platform', received: expect.any(Array), total: 2 }]);
+    expect(res.json.sources).toEqual([
+      { source: 'platform', received: expect.any(Array), total: 2, duplicates: expect.any(Array), duplicateTotal: 2 },
+    ]);
+    // In the bucket their minute starts in (30-minute buckets).
+    const minute = Math.floor((RECEIVED + 1000) / 60_000) * 60_000;
+    const bucket = res.json.buckets.filter((start: number) => start <= minute).length - 1;
+    expect(res.json.sources[0].duplicates[bucket]).toBe(2);
     expect(
       res.json.consumers.map((c: { consumer: string; totals: unknown; latencyMs: unknown }) => [c.consumer, c.totals, c.latencyMs]),
     ).toEqual([
@@ -375,6 +398,9 @@ describe('hookledger console --stack: Activity and Health', () => {
       ['risk-evaluator', { done: 1, retrying: 0, quarantined: 1 }, { p50: 2000, p99: 2000, samples: 1 }],
     ]);
     expect(res.json.duplicatesSinceStart).toBeUndefined();
+    expect(
+      ddb.commandCalls(BatchGetCommand).some((c) => JSON.stringify(c.args[0].input).includes(duplicateCountKey('platform', RECEIVED))),
+    ).toBe(true);
   });
 
   it('Health: DeadLetters ALARM for risk-evaluator’s DLQ message, OK for the others; computed from the same data, said so', async () => {

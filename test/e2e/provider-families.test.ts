@@ -141,10 +141,13 @@ afterAll(async () => {
 
 const schemeOf = (source: Source): SchemeConfigInput => stack.config.sources.find((s) => s.id === source)!.scheme;
 
-/** Items of the EventStore, but the tenant-day registry (written once per tenant and UTC day, checked apart). */
+/**
+ * Items of the EventStore, but the tenant-day registry (written once per tenant and UTC day, checked
+ * apart) and the duplicate counts (one per source and hour, what Activity reads).
+ */
 async function itemCount(): Promise<number> {
   const items = await scanAll<{ pk: string }>(stack.handlers.ddb, { TableName: stack.resources.tables.events, ConsistentRead: true });
-  return items.filter((item) => !item.pk.startsWith(KEY_PREFIX.tenantDay)).length;
+  return items.filter((item) => !item.pk.startsWith(KEY_PREFIX.tenantDay) && !item.pk.startsWith(KEY_PREFIX.duplicates)).length;
 }
 
 async function receipt(source: Source, eventId: string) {
