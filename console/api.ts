@@ -12,7 +12,7 @@ import type { ApiErrorBody, ConsoleGets, ConsolePosts } from '../ops/console-api
 import type { OperatorDeps } from '../ops/deps';
 import { type CliError, ConflictError, cliErrorOf, NotFoundError, OperationFailedError, TargetError, UsageError } from '../ops/errors';
 import { DELIVERY_STATES, type DeliveryStateOrReady, eventIdPrefix, type StoredOutcome, searchEvents } from '../ops/events';
-import { health } from '../ops/health';
+import { targetHealth } from '../ops/health';
 import { setPaused } from '../ops/pause';
 import { reconcileTarget, repairTarget } from '../ops/reconcile';
 import { redrive, redrivePreview } from '../ops/redrive';
@@ -276,23 +276,9 @@ const ROUTES: Routes = {
     return ok(report);
   },
 
-  'GET /activity': async (deps, { query }) => {
-    const outcomes = await deps.target.intakeOutcomes().catch(() => undefined);
-    return ok(await activity(storeDeps(deps), { ...activityWindow(deps, query), ...(outcomes ? { intakeOutcomes: outcomes } : {}) }));
-  },
+  'GET /activity': async (deps, { query }) => ok(await activity(storeDeps(deps), activityWindow(deps, query))),
 
-  'GET /health': async (deps) => {
-    const { target } = deps;
-    const [paused, outcomes] = await Promise.all([
-      target.pauseControl.paused().catch(() => undefined),
-      target.intakeOutcomes().catch(() => undefined),
-    ]);
-    const report = await health(
-      { ...storeDeps(deps), sqs: target.sqs, queues: target.queues, fanoutFailureQueueUrl: target.fanoutFailureQueueUrl },
-      { ...(paused ? { paused } : {}), ...(outcomes ? { outcomes } : {}) },
-    );
-    return ok(report);
-  },
+  'GET /health': async (deps) => ok(await targetHealth(deps.target, deps.config)),
 };
 
 /** A preset (`1h`, `24h`, `7d`) ending now, or from/to (default the last 24 hours). */

@@ -1,11 +1,13 @@
 /**
- * The local stack's loopback admin endpoint: `GET /consumers`, `GET /intake` and
- * `POST /consumers/<id>/pause|resume`, which the CLI's pause control calls for a local target.
+ * The local stack's loopback admin endpoint: `GET /consumers`, `GET /intake` (outcome counts, and
+ * verification failures per source and minute) and `POST /consumers/<id>/pause|resume`, which the
+ * CLI's pause control calls for a local target.
  * Every request needs the per-start admin token (`Authorization: Bearer …`, local/credentials.ts;
  * the CLI reads it from the credentials file beside the state file) and this listener's own Host,
  * and none may carry an Origin (local/listener-guard.ts): a web page cannot pause a consumer.
  */
 import { createServer, type Server } from 'node:http';
+import type { SignatureFailureCounts } from '../core/metrics';
 import { browserRefusal, hasBearerToken, localPortOf } from './listener-guard';
 
 /** What the admin endpoint can see and do (the running stack provides it). */
@@ -14,6 +16,8 @@ export interface AdminControl {
   resume(id: string): void;
   paused(): string[];
   intakeOutcomes(): Record<string, number>;
+  /** Intake's verification failures per source and minute: the local SignatureFailures rules read them. */
+  signatureFailures(): SignatureFailureCounts;
   consumers: string[];
 }
 
@@ -38,7 +42,9 @@ export async function startAdminServer(
     }
     const match = /^\/consumers\/([a-z0-9-]+)\/(pause|resume)$/.exec(req.url ?? '');
     if (req.method === 'GET' && req.url === '/consumers') return send(200, { consumers: control.consumers, paused: control.paused() });
-    if (req.method === 'GET' && req.url === '/intake') return send(200, { outcomes: control.intakeOutcomes() });
+    if (req.method === 'GET' && req.url === '/intake') {
+      return send(200, { outcomes: control.intakeOutcomes(), signatureFailures: control.signatureFailures() });
+    }
     if (req.method !== 'POST' || !match)
       return send(404, { error: 'not_found', message: 'use GET /consumers, GET /intake or POST /consumers/<id>/pause|resume' });
     const [, id, action] = match as unknown as [string, string, 'pause' | 'resume'];

@@ -70,8 +70,8 @@ export interface WiringOptions {
   readonly clock?: () => number;
   readonly onCapacity?: ConsumedCapacityObserver;
   readonly backoffBaseMs?: number;
-  /** Told each intake outcome (see IngestDeps.onOutcome). */
-  readonly onIntakeOutcome?: (outcome: string) => void;
+  /** Told each intake outcome and the source its path names (see IngestDeps.onOutcome). */
+  readonly onIntakeOutcome?: (outcome: string, sourceId: string) => void;
   /** Where `entry` paths are resolved from. Default: the repository root. */
   readonly root?: string;
   /** HTTP consumers' signing secrets (the local secrets file). Required when the config has an HTTP consumer. */

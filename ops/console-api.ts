@@ -359,6 +359,8 @@ export interface SourceRow {
   readonly source: string;
   readonly provider?: string;
   readonly scheme: string;
+  /** The provider event types the source declares it receives (`events`); absent when it declares none. */
+  readonly declaredEvents?: readonly string[];
   /** Events recorded in the window. */
   readonly events: number;
   readonly bySecretVersion: Readonly<Record<string, number>>;
@@ -390,6 +392,9 @@ export interface SourceActivity {
   /** Events received per bucket. */
   readonly received: readonly number[];
   readonly total: number;
+  /** Requests answered as duplicates per bucket (counted per minute by intake, in the bucket the minute starts in). */
+  readonly duplicates: readonly number[];
+  readonly duplicateTotal: number;
 }
 
 export interface ConsumerActivity {
@@ -414,8 +419,6 @@ export interface ActivityResponse {
   readonly buckets: readonly number[];
   readonly sources: readonly SourceActivity[];
   readonly consumers: readonly ConsumerActivity[];
-  /** Requests answered as duplicates since the running intake started, all sources (no store keeps them per time); absent on AWS. */
-  readonly duplicatesSinceStart?: number;
 }
 
 // --- GET /health --------------------------------------------------------------------------------
@@ -423,10 +426,14 @@ export interface ActivityResponse {
 export interface HealthRow {
   /** The alarm's name on a deployed stack (`Paused` has none). */
   readonly rule: string;
-  /** A consumer id, `intake`, `fan-out` or `reconcile`. */
+  /** A consumer id, a source id (SignatureFailures), `fan-out` or `reconcile`. */
   readonly subject: string;
   readonly state: 'OK' | 'ALARM';
   readonly detail: string;
+  /** Why the row is in its state: what was found and the threshold it is held against. */
+  readonly reason: string;
+  /** When an ALARM row's condition began (ms since the epoch), where the data records it. */
+  readonly since?: number;
 }
 
 export interface HealthResponse {

@@ -3,19 +3,22 @@
  * alarms are (lib/constructs/observability.ts): per consumer DeadLetters (its DLQ holds a message),
  * OldestMessageAge (its oldest pending delivery is older than its `alarmAgeSeconds`), CircuitOpen (an
  * HTTP consumer's breaker reached `breakAfterFailures`) and Paused (no alarm on AWS: a pause is
- * someone's decision, shown so it is not forgotten); SignatureFailures; FanOutFailures (the fan-out's
- * on-failure queue holds records); ReconcileViolations (the last scheduled run's checkpoint).
+ * someone's decision, shown so it is not forgotten); per source SignatureFailures (a burst of
+ * verification failures: `alarms.signatureFailures`); FanOutFailures (the fan-out's on-failure queue
+ * holds records); ReconcileViolations (the last scheduled run's checkpoint).
  *
  * The rules are computed from the data the other views read (status, the breakers, the pause state,
- * the intake's outcome counters, the reconcile checkpoint), on the local stack and on AWS alike: the
- * CloudWatch client is not among the dependencies, so the alarms' own states are not read. Where the
- * computed rule differs from its alarm, the row's detail and the report's notes say how.
+ * the running intake's per-source failure counts, the reconcile checkpoint), on the local stack and on
+ * AWS alike: the CloudWatch client is not among the dependencies, so the alarms' own states are not
+ * read. Where the computed rule differs from its alarm, the row's detail and the report's notes say how.
  */
 import { CheckpointStore } from '../adapters/checkpoint';
 import type { HookledgerConfig } from '../core/config/schema';
+import { SIGNATURE_FAILURE_BUCKET_MS, type SignatureFailureCounts, type SignatureFailureMinute } from '../core/metrics';
 import type { ReconcileTally } from '../lambdas/reconcile/reconcile';
 import type { ConfigDeps } from './deps';
 import { type CircuitState, circuits, type StatusDeps, type StatusReport, status } from './status';
+import type { Target } from './target-types';
 import { formatAge, iso } from './time';
 
 export type HealthState = 'OK' | 'ALARM';
@@ -23,7 +26,7 @@ export type HealthState = 'OK' | 'ALARM';
 export interface HealthRow {
   /** The alarm's name on a deployed stack (`Paused` has none). */
   readonly rule: string;
-  /** A consumer id, `intake`, `fan-out` or `reconcile`. */
+  /** A consumer id, a source id (SignatureFailures), `fan-out` or `reconcile`. */
   readonly subject: string;
   readonly state: HealthState;
   /** What was found, in words. */
@@ -52,8 +55,8 @@ export interface HealthInputs {
   readonly circuits: Readonly<Record<string, CircuitState>>;
   /** Absent when the pause state could not be read. */
   readonly paused?: ReadonlySet<string>;
-  /** The running intake's requests by outcome since it started (the local stack); absent on AWS. */
-  readonly outcomes?: Readonly<Record<string, number>>;
+  /** The running intake's verification failures per source and minute (the local stack); absent on AWS. */
+  readonly signatureFailures?: SignatureFailureCounts;
   /** Absent when no scheduled reconcile run has saved its checkpoint yet. */
   readonly reconcile?: ReconcileRunSummary;
 }
@@ -61,12 +64,13 @@ export interface HealthInputs {
 export interface HealthReport {
   readonly at: number;
   readonly rows: readonly HealthRow[];
-  /** Rules that could not be computed here, and how a computed rule differs from its alarm. */
+  /**
+   * Rules that could not be computed here, how a computed rule differs from its alarm, and for a
+   * source in SignatureFailures ALARM what to run.
+   */
   readonly notes: readonly string[];
 }
 
-/** Signature refusals (`signature_mismatch`) that make SignatureFailures alarm. */
-export const SIGNATURE_FAILURE_BURST = 10;
 /**
  * The scheduled reconcile's checkpoint job (`ckpt#reconcile`), as lambdas/reconcile/app.ts names it
  * (the operations may not import the handler; a unit test holds the two equal).
@@ -121,18 +125,7 @@ export function healthRules(config: HookledgerConfig, inputs: HealthInputs): Hea
       rows.push(row('Paused', c.consumer, paused, paused ? 'paused: takes no deliveries until resumed' : 'running'));
     }
   }
-  if (inputs.outcomes !== undefined) {
-    const refusals = inputs.outcomes.signature_mismatch ?? 0;
-    rows.push(
-      row(
-        'SignatureFailures',
-        'intake',
-        refusals >= SIGNATURE_FAILURE_BURST,
-        `${refusals} signature refusal(s) since intake started, all sources`,
-        `alarms at ${SIGNATURE_FAILURE_BURST}`,
-      ),
-    );
-  }
+  if (inputs.signatureFailures !== undefined) rows.push(...signatureFailureRows(config, inputs.signatureFailures));
   const fanout = inputs.status.fanoutFailures?.visible;
   if (fanout !== undefined) {
     rows.push(row('FanOutFailures', 'fan-out', fanout > 0, `${fanout} record(s) on its on-failure queue`, AT_LEAST_ONE));
@@ -153,17 +146,59 @@ export function healthRules(config: HookledgerConfig, inputs: HealthInputs): Hea
   return rows;
 }
 
-/** What each rule can and cannot see here, for the report's notes. */
-function notesOf(inputs: HealthInputs): string[] {
+/**
+ * One row per configured source: ALARM at `threshold` verification failures in the window ending at
+ * the stack's `at` (the current minute and the `windowMinutes - 1` before it), since the minute whose
+ * failures reached the threshold.
+ */
+function signatureFailureRows(config: HookledgerConfig, counts: SignatureFailureCounts): HealthRow[] {
+  const { threshold, windowMinutes } = config.alarms.signatureFailures;
+  return config.sources.map((source) => {
+    const { count, since } = failuresInWindow(counts.bySource[source.id] ?? [], counts.at, windowMinutes, threshold);
+    return row(
+      'SignatureFailures',
+      source.id,
+      count >= threshold,
+      `${count} verification failure(s) in the last ${windowMinutes} min`,
+      `alarms at ${threshold} within ${windowMinutes} min`,
+      since,
+    );
+  });
+}
+
+function failuresInWindow(
+  minutes: readonly SignatureFailureMinute[],
+  at: number,
+  windowMinutes: number,
+  threshold: number,
+): { count: number; since?: number } {
+  const first =
+    Math.floor(at / SIGNATURE_FAILURE_BUCKET_MS) * SIGNATURE_FAILURE_BUCKET_MS - (windowMinutes - 1) * SIGNATURE_FAILURE_BUCKET_MS;
+  let count = 0;
+  let since: number | undefined;
+  for (const minute of minutes) {
+    if (minute.from < first || minute.from > at) continue;
+    count += minute.count;
+    if (since === undefined && count >= threshold) since = minute.from;
+  }
+  return since === undefined ? { count } : { count, since };
+}
+
+/** What each rule can and cannot see here, and what to run for a source in SignatureFailures ALARM, for the report's notes. */
+function notesOf(config: HookledgerConfig, inputs: HealthInputs, rows: readonly HealthRow[]): string[] {
   const notes = [
     'Computed from the stack’s data (the CloudWatch client is not installed): OldestMessageAge reads the oldest pending delivery of the events received in the last 7 days, not the queue’s oldest message.',
   ];
   if (!inputs.paused) notes.push('Paused: the pause state could not be read.');
-  if (inputs.outcomes === undefined) {
-    notes.push('SignatureFailures: this target keeps no intake counters (on AWS the IntakeRequests metric by outcome has them).');
-  } else {
+  const { threshold, windowMinutes } = config.alarms.signatureFailures;
+  notes.push(
+    inputs.signatureFailures === undefined
+      ? `SignatureFailures: this target keeps no intake counters; on AWS each source's SignatureFailures alarm counts its verification failures (${threshold} within ${windowMinutes} min).`
+      : `SignatureFailures: the running intake's verification failures per source, per minute; on AWS each source's alarm sums them over periods of ${windowMinutes} min.`,
+  );
+  for (const { subject } of rows.filter((r) => r.rule === 'SignatureFailures' && r.state === 'ALARM')) {
     notes.push(
-      `SignatureFailures: the running intake counts refusals by outcome since it started, not per source nor per time; it alarms at ${SIGNATURE_FAILURE_BURST}.`,
+      `SignatureFailures ${subject}: usually its signing secret was rotated on one side only, so every webhook is answered 401 and the provider retries, then disables the endpoint. Compare with \`hookledger sources remote ${subject}\`; store the secret the provider signs with by \`hookledger secrets rotate ${subject} --value-file -\` (or rotate here and give the provider the new one).`,
     );
   }
   return notes;
@@ -188,7 +223,7 @@ export async function lastReconcileRun(deps: Pick<StatusDeps, 'ddb' | 'tables'>)
 
 export interface HealthOptions {
   readonly paused?: ReadonlySet<string>;
-  readonly outcomes?: Readonly<Record<string, number>>;
+  readonly signatureFailures?: SignatureFailureCounts;
 }
 
 export async function health(deps: StatusDeps & ConfigDeps, options: HealthOptions = {}): Promise<HealthReport> {
@@ -201,8 +236,37 @@ export async function health(deps: StatusDeps & ConfigDeps, options: HealthOptio
     status: report,
     circuits: breakers,
     ...(options.paused ? { paused: options.paused } : {}),
-    ...(options.outcomes ? { outcomes: options.outcomes } : {}),
+    ...(options.signatureFailures ? { signatureFailures: options.signatureFailures } : {}),
     ...(reconcile ? { reconcile } : {}),
   };
-  return { at: report.at, rows: healthRules(deps.config, inputs), notes: notesOf(inputs) };
+  const rows = healthRules(deps.config, inputs);
+  return { at: report.at, rows, notes: notesOf(deps.config, inputs, rows) };
+}
+
+/** What `targetHealth` reads of a target. */
+export type HealthTarget = Pick<
+  Target,
+  'ddb' | 'tables' | 'sqs' | 'queues' | 'fanoutFailureQueueUrl' | 'pauseControl' | 'intakeSignatureFailures'
+>;
+
+/**
+ * The rules of a target, as `hookledger alarms` and the console's Health view show them: an
+ * unreadable pause state or intake count leaves its rule out, and the report's notes say so.
+ */
+export async function targetHealth(target: HealthTarget, config: HookledgerConfig): Promise<HealthReport> {
+  const [paused, signatureFailures] = await Promise.all([
+    target.pauseControl.paused().catch(() => undefined),
+    target.intakeSignatureFailures?.().catch(() => undefined),
+  ]);
+  return health(
+    {
+      ddb: target.ddb,
+      tables: target.tables,
+      config,
+      sqs: target.sqs,
+      queues: target.queues,
+      fanoutFailureQueueUrl: target.fanoutFailureQueueUrl,
+    },
+    { ...(paused ? { paused } : {}), ...(signatureFailures ? { signatureFailures } : {}) },
+  );
 }

@@ -7,6 +7,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ErasableBlobs, PayloadBlobs } from '../adapters/payload-blobs';
 import type { StreamBatchPort } from '../adapters/stream-batch';
 import type { HookledgerConfig } from '../core/config/schema';
+import type { SignatureFailureCounts } from '../core/metrics';
 import type { SigningSecrets } from '../core/schemes/types';
 import type { QueuePair, TableNames } from './deps';
 import type { PauseControl } from './pause';
@@ -51,6 +52,11 @@ export interface Target {
   secretRotation(sourceId: string): Promise<SecretRotationState>;
   /** Intake requests by outcome, where the target keeps them (the local stack); undefined on AWS. */
   intakeOutcomes(): Promise<Record<string, number> | undefined>;
+  /**
+   * The running intake's verification failures per source and minute (the local stack's admin
+   * endpoint); absent on AWS, where each source's SignatureFailures alarm counts them.
+   */
+  intakeSignatureFailures?(): Promise<SignatureFailureCounts | undefined>;
   destroy(): void;
 }
 

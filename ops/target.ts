@@ -14,6 +14,7 @@ import type { ErasableBlobs, PayloadBlobs } from '../adapters/payload-blobs';
 import { UnknownSecretError } from '../adapters/secrets';
 import type { StreamBatchPort } from '../adapters/stream-batch';
 import { apiKeyPath } from '../core/gaps';
+import type { SignatureFailureCounts } from '../core/metrics';
 import type { AccessKey } from '../local/credentials';
 import { DEFAULT_SECRETS_FILE, FileSecrets } from '../local/secrets-file';
 import {
@@ -142,35 +143,41 @@ async function runningStackState(file: string): Promise<LocalStackState> {
   return state;
 }
 
-/** The local stack's secrets file: the sources' and HTTP consumers' secrets, the payload-hash key and the provider API keys. */
+/**
+ * The local stack's secrets file: the sources' and HTTP consumers' secrets, the payload-hash key and
+ * the provider API keys. It names the configured sources and consumers, so it is opened on first use:
+ * a command that reads no secret (status) connects before its configuration is loaded.
+ */
 function localSecrets(options: TargetOptions, state: LocalStackState): TargetSecrets {
   const secretsPath = state.secretsFile ? path.resolve(options.root, state.secretsFile) : path.join(options.root, DEFAULT_SECRETS_FILE);
-  const secrets = new FileSecrets({
-    path: secretsPath,
-    sourceIds: options.config.sources.map((s) => s.id),
-    consumerIds: options.config.consumers.filter((c) => c.kind === 'http').map((c) => c.id),
-  });
-  const consumerFile = secrets.consumerSecrets();
+  let opened: FileSecrets | undefined;
+  const secrets = () =>
+    (opened ??= new FileSecrets({
+      path: secretsPath,
+      sourceIds: options.config.sources.map((s) => s.id),
+      consumerIds: options.config.consumers.filter((c) => c.kind === 'http').map((c) => c.id),
+    }));
+  const consumers = () => secrets().consumerSecrets();
   return {
-    signingSecret: async (sourceId) => (await secrets.get(sourceId)).current,
+    signingSecret: async (sourceId) => (await secrets().get(sourceId)).current,
     rotator: {
       kind: 'local',
-      rotate: (sourceId, overlapMs, value) => secrets.rotate(sourceId, overlapMs, 'sources', value),
-      retire: (sourceId) => secrets.retire(sourceId),
+      rotate: (sourceId, overlapMs, value) => secrets().rotate(sourceId, overlapMs, 'sources', value),
+      retire: (sourceId) => secrets().retire(sourceId),
     },
     consumerSecrets: {
-      get: (consumerId) => consumerFile.get(consumerId),
-      rotator: { kind: 'local', rotate: (id, overlapMs) => consumerFile.rotate(id, overlapMs), retire: (id) => consumerFile.retire(id) },
+      get: (consumerId) => consumers().get(consumerId),
+      rotator: { kind: 'local', rotate: (id, overlapMs) => consumers().rotate(id, overlapMs), retire: (id) => consumers().retire(id) },
     },
-    payloadHashKey: () => secrets.payloadHashKey(),
+    payloadHashKey: () => secrets().payloadHashKey(),
     secretRotation: async (sourceId) => {
-      const { previous, previousUntil } = await secrets.get(sourceId);
+      const { previous, previousUntil } = await secrets().get(sourceId);
       return { source: sourceId, hasPrevious: previous !== undefined, ...(previousUntil !== undefined ? { previousUntil } : {}) };
     },
     apiKeyLocation: (sourceId) => `${apiKeyPath(sourceId)} in ${secretsPath}`,
     providerApiKey: async (sourceId) => {
       try {
-        return await secrets.apiKey(sourceId);
+        return await secrets().apiKey(sourceId);
       } catch (error) {
         if (error instanceof UnknownSecretError) throw new TargetError(error.message);
         throw error;
@@ -179,21 +186,30 @@ function localSecrets(options: TargetOptions, state: LocalStackState): TargetSec
   };
 }
 
-/** What the local stack's admin endpoint serves: pausing consumers, and intake's outcome counts. */
-function localAdmin(file: string, state: LocalStackState, adminFetch: typeof fetch): Pick<Target, 'pauseControl' | 'intakeOutcomes'> {
+/** What the local stack's admin endpoint serves: pausing consumers, and intake's outcome and per-source failure counts. */
+function localAdmin(
+  file: string,
+  state: LocalStackState,
+  adminFetch: typeof fetch,
+): Pick<Target, 'pauseControl' | 'intakeOutcomes' | 'intakeSignatureFailures'> {
   const noAdmin = async (): Promise<never> => {
     throw new TargetError(`${file} has no adminUrl: this local stack cannot pause consumers; update and restart \`npm start\``);
   };
+  // GET /intake (local/admin-server.ts); undefined from a stack without an admin endpoint.
+  const intake = async (): Promise<AdminIntake | undefined> => {
+    if (!state.adminUrl) return undefined;
+    const response = await adminFetch(`${state.adminUrl.replace(/\/+$/, '')}/intake`);
+    return response.ok ? ((await response.json()) as AdminIntake) : undefined;
+  };
   return {
     pauseControl: state.adminUrl ? adminPauseControl(state.adminUrl, adminFetch) : { pause: noAdmin, resume: noAdmin, paused: noAdmin },
-    intakeOutcomes: async () => {
-      if (!state.adminUrl) return undefined;
-      const response = await adminFetch(`${state.adminUrl.replace(/\/+$/, '')}/intake`);
-      if (!response.ok) return undefined;
-      return ((await response.json()) as { outcomes?: Record<string, number> }).outcomes;
-    },
+    intakeOutcomes: async () => (await intake())?.outcomes,
+    // A stack started before these counts existed answers without them: undefined, and the rule is left out.
+    intakeSignatureFailures: async () => (await intake())?.signatureFailures,
   };
 }
+
+type AdminIntake = { readonly outcomes?: Record<string, number>; readonly signatureFailures?: SignatureFailureCounts };
 
 /**
  * fetch with the admin endpoint's `Authorization: Bearer <token>` (local/admin-server.ts). On an

@@ -15,27 +15,12 @@ export function register(program: Command, ctx: CommandContext): void {
   program
     .command('alarms')
     .description(
-      'every alarm rule (DeadLetters, OldestMessageAge, CircuitOpen, Paused, SignatureFailures, FanOutFailures, ReconcileViolations) with its state, reason and since when, computed from the stack’s data; exit 1 while any is in ALARM',
+      'every alarm rule (DeadLetters, OldestMessageAge, CircuitOpen, Paused per consumer; SignatureFailures per source; FanOutFailures, ReconcileViolations) with its state, reason and since when, computed from the stack’s data; exit 1 while any is in ALARM',
     )
     .action(
       ctx.withTarget(async (connect, globals) => {
-        const [target, { health }] = await Promise.all([connect(), import('../../ops/health')]);
-        // An unreadable pause state or intake counter leaves its rule out; the report's notes say so.
-        const [paused, outcomes] = await Promise.all([
-          target.pauseControl.paused().catch(() => undefined),
-          target.intakeOutcomes().catch(() => undefined),
-        ]);
-        const report = await health(
-          {
-            ddb: target.ddb,
-            tables: target.tables,
-            config: ctx.config,
-            sqs: target.sqs,
-            queues: target.queues,
-            fanoutFailureQueueUrl: target.fanoutFailureQueueUrl,
-          },
-          { ...(paused ? { paused } : {}), ...(outcomes ? { outcomes } : {}) },
-        );
+        const [target, { targetHealth }] = await Promise.all([connect(), import('../../ops/health')]);
+        const report = await targetHealth(target, ctx.config);
         ctx.print(globals, report, () => formatAlarms(report, target));
         return report.rows.some((r) => r.state === 'ALARM') ? EXIT.found : EXIT.ok;
       }),

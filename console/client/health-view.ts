@@ -1,6 +1,6 @@
 /**
- * Health (GET /api/health): one row per rule and its state, OK or ALARM, refreshed every few
- * seconds, with what the rules could not see here. Its first render is marked
+ * Health (GET /api/health): one row per rule and its state, OK or ALARM, since when and why (the
+ * reason, with the threshold), refreshed every few seconds, with what the rules could not see here. Its first render is marked
  * (`hookledger:health-rendered`) for the browser test.
  */
 import { html } from 'htm/preact';
@@ -26,12 +26,13 @@ export function HealthView() {
         ? html`<p role="status">${alarms === 0 ? 'Every rule is OK' : `${alarms} of ${data.rows.length} rules in ALARM`} (read ${iso(data.at)}).</p>
           <table>
             <caption>Rules</caption>
-            <thead><tr><th scope="col">Rule</th><th scope="col">Subject</th><th scope="col">State</th><th scope="col">Detail</th></tr></thead>
+            <thead><tr><th scope="col">Rule</th><th scope="col">Subject</th><th scope="col">State</th><th scope="col">Since</th><th scope="col">Reason</th></tr></thead>
             <tbody>${data.rows.map(
               (r) =>
-                html`<tr><td>${r.rule}</td><td>${r.subject}</td><td><span class=${`pill ${r.state === 'ALARM' ? 'alarm' : 'ok'}`}>${r.state}</span></td><td>${r.detail}</td></tr>`,
+                html`<tr><td>${r.rule}</td><td>${r.subject}</td><td><span class=${`pill ${r.state === 'ALARM' ? 'alarm' : 'ok'}`}>${r.state}</span></td><td>${r.since === undefined ? '-' : iso(r.since)}</td><td>${r.reason}</td></tr>`,
             )}</tbody>
           </table>
+          <p>Since “-”: the rule is OK, or its data records no start time (a DLQ message, the breaker and a pause keep none).</p>
           <ul class="notes">${data.notes.map((n) => html`<li>${n}</li>`)}</ul>`
         : html`<p role="status">Reading the rules…</p>`
     }

@@ -14,9 +14,12 @@ import {
   FANOUT_SKIPPED_METRIC,
   HTTP_CIRCUIT_OPEN_METRIC,
   INTAKE_METRIC,
+  isSignatureFailure,
   METRICS_NAMESPACE,
+  PROVIDER_DRIFT_METRIC,
   PROVIDER_GAPS_METRIC,
   SECRET_REFRESH_FAILURE_METRIC,
+  SIGNATURE_FAILURE_METRIC,
 } from '../../core/metrics';
 import { type MetricLine, metricLineWriter } from './emf';
 
@@ -50,10 +53,19 @@ function countPublisher(
   };
 }
 
-/** `IntakeRequests{Stack, Outcome}`: the ingest handler's `onOutcome`, one line per request. */
-export function createIntakeMetrics(stackName: string): (outcome: string) => void {
+/**
+ * The ingest handler's `onOutcome`: `IntakeRequests{Stack, Outcome}`, one line per request, and for a
+ * verification failure one line more, `SignatureFailures{Stack, Source}`, which each source's alarm
+ * watches. Two lines rather than a second dimension set on the first: IntakeRequests keeps its
+ * metrics and its line as they were, and a request that verifies writes nothing more.
+ */
+export function createIntakeMetrics(stackName: string): (outcome: string, sourceId: string) => void {
   const publish = countPublisher(stackName, INTAKE_METRIC);
-  return (outcome) => publish(1, { [DIMENSION.outcome]: outcome });
+  const publishFailure = countPublisher(stackName, SIGNATURE_FAILURE_METRIC);
+  return (outcome, sourceId) => {
+    publish(1, { [DIMENSION.outcome]: outcome });
+    if (isSignatureFailure(outcome)) publishFailure(1, { [DIMENSION.source]: sourceId });
+  };
 }
 
 /**
@@ -85,4 +97,10 @@ export function createCircuitOpenMetric(stackName: string, consumerId: string): 
 export function createProviderGapsMetric(stackName: string, sourceId: string): (unrecovered: number) => void {
   const publish = countPublisher(stackName, PROVIDER_GAPS_METRIC, { [DIMENSION.source]: sourceId });
   return (unrecovered) => publish(unrecovered);
+}
+
+/** `ProviderDrift{Stack, Source}`: one line per scheduled drift check, the differences found (0 when it matches). */
+export function createProviderDriftMetric(stackName: string, sourceId: string): (differences: number) => void {
+  const publish = countPublisher(stackName, PROVIDER_DRIFT_METRIC, { [DIMENSION.source]: sourceId });
+  return (differences) => publish(differences);
 }

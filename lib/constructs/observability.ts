@@ -1,5 +1,4 @@
 import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as chatbot from 'aws-cdk-lib/aws-chatbot';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -10,7 +9,10 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription, UrlSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ConfigurationError } from '../../core/errors';
 import {
+  DEFAULT_SIGNATURE_FAILURE_THRESHOLD,
+  DEFAULT_SIGNATURE_FAILURE_WINDOW_MINUTES,
   DIMENSION,
   FANOUT_SKIPPED_DIMENSIONS,
   FANOUT_SKIPPED_METRIC,
@@ -24,7 +26,9 @@ import {
   RECONCILE_REPAIRS_METRIC,
   RECONCILE_VIOLATIONS_METRIC,
   SECRET_REFRESH_FAILURE_METRIC,
+  SIGNATURE_FAILURE_METRIC,
 } from '../../core/metrics';
+import type { IntakeEndpointMetrics } from './ingest-api';
 
 /** What is watched for one consumer. */
 export interface ConsumerSignals {
@@ -42,7 +46,8 @@ export interface ConsumerSignals {
 }
 
 export interface ObservabilityProps {
-  readonly api: apigwv2.IHttpApi;
+  /** Intake's endpoint: the HTTP API, or the function URL's metrics (IngestApi.metrics). */
+  readonly api: IntakeEndpointMetrics;
   readonly fanOut: lambda.IFunction;
   readonly fanOutFailureQueue: sqs.IQueue;
   readonly reconciler: lambda.IFunction;
@@ -67,12 +72,30 @@ export interface ObservabilityProps {
    */
   readonly alarmHttpsEndpoints?: readonly string[];
   /**
+   * The sources intake serves: one SignatureFailures alarm each (`Sources/<id>/SignatureFailures`).
+   * @default - none
+   */
+  readonly sourceIds?: readonly string[];
+  /**
+   * When a source's SignatureFailures alarm fires (config `alarms.signatureFailures`).
+   * @default - 10 verification failures within 15 minutes
+   */
+  readonly signatureFailures?: SignatureFailureAlarm;
+  /**
    * Value of the `Stack` dimension the ingest and reconcile functions publish their metrics with
    * (`Hookledger/IntakeRequests`, `Hookledger/ReconcileViolations`); the dashboard and alarms read
    * only that stack's series.
    * @default - this stack's name
    */
   readonly reconcileStackDimension?: string;
+}
+
+/** A source's signature-failure alarm: ALARM at `threshold` failures summed over one period of `windowMinutes`. */
+export interface SignatureFailureAlarm {
+  /** Failures that fire it, 1 or more. */
+  readonly threshold: number;
+  /** Its period, whole minutes from 1 to a day (CloudWatch's longest period for one evaluation). */
+  readonly windowMinutes: number;
 }
 
 /** A Slack channel in a workspace authorized with AWS Chatbot. */
@@ -89,6 +112,8 @@ interface AlarmDestinations {
 }
 
 const ONE_MINUTE = Duration.minutes(1);
+/** CloudWatch evaluates at most one day of data for an alarm: its period times its evaluation periods. */
+const MAX_ALARM_PERIOD_MINUTES = 24 * 60;
 /** Chatbot configuration names are unique per account and at most this long. */
 const CHATBOT_CONFIGURATION_NAME_MAX = 128;
 /** Why SNS keeps no alarm message it failed to deliver (cdk-nag Serverless-SNSRedrivePolicy, every subscription). */
@@ -141,10 +166,12 @@ interface AlarmSpec {
   readonly treatMissingData?: cloudwatch.TreatMissingData;
   /** Breaching periods in a row before it fires (every one of them must breach). @default 1 */
   readonly evaluationPeriods?: number;
+  /** @default GREATER_THAN_THRESHOLD */
+  readonly comparisonOperator?: cloudwatch.ComparisonOperator;
 }
 
 interface IntakeSignals {
-  readonly api: apigwv2.IHttpApi;
+  readonly api: IntakeEndpointMetrics;
   readonly count: cloudwatch.Metric;
   readonly clientErrors: cloudwatch.Metric;
   readonly serverErrors: cloudwatch.Metric;
@@ -203,6 +230,7 @@ export class Observability extends Construct {
       secrets: this.watchSecrets(),
       reconcileErrors: this.watchReconcileRuns(props),
     };
+    this.watchSignatures(props.sourceIds ?? [], props.signatureFailures ?? DEFAULT_SIGNATURE_FAILURE_ALARM);
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     for (const row of overviewRows(signals, this.stackDimension)) this.dashboard.addWidgets(...row);
@@ -296,7 +324,7 @@ export class Observability extends Construct {
   }
 
   /** Intake: alarm Api5xx. */
-  private watchIntake(api: apigwv2.IHttpApi): IntakeSignals {
+  private watchIntake(api: IntakeEndpointMetrics): IntakeSignals {
     const serverErrors = api.metricServerError({ period: ONE_MINUTE, statistic: 'Sum' });
     this.alarm('Api5xx', {
       metric: serverErrors,
@@ -385,6 +413,30 @@ export class Observability extends Construct {
     return { stale, none: secretFailures('none') };
   }
 
+  /**
+   * One alarm per source under `Sources/<id>`: SignatureFailures, the failures intake counted for
+   * that source (lambdas/shared/metrics.ts) summed over one period of the window. Api5xx cannot see
+   * them (each is a 401), and the usual cause pages no one otherwise: a secret rotated on one side only.
+   */
+  private watchSignatures(sourceIds: readonly string[], rule: SignatureFailureAlarm): void {
+    checkSignatureFailureAlarm(rule);
+    const sourcesScope = new Construct(this, 'Sources');
+    const window = `${rule.windowMinutes} min`;
+    for (const sourceId of sourceIds) {
+      this.alarm('SignatureFailures', {
+        scope: new Construct(sourcesScope, sourceId),
+        metric: customMetric(
+          SIGNATURE_FAILURE_METRIC,
+          { [DIMENSION.stack]: this.stackDimension, [DIMENSION.source]: sourceId },
+          Duration.minutes(rule.windowMinutes),
+        ),
+        threshold: rule.threshold,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        description: `Intake refused ${rule.threshold} or more requests to source ${sourceId} within ${window}: they failed verification (signature missing or wrong, or timestamp outside its tolerance). Usually its signing secret was rotated on one side only: every webhook is answered 401, the provider retries, then disables the endpoint. Compare with \`hookledger sources remote ${sourceId}\`; store the secret the provider signs with by \`hookledger secrets rotate ${sourceId} --value-file -\` (or rotate here and give the provider the new one). The intake log's \`webhook rejected\` lines give each refusal's reason: signature_mismatch after a one-sided rotation, missing_signature from a scanner's probe.`,
+      });
+    }
+  }
+
   /** Whether the reconcile runs happen at all: alarms ReconcileErrors and ReconcileDeadLetters. */
   private watchReconcileRuns(props: ObservabilityProps): cloudwatch.Metric {
     const errors = props.reconciler.metricErrors({ period: props.reconcileInterval, statistic: 'Sum' });
@@ -442,7 +494,7 @@ export class Observability extends Construct {
     const alarm = new cloudwatch.Alarm(opts.scope ?? this, id, {
       metric: opts.metric,
       threshold: opts.threshold,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      comparisonOperator: opts.comparisonOperator ?? cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: opts.evaluationPeriods ?? 1,
       ...(opts.evaluationPeriods ? { datapointsToAlarm: opts.evaluationPeriods } : {}),
       treatMissingData: opts.treatMissingData ?? cloudwatch.TreatMissingData.NOT_BREACHING,
@@ -451,6 +503,23 @@ export class Observability extends Construct {
     alarm.addAlarmAction(this.action);
     alarm.addOkAction(this.action);
     this.alarms.push(alarm);
+  }
+}
+
+/** As the config's defaults (core/metrics.ts), for a stack built without them. */
+const DEFAULT_SIGNATURE_FAILURE_ALARM: SignatureFailureAlarm = {
+  threshold: DEFAULT_SIGNATURE_FAILURE_THRESHOLD,
+  windowMinutes: DEFAULT_SIGNATURE_FAILURE_WINDOW_MINUTES,
+};
+
+function checkSignatureFailureAlarm({ threshold, windowMinutes }: SignatureFailureAlarm): void {
+  if (!Number.isInteger(threshold) || threshold < 1) {
+    throw new ConfigurationError(`signatureFailures.threshold must be a whole number of failures, 1 or more, got ${threshold}`);
+  }
+  if (!Number.isInteger(windowMinutes) || windowMinutes < 1 || windowMinutes > MAX_ALARM_PERIOD_MINUTES) {
+    throw new ConfigurationError(
+      `signatureFailures.windowMinutes must be whole minutes from 1 to ${MAX_ALARM_PERIOD_MINUTES} (CloudWatch's longest alarm period), got ${windowMinutes}`,
+    );
   }
 }
 

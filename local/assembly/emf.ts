@@ -2,9 +2,11 @@
  * The functions' EMF lines read as CloudWatch reads them: a JSON line with `_aws.CloudWatchMetrics`
  * names its metrics and dimensions, and carries each one's value and each dimension's value at the
  * top level. The assembly stack counts intake's `IntakeRequests` by `Outcome` from the ingest
- * bundle's own lines, so `hookledger status` shows what the dashboard's intake widget would.
+ * bundle's own lines, so `hookledger status` shows what the dashboard's intake widget would, and its
+ * `SignatureFailures` by `Source`, so `hookledger alarms` holds them against each source's rule.
  */
-import { DIMENSION, INTAKE_METRIC } from '../../core/metrics';
+import { DIMENSION, INTAKE_METRIC, SIGNATURE_FAILURE_METRIC, type SignatureFailureCounts } from '../../core/metrics';
+import { SignatureFailureLog } from '../signature-failures';
 
 interface EmfDocument {
   readonly _aws?: { readonly CloudWatchMetrics?: readonly { readonly Metrics?: readonly { readonly Name?: string }[] }[] };
@@ -26,15 +28,29 @@ export function emfValue(line: string, metric: string): { value: number; fields:
   return { value, fields: doc };
 }
 
-/** Intake's requests by outcome, summed over the lines given to `add`. */
-export function intakeOutcomeCounter(): { add(line: string): void; outcomes(): Record<string, number> } {
+export interface IntakeCounter {
+  add(line: string): void;
+  outcomes(): Record<string, number>;
+  signatureFailures(): SignatureFailureCounts;
+}
+
+/**
+ * Intake's requests by outcome, summed over the lines given to `add`, and its verification failures
+ * per source (`SignatureFailures` lines) in the minute they are read, for the per-source rule.
+ */
+export function intakeOutcomeCounter(clock: () => number = Date.now): IntakeCounter {
   const counts = new Map<string, number>();
+  const failures = new SignatureFailureLog(clock);
   return {
     add(line) {
       const found = emfValue(line, INTAKE_METRIC);
       const outcome = found?.fields[DIMENSION.outcome];
       if (found && typeof outcome === 'string') counts.set(outcome, (counts.get(outcome) ?? 0) + found.value);
+      const failed = found ? undefined : emfValue(line, SIGNATURE_FAILURE_METRIC);
+      const source = failed?.fields[DIMENSION.source];
+      if (failed && typeof source === 'string') failures.add(source, failed.value);
     },
     outcomes: () => Object.fromEntries([...counts].sort(([a], [b]) => a.localeCompare(b))),
+    signatureFailures: () => failures.counts(),
   };
 }

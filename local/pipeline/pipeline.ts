@@ -174,6 +174,7 @@ async function startAdmin(switches: ConsumerSwitches, functions: PipelineFunctio
       resume: (id) => switches.resume(id),
       paused: () => switches.paused(),
       intakeOutcomes: () => functions.intakeOutcomes(),
+      signatureFailures: () => functions.signatureFailures(),
       consumers: [...switches.consumerIds],
     },
     { token: processCredentials().adminToken },

@@ -4,7 +4,9 @@
  * the stream and queue event source mappings, the tables the start-up repair reads. The steps
  * take it from here and never look at the config or the template themselves.
  */
+
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { SignatureFailureCounts } from '../../core/metrics';
 import type { DynamoStreamsApi } from '../streams/dynamodb-streams';
 import type { FilterPattern } from '../streams/filter-criteria';
 
@@ -73,4 +75,6 @@ export interface PipelineFunctions {
   mappingClients(functionId: string): MappingClients;
   /** Intake requests by outcome since start. */
   intakeOutcomes(): Record<string, number>;
+  /** Intake's verification failures per source and minute, the last hour (local/signature-failures.ts). */
+  signatureFailures(): SignatureFailureCounts;
 }

@@ -7,6 +7,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { ConsumedCapacityObserver } from '../../adapters/table';
 import type { HookledgerConfig } from '../../core/config/schema';
+import { isSignatureFailure } from '../../core/metrics';
 import { PROJECT_ROOT } from '../../core/paths';
 import { FANOUT_EVENT_SOURCE, FANOUT_FILTER_PATTERN } from '../../core/queues';
 import type { ConsumerHandle, ConsumerLambdaHandler } from '../../lambdas/runtime/runtime';
@@ -14,6 +15,7 @@ import type { Logger } from '../../lambdas/shared/logger';
 import { createLocalPayloadBucket, localDynamoClient, localS3Client, localSqsClient } from '../clients';
 import { type ProvisionedStack, provisionLocalStack } from '../provision';
 import { FileSecrets } from '../secrets-file';
+import { SignatureFailureLog } from '../signature-failures';
 import { createLocalStreamsApi } from '../streams/dynamodb-streams';
 import { buildHandlers, type LocalHandlers } from '../wiring';
 import type { Emulators, Endpoints } from './emulators';
@@ -64,8 +66,12 @@ export function sourcesPipeline(options: SourcesOptions): PipelineSource<Provisi
     provision: (emulators) => provisionSources(options, emulators),
     async functions(provisioned, switches) {
       const outcomes = new Map<string, number>();
+      const failures = new SignatureFailureLog(options.clock);
       const handlers = await buildHandlers({
-        onIntakeOutcome: (outcome) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1),
+        onIntakeOutcome: (outcome, sourceId) => {
+          outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+          if (isSignatureFailure(outcome)) failures.add(sourceId);
+        },
         config: options.config,
         endpoints: provisioned.endpoints,
         resources: provisioned.resources,
@@ -82,7 +88,7 @@ export function sourcesPipeline(options: SourcesOptions): PipelineSource<Provisi
         onBreakerOpen: options.onBreakerOpen,
         payloadBucket: provisioned.payloadBucket,
       });
-      return sourceFunctions(handlers, provisioned, options, outcomes);
+      return sourceFunctions(handlers, provisioned, options, { outcomes, failures });
     },
   };
 }
@@ -148,7 +154,7 @@ function sourceFunctions(
   handlers: LocalHandlers,
   provisioned: ProvisionedSources,
   options: SourcesOptions,
-  outcomes: Map<string, number>,
+  intake: { readonly outcomes: Map<string, number>; readonly failures: SignatureFailureLog },
 ): SourceFunctions {
   const streams = createLocalStreamsApi({ endpoint: provisioned.endpoints.dynamodb });
   const sqs: SQSClient = provisioned.operatorSqs;
@@ -161,7 +167,8 @@ function sourceFunctions(
       return invokeConsumer(handlers, options, functionId, event as SQSEvent);
     },
     mappingClients: () => ({ sqs, streams }),
-    intakeOutcomes: () => Object.fromEntries([...outcomes].sort(([a], [b]) => a.localeCompare(b))),
+    intakeOutcomes: () => Object.fromEntries([...intake.outcomes].sort(([a], [b]) => a.localeCompare(b))),
+    signatureFailures: () => intake.failures.counts(),
   };
 }
 

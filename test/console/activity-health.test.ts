@@ -1,9 +1,10 @@
 /**
  * Activity and Health in Chromium (playwright-core + Debian's Chromium), on one local stack for the
  * file: Activity's table holds the numbers `hookledger status` and `usage` give for the same window
- * (events evt_01J8K7C1.. sent to tenant_204 and tenant_311, one quarantined by risk-evaluator), its
+ * (events evt_01J8K7C1.. sent to tenant_204 and tenant_311, one quarantined by risk-evaluator) and
+ * the duplicate intake counted (the provider's retry of evt_01J8K7C101), its
  * charts are images with names; Health shows ALARM for risk-evaluator's DLQ message and OK for the
- * other consumers. Each view's first render is measured and printed (never asserted).
+ * other consumers, each row with its reason. Each view's first render is measured and printed (never asserted).
  */
 // biome-ignore-all lint/performance/useDomNodeTextContent: Playwright's locator.innerText is what a person sees (table cells tab-separated), not the DOM property
 import { existsSync } from 'node:fs';
@@ -103,6 +104,7 @@ describe('Activity in Chromium', () => {
     expect(names).toHaveLength(1 + 3 * 2);
     expect(names.every((n) => n.length > 20)).toBe(true);
     expect(names).toContain('Deliveries of risk-evaluator per 1 min bucket: 3 done, 0 retrying, 1 quarantined');
+    expect(names).toContain('Events received by platform per 1 min bucket: 4 in total, 1 duplicate');
 
     await page.getByRole('button', { name: 'Show as table' }).click();
     const rows = async (caption: string) =>
@@ -135,8 +137,9 @@ describe('Activity in Chromium', () => {
     expect(
       direct.consumers.map((c) => [c.consumer, String(c.totals.done), String(c.totals.retrying), String(c.totals.quarantined)]),
     ).toEqual(expected);
-    // Plain duplicates store nothing per time: the table says so, and gives the stack's count since it started.
-    expect(sourceRows[0]?.[2]).toBe('not recorded per time (1 since the stack started, all sources)');
+    // The provider's retry of evt_01J8K7C101 was answered as a duplicate: intake counted it for platform, and the table shows it.
+    expect(sourceRows[0]?.[2]).toBe('1');
+    expect(direct.sources.map((s) => [s.source, s.total, s.duplicateTotal])).toEqual([['platform', 4, 1]]);
   });
 });
 
@@ -152,7 +155,21 @@ describe('Health in Chromium', () => {
     expect(await state('DeadLetters', 'audit-writer')).toBe('OK');
     expect(await state('Paused', 'risk-evaluator')).toBe('OK');
     expect(await state('FanOutFailures', 'fan-out')).toBe('OK');
-    expect(await state('SignatureFailures', 'intake')).toBe('OK');
+    expect(await state('SignatureFailures', 'platform')).toBe('OK');
+  });
+
+  it('gives each row its reason, the threshold included, and since when for an ALARM row', async () => {
+    const cells = async (rule: string, subject: string) =>
+      (await page.getByRole('row', { name: new RegExp(`^${rule}\\s+${subject}\\s`) }).innerText()).split('\t');
+    await page.getByRole('row', { name: /^DeadLetters\s+risk-evaluator/ }).waitFor();
+    expect(await page.getByRole('columnheader').allInnerTexts()).toEqual(['Rule', 'Subject', 'State', 'Since', 'Reason']);
+    // A DLQ message keeps no start time.
+    expect((await cells('DeadLetters', 'risk-evaluator')).slice(2)).toEqual(['ALARM', '-', '1 message(s) in its DLQ; alarms at 1 or more']);
+    expect((await cells('SignatureFailures', 'platform')).slice(2)).toEqual([
+      'OK',
+      '-',
+      '0 verification failure(s) in the last 15 min; alarms at 10 within 15 min',
+    ]);
   });
 });
 

@@ -3,6 +3,11 @@
  * by HOOKLEDGER_STATE at a local stack's state file. risk-evaluator quarantines evt_01J8K7A501 (its
  * DLQ holds one message): DeadLetters risk-evaluator is in ALARM with its reason, the command exits 1,
  * and every other rule is OK; `--json` carries the same rows.
+ *
+ * Then the per-source signature-failure rule (issue 43 item 2), with the stack's own configuration (a
+ * second source, shop, and `alarms.signatureFailures` of 3 within 2 minutes), so the CLI runs in-process
+ * with it: forged signatures to shop make SignatureFailures shop ALARM while platform's stays OK, and
+ * both are OK once the stack's clock has moved past the window.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -16,12 +21,23 @@ import { handle as riskHandle } from '../../lambdas/consumers/risk-evaluator';
 import { PermanentError } from '../../lambdas/runtime/errors';
 import { type LocalStack, stackState } from '../../local/stack';
 import { writeState } from '../../local/state';
+import { runCli } from '../support/cli';
+import { OLD_SECRET, signedHeaders } from '../support/factories';
 import { queueDepth, send, startTestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin/hookledger.mjs');
 const POISONED = 'evt_01J8K7A501';
+const platform = baseConfig.sources[0]!;
+/** The stack's configuration: the repository's, a second source and a short signature-failure window. */
+const config = defineConfig({
+  ...baseConfig,
+  sources: [platform, { ...platform, id: 'shop' }],
+  alarms: { signatureFailures: { threshold: 3, windowMinutes: 2 } },
+});
+/** How far the stack's clock is ahead of the wall clock: moved past the window by the last test. */
+let clockAheadMs = 0;
 
 let stack: LocalStack;
 let dir: string;
@@ -29,7 +45,8 @@ let statePath: string;
 
 beforeAll(async () => {
   stack = await startTestStack({
-    config: defineConfig(baseConfig),
+    config,
+    clock: () => Date.now() + clockAheadMs,
     backoffBaseMs: 200,
     handles: {
       'risk-evaluator': async (ctx) => {
@@ -130,11 +147,61 @@ describe('hookledger alarms', () => {
         'DeadLetters audit-writer',
         'OldestMessageAge risk-evaluator',
         'Paused risk-evaluator',
-        'SignatureFailures intake',
+        'SignatureFailures platform',
         'FanOutFailures fan-out',
         'ReconcileViolations reconcile',
       ]),
     );
     expect(report.rows.every((r) => r.reason.length > 0)).toBe(true);
+  }, 60_000);
+});
+
+/** A payment signed with a secret the source does not have: intake answers 401 signature_mismatch. */
+async function sendForged(source: string, id: string): Promise<number> {
+  const body = JSON.stringify({ id, type: 'payment.succeeded', tenant_id: 'tenant_204', key_id: 'key_42', data: { amount: 4200 } });
+  const res = await fetch(stack.webhookUrl(source), {
+    method: 'POST',
+    headers: signedHeaders(body, { secret: OLD_SECRET, at: Date.now(), msgId: `msg_${id}` }),
+    body,
+  });
+  return res.status;
+}
+
+async function signatureRows(): Promise<{ code: number; rows: AlarmRow[]; notes: string[] }> {
+  const run = await runCli(['alarms', '--json'], config, { ...process.env, HOOKLEDGER_STATE: statePath, USER: 'cli-test' });
+  expect(run.stderr).toBe('');
+  const report = JSON.parse(run.stdout) as { rows: AlarmRow[]; notes: string[] };
+  return { code: run.code, rows: report.rows.filter((r) => r.rule === 'SignatureFailures'), notes: report.notes };
+}
+
+describe('hookledger alarms: a burst of signature failures on one source', () => {
+  it('shows SignatureFailures shop in ALARM after 3 forged requests and platform OK with 1, then both OK once the window has passed', async () => {
+    for (const id of ['evt_01J8K7F101', 'evt_01J8K7F102', 'evt_01J8K7F103']) expect(await sendForged('shop', id)).toBe(401);
+    expect(await sendForged('platform', 'evt_01J8K7F104')).toBe(401);
+
+    const burst = await signatureRows();
+    expect(burst.code).toBe(1);
+    expect(burst.rows.map((r) => [r.subject, r.state, r.reason])).toEqual([
+      ['platform', 'OK', '1 verification failure(s) in the last 2 min; alarms at 3 within 2 min'],
+      ['shop', 'ALARM', '3 verification failure(s) in the last 2 min; alarms at 3 within 2 min'],
+    ]);
+    const since = burst.rows.find((r) => r.subject === 'shop')?.since;
+    expect(since).toBeGreaterThan(Date.now() - 3 * 60_000);
+    expect(since! % 60_000).toBe(0);
+    // What to run, for shop only.
+    const advice = burst.notes.filter((n) => n.includes('rotated on one side only'));
+    expect(advice).toHaveLength(1);
+    expect(advice[0]).toMatch(
+      /^SignatureFailures shop: .*`hookledger sources remote shop`.*`hookledger secrets rotate shop --value-file -`/,
+    );
+
+    // The stack's clock two minutes on: the forged requests are outside the window.
+    clockAheadMs = 2 * 60_000;
+    const later = await signatureRows();
+    expect(later.rows.map((r) => [r.subject, r.state, r.reason])).toEqual([
+      ['platform', 'OK', '0 verification failure(s) in the last 2 min; alarms at 3 within 2 min'],
+      ['shop', 'OK', '0 verification failure(s) in the last 2 min; alarms at 3 within 2 min'],
+    ]);
+    expect(later.notes.some((n) => n.includes('rotated on one side only'))).toBe(false);
   }, 60_000);
 });

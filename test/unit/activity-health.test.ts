@@ -1,8 +1,8 @@
 /**
  * The Activity and Health operations' pure parts: which buckets a window gets, where a time falls,
  * the nearest-rank percentile, the tally of a window's receipts and ledger rows per bucket, and the
- * health rules computed from a status report, the breakers, the pause state, the intake outcomes and
- * the last reconcile run.
+ * health rules computed from a status report, the breakers, the pause state, the intake's
+ * verification failures per source and the last reconcile run.
  */
 import { describe, expect, it } from 'vitest';
 import { defineConfig } from '../../core/config/schema';
@@ -10,7 +10,7 @@ import { DAY_MS, ledgerKey } from '../../core/model';
 import baseConfig from '../../hookledger.config';
 import { RECONCILE_CHECKPOINT_JOB } from '../../lambdas/reconcile/app';
 import { activityPresetWindow, bucketIndex, bucketSizeFor, percentile, tallyActivity } from '../../ops/activity';
-import { HEALTH_RECONCILE_JOB, healthRules, SIGNATURE_FAILURE_BURST } from '../../ops/health';
+import { HEALTH_RECONCILE_JOB, healthRules } from '../../ops/health';
 import type { StatusReport } from '../../ops/status';
 
 const HOUR_MS = 3_600_000;
@@ -32,10 +32,12 @@ describe('bucketSizeFor', () => {
 });
 
 describe('activityPresetWindow', () => {
-  it('ends the presets at now: 1h, 24h and 7d back', () => {
-    expect(activityPresetWindow('1h', T)).toEqual({ from: T - HOUR_MS, to: T });
-    expect(activityPresetWindow('24h', T)).toEqual({ from: T - DAY_MS, to: T });
-    expect(activityPresetWindow('7d', T)).toEqual({ from: T - 7 * DAY_MS, to: T });
+  it('ends the presets at the end of now’s minute: 1h, 24h and 7d back, on whole minutes', () => {
+    const now = T + 25_300;
+    expect(activityPresetWindow('1h', now)).toEqual({ from: T + 60_000 - HOUR_MS, to: T + 60_000 });
+    expect(activityPresetWindow('24h', now)).toEqual({ from: T + 60_000 - DAY_MS, to: T + 60_000 });
+    expect(activityPresetWindow('7d', now)).toEqual({ from: T + 60_000 - 7 * DAY_MS, to: T + 60_000 });
+    expect(activityPresetWindow('1h', T)).toEqual({ from: T + 60_000 - HOUR_MS, to: T + 60_000 });
   });
 });
 
@@ -100,7 +102,59 @@ describe('tallyActivity', () => {
   );
 
   it('counts each source’s receipts per bucket by receivedAt', () => {
-    expect(tally.sources).toEqual([{ source: 'platform', received: [1, 1, 1], total: 1 + 1 + 1 }]);
+    expect(tally.sources).toEqual([
+      { source: 'platform', received: [1, 1, 1], total: 1 + 1 + 1, duplicates: [0, 0, 0], duplicateTotal: 0 },
+    ]);
+  });
+
+  it('counts each source’s duplicates in the bucket their minute starts in, and none of a minute outside the window or of another source', () => {
+    const counted = tallyActivity(
+      { window, bucketMs: 60_000, sources: ['platform', 'partner'], consumers: [] },
+      receipts,
+      [],
+      [
+        { source: 'platform', minute: T, count: 2 },
+        { source: 'platform', minute: T + 120_000, count: 5 },
+        { source: 'platform', minute: T - 60_000, count: 7 },
+        { source: 'platform', minute: T + 180_000, count: 11 },
+        { source: 'retired', minute: T, count: 13 },
+      ],
+    );
+    expect(counted.sources).toEqual([
+      { source: 'platform', received: [1, 1, 1], total: 3, duplicates: [2, 0, 5], duplicateTotal: 7 },
+      { source: 'partner', received: [0, 0, 0], total: 0, duplicates: [0, 0, 0], duplicateTotal: 0 },
+    ]);
+  });
+
+  it('counts a minute the window’s start cuts in bucket 0, and a minute its end cuts in the last bucket', () => {
+    const cut = { from: T + 30_000, to: T + 150_000 };
+    const counted = tallyActivity(
+      { window: cut, bucketMs: 60_000, sources: ['platform'], consumers: [] },
+      [],
+      [],
+      [
+        { source: 'platform', minute: T, count: 3 },
+        { source: 'platform', minute: T + 120_000, count: 4 },
+        { source: 'platform', minute: T - 60_000, count: 9 },
+      ],
+    );
+    expect(counted.sources[0]?.duplicates).toEqual([3, 4]);
+  });
+
+  it('sums a 30-minute bucket’s minutes of duplicates', () => {
+    const day = { from: T, to: T + DAY_MS };
+    const counted = tallyActivity(
+      { window: day, bucketMs: 30 * 60_000, sources: ['platform'], consumers: [] },
+      [],
+      [],
+      [
+        { source: 'platform', minute: T, count: 1 },
+        { source: 'platform', minute: T + 29 * 60_000, count: 2 },
+        { source: 'platform', minute: T + 30 * 60_000, count: 4 },
+      ],
+    );
+    expect(counted.sources[0]?.duplicates.slice(0, 3)).toEqual([3, 4, 0]);
+    expect(counted.sources[0]?.duplicateTotal).toBe(7);
   });
 
   it('counts each consumer’s done, retrying and quarantined deliveries in the bucket of their event’s receipt', () => {
@@ -148,7 +202,8 @@ describe('healthRules', () => {
     status,
     circuits: {},
     paused: new Set(['billing-meter']),
-    outcomes: { recorded: 3, signature_mismatch: SIGNATURE_FAILURE_BURST },
+    // platform: 10 verification failures in the current minute, the default threshold.
+    signatureFailures: { at: T, bySource: { platform: [{ from: T, count: 10 }] } },
     reconcile: { at: T - 60_000, from: T - HOUR_MS, to: T, complete: true, violations: 2 },
   });
   const stateOf = (rule: string, subject: string) => rows.find((r) => r.rule === rule && r.subject === subject)?.state;
@@ -169,21 +224,23 @@ describe('healthRules', () => {
     expect(stateOf('Paused', 'audit-writer')).toBe('OK');
   });
 
-  it('alarms SignatureFailures at the burst count, FanOutFailures on an empty queue is OK, ReconcileViolations from the last run', () => {
-    expect(stateOf('SignatureFailures', 'intake')).toBe('ALARM');
+  it('alarms SignatureFailures of platform at 10 failures within 15 min, FanOutFailures on an empty queue is OK, ReconcileViolations from the last run', () => {
+    expect(stateOf('SignatureFailures', 'platform')).toBe('ALARM');
     expect(stateOf('FanOutFailures', 'fan-out')).toBe('OK');
     expect(stateOf('ReconcileViolations', 'reconcile')).toBe('ALARM');
   });
 
-  it('shows SignatureFailures OK with no refusal counted, and no such row where the target keeps no counters (AWS)', () => {
-    const quiet = healthRules(config, { status, circuits: {}, outcomes: { recorded: 3 } });
-    expect(quiet.find((r) => r.rule === 'SignatureFailures')).toEqual({
-      rule: 'SignatureFailures',
-      subject: 'intake',
-      state: 'OK',
-      detail: '0 signature refusal(s) since intake started, all sources',
-      reason: '0 signature refusal(s) since intake started, all sources; alarms at 10',
-    });
+  it('shows SignatureFailures of platform OK with no failure counted, and no such row where the target keeps no counters (AWS)', () => {
+    const quiet = healthRules(config, { status, circuits: {}, signatureFailures: { at: T, bySource: {} } });
+    expect(quiet.filter((r) => r.rule === 'SignatureFailures')).toEqual([
+      {
+        rule: 'SignatureFailures',
+        subject: 'platform',
+        state: 'OK',
+        detail: '0 verification failure(s) in the last 15 min',
+        reason: '0 verification failure(s) in the last 15 min; alarms at 10 within 15 min',
+      },
+    ]);
     expect(healthRules(config, { status, circuits: {} }).some((r) => r.rule === 'SignatureFailures')).toBe(false);
   });
 

@@ -24,6 +24,7 @@ describe('alarm destinations in the config', () => {
     expect(parsed.alarms).toEqual({
       slack: { workspaceId: 'T07EA123LEP', channelId: 'G07EZ1ABC23' },
       https: ['https://events.pagerduty.com/integration/k_12/enqueue'],
+      signatureFailures: { threshold: 10, windowMinutes: 15 },
     });
   });
 

@@ -1,7 +1,7 @@
 /**
  * The assembly stack reads the functions' EMF lines as CloudWatch does (local/assembly/emf.ts): only
  * a line that declares the metric in `_aws.CloudWatchMetrics` and carries a number for it counts,
- * by the value of its `Outcome` field.
+ * by the value of its `Outcome` field (IntakeRequests) or its `Source` field (SignatureFailures).
  */
 import { describe, expect, it } from 'vitest';
 import { createIntakeMetrics } from '../../lambdas/shared/metrics';
@@ -42,6 +42,32 @@ describe('EMF lines read as CloudWatch reads them', () => {
     expect(counter.outcomes()).toEqual({ duplicate: 1, recorded: 3, signature_mismatch: 1 });
   });
 
+  it('counts SignatureFailures per source in the minute it reads them, beside the outcomes', () => {
+    const at = Date.parse('2026-12-01T10:00:30Z');
+    const counter = intakeOutcomeCounter(() => at);
+    const failure = (source: string) =>
+      JSON.stringify({
+        _aws: {
+          Timestamp: 1,
+          CloudWatchMetrics: [
+            { Namespace: 'Hookledger', Dimensions: [['Stack', 'Source']], Metrics: [{ Name: 'SignatureFailures', Unit: 'Count' }] },
+          ],
+        },
+        Stack: 'Hookledger',
+        Source: source,
+        SignatureFailures: 1,
+      });
+    for (const l of [line('signature_mismatch'), failure('platform'), line('signature_mismatch'), failure('platform'), failure('shop')]) {
+      counter.add(l);
+    }
+    expect(counter.outcomes()).toEqual({ signature_mismatch: 2 });
+    const minute = Date.parse('2026-12-01T10:00:00Z');
+    expect(counter.signatureFailures()).toEqual({
+      at,
+      bySource: { platform: [{ from: minute, count: 2 }], shop: [{ from: minute, count: 1 }] },
+    });
+  });
+
   it("reads the very line intake's metric publisher writes (lambdas/shared/emf.ts)", () => {
     const lines: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
@@ -50,7 +76,7 @@ describe('EMF lines read as CloudWatch reads them', () => {
       return true;
     }) as typeof process.stdout.write;
     try {
-      createIntakeMetrics('Hookledger-staging')('recorded');
+      createIntakeMetrics('Hookledger-staging')('recorded', 'platform');
     } finally {
       process.stdout.write = write;
     }

@@ -1,8 +1,9 @@
 /**
  * The per-stack metrics as the functions emit them (EMF, lambdas/shared/metrics.ts): intake requests
- * by Stack and Outcome, failed secret reads by Stack and Served, fan-out deliveries skipped for a
- * consumer no longer configured and HTTP circuits opened, by Stack and Consumer. Exactly the
- * dimensions the dashboard and alarms name: no Powertools `service` dimension.
+ * by Stack and Outcome and its verification failures by Stack and Source, failed secret reads by
+ * Stack and Served, fan-out deliveries skipped for a consumer no longer configured and HTTP circuits
+ * opened, by Stack and Consumer. Exactly the dimensions the dashboard and alarms name: no
+ * Powertools `service` dimension.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -32,8 +33,8 @@ describe('createIntakeMetrics', () => {
   it('emits IntakeRequests once per outcome with exactly the Stack and Outcome dimensions', () => {
     const onOutcome = createIntakeMetrics('Hookledger-staging');
     const [first, second] = emitted(() => {
-      onOutcome('recorded');
-      onOutcome('signature_mismatch');
+      onOutcome('recorded', 'platform');
+      onOutcome('duplicate', 'platform');
     });
     expect(first).toMatchObject({
       _aws: {
@@ -49,8 +50,37 @@ describe('createIntakeMetrics', () => {
     expect(second).toMatchObject({
       _aws: { CloudWatchMetrics: [{ Dimensions: [['Stack', 'Outcome']] }] },
       Stack: 'Hookledger-staging',
-      Outcome: 'signature_mismatch',
+      Outcome: 'duplicate',
       IntakeRequests: 1,
+    });
+  });
+
+  it('adds SignatureFailures by Stack and Source for each verification failure, and nothing more for any other outcome', () => {
+    const onOutcome = createIntakeMetrics('Hookledger-staging');
+    const lines = emitted(() => {
+      onOutcome('signature_mismatch', 'platform');
+      onOutcome('timestamp_out_of_tolerance', 'shop');
+      onOutcome('unknown_source', 'nonexistent');
+      onOutcome('recorded', 'platform');
+    });
+    expect(lines.map((l) => [l.IntakeRequests === undefined ? 'SignatureFailures' : 'IntakeRequests', l.Outcome ?? l.Source])).toEqual([
+      ['IntakeRequests', 'signature_mismatch'],
+      ['SignatureFailures', 'platform'],
+      ['IntakeRequests', 'timestamp_out_of_tolerance'],
+      ['SignatureFailures', 'shop'],
+      ['IntakeRequests', 'unknown_source'],
+      ['IntakeRequests', 'recorded'],
+    ]);
+    expect(lines[1]).toEqual({
+      _aws: {
+        Timestamp: expect.any(Number),
+        CloudWatchMetrics: [
+          { Namespace: 'Hookledger', Dimensions: [['Stack', 'Source']], Metrics: [{ Name: 'SignatureFailures', Unit: 'Count' }] },
+        ],
+      },
+      Stack: 'Hookledger-staging',
+      Source: 'platform',
+      SignatureFailures: 1,
     });
   });
 

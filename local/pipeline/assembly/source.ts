@@ -204,8 +204,9 @@ async function startAssemblyFunctions(
   return {
     invoke: options.invoke ?? ((id, event) => invokeRecorded(processes, id, event, options.onInvoke)),
     mappingClients: mappingClientsOf(provisioned),
-    // From the ingest bundle's own IntakeRequests EMF lines, as the dashboard counts them.
+    // From the ingest bundle's own IntakeRequests and SignatureFailures EMF lines, as CloudWatch counts them.
     intakeOutcomes: () => intake.outcomes(),
+    signatureFailures: () => intake.signatureFailures(),
     secrets,
     sourceIds,
     endpoints,
