@@ -14,6 +14,8 @@
  *   key#<keyId>                   kind=key      tenant key registry
  *   audit#<at>#<id>               kind=audit    operator actions (rotation, replay), never secret values
  *   tday#<yyyy-mm-dd>#<tenantId>  kind=tenantDay the tenant-day registry: this tenant had receipts that UTC day
+ *   dup#<source>#<yyyy-mm-ddThh>  kind=duplicates intake's duplicate answers of one source in one UTC hour, one
+ *                                               counter per minute (`m00`..`m59`); never expires, as receipts
  *   ckpt#<job>                    kind=checkpoint where a paged job (the scheduled reconcile) stopped
  *
  * The window index (GSI WINDOW_INDEX, sparse): receipts carry `wpk` = `<tenantId>#<yyyy-mm-dd>[#<shard>]`
@@ -66,6 +68,11 @@ export interface EventItem extends Attribution {
   readonly payloadExpiresAt: number;
   /** Ordered consumers in the delivery set -> the event's ordering key for each (read at intake from signed parts). */
   readonly orderingKeys?: Record<string, string>;
+  /**
+   * With `tracing: 'xray'`: the X-Ray trace header of the intake invocation that wrote the receipt
+   * (when X-Ray sampled it), which the fan-out carries on to each consumer's message (lambdas/shared/tracing.ts).
+   */
+  readonly traceHeader?: string;
   /** Set by `hookledger erase`: the payload (item, objects, views) and the ordering keys are gone; the rest stays. */
   readonly erasedAt?: number;
   readonly erasedBy?: string;
@@ -146,6 +153,11 @@ export interface ReadEntry {
   readonly principal: string;
   readonly at: number;
   readonly replayId?: string;
+  /**
+   * When the claimed message was put on the queue: SQS's SentTimestamp (the fan-out's send, or a
+   * re-queue's). Absent on entries written before claims recorded it.
+   */
+  readonly sentAt?: number;
 }
 
 export interface ErrorEntry {
@@ -219,6 +231,7 @@ export const KEY_PREFIX = {
   audit: 'audit#',
   tenantDay: 'tday#',
   checkpoint: 'ckpt#',
+  duplicates: 'dup#',
 } as const;
 export type ItemKind = keyof typeof KEY_PREFIX;
 
@@ -403,6 +416,33 @@ export const dayTenantsPartition = (day: string) => `${DAY_TENANTS}#${day}`;
  */
 export const tenantDayKey = (day: string, tenantId: string) => `${KEY_PREFIX.tenantDay}${day}#${tenantId}`;
 export const checkpointKey = (job: string) => `${KEY_PREFIX.checkpoint}${job}`;
+
+/**
+ * Intake's duplicate answers of one source, one item per UTC hour (`dup#<source>#<yyyy-mm-ddThh>`),
+ * one counter attribute per minute of it: a duplicate adds 1 to its minute (one UpdateItem, the item
+ * stays under 1 KB), and a window of h hours is read as h items per source. The hour in the key
+ * spreads a source's writes over a new partition key every hour.
+ */
+export interface DuplicateCountItem {
+  readonly pk: string;
+  readonly kind: 'duplicates';
+  readonly source: string;
+  /** The hour's start, epoch ms. */
+  readonly hourStart: number;
+  /** `m00`..`m59`: the duplicates answered in that minute; absent for a minute with none. */
+  readonly [minute: `m${string}`]: number;
+}
+
+export const duplicateCountKey = (source: string, at: number) =>
+  `${KEY_PREFIX.duplicates}${source}#${new Date(at).toISOString().slice(0, 13)}`;
+/** The counter attribute of `at`'s minute within its hour's item: `m00`..`m59`. */
+export const duplicateMinuteAttribute = (at: number) => `m${String(new Date(at).getUTCMinutes()).padStart(2, '0')}`;
+/** The hour starts (epoch ms) whose items cover [from, to). */
+export function duplicateCountHours(from: number, to: number): number[] {
+  const hours: number[] = [];
+  for (let at = Math.floor(from / HOUR_MS) * HOUR_MS; at < to; at += HOUR_MS) hours.push(at);
+  return hours;
+}
 
 /**
  * A receipt's shard within its tenant-day partition: FNV-1a of the event id, modulo `shards`. Shard 0

@@ -15,6 +15,7 @@ import {
   type ReadEntry,
   type ReplayRequestEntry,
 } from '../core/model';
+import { traceRoot } from '../core/trace-header';
 import { type ConfigDeps, eventStoresOf, type StoreDeps } from './deps';
 import { findReceipt } from './receipts';
 
@@ -61,6 +62,8 @@ export interface TraceReport {
     readonly payloadObject?: string;
     readonly payloadExpiresAt: number;
     readonly consumers: readonly string[];
+    /** With `tracing: 'xray'`: the X-Ray trace id of the intake invocation that wrote the receipt (when X-Ray sampled it). */
+    readonly traceId?: string;
   };
   readonly deliveries: readonly TraceDelivery[];
   /** Requests that named this event id with other bytes (answered `duplicate_conflict`, nothing stored). */
@@ -71,7 +74,8 @@ export interface TraceReport {
 
 /**
  * One step of an event's timeline. `at` and `sinceReceiptMs` are absent for a step whose time nothing
- * records (`note` says so): the receipt's write and the fan-out's send are not timed.
+ * records (`note` says so): the receipt's write is not timed; the fan-out's send to a consumer's
+ * queue is, once that consumer's first claim kept the message's SQS SentTimestamp.
  */
 export interface TimelineStep {
   readonly step: 'received' | 'recorded' | 'queued' | 'claimed' | 'acknowledged' | 'failed' | 'erased';
@@ -96,10 +100,12 @@ export interface TimelineStep {
   readonly note?: string;
 }
 
-/** What the timeline says of a step nothing times. */
+/** What the timeline says of a step nothing times, or whose time another clock kept. */
 export const TIMELINE_NOTES = {
   recorded: 'the receipt is written within the intake request, before its 202; that write is not timed',
-  queued: "the fan-out's send is not timed: it comes after the receipt and before this consumer's first claim",
+  queued:
+    "the fan-out's send is timed by this consumer's first claim, which has not recorded one (not claimed yet, or claimed before claims kept it)",
+  sent: "SQS's SentTimestamp of the message this consumer's first claim took (SQS's clock)",
   lost: 'no outcome recorded: the lease ran out (the worker stopped) or a later claim fenced it off',
 } as const;
 
@@ -157,6 +163,7 @@ export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, optio
       ...(payloadState.s3Key ? { payloadObject: payloadState.s3Key } : {}),
       payloadExpiresAt: receipt.payloadExpiresAt,
       consumers: expected,
+      ...traceIdOf(receipt),
     },
     deliveries,
     conflicts: { count: conflict?.count ?? 0, entries: conflict?.entries ?? [] },
@@ -164,11 +171,18 @@ export async function trace(deps: StoreDeps & ConfigDeps, eventId: string, optio
   };
 }
 
+/** The receipt's X-Ray trace id, when intake wrote its trace header on it. */
+function traceIdOf(receipt: Pick<EventItem, 'traceHeader'>): { traceId?: string } {
+  const traceId = receipt.traceHeader ? traceRoot(receipt.traceHeader) : undefined;
+  return traceId ? { traceId } : {};
+}
+
 /**
- * The event's timeline from what the receipt and the ledger rows record: received; recorded and
- * queued (untimed); then per consumer each attempt in order, its claim (the access log's entry: one
- * per claim, so entry n is attempt n) and its outcome (the acknowledgement, a replay's entry, or the
- * error logged for that attempt). Past LEDGER_LIST_CAP entries an attempt shows what is still listed.
+ * The event's timeline from what the receipt and the ledger rows record: received; recorded
+ * (untimed); queued per consumer (the SentTimestamp its first claim kept); then per consumer each
+ * attempt in order, its claim (the access log's entry: one per claim, so entry n is attempt n) and
+ * its outcome (the acknowledgement, a replay's entry, or the error logged for that attempt). Past
+ * LEDGER_LIST_CAP entries an attempt shows what is still listed.
  */
 export function timelineOf(
   receipt: Pick<EventItem, 'receivedAt'>,
@@ -179,7 +193,12 @@ export function timelineOf(
   const steps: TimelineStep[] = [
     { step: 'received', ...since(receipt.receivedAt) },
     { step: 'recorded', note: TIMELINE_NOTES.recorded },
-    ...rows.map(({ consumer }): TimelineStep => ({ step: 'queued', consumer, note: TIMELINE_NOTES.queued })),
+    ...rows.map(({ consumer, item }): TimelineStep => {
+      const sentAt = item?.reads?.[0]?.sentAt;
+      return sentAt === undefined
+        ? { step: 'queued', consumer, note: TIMELINE_NOTES.queued }
+        : { step: 'queued', consumer, ...since(sentAt), note: TIMELINE_NOTES.sent };
+    }),
   ];
   for (const { consumer, item } of rows) {
     if (!item) continue;

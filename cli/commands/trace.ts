@@ -41,6 +41,12 @@ export function formatTrace(report: TraceReport): string {
           : `${r.payload} (${r.payloadBytes} bytes${r.payloadObject ? `, in the payload bucket at ${r.payloadObject}` : ''}, kept until ${iso(r.payloadExpiresAt)}; ${r.payloadHash})`,
       ],
       ['delivery set', r.consumers.join(', ') || '(none)'],
+      ...(r.traceId
+        ? ([['x-ray trace', `${r.traceId} (intake; the fan-out's and consumers' traces: annotation.event_id = "${r.eventId}")`]] as [
+            string,
+            string,
+          ][])
+        : []),
       ...(report.conflicts.count > 0
         ? ([['conflicts', `${report.conflicts.count} request(s) reused this event id with other bytes (answered duplicate_conflict)`]] as [
             string,

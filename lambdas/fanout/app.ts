@@ -95,6 +95,8 @@ interface Outgoing {
   readonly recordIndex: number;
   readonly consumerId: string;
   message: DeliveryMessage;
+  /** The receipt's X-Ray trace header (`tracing: 'xray'`), sent beside the message as its AWSTraceHeader. */
+  readonly traceHeader?: string;
 }
 
 const messageBytes = (message: DeliveryMessage) => Buffer.byteLength(JSON.stringify(message), 'utf8');
@@ -173,7 +175,10 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
 function route({ logger }: FanoutContext, batch: FanoutBatch): void {
   batch.records.forEach((record, recordIndex) => {
     try {
-      for (const message of messagesFor(record)) batch.outgoing.push({ recordIndex, consumerId: message.consumerId, message });
+      const traceHeader = record.dynamodb?.NewImage?.traceHeader?.S;
+      for (const message of messagesFor(record)) {
+        batch.outgoing.push({ recordIndex, consumerId: message.consumerId, message, ...(traceHeader ? { traceHeader } : {}) });
+      }
     } catch (error) {
       batch.failed.add(recordIndex);
       logger.error('stream record not routable', {
@@ -368,6 +373,8 @@ async function sendChunk(ctx: FanoutContext, queueUrl: string, chunk: readonly O
     // Ordered consumers' queues are FIFO: group = ordering key, deduplication id = ledger key; a
     // standard queue's group is the tenant (fair queues).
     ...queueSendParameters(queueUrl, out.message),
+    // The system attribute by which Lambda links the consumer's trace to intake's (lambdas/shared/tracing.ts).
+    ...(out.traceHeader ? { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: out.traceHeader } } } : {}),
   }));
   try {
     const result = await ctx.sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));

@@ -7,6 +7,7 @@ import { ENV, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
 import { createLambdaLogger, flushingLogs } from '../shared/lambda-logger';
 import { createSkippedDeliveriesMetric } from '../shared/metrics';
+import { handlerTracing, traced } from '../shared/tracing';
 import { consumerVersionPaths, consumerViews, createFanoutHandler, FANOUT_READ_RETRY_MS, sourceBodyFormats } from './app';
 
 /**
@@ -20,13 +21,17 @@ const bucket = s3PayloadBlobs(payloadBucket);
 const config = bundledConfig();
 
 const logger = createLambdaLogger('hookledger-fanout');
+const sqs = new SQSClient({});
+const client = createDocumentClient();
+// With `tracing: 'xray'` only: each record's event annotated, with the trace of the intake that wrote it.
+const tracing = handlerTracing(config, 'hookledger-fanout', [sqs, client]);
 
-export const handler = flushingLogs(
+const fanout = flushingLogs(
   logger,
   createFanoutHandler({
-    sqs: new SQSClient({}),
+    sqs,
     queueUrls: requireJsonEnv(ENV.queueUrls),
-    payloads: new Payloads({ client: createDocumentClient(), tableName: requireEnv(ENV.eventsTable), blobs: bucket }),
+    payloads: new Payloads({ client, tableName: requireEnv(ENV.eventsTable), blobs: bucket }),
     viewObjects: bucket,
     views: consumerViews(config),
     bodyFormats: sourceBodyFormats(config),
@@ -36,3 +41,5 @@ export const handler = flushingLogs(
     onSkipped: createSkippedDeliveriesMetric(requireEnv(ENV.stackName)),
   }),
 );
+
+export const handler = traced(tracing, fanout, 'stream records');

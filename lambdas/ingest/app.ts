@@ -16,7 +16,7 @@ import { InputError } from '../recording/parse';
 import { attribute, checkKey, claimBody, readBody, record } from '../recording/record';
 import type { IngestDeps } from './deps';
 import { answerHandshake } from './handshake';
-import { checkShape, route } from './request';
+import { checkShape, route, sourceIdOf } from './request';
 import { challenge, type IngestResult, json, respond } from './respond';
 import { readSecrets, verify } from './verify';
 
@@ -30,10 +30,11 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
 
   return async (event) => {
     const started = clock();
-    const sourceId = event.pathParameters?.source ?? '';
+    const sourceId = sourceIdOf(event);
     try {
       const result = await ingest(event, started);
-      deps.onOutcome?.(result.outcome);
+      deps.onOutcome?.(result.outcome, sourceId);
+      if (result.eventId) deps.tracing?.annotate({ event_id: result.eventId, tenant_id: result.tenantId });
       // A recorded webhook's durable record is its receipt (`hookledger trace`): its line is DEBUG
       // (logs.applicationLevel), so at INFO logs carry what went wrong, and the duplicates.
       logger[result.outcome === 'recorded' ? 'debug' : 'info']('webhook accepted', {
@@ -48,17 +49,17 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     } catch (error) {
       if (error instanceof InputError) {
         // The reason only: no header values, no body, no secret.
-        deps.onOutcome?.(error.code);
+        deps.onOutcome?.(error.code, sourceId);
         logger.warn('webhook rejected', { source: sourceId.slice(0, 40), status: error.status, reason: error.code });
         const refusal = json(error.status, { error: error.code, message: error.message });
         return { ...refusal, headers: { ...refusal.headers, ...error.headers } };
       }
       if (error instanceof StorageUnavailableError) {
-        deps.onOutcome?.('storage_unavailable');
+        deps.onOutcome?.('storage_unavailable', sourceId);
         logger.error('event store unavailable', { source: sourceId, error: error.message });
         return json(503, { error: 'storage_unavailable', message: 'the event could not be stored; retry later' });
       }
-      deps.onOutcome?.('unavailable');
+      deps.onOutcome?.('unavailable', sourceId);
       logger.error('intake failed', { source: sourceId, error: error instanceof Error ? error.name : 'unknown' });
       return json(503, { error: 'unavailable', message: 'the event could not be accepted; retry later' });
     }
@@ -85,7 +86,13 @@ export function createIngestHandler(deps: IngestDeps): IngestHandler {
     const requested = attribute(request, body, payloadHmac);
     await checkKey(request, requested, deps.store);
     const attribution = await claimBody(request, requested, payloadHmac, deps.store);
-    const recorded = await record(request, { attribution, body, payloadHmac, secretVersion: verified.secretVersion }, config, deps.store);
+    const traceHeader = deps.tracing?.header();
+    const recorded = await record(
+      request,
+      { attribution, body, payloadHmac, secretVersion: verified.secretVersion, ...(traceHeader ? { traceHeader } : {}) },
+      config,
+      deps.store,
+    );
     return respond(recorded, requested);
   }
 }

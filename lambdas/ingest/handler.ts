@@ -15,6 +15,7 @@ import { bundledSchemes } from '../../core/schemes/bundled';
 import { bundledConfig } from '../shared/bundled-config';
 import { createLambdaLogger, flushingLogs } from '../shared/lambda-logger';
 import { createIntakeMetrics, createSecretRefreshFailureMetric } from '../shared/metrics';
+import { handlerTracing, traced } from '../shared/tracing';
 import { createIngestHandler } from './app';
 
 const config = bundledConfig();
@@ -28,8 +29,10 @@ const payloadHashKeySecretId = requireEnv(ENV.payloadHashKeySecret);
 // The configured sources' schemes only: the bundle holds no other (core/schemes/bundled.ts).
 const schemes = bundledSchemes();
 const client = createDocumentClient();
+// With `tracing: 'xray'` only (else undefined, and no tracing code is bundled: lambdas/shared/tracing.ts).
+const tracing = handlerTracing(config, 'hookledger-ingest', [client]);
 
-export const handler = flushingLogs(
+const ingest = flushingLogs(
   logger,
   createIngestHandler({
     config,
@@ -74,5 +77,8 @@ export const handler = flushingLogs(
       : {}),
     // One EMF line per request: IntakeRequests by Stack and Outcome (the dashboard's intake outcomes widget).
     onOutcome: createIntakeMetrics(stackName),
+    ...(tracing ? { tracing } : {}),
   }),
 );
+
+export const handler = traced(tracing, ingest);

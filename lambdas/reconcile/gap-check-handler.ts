@@ -9,6 +9,7 @@ import { HOUR_MS } from '../../core/model';
 import { bundledConfig } from '../shared/bundled-config';
 import { createLambdaLogger, flushingLogs } from '../shared/lambda-logger';
 import { createProviderGapsMetric } from '../shared/metrics';
+import { handlerTracing, traced } from '../shared/tracing';
 import { createGapCheckHandler } from './gap-check-app';
 import { gapRecovery } from './gap-recovery';
 import { checkGaps } from './provider-gaps';
@@ -38,8 +39,10 @@ async function readSecret(secretId: string, what: string): Promise<string> {
 }
 
 const logger = createLambdaLogger('hookledger-gaps');
+// With `tracing: 'xray'` only: the check in one trace, its table and Secrets Manager reads traced.
+const tracing = handlerTracing(config, 'hookledger-gaps', [ddb, secrets]);
 
-export const handler = flushingLogs(
+const checkGapsOnce = flushingLogs(
   logger,
   createGapCheckHandler({
     sourceId,
@@ -81,3 +84,5 @@ export const handler = flushingLogs(
     },
   }),
 );
+
+export const handler = traced(tracing, checkGapsOnce);

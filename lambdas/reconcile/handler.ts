@@ -5,6 +5,7 @@ import { lazyStreamBatches, onFirstUse } from '../../adapters/lazy';
 import { ENV, MissingEnvError, requireEnv, requireJsonEnv } from '../../core/env';
 import { bundledConfig } from '../shared/bundled-config';
 import { createLambdaLogger, flushingLogs } from '../shared/lambda-logger';
+import { handlerTracing, traced } from '../shared/tracing';
 import { createReconcileHandler } from './app';
 import { createReconcileMetrics } from './metrics';
 
@@ -42,16 +43,22 @@ function repairFromEnv(): Parameters<typeof createReconcileHandler>[0]['repair']
 }
 
 const logger = createLambdaLogger('hookledger-reconcile');
+const config = bundledConfig();
+const ddb = createDocumentClient();
+// With `tracing: 'xray'` only: the run in one trace, its table reads traced.
+const tracing = handlerTracing(config, 'hookledger-reconcile', [ddb]);
 
-export const handler = flushingLogs(
+const reconcile = flushingLogs(
   logger,
   createReconcileHandler({
-    ddb: createDocumentClient(),
+    ddb,
     tables: { events: requireEnv(ENV.eventsTable), ledger: requireEnv(ENV.ledgerTable) },
     metrics: createReconcileMetrics(requireEnv(ENV.stackName)),
     logger,
     repair: repairFromEnv(),
     // Every configured consumer's row of each receipt is looked up, so a row outside its delivery set is found.
-    consumers: bundledConfig().consumers.map((c) => c.id),
+    consumers: config.consumers.map((c) => c.id),
   }),
 );
+
+export const handler = traced(tracing, reconcile);

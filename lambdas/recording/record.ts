@@ -69,11 +69,13 @@ export async function record(
     readonly body: Record<string, unknown>;
     readonly payloadHmac: string;
     readonly secretVersion: SecretVersion;
+    /** Intake's X-Ray trace header, with `tracing: 'xray'` (lambdas/shared/tracing.ts). */
+    readonly traceHeader?: string;
   },
   config: HookledgerConfig,
   store: Pick<IntakeStore, 'recordEvent'>,
 ): Promise<Recorded> {
-  const { attribution, body, payloadHmac, secretVersion } = event;
+  const { attribution, body, payloadHmac, secretVersion, traceHeader } = event;
   const now = request.receivedAt;
   // The filters are decided here, once: the receipt names exactly the consumers that receive the event.
   const consumers = deliverySet(config, {
@@ -97,6 +99,7 @@ export async function record(
       secretVersion,
       payloadExpiresAt: now + payloadRetentionDays(config, request.source) * DAY_MS,
       ...withOrderingKeys(orderingKeysFor(config, consumers, attribution.tenantId, body)),
+      ...(traceHeader ? { traceHeader } : {}),
     },
     request.rawBody,
   );

@@ -14,6 +14,7 @@ import { ENV, requireEnv } from '../../core/env';
 import { ConfigurationError } from '../../core/errors';
 import { bundledConfig } from '../shared/bundled-config';
 import { createLambdaLogger, flushingLogs, type LambdaLogger } from '../shared/lambda-logger';
+import { handlerTracing, traced } from '../shared/tracing';
 import { type ConsumerHandle, type ConsumerLambdaHandler, createConsumerHandler } from './runtime';
 
 /** `logger`: the handle's own, when it logs (the HTTP worker), so that one flush covers both. */
@@ -30,7 +31,8 @@ export function lambdaConsumer(
 }
 
 function build(consumerId: string, handle: ConsumerHandle, logger: LambdaLogger): ConsumerLambdaHandler {
-  const consumer = findConsumer(bundledConfig(), consumerId);
+  const config = bundledConfig();
+  const consumer = findConsumer(config, consumerId);
   if (!consumer) {
     throw new ConfigurationError(
       `consumer ${consumerId} is not in the bundled hookledger configuration; add it to hookledger.config.ts and deploy again`,
@@ -42,7 +44,9 @@ function build(consumerId: string, handle: ConsumerHandle, logger: LambdaLogger)
   const bucket = requireEnv(ENV.payloadBucket);
   const sqs = onFirstUse(async () => new (await import('@aws-sdk/client-sqs')).SQSClient({}));
   const ledger = new Ledger({ client, tableName: requireEnv(ENV.ledgerTable) });
-  return createConsumerHandler(
+  // With `tracing: 'xray'` only: each delivery annotated with its event, tenant and consumer.
+  const tracing = handlerTracing(config, `hookledger-${consumerId}`, [client]);
+  const consume = createConsumerHandler(
     {
       consumer,
       ledger,
@@ -61,4 +65,5 @@ function build(consumerId: string, handle: ConsumerHandle, logger: LambdaLogger)
     },
     handle,
   );
+  return traced(tracing, consume, 'queue messages');
 }

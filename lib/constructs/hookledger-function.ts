@@ -263,12 +263,15 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
   readonly function: NodejsFunction;
   readonly role: iam.IRole;
   readonly logGroup: logs.LogGroup;
+  /** The entry bundled, relative to the repository (`lambdas/ingest/handler.ts`). */
+  readonly entry: string;
 
   constructor(scope: Construct, id: string, props: HookledgerFunctionProps) {
     super(scope, id);
     if (path.isAbsolute(props.entry) || props.entry.split(/[\\/]/).includes('..')) {
       throw new ConfigurationError(`entry must be a path inside the repository like "lambdas/ingest/handler.ts", got "${props.entry}"`);
     }
+    this.entry = props.entry;
 
     this.logGroup = new logs.LogGroup(this, 'LogGroup', {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -282,6 +285,7 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
     this.logGroup.grantWrite(this.role);
 
     const define = bundledConfigDefine(this);
+    const tracing = bundledTracing(this);
     this.function = new NodejsFunction(this, 'Function', {
       // Bundled here rather than by NodejsFunction's esbuild command line, which cannot split code.
       code: lambda.Code.fromAsset(PROJECT_ROOT, {
@@ -305,6 +309,8 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
       applicationLogLevelV2: lambda.ApplicationLogLevel[props.applicationLogLevel ?? bundledLogLevels(this).applicationLevel],
       systemLogLevelV2: lambda.SystemLogLevel[props.platformLogLevel ?? bundledLogLevels(this).platformLevel],
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
+      // `tracing: 'xray'`: CDK grants xray:PutTraceSegments/PutTelemetryRecords (handler side: lambdas/shared/tracing.ts).
+      ...(tracing ? { tracing: lambda.Tracing.ACTIVE } : {}),
       deadLetterQueue: props.deadLetterQueue,
       vpc: props.vpc,
       vpcSubnets: props.vpcSubnets,
@@ -330,11 +336,7 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
       reason:
         'Pinned to nodejs22.x on purpose (the esbuild target node22 and the tested Node version); a runtime upgrade is a deliberate change with its own test pass, not a side effect of a newer CDK.',
     });
-    Validations.of(this.function).acknowledge({
-      id: 'Serverless-LambdaTracing',
-      reason:
-        'X-Ray does not carry a trace across the DynamoDB stream hop, so a trace would end at intake; instead every log line carries event_id, tenant_id and consumer_id, and `hookledger trace <event>` rebuilds a delivery across all functions from the ledger.',
-    });
+    acknowledgeTracing(this, tracing);
     if (!props.deadLetterQueue) {
       Validations.of(this.function).acknowledge({
         id: 'Serverless-LambdaDLQ',
@@ -347,6 +349,23 @@ export class HookledgerFunction extends Construct implements iam.IGrantable {
   get grantPrincipal(): iam.IPrincipal {
     return this.function.grantPrincipal;
   }
+}
+
+/** cdk-nag on tracing: off is the configuration's choice; on, X-Ray's two actions are granted on "*". */
+function acknowledgeTracing(fn: HookledgerFunction, tracing: boolean): void {
+  if (!tracing) {
+    Validations.of(fn.function).acknowledge({
+      id: 'Serverless-LambdaTracing',
+      reason:
+        "Tracing is the configuration's choice (`tracing: 'xray'`), off by default so that no bundle carries tracer code; off, every log line carries event_id, tenant_id and consumer_id, and `hookledger trace <event>` rebuilds a delivery across all functions from the receipt and the ledger.",
+    });
+    return;
+  }
+  Validations.of(fn.role).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason:
+      "xray:PutTraceSegments and xray:PutTelemetryRecords, granted by Lambda's active tracing (`tracing: 'xray'`), have no resource-level permissions and must be granted on \"*\".",
+  });
 }
 
 /** Context key under which HookledgerStack puts the validated configuration (JSON). */
@@ -390,6 +409,12 @@ export function bundledDefines(configJson: string): Record<string, string> {
 interface LogLevels {
   readonly platformLevel: 'WARN' | 'INFO' | 'DEBUG';
   readonly applicationLevel: 'INFO' | 'DEBUG';
+}
+
+/** Whether the configuration's `tracing` is `'xray'` (the stack puts the validated configuration in its context). */
+function bundledTracing(scope: Construct): boolean {
+  const json: unknown = scope.node.tryGetContext(BUNDLED_CONFIG_CONTEXT);
+  return typeof json === 'string' && (JSON.parse(json) as { tracing?: string }).tracing === 'xray';
 }
 
 /** The configuration's `logs` (the stack puts the validated configuration in its context). */

@@ -45,8 +45,9 @@ describe('features a bundle leaves out', () => {
   });
 
   it('defines "false" for both when no consumer has a filter and no source a handshake, "true" when one of each does', () => {
-    expect(featuresUsed(PLAIN)).toEqual({ filters: false, handshakes: false });
-    expect(featuresUsed(WITH_BOTH)).toEqual({ filters: true, handshakes: true });
+    expect(featuresUsed(PLAIN)).toEqual({ filters: false, handshakes: false, tracing: false });
+    expect(featuresUsed(WITH_BOTH)).toEqual({ filters: true, handshakes: true, tracing: false });
+    expect(featuresUsed({ ...PLAIN, tracing: 'xray' }).tracing).toBe(true);
     const plain = bundledDefines(JSON.stringify(PLAIN));
     expect([plain[BUNDLED_FEATURE_FLAGS.filters], plain[BUNDLED_FEATURE_FLAGS.handshakes]]).toEqual(['"false"', '"false"']);
     const both = bundledDefines(JSON.stringify(WITH_BOTH));
