@@ -1,5 +1,5 @@
 /**
- * Sources: per configured source, the events it recorded in a window (through the window index) by
+ * Sources: per configured source, the event types it declares it receives, the events it recorded in a window (through the window index) by
  * the secret that verified them, the last one the previous secret verified, and where its rotation
  * stands (a previous secret kept, verifying until when). Never a secret's value: the rotation state
  * comes from metadata (the target's `secretRotation`).
@@ -18,6 +18,8 @@ export interface SourceReport {
   readonly source: string;
   readonly provider?: string;
   readonly scheme: string;
+  /** The provider event types the source declares it receives (`events`); absent when it declares none. */
+  readonly declaredEvents?: readonly string[];
   /** Events recorded in the window. */
   readonly events: number;
   readonly bySecretVersion: Readonly<Record<string, number>>;
@@ -62,6 +64,7 @@ export async function sourcesReport(
         source: source.id,
         ...(source.provider ? { provider: source.provider } : {}),
         scheme: source.scheme.type,
+        ...(source.events ? { declaredEvents: source.events } : {}),
         events: mine.length,
         bySecretVersion,
         ...(previousSecretLastVerified !== undefined ? { previousSecretLastVerified } : {}),

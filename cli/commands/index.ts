@@ -22,6 +22,7 @@ import { register as replay } from './replay';
 import { register as secrets } from './secrets';
 import { register as send } from './send';
 import { register as sourcesAdd } from './sources-add';
+import { register as sourcesConnect } from './sources-connect';
 import { register as status } from './status';
 import { register as trace } from './trace';
 import { register as usage } from './usage';
@@ -46,6 +47,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   indexBackfill,
   send,
   sourcesAdd, // `sources add`
+  sourcesConnect, // `sources connect | disconnect | remote`
   doctor,
   keys,
   secrets,

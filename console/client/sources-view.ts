@@ -1,5 +1,5 @@
 /**
- * Sources (GET /api/sources): per source, its events by the secret that verified them and where its
+ * Sources (GET /api/sources): per source, the event types it declares it receives, its events by the secret that verified them and where its
  * signing-secret rotation stands (never a value), and intake's requests by outcome where the target
  * counts them (the local stack).
  */
@@ -18,7 +18,7 @@ export function SourcesView() {
       data
         ? html`<table>
             <caption>Intake and signing-secret rotation (events received since ${iso(data.window.from)}; never a secret's value)</caption>
-            <thead><tr><th scope="col">Source</th><th scope="col">Scheme</th><th scope="col">Events</th><th scope="col">Verified by</th><th scope="col">Rotation</th><th scope="col">Previous secret last verified</th></tr></thead>
+            <thead><tr><th scope="col">Source</th><th scope="col">Scheme</th><th scope="col">Receives</th><th scope="col">Events</th><th scope="col">Verified by</th><th scope="col">Rotation</th><th scope="col">Previous secret last verified</th></tr></thead>
             <tbody>${data.sources.map((s) => html`<${SourceLine} s=${s} />`)}</tbody>
           </table>
           <h2>Requests by outcome</h2>
@@ -32,6 +32,7 @@ function SourceLine({ s }: { s: SourceRow }) {
   return html`<tr>
     <th scope="row">${s.source}</th>
     <td>${s.provider ? `${s.provider} (${s.scheme})` : s.scheme}</td>
+    <td>${s.declaredEvents ? s.declaredEvents.join(', ') : 'every type (no events declared)'}</td>
     <td>${s.events}</td>
     <td>${
       Object.entries(s.bySecretVersion)

@@ -11,7 +11,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { SourceConfig } from '../../core/config/schema';
 import { ENV } from '../../core/env';
-import { DIMENSION, METRICS_NAMESPACE, PROVIDER_GAPS_METRIC } from '../../core/metrics';
+import { DIMENSION, METRICS_NAMESPACE, PROVIDER_DRIFT_METRIC, PROVIDER_GAPS_METRIC } from '../../core/metrics';
 import { keyPattern, WINDOW_INDEX } from '../../core/model';
 import { deadLetterQueueProps } from './defaults';
 import { HookledgerFunction } from './hookledger-function';
@@ -31,6 +31,12 @@ export interface GapCheckProps {
   readonly payloadBucket: PayloadBucket;
   /** @default Duration.minutes(5) */
   readonly timeout?: Duration;
+  /**
+   * The ingest API's webhook base URL (`.../hooks/`). With it and the source's `events`, a drift check
+   * runs beside the gap check: the provider's endpoint against this URL and `events`.
+   * @default - no drift check
+   */
+  readonly webhookBaseUrl?: string;
 }
 
 /**
@@ -39,6 +45,9 @@ export interface GapCheckProps {
  * receipts; publishes `Hookledger/ProviderGaps{Stack, Source}` and alarms above 0. Its role reads
  * that source's API-key secret and no other secret of the stack; with `recover` it may also write what
  * intake writes (receipt, payload, body claim, tenant-day registry) and read the payload-hash key.
+ * Given the webhook base URL, a source that declares `events` also gets the drift check on the same
+ * schedule (lambdas/reconcile/drift-check-handler.ts): its endpoint at the provider against the
+ * configuration, `Hookledger/ProviderDrift{Stack, Source}` alarmed above 0.
  */
 export class GapCheck extends Construct {
   readonly handler: HookledgerFunction;
@@ -47,6 +56,8 @@ export class GapCheck extends Construct {
   readonly rule: events.Rule;
   readonly alarm: cloudwatch.Alarm;
   readonly deadLetterQueue: sqs.IQueue;
+  /** The drift check (with `webhookBaseUrl` and the source's `events`). */
+  readonly drift?: { readonly handler: HookledgerFunction; readonly alarm: cloudwatch.Alarm };
 
   constructor(scope: Construct, id: string, props: GapCheckProps) {
     super(scope, id);
@@ -72,6 +83,7 @@ export class GapCheck extends Construct {
       ],
     });
     this.alarm = this.buildAlarms(props);
+    if (props.webhookBaseUrl !== undefined && source.events !== undefined) this.drift = this.buildDriftCheck(props, props.webhookBaseUrl);
   }
 
   /**
@@ -167,5 +179,57 @@ export class GapCheck extends Construct {
     failed.addAlarmAction(action);
     failed.addOkAction(action);
     return gaps;
+  }
+
+  /**
+   * The drift check: its own function on the gap check's schedule (a failure of one never hides the
+   * other), reading the same API-key secret and nothing else; `ProviderDrift{Stack, Source}` alarmed above 0.
+   */
+  private buildDriftCheck(props: GapCheckProps, webhookBaseUrl: string): { handler: HookledgerFunction; alarm: cloudwatch.Alarm } {
+    const { source } = props;
+    const { gapCheck } = source;
+    const handler = new HookledgerFunction(this, 'DriftHandler', {
+      entry: 'lambdas/reconcile/drift-check-handler.ts',
+      deadLetterQueue: this.deadLetterQueue,
+      description: `hookledger drift check of source ${source.id}: the ${gapCheck.api} API's webhook endpoint against the configuration`,
+      serviceName: 'hookledger-drift',
+      timeout: Duration.minutes(1),
+      environment: {
+        [ENV.stackName]: Stack.of(this).stackName,
+        [ENV.gapSource]: source.id,
+        [ENV.gapApiKeySecret]: this.apiKeySecret.secretArn,
+        [ENV.driftWebhookUrl]: `${webhookBaseUrl}${source.id}`,
+      },
+    });
+    this.apiKeySecret.grantRead(handler);
+    this.rule.addTarget(
+      new targets.LambdaFunction(handler.function, {
+        retryAttempts: 2,
+        maxEventAge: Duration.hours(Math.min(gapCheck.everyHours, 24)),
+        deadLetterQueue: this.deadLetterQueue,
+      }),
+    );
+    const alarm = new cloudwatch.Alarm(this, 'ProviderDrift', {
+      metric: new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: PROVIDER_DRIFT_METRIC,
+        dimensionsMap: { [DIMENSION.stack]: Stack.of(this).stackName, [DIMENSION.source]: source.id },
+        statistic: 'Maximum',
+        period: Duration.hours(Math.min(gapCheck.everyHours, 24)),
+      }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      alarmDescription:
+        `The ${gapCheck.api} webhook endpoint of source ${source.id} no longer matches the configuration: another URL, event types missing or extra, ` +
+        `disabled by the provider (usually after failed deliveries), or deleted. Webhooks may not be arriving. ` +
+        `See the difference with \`hookledger sources remote ${source.id} --stack ${Stack.of(this).stackName}\`, ` +
+        `fix it with \`hookledger sources connect ${source.id} --stack ${Stack.of(this).stackName}\`, then run the gap check for the time it lasted.`,
+    });
+    const action = new SnsAction(props.alarmTopic);
+    alarm.addAlarmAction(action);
+    alarm.addOkAction(action);
+    return { handler, alarm };
   }
 }
