@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { HookledgerError } from '../core/errors';
 import { privateDir } from '../core/paths';
 import type { LocalStackCredentials } from './credentials';

@@ -6,7 +6,7 @@
  *          is found by listing mappings for the queue's ARN (its id is not a stack output).
  *   local  the running local stack's admin endpoint (`adminUrl` in .hookledger/state.json).
  */
-import { type LambdaClient, ListEventSourceMappingsCommand, UpdateEventSourceMappingCommand } from '@aws-sdk/client-lambda';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { QueuePair } from './deps';
 import { OperationFailedError, UsageError } from './errors';
@@ -64,6 +64,12 @@ export function adminPauseControl(adminUrl: string, fetchImpl: typeof fetch = fe
   };
 }
 
+/**
+ * The Lambda client's commands, imported by the deployed stack's first pause call: the local stack's
+ * commands (`status` shows the paused consumers) import this module, never the Lambda client.
+ */
+const lambdaCommands = () => import('@aws-sdk/client-lambda');
+
 /** Deployed stack: the consumer's event source mapping. */
 export function lambdaPauseControl(deps: {
   readonly lambda: LambdaClient;
@@ -71,6 +77,7 @@ export function lambdaPauseControl(deps: {
   readonly queues: Readonly<Record<string, QueuePair>>;
 }): PauseControl {
   const mappingsOf = async (consumer: string) => {
+    const { ListEventSourceMappingsCommand } = await lambdaCommands();
     const pair = deps.queues[consumer];
     if (!pair) throw new UsageError(`the stack has no queue output for consumer "${consumer}" (QueueUrl<Consumer>)`);
     const arn = (await deps.sqs.send(new GetQueueAttributesCommand({ QueueUrl: pair.url, AttributeNames: ['QueueArn'] }))).Attributes
@@ -86,6 +93,7 @@ export function lambdaPauseControl(deps: {
     return mappings;
   };
   const set = async (consumer: string, enabled: boolean) => {
+    const { UpdateEventSourceMappingCommand } = await lambdaCommands();
     for (const mapping of await mappingsOf(consumer)) {
       await deps.lambda.send(new UpdateEventSourceMappingCommand({ UUID: mapping.UUID, Enabled: enabled }));
     }

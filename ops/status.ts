@@ -24,6 +24,7 @@ import {
   type Window,
 } from '../adapters/table-scan';
 import { type WindowReadCounters, WindowReader } from '../adapters/window-index';
+import type { HookledgerConfig } from '../core/config/schema';
 import { breakerKey, DAY_MS, LEDGER_CONSUMER_SEPARATOR, ledgerKey } from '../core/model';
 import { type ConfigDeps, now as clockNow, type Progress, type QueuePair, type StoreDeps } from './deps';
 
@@ -87,11 +88,14 @@ export interface StatusReport {
   readonly fanoutFailures?: QueueDepth;
 }
 
-export interface StatusDeps extends StoreDeps, ConfigDeps {
+/** What status reads: the tables and queues, never the configuration. */
+export interface StatusReadDeps extends StoreDeps {
   readonly sqs?: SQSClient;
   readonly queues?: Readonly<Record<string, QueuePair>>;
   readonly fanoutFailureQueueUrl?: string;
 }
+
+export interface StatusDeps extends StatusReadDeps, ConfigDeps {}
 
 export interface StatusOptions {
   /** Count the events received in this window and their deliveries. @default the last `since` ms */
@@ -112,7 +116,26 @@ export interface StatusOptions {
   readonly onProgress?: Progress;
 }
 
+/** Everything status reads, before it is counted per configured consumer (statusReport). */
+export interface StatusReads extends Counted {
+  readonly at: number;
+  readonly window?: Window;
+  readonly reader?: WindowReader;
+  readonly depths: ReadonlyMap<string, { readonly queue: QueueDepth; readonly dlq: QueueDepth }>;
+  readonly fanoutFailures?: QueueDepth;
+  readonly paused?: ReadonlySet<string>;
+  readonly intakeOutcomes?: Readonly<Record<string, number>>;
+}
+
 export async function status(deps: StatusDeps, options: StatusOptions = {}): Promise<StatusReport> {
+  return statusReport(deps.config, await readStatus(deps, options));
+}
+
+/**
+ * Status's reads, all at once (each answer is independent of the others). They need no
+ * configuration, so a caller that still has to load it (the CLI) can do so while the stack answers.
+ */
+export async function readStatus(deps: StatusReadDeps, options: StatusOptions = {}): Promise<StatusReads> {
   const at = clockNow(deps);
   const window = options.scan ? undefined : (options.window ?? { from: at - (options.since ?? DEFAULT_STATUS_SINCE_MS), to: at });
   const reader = window ? (options.reader ?? new WindowReader(deps)) : undefined;
@@ -123,11 +146,61 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
     options.paused,
     options.intakeOutcomes,
   ]);
+  return {
+    at,
+    receipts,
+    ledger,
+    depths,
+    ...(window ? { window } : {}),
+    ...(reader ? { reader } : {}),
+    ...(fanoutFailures ? { fanoutFailures } : {}),
+    ...(paused ? { paused } : {}),
+    ...(intakeOutcomes ? { intakeOutcomes } : {}),
+  };
+}
 
-  const ids = deps.config.consumers.map((c) => c.id);
-  const counts = new Map(
+/** One consumer's deliveries by state while they are counted; `oldest`: the oldest pending one's receivedAt. */
+interface ConsumerCounts {
+  ready: number;
+  leased: number;
+  expiredLeases: number;
+  retrying: number;
+  quarantined: number;
+  done: number;
+  oldest: number;
+}
+
+/** The report: what was read, counted per configured consumer. */
+export function statusReport(config: HookledgerConfig, reads: StatusReads): StatusReport {
+  const { at, window, reader, depths, paused } = reads;
+  const ids = config.consumers.map((c) => c.id);
+  const counts = new Map<string, ConsumerCounts>(
     ids.map((id) => [id, { ready: 0, leased: 0, expiredLeases: 0, retrying: 0, quarantined: 0, done: 0, oldest: Infinity }]),
   );
+  const present = countLedger(counts, reads.ledger, at);
+  const intake = countReceipts(counts, reads.receipts, present);
+  return {
+    at,
+    ...(window ? { window: { from: window.from, to: window.to } } : {}),
+    ...(reader ? { read: { ...reader.counters } } : {}),
+    consumers: ids.map((id) => {
+      const { oldest, ...c } = counts.get(id)!;
+      const depth = depths.get(id);
+      return {
+        consumer: id,
+        ...(paused ? { paused: paused.has(id) } : {}),
+        ...c,
+        ...(depth ? { queue: depth.queue, dlq: depth.dlq } : {}),
+        ...(Number.isFinite(oldest) ? { oldestPendingAt: oldest, oldestPendingAgeMs: at - oldest } : {}),
+      };
+    }),
+    intake: { ...intake, ...(reads.intakeOutcomes ? { outcomes: reads.intakeOutcomes } : {}) },
+    ...(reads.fanoutFailures ? { fanoutFailures: reads.fanoutFailures } : {}),
+  };
+}
+
+/** Counts the ledger rows into their consumers' states; returns the keys of the rows present. */
+function countLedger(counts: Map<string, ConsumerCounts>, ledger: readonly DeliveryStateRow[], at: number): Set<string> {
   const present = new Set<string>();
   for (const row of ledger) {
     present.add(row.pk);
@@ -143,6 +216,15 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
       c.oldest = Math.min(c.oldest, row.receivedAt);
     }
   }
+  return present;
+}
+
+/** Intake's counts from the receipts, and each expected delivery with no ledger row yet counted ready. */
+function countReceipts(
+  counts: Map<string, ConsumerCounts>,
+  receipts: readonly ReceiptSummary[],
+  present: ReadonlySet<string>,
+): Omit<StatusReport['intake'], 'outcomes'> {
   const byType: Record<string, number> = {};
   const bySecretVersion: Record<string, number> = {};
   const previousSecretLastVerified: Record<string, number> = {};
@@ -161,30 +243,11 @@ export async function status(deps: StatusDeps, options: StatusOptions = {}): Pro
       c.oldest = Math.min(c.oldest, receipt.receivedAt);
     }
   }
-
   return {
-    at,
-    ...(window ? { window: { from: window.from, to: window.to } } : {}),
-    ...(reader ? { read: { ...reader.counters } } : {}),
-    consumers: ids.map((id) => {
-      const { oldest, ...c } = counts.get(id)!;
-      const depth = depths.get(id);
-      return {
-        consumer: id,
-        ...(paused ? { paused: paused.has(id) } : {}),
-        ...c,
-        ...(depth ? { queue: depth.queue, dlq: depth.dlq } : {}),
-        ...(Number.isFinite(oldest) ? { oldestPendingAt: oldest, oldestPendingAgeMs: at - oldest } : {}),
-      };
-    }),
-    intake: {
-      events: receipts.length,
-      byType: sortKeys(byType),
-      bySecretVersion: sortKeys(bySecretVersion),
-      previousSecretLastVerified: sortKeys(previousSecretLastVerified),
-      ...(intakeOutcomes ? { outcomes: intakeOutcomes } : {}),
-    },
-    ...(fanoutFailures ? { fanoutFailures } : {}),
+    events: receipts.length,
+    byType: sortKeys(byType),
+    bySecretVersion: sortKeys(bySecretVersion),
+    previousSecretLastVerified: sortKeys(previousSecretLastVerified),
   };
 }
 
@@ -215,7 +278,7 @@ async function scanAll(deps: StoreDeps, onProgress?: Progress): Promise<Counted>
   return { receipts, ledger };
 }
 
-async function queueDepths(deps: StatusDeps): Promise<Map<string, { queue: QueueDepth; dlq: QueueDepth }>> {
+async function queueDepths(deps: StatusReadDeps): Promise<Map<string, { queue: QueueDepth; dlq: QueueDepth }>> {
   const out = new Map<string, { queue: QueueDepth; dlq: QueueDepth }>();
   const { sqs, queues } = deps;
   if (!sqs || !queues) return out;

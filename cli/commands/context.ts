@@ -43,8 +43,10 @@ export type ConfigSource = HookledgerConfig | (() => Promise<HookledgerConfig>);
 
 export interface CommandContext {
   readonly io: CliIo;
-  /** Loaded before the action runs (an action with `{ config: false }` must not read it). */
+  /** Loaded before the action runs (an action with `{ config: false }` must not read it, but may load it). */
   readonly config: HookledgerConfig;
+  /** The configuration, loaded (and checked) on the first call: what an action with `{ config: false }` calls when it needs it. */
+  loadConfig(): Promise<HookledgerConfig>;
   /** Repository root: where .hookledger/ and cdk.json live. */
   readonly root: string;
   /** Recorded on audit items: $USER. */
@@ -69,28 +71,28 @@ export interface CommandContext {
   ): (...args: A) => Promise<void>;
   /**
    * An action that reaches the stack through `connect()`, called after the arguments are checked
-   * (a usage error never waits on the network); the clients are closed afterwards.
+   * (a usage error never waits on the network); the clients are closed afterwards. With
+   * `{ config: false }` the action loads the configuration itself (`loadConfig`), e.g. while the stack
+   * answers its reads: the local stack connects without it; a deployed one (`--stack`) loads it first,
+   * since its outputs are read per configured consumer.
    */
   withTarget<A extends unknown[]>(
     fn: (connect: () => Promise<Target>, globals: Globals, ...args: A) => Outcome,
+    options?: { readonly config?: boolean },
   ): (...args: A) => Promise<void>;
 }
 
 /** The context for one command line, and the exit code its action resolved to. */
 export function createContext(io: CliIo, source: ConfigSource, root: string): CommandContext & { exitCode(): number } {
   let exitCode = 0;
-  let loaded = typeof source === 'function' ? undefined : source;
-  const config = (): HookledgerConfig => {
-    if (!loaded) throw new WiringError('the configuration was read before it was loaded: an action with { config: false } read it');
-    return loaded;
-  };
+  const { config, load: loadConfig } = configLoader(source);
   const out = (text: string) => io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   const operator = io.env.USER || io.env.USERNAME || safeUsername();
 
   const action: CommandContext['action'] =
     (fn, options) =>
     async (...args) => {
-      if (options?.config !== false && typeof source === 'function') loaded ??= await source();
+      if (options?.config !== false) await loadConfig();
       // Commander passes the command itself last.
       const command = args[args.length - 1] as Command;
       const code = await fn(command.optsWithGlobals<Globals>(), ...args);
@@ -102,6 +104,7 @@ export function createContext(io: CliIo, source: ConfigSource, root: string): Co
     get config() {
       return config();
     },
+    loadConfig,
     root,
     operator,
     exitCode: () => exitCode,
@@ -117,14 +120,19 @@ export function createContext(io: CliIo, source: ConfigSource, root: string): Co
       ...(target.payloadBucket ? { blobs: target.payloadBucket } : {}),
     }),
     action,
-    withTarget: (fn) =>
+    withTarget: (fn, options) =>
       action(async (globals, ...args) => {
         let target: Target | undefined;
         // Loaded with the first connect: the target's clients are the AWS SDK, which `--help` never needs.
         const connect = async () => {
           if (target) return target;
+          if (globals.stack !== undefined) await loadConfig();
           target = await (await import('../../ops/target')).resolveTarget({
-            config: config(),
+            // A getter: the local target reads it on first use of its secrets, so an action with
+            // { config: false } connects before it has loaded the configuration.
+            get config() {
+              return config();
+            },
             root,
             stack: globals.stack,
             region: globals.region,
@@ -139,7 +147,25 @@ export function createContext(io: CliIo, source: ConfigSource, root: string): Co
         } finally {
           target?.destroy();
         }
-      }),
+      }, options),
+  };
+}
+
+/** The configuration as it is, or loaded once by the first `load()`; `config()` before that is a wiring error. */
+function configLoader(source: ConfigSource): { config(): HookledgerConfig; load(): Promise<HookledgerConfig> } {
+  let loaded = typeof source === 'function' ? undefined : source;
+  let loading: Promise<HookledgerConfig> | undefined;
+  return {
+    config: () => {
+      if (!loaded) throw new WiringError('the configuration was read before it was loaded: an action with { config: false } read it');
+      return loaded;
+    },
+    load: async () => {
+      if (loaded) return loaded;
+      loading ??= typeof source === 'function' ? source() : Promise.resolve(source);
+      loaded = await loading;
+      return loaded;
+    },
   };
 }
 

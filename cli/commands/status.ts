@@ -48,34 +48,41 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--to <time>', 'window end (exclusive), with --from (default now)')
     .option('--scan', 'count all of history instead: scans both tables (every item of both is read and billed; cost grows with history)')
     .action(
-      ctx.withTarget(async (connect, globals, options: StatusFlags) => {
-        const window = statusWindow(options);
-        // The operation's module loads while the target connects; then the paused state, intake's
-        // counters and the tables are read at once (each answer is independent of the others).
-        const [target, { status }] = await Promise.all([connect(), import('../../ops/status')]);
-        const paused = orWarning(() => target.pauseControl.paused(), 'paused state unknown');
-        const intakeOutcomes = orWarning(() => target.intakeOutcomes(), 'intake outcomes unknown');
-        const bar = ctx.progress(window ? 'reading the window' : 'scanning');
-        const report = await status(
-          {
-            ddb: target.ddb,
-            tables: target.tables,
-            config: ctx.config,
-            sqs: target.sqs,
-            queues: target.queues,
-            fanoutFailureQueueUrl: target.fanoutFailureQueueUrl,
-          },
-          {
-            paused: paused.value,
-            intakeOutcomes: intakeOutcomes.value,
-            onProgress: bar,
-            ...(window ? { window } : { scan: true }),
-          },
-        );
-        bar.end();
-        for (const warning of [paused.warning(), intakeOutcomes.warning()]) if (warning) ctx.warn(warning);
-        ctx.print(globals, report, () => formatStatus(report, target));
-      }),
+      ctx.withTarget(
+        async (connect, globals, options: StatusFlags) => {
+          const window = statusWindow(options);
+          // The operation's module loads while the target connects; then the paused state, intake's
+          // counters and the tables are read at once (each answer is independent of the others).
+          const [target, { readStatus, statusReport }] = await Promise.all([connect(), import('../../ops/status')]);
+          const paused = orWarning(() => target.pauseControl.paused(), 'paused state unknown');
+          const intakeOutcomes = orWarning(() => target.intakeOutcomes(), 'intake outcomes unknown');
+          const bar = ctx.progress(window ? 'reading the window' : 'scanning');
+          const reads = readStatus(
+            {
+              ddb: target.ddb,
+              tables: target.tables,
+              sqs: target.sqs,
+              queues: target.queues,
+              fanoutFailureQueueUrl: target.fanoutFailureQueueUrl,
+            },
+            {
+              paused: paused.value,
+              intakeOutcomes: intakeOutcomes.value,
+              onProgress: bar,
+              ...(window ? { window } : { scan: true }),
+            },
+          );
+          // Only the counting needs the configuration: it loads (its checks take the CPU) while the stack
+          // answers, from the first answer on (the paused state): by then the other reads are on their way.
+          await Promise.race([paused.value, reads.catch(() => undefined)]);
+          const [config, read] = await Promise.all([ctx.loadConfig(), reads]);
+          const report = statusReport(config, read);
+          bar.end();
+          for (const warning of [paused.warning(), intakeOutcomes.warning()]) if (warning) ctx.warn(warning);
+          ctx.print(globals, report, () => formatStatus(report, target));
+        },
+        { config: false },
+      ),
     );
 }
 

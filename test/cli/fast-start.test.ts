@@ -118,11 +118,20 @@ describe('the prebuilt CLI, run as a process', () => {
   }
 
   it('loads the stack clients for a command that reaches the stack (the check above can see them)', async () => {
-    const loads = await loadsOf(['status'], { HOOKLEDGER_STATE: path.join(tmpdir(), 'hookledger-no-such-state.json') });
+    const loads = await loadsOf(['usage'], { HOOKLEDGER_STATE: path.join(tmpdir(), 'hookledger-no-such-state.json') });
 
     expect(loads.result.code).toBe(3);
     expect(loads.builtText).toContain('// ops/target.ts');
     expect(loads.builtText).toContain('// hookledger.config.ts');
+  });
+
+  it('connects for status before it loads the configuration: with no local stack it exits 3 without loading it', async () => {
+    const loads = await loadsOf(['status'], { HOOKLEDGER_STATE: path.join(tmpdir(), 'hookledger-no-such-state.json') });
+
+    expect(loads.result.code).toBe(3);
+    expect(loads.result.stderr).toContain('no local stack is running');
+    expect(loads.builtText).toContain('// ops/target.ts');
+    expect(loads.builtText).not.toContain('// hookledger.config.ts');
   });
 
   it('loads for status on the local stack the DynamoDB and SQS clients only: no deployed-stack, S3 or Streams client', async () => {
@@ -134,6 +143,23 @@ describe('the prebuilt CLI, run as a process', () => {
     for (const client of ['client-cloudformation', 'client-secrets-manager', 'client-s3', 'client-dynamodb-streams']) {
       expect(loads.builtText, client).not.toContain(`// node_modules/@aws-sdk/${client}/`);
     }
+  });
+
+  it("loads no Lambda client for status on the local stack: the pause state comes from the stack's admin endpoint", async () => {
+    const loads = await loadsOf(['status'], { HOOKLEDGER_STATE: path.join(tmpdir(), 'hookledger-no-such-state.json') });
+
+    expect(loads.result.code).toBe(3);
+    expect(loads.builtText).toContain('// ops/pause.ts');
+    expect(loads.builtText).not.toContain('// node_modules/@aws-sdk/client-lambda/');
+  });
+
+  it("loads zod for the configuration without its translations: only the English messages zod's errors use", async () => {
+    const loads = await loadsOf(['usage'], { HOOKLEDGER_STATE: path.join(tmpdir(), 'hookledger-no-such-state.json') });
+
+    expect(loads.result.code).toBe(3);
+    expect(loads.builtText).toContain('// hookledger.config.ts');
+    const locales = loads.builtText.match(/^\/\/ node_modules\/zod\/v4\/locales\/.*$/gm);
+    expect(locales).toEqual(['// node_modules/zod/v4/locales/en.js']);
   });
 });
 

@@ -56,6 +56,42 @@ function resolve(from: string, specifier: string): string {
   return found.split(path.sep).join('/');
 }
 
+/** An import or re-export that loads its module when run: not `import type`, nor one that names types only. */
+function loadsAtRunTime(statement: ts.ImportDeclaration | ts.ExportDeclaration): boolean {
+  if (ts.isExportDeclaration(statement)) return !statement.isTypeOnly;
+  const clause = statement.importClause;
+  if (!clause) return true;
+  if (clause.isTypeOnly) return false;
+  const bindings = clause.namedBindings;
+  return clause.name !== undefined || !bindings || ts.isNamespaceImport(bindings) || bindings.elements.some((e) => !e.isTypeOnly);
+}
+
+/** The packages loaded by `entry`'s static imports that run (type-only ones left out), each with the chain of files that loads it. */
+function packagesLoaded(entry: string): Map<string, string[]> {
+  const chains = new Map<string, string[]>([[entry, [entry]]]);
+  const packages = new Map<string, string[]>();
+  const queue = [entry];
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    const source = ts.createSourceFile(file, readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest);
+    for (const statement of source.statements) {
+      if (!(ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) || !loadsAtRunTime(statement)) continue;
+      const specifier =
+        statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier) ? statement.moduleSpecifier.text : undefined;
+      if (specifier === undefined) continue;
+      const chain = chains.get(file) as string[];
+      if (!specifier.startsWith('.')) {
+        if (!packages.has(specifier)) packages.set(specifier, [...chain, specifier]);
+        continue;
+      }
+      const target = resolve(file, specifier);
+      if (chains.has(target)) continue;
+      chains.set(target, [...chain, target]);
+      queue.push(target);
+    }
+  }
+  return packages;
+}
+
 const pipelineReached = (chains: Map<string, string[]>) =>
   [...chains.entries()].filter(([file]) => PIPELINE.some((p) => file.startsWith(p))).map(([, chain]) => chain.join(' -> '));
 
@@ -81,6 +117,16 @@ describe('cli static imports', () => {
     for (const file of ['cli/commands/index.ts', 'cli/commands/status.ts', 'ops/target.ts', 'local/store-clients.ts', 'local/state.ts']) {
       expect(chains.has(file), file).toBe(true);
     }
+  });
+
+  it("load no Lambda client with the local target: only a deployed stack's pause control uses one", () => {
+    const lambda = [...packagesLoaded('ops/target.ts').entries()].filter(([name]) => name === '@aws-sdk/client-lambda');
+
+    expect(lambda.map(([, chain]) => chain.join(' -> '))).toEqual([]);
+  });
+
+  it('would catch a Lambda client: the deployed target loads one', () => {
+    expect(packagesLoaded('ops/target-aws.ts').has('@aws-sdk/client-lambda')).toBe(true);
   });
 
   it('would catch the pipeline: from local/wiring.ts they reach intake, fan-out and the consumer runtime', () => {
