@@ -7,6 +7,7 @@ import { Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, type NagPack, ServerlessChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
+import type { HookledgerConfigInput } from '../../core/config/schema';
 import { HookledgerStack } from '../../lib/hookledger-stack';
 import { CONFIGS, GAP_CHECK_CONFIG, testApp } from './support';
 
@@ -39,9 +40,25 @@ function findings(report: ReturnType<NagPack['validateScope']>): { id: string; p
   return report.violations.flatMap((v) => v.violatingResources.map((r) => ({ id: v.ruleName, path: r.constructPath ?? '' })));
 }
 
-// The scheduled gap checks (function, schedule, secret, alarm) only in a config of their own: the
-// other CONFIGS suites count the default resources.
-describe.each([...CONFIGS, { name: 'config with two scheduled gap checks', config: GAP_CHECK_CONFIG }])(
+// The scheduled gap checks (function, schedule, secret, alarm) and an HTTP destination (its signing
+// secret, its circuit breaker's policy) only in a config of their own: the other CONFIGS suites count
+// the default resources.
+const GAP_CHECK_AND_HTTP_CONFIG: HookledgerConfigInput = {
+  ...GAP_CHECK_CONFIG,
+  consumers: [
+    ...GAP_CHECK_CONFIG.consumers,
+    {
+      id: 'crm-sync',
+      kind: 'http',
+      url: 'https://crm.internal.example.com/hooks/hookledger',
+      subscribes: ['payment.*'],
+      fields: ['id', 'type', 'tenant_id'],
+      http: { breakAfterFailures: 10 },
+    },
+  ],
+};
+
+describe.each([...CONFIGS, { name: 'config with two scheduled gap checks and an HTTP destination', config: GAP_CHECK_AND_HTTP_CONFIG }])(
   'cdk-nag with the $name',
   ({ config }) => {
     it.each(PACKS)('$name reports no unacknowledged findings', ({ make }) => {
