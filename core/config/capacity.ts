@@ -5,7 +5,7 @@
  * for both tables, or per table (`{ default?, eventStore?, ledger? }`). Read by the Storage construct
  * (lib/constructs/storage.ts) and by `hookledger cost`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { WINDOW_INDEX } from '../model';
 
 /** The tables, by config key: their name in messages and the stack, and their global secondary indexes. */
