@@ -148,25 +148,13 @@ export class GapCheck extends Construct {
   private buildAlarms(props: GapCheckProps): cloudwatch.Alarm {
     const { source } = props;
     const { gapCheck } = source;
-    // One datapoint per run: keep the last verdict until the next (a run that failed has its own errors alarm).
-    const gaps = new cloudwatch.Alarm(this, 'ProviderGaps', {
-      metric: new cloudwatch.Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: PROVIDER_GAPS_METRIC,
-        dimensionsMap: { [DIMENSION.stack]: Stack.of(this).stackName, [DIMENSION.source]: source.id },
-        statistic: 'Maximum',
-        // CloudWatch evaluates at most a day at once; a run every 48 h keeps its verdict (missing data ignored).
-        period: Duration.hours(Math.min(gapCheck.everyHours, 24)),
-      }),
-      threshold: 0,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
-      alarmDescription: `The ${gapCheck.api} API lists events of source ${source.id} that no receipt names and the gap check did not recover: run \`hookledger gaps --source ${source.id} --from ... --recover\`.`,
-    });
+    const gaps = this.perRunAlarm(
+      props,
+      'ProviderGaps',
+      PROVIDER_GAPS_METRIC,
+      `The ${gapCheck.api} API lists events of source ${source.id} that no receipt names and the gap check did not recover: run \`hookledger gaps --source ${source.id} --from ... --recover\`.`,
+    );
     const action = new SnsAction(props.alarmTopic);
-    gaps.addAlarmAction(action);
-    gaps.addOkAction(action);
     // Runs that failed (the provider refused the key, storage unavailable) after EventBridge's retries.
     const failed = new cloudwatch.Alarm(this, 'Errors', {
       metric: this.handler.function.metricErrors({ period: Duration.hours(Math.min(gapCheck.everyHours, 24)), statistic: 'Sum' }),
@@ -209,27 +197,41 @@ export class GapCheck extends Construct {
         deadLetterQueue: this.deadLetterQueue,
       }),
     );
-    const alarm = new cloudwatch.Alarm(this, 'ProviderDrift', {
+    const stackName = Stack.of(this).stackName;
+    const alarm = this.perRunAlarm(
+      props,
+      'ProviderDrift',
+      PROVIDER_DRIFT_METRIC,
+      `The ${gapCheck.api} webhook endpoint of source ${source.id} no longer matches the configuration: another URL, event types missing or extra, ` +
+        `disabled by the provider (usually after failed deliveries), or deleted. Webhooks may not be arriving. ` +
+        `See the difference with \`hookledger sources remote ${source.id} --stack ${stackName}\`, ` +
+        `fix it with \`hookledger sources connect ${source.id} --stack ${stackName}\`, then run the gap check for the time it lasted.`,
+    );
+    return { handler, alarm };
+  }
+  /**
+   * An alarm on one metric the scheduled run publishes once per run, above 0, notifying the alarm topic
+   * when it fires and clears. One datapoint per run: the last verdict holds until the next (CloudWatch
+   * evaluates at most a day at once, so a run every 48 h keeps its verdict; missing data is ignored).
+   */
+  private perRunAlarm(props: GapCheckProps, id: string, metricName: string, alarmDescription: string): cloudwatch.Alarm {
+    const alarm = new cloudwatch.Alarm(this, id, {
       metric: new cloudwatch.Metric({
         namespace: METRICS_NAMESPACE,
-        metricName: PROVIDER_DRIFT_METRIC,
-        dimensionsMap: { [DIMENSION.stack]: Stack.of(this).stackName, [DIMENSION.source]: source.id },
+        metricName,
+        dimensionsMap: { [DIMENSION.stack]: Stack.of(this).stackName, [DIMENSION.source]: props.source.id },
         statistic: 'Maximum',
-        period: Duration.hours(Math.min(gapCheck.everyHours, 24)),
+        period: Duration.hours(Math.min(props.source.gapCheck.everyHours, 24)),
       }),
       threshold: 0,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.IGNORE,
-      alarmDescription:
-        `The ${gapCheck.api} webhook endpoint of source ${source.id} no longer matches the configuration: another URL, event types missing or extra, ` +
-        `disabled by the provider (usually after failed deliveries), or deleted. Webhooks may not be arriving. ` +
-        `See the difference with \`hookledger sources remote ${source.id} --stack ${Stack.of(this).stackName}\`, ` +
-        `fix it with \`hookledger sources connect ${source.id} --stack ${Stack.of(this).stackName}\`, then run the gap check for the time it lasted.`,
+      alarmDescription,
     });
     const action = new SnsAction(props.alarmTopic);
     alarm.addAlarmAction(action);
     alarm.addOkAction(action);
-    return { handler, alarm };
+    return alarm;
   }
 }
