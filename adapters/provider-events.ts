@@ -19,10 +19,11 @@
  * naming the provider and the page. A misbehaving API or proxy answering the same page forever would
  * otherwise be paged without end, and its events held without end.
  */
+
 import type { Octokit } from '@octokit/rest';
-import type Stripe from 'stripe';
 import { HookledgerError } from '../core/errors';
 import { DEFAULT_GAP_MAX_EVENTS, DEFAULT_GAP_MAX_PAGES, GAP_APIS, type GapApi, type ProviderEvent } from '../core/gaps';
+import { lazyOctokit, lazyStripe } from './provider-sdks';
 
 /** An event as a provider's API lists it: the webhook body when the API returns it, else the delivery to re-send. */
 export interface ListedEvent extends ProviderEvent {
@@ -250,21 +251,7 @@ const sortOldestFirst = (events: ListedEvent[]) => events.sort((a, b) => a.creat
 // --- Stripe ---------------------------------------------------------------------------------------
 
 function stripeEvents(options: ProviderEventsOptions, baseUrl: string): ProviderEventsPort {
-  const url = new URL(baseUrl);
-  // Loaded on first use: the CLI's other commands never load the SDK.
-  let client: Promise<{ stripe: Stripe; StripeError: typeof Stripe.errors.StripeError }> | undefined;
-  const sdk = () =>
-    (client ??= import('stripe').then(({ default: StripeSdk }) => ({
-      stripe: new StripeSdk(options.apiKey, {
-        host: url.hostname,
-        port: url.port || (url.protocol === 'https:' ? 443 : 80),
-        protocol: url.protocol === 'https:' ? 'https' : 'http',
-        // 429s are retried here after their Retry-After; the SDK would retry them without it.
-        maxNetworkRetries: 0,
-        telemetry: false,
-      }),
-      StripeError: StripeSdk.errors.StripeError,
-    })));
+  const sdk = lazyStripe(options.apiKey, baseUrl);
   return {
     api: 'stripe',
     async list({ from, to }) {
@@ -320,18 +307,7 @@ interface HookDelivery {
 function githubDeliveries(options: ProviderEventsOptions, baseUrl: string): ProviderEventsPort {
   const hook = options.hook;
   if (!hook) throw new ProviderApiError('github', 'no hook configured (gapCheck.hook: repos/<owner>/<repo>/hooks/<id>)');
-  // Loaded on first use, like the Stripe SDK.
-  let client: Promise<Octokit> | undefined;
-  const octokit = () =>
-    (client ??= import('@octokit/rest').then(
-      ({ Octokit: OctokitSdk }) =>
-        new OctokitSdk({
-          auth: options.apiKey,
-          baseUrl,
-          userAgent: 'hookledger-gap-check',
-          log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
-        }),
-    ));
+  const octokit = lazyOctokit(options.apiKey, baseUrl, 'hookledger-gap-check');
   const call = <T>(run: (sdk: Octokit) => Promise<T>) =>
     withRetries(options, async () => {
       try {

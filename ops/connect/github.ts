@@ -4,8 +4,10 @@
  * and never shows it again (it lists `********`), so `connect` generates and stores one before
  * sending it. The hook's `last_response` is GitHub's delivery status.
  */
+
 import type { Octokit } from '@octokit/rest';
 import { ProviderApiError, retryAfterMs } from '../../adapters/provider-events';
+import { lazyOctokit } from '../../adapters/provider-sdks';
 import { GAP_APIS } from '../../core/gaps';
 import { providerFailure, providerReason, RateLimitedError, withRateLimitRetries } from './http';
 import type { ProviderRegistrar, RegistrarOptions, RemoteEndpoint } from './types';
@@ -32,18 +34,7 @@ export function githubRegistrar(options: RegistrarOptions): ProviderRegistrar {
     );
   }
   const baseUrl = (options.baseUrl ?? GAP_APIS.github.baseUrl).replace(/\/+$/, '');
-  // Loaded on first use, like the Stripe SDK.
-  let client: Promise<Octokit> | undefined;
-  const octokit = () =>
-    (client ??= import('@octokit/rest').then(
-      ({ Octokit: OctokitSdk }) =>
-        new OctokitSdk({
-          auth: options.apiKey,
-          baseUrl,
-          userAgent: 'hookledger-connect',
-          log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} },
-        }),
-    ));
+  const octokit = lazyOctokit(options.apiKey, baseUrl, 'hookledger-connect');
   const call = <T>(run: (sdk: Octokit) => Promise<T>) =>
     withRateLimitRetries('github', options, async () => {
       try {

@@ -4,8 +4,10 @@
  * update (`url`, `enabled_events`, `disabled: false`), delete. Stripe's `status` is `enabled` or
  * `disabled`; it gives no delivery status.
  */
+
 import type Stripe from 'stripe';
 import { ProviderApiError } from '../../adapters/provider-events';
+import { lazyStripe } from '../../adapters/provider-sdks';
 import { GAP_APIS } from '../../core/gaps';
 import { providerFailure, withRateLimitRetries } from './http';
 import type { ProviderRegistrar, RegistrarOptions, RemoteEndpoint } from './types';
@@ -16,21 +18,7 @@ const STRIPE_PAGE = 100;
 type EnabledEvent = Stripe.WebhookEndpointCreateParams.EnabledEvent;
 
 export function stripeRegistrar(options: RegistrarOptions): ProviderRegistrar {
-  const url = new URL(options.baseUrl ?? GAP_APIS.stripe.baseUrl);
-  // Loaded on first use: the CLI's other commands never load the SDK.
-  let client: Promise<{ stripe: Stripe; StripeError: typeof Stripe.errors.StripeError }> | undefined;
-  const sdk = () =>
-    (client ??= import('stripe').then(({ default: StripeSdk }) => ({
-      stripe: new StripeSdk(options.apiKey, {
-        host: url.hostname,
-        port: url.port || (url.protocol === 'https:' ? 443 : 80),
-        protocol: url.protocol === 'https:' ? 'https' : 'http',
-        // 429s are retried by withRateLimitRetries after their Retry-After; the SDK would retry without it.
-        maxNetworkRetries: 0,
-        telemetry: false,
-      }),
-      StripeError: StripeSdk.errors.StripeError,
-    })));
+  const sdk = lazyStripe(options.apiKey, options.baseUrl ?? GAP_APIS.stripe.baseUrl);
   const call = <T>(run: (stripe: Stripe) => Promise<T>) =>
     withRateLimitRetries('stripe', options, async () => {
       const { stripe, StripeError } = await sdk();
