@@ -33,6 +33,8 @@ export const ENV = {
   gapSource: 'GAP_SOURCE',
   /** Secrets Manager secret id of that source's provider API key. Gap check only. */
   gapApiKeySecret: 'GAP_API_KEY_SECRET',
+  /** The source's webhook URL, as its provider should call it. Drift check only. */
+  driftWebhookUrl: 'DRIFT_WEBHOOK_URL',
   /** The fan-out's on-failure queue URL. Reconciler only. */
   fanoutFailureQueueUrl: 'FANOUT_FAILURE_QUEUE_URL',
 } as const;

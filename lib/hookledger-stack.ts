@@ -38,7 +38,7 @@ export interface HookledgerStackProps extends StackProps {
 }
 
 /**
- * Webhook intake and fan-out: HTTP API -> ingest -> EventStore -> stream -> fan-out -> one queue,
+ * Webhook intake and fan-out: HTTP API (or intake's function URL) -> ingest -> EventStore -> stream -> fan-out -> one queue,
  * DLQ and worker per consumer; a scheduled reconcile; alarms and a dashboard.
  */
 export class HookledgerStack extends Stack {
@@ -84,7 +84,11 @@ export class HookledgerStack extends Stack {
   }
 
   private buildIngest(config: HookledgerConfig): IngestApi {
-    const ingest = new IngestApi(this, 'Ingest', { sourceIds: config.sources.map((s) => s.id), events: this.storage.events });
+    const ingest = new IngestApi(this, 'Ingest', {
+      endpoint: config.intake.endpoint,
+      sourceIds: config.sources.map((s) => s.id),
+      events: this.storage.events,
+    });
     ingest.handler.function.addEnvironment(ENV.payloadBucket, this.payloadBucket.bucket.bucketName);
     this.payloadBucket.grantPayloadWrite(ingest.handler);
     return ingest;
@@ -134,7 +138,7 @@ export class HookledgerStack extends Stack {
 
   private buildObservability(config: HookledgerConfig): Observability {
     return new Observability(this, 'Observability', {
-      api: this.ingest.api,
+      api: this.ingest.metrics,
       fanOut: this.fanOut.handler.function,
       fanOutFailureQueue: this.fanOut.failureQueue,
       reconciler: this.reconciler.handler.function,
@@ -143,6 +147,8 @@ export class HookledgerStack extends Stack {
       alarmEmail: config.alarms.email,
       alarmSlack: config.alarms.slack,
       alarmHttpsEndpoints: config.alarms.https,
+      sourceIds: config.sources.map((s) => s.id),
+      signatureFailures: config.alarms.signatureFailures,
       consumers: this.consumers.map((w, i) => ({
         consumerId: w.consumerId,
         queue: w.queue,
@@ -167,6 +173,7 @@ export class HookledgerStack extends Stack {
         alarmTopic: this.observability.alarmTopic,
         payloadHashKey: this.ingest.payloadHashKey,
         payloadBucket: this.payloadBucket,
+        webhookBaseUrl: this.ingest.webhookBaseUrl,
       });
       gapChecks.set(source.id, check);
       new CfnOutput(this, gapApiKeySecretArnOutput(source.id), {

@@ -5,7 +5,7 @@
  * verification, bundled in), by the local stack and by the CLI. `defineConfig` validates once and
  * throws a single `ConfigurationError` naming the bad value, so a typo fails `cdk synth`, not production.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_INLINE_PAYLOAD_BYTES, DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES_CEILING, MAX_INLINE_PAYLOAD_BYTES } from '../blobs';
 import {
   BODY_FORMATS,
@@ -28,6 +28,11 @@ import {
   GAP_MAX_PAGES_CEILING,
 } from '../gaps';
 import { HANDSHAKES } from '../handshakes';
+import {
+  DEFAULT_SIGNATURE_FAILURE_THRESHOLD,
+  DEFAULT_SIGNATURE_FAILURE_WINDOW_MINUTES,
+  MAX_SIGNATURE_FAILURE_WINDOW_MINUTES,
+} from '../metrics';
 import { closeProviderNames, type FieldLocation, findProvider, PROVIDER_NAMES } from '../providers/catalog';
 import {
   SCHEME_TYPES,
@@ -720,6 +725,13 @@ export type ConsumerConfig = z.infer<typeof consumerSchema>;
  * name (`#alerts`) is the usual mistake, and Chatbot only reports it at deploy time.
  */
 export const SLACK_WORKSPACE_ID = /^T[A-Z0-9]{1,254}$/;
+
+/** The configuration's `tracing` choices. */
+export const TRACING_MODES = ['off', 'xray'] as const;
+
+/** The configuration's `intake.endpoint` choices (lib/constructs/ingest-api.ts). */
+export const INTAKE_ENDPOINTS = ['http-api', 'function-url'] as const;
+export type IntakeEndpoint = (typeof INTAKE_ENDPOINTS)[number];
 export const SLACK_CHANNEL_ID = /^[CG][A-Z0-9]{1,254}$/;
 
 const alarmsSchema = z
@@ -753,6 +765,25 @@ const alarmsSchema = z
       )
       .refine((urls) => new Set(urls).size === urls.length, 'lists the same URL twice')
       .optional(),
+    /**
+     * Each source's signature-failure alarm: ALARM at `threshold` verification failures within
+     * `windowMinutes` (the defaults, and why, in core/metrics.ts); locally the same rule in `hookledger alarms`.
+     */
+    signatureFailures: z
+      .object({
+        threshold: z.number().int().min(1).default(DEFAULT_SIGNATURE_FAILURE_THRESHOLD),
+        windowMinutes: z
+          .number()
+          .int()
+          .min(1)
+          .max(
+            MAX_SIGNATURE_FAILURE_WINDOW_MINUTES,
+            `windowMinutes must be at most ${MAX_SIGNATURE_FAILURE_WINDOW_MINUTES}: the local stack keeps that many minutes of counts`,
+          )
+          .default(DEFAULT_SIGNATURE_FAILURE_WINDOW_MINUTES),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -788,7 +819,8 @@ export const configSchema = z
       })
       .strict()
       .default({ inlineMaxBytes: DEFAULT_INLINE_PAYLOAD_BYTES }),
-    alarms: alarmsSchema.default({}),
+    // prefault: the default object is parsed, so signatureFailures gets its defaults when alarms is absent.
+    alarms: alarmsSchema.prefault({}),
     /** What every function sends to CloudWatch Logs (priced per GB ingested). */
     logs: z
       .object({
@@ -809,6 +841,33 @@ export const configSchema = z
       })
       .strict()
       .default({ platformLevel: 'WARN', applicationLevel: 'INFO' }),
+    /**
+     * `'xray'`: every function traced with AWS X-Ray (active tracing, Powertools Tracer), the trace
+     * context carried on the receipt and on each queue's messages (lambdas/shared/tracing.ts).
+     * `'off'`, the default: no tracing code in any bundle (core/bundled-features.ts).
+     */
+    tracing: z
+      .enum(TRACING_MODES, {
+        error: 'must be "off" (no tracing code in any bundle) or "xray" (every function traced with AWS X-Ray)',
+      })
+      .default('off'),
+    /** How webhooks reach intake (lib/constructs/ingest-api.ts; docs/configuration.md). */
+    intake: z
+      .object({
+        /**
+         * `'http-api'`, the default: an API Gateway HTTP API with stage throttling and access logs.
+         * `'function-url'`: intake's own Lambda function URL (auth NONE: each webhook is verified by its
+         * signature, as behind the HTTP API), no per-request API Gateway price; no stage throttling,
+         * access log, WAF or custom domain.
+         */
+        endpoint: z
+          .enum(INTAKE_ENDPOINTS, {
+            error: 'must be "http-api" (API Gateway HTTP API, the default) or "function-url" (intake\'s Lambda function URL)',
+          })
+          .default('http-api'),
+      })
+      .strict()
+      .prefault({}),
     /** The scheduled reconciler (lambdas/reconcile). */
     reconcile: z
       .object({
@@ -859,7 +918,8 @@ export type HookledgerConfig = z.infer<typeof configSchema>;
 
 /** Validates a configuration; throws one ConfigurationError naming every bad value and where it is. */
 export function defineConfig(input: HookledgerConfigInput): HookledgerConfig {
-  const parsed = configSchema.safeParse(input);
+  // One parse per process: building zod's compiled fast path would cost more than it saves.
+  const parsed = configSchema.safeParse(input, { jitless: true });
   if (parsed.success) return parsed.data;
   const lines = parsed.error.issues.map((issue) => {
     // A value the source did not write (a scheme option's default, a preset's) is shown as its default.

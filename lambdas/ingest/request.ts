@@ -15,7 +15,7 @@ import type { IngestRequest } from '../recording/request';
 
 /** The request to a registered source; 404 `unknown_source` for any other path. */
 export function route(event: APIGatewayProxyEventV2, config: HookledgerConfig, receivedAt: number): IngestRequest {
-  const sourceId = event.pathParameters?.source ?? '';
+  const sourceId = sourceIdOf(event);
   const source = findSource(config, sourceId);
   if (!source) {
     throw new InputError('unknown_source', `no webhook source is registered at /hooks/${sourceId.slice(0, 40)}`, 404);
@@ -30,6 +30,27 @@ export function route(event: APIGatewayProxyEventV2, config: HookledgerConfig, r
     url: requestUrl(event, headers),
     receivedAt,
   };
+}
+
+/** `/hooks/{source}`: one path segment after `/hooks/`, nothing after it (the HTTP API's route). */
+const WEBHOOK_PATH = /^\/hooks\/([^/]+)$/;
+
+/**
+ * The source id the request names: the HTTP API's route parameter, or, behind a function URL
+ * (`intake.endpoint: 'function-url'`: every path and method reaches intake, with no route key and no
+ * path parameters), the raw path's segment under `/hooks/`; '' for any other path (404 in `route`).
+ */
+export function sourceIdOf(event: APIGatewayProxyEventV2): string {
+  const fromRoute = event.pathParameters?.source;
+  if (fromRoute !== undefined) return fromRoute;
+  const segment = WEBHOOK_PATH.exec(event.rawPath ?? '')?.[1];
+  if (segment === undefined) return '';
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    // A malformed escape names no registered source.
+    return segment;
+  }
 }
 
 /**

@@ -2,23 +2,45 @@ import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import type { IntakeEndpoint } from '../../core/config/schema';
 import { ENV } from '../../core/env';
 import { ConfigurationError } from '../../core/errors';
 import { HookledgerFunction } from './hookledger-function';
 import { grantIntakeWrites } from './storage';
 
+/**
+ * What the dashboard and the Api5xx alarm read of intake's endpoint: the HTTP API's own metrics, or
+ * the function URL's (AWS/Lambda `UrlRequestCount`, `Url4xxCount`, `Url5xxCount`, `UrlRequestLatency`).
+ */
+export interface IntakeEndpointMetrics {
+  metricCount(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricClientError(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricServerError(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricLatency(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+}
+
 export interface IngestApiProps {
+  /**
+   * `'http-api'`: an API Gateway HTTP API with stage throttling and access logs in front of intake.
+   * `'function-url'`: intake's own Lambda function URL, auth NONE (each webhook is verified by its
+   * signature, as behind the HTTP API): no per-request API Gateway charge, and no stage throttling,
+   * access log, WAF or custom domain; intake's concurrency is then the only brake.
+   * @default 'http-api'
+   */
+  readonly endpoint?: IntakeEndpoint;
   /** Source ids from the config; one route parameter value and one signing secret each. */
   readonly sourceIds: readonly string[];
   /** The EventStore table: intake writes receipts and payloads there and reads `key#` registry items. */
   readonly events: dynamodb.ITable;
   /**
    * Steady-state requests per second for the whole API; beyond it callers get 429 and retry.
-   * Sized so that intake stays under a new on-demand table's initial ~4,000 WRU/s.
+   * Sized so that intake stays under a new on-demand table's initial ~4,000 WRU/s. HTTP API only.
    * @default 1000
    */
   readonly throttlingRateLimit?: number;
@@ -31,38 +53,67 @@ export interface IngestApiProps {
 }
 
 /**
- * Webhook intake: `POST /hooks/{source}` (and `GET` on the same path, for handshakes) on an HTTP API (payload format 2.0) in front of the ingest
- * function, with one Secrets Manager secret per source holding its signing secret.
+ * Webhook intake: `POST /hooks/{source}` (and `GET` on the same path, for handshakes) on an HTTP API
+ * (payload format 2.0) in front of the ingest function, or on the function's own URL (the same event
+ * format; intake routes by the raw path), with one Secrets Manager secret per source holding its signing secret.
  */
 export class IngestApi extends Construct {
-  readonly api: apigwv2.HttpApi;
-  readonly stage: apigwv2.HttpStage;
+  /** The HTTP API; absent with `endpoint: 'function-url'`. */
+  readonly api?: apigwv2.HttpApi;
+  /** The HTTP API's stage; absent with `endpoint: 'function-url'`. */
+  readonly stage?: apigwv2.HttpStage;
+  /** Intake's function URL; only with `endpoint: 'function-url'`. */
+  readonly functionUrl?: lambda.FunctionUrl;
+  /** Requests, 4xx, 5xx and latency of whichever endpoint webhooks arrive at. */
+  readonly metrics: IntakeEndpointMetrics;
   readonly handler: HookledgerFunction;
   /** Signing secret per source id. */
   readonly secrets: ReadonlyMap<string, secretsmanager.ISecret>;
   /** The deployment's payload-hash key: receipts keep HMAC-SHA256(key, body), never a plain hash. */
   readonly payloadHashKey: secretsmanager.ISecret;
-  /** The stage URL followed by `hooks/`; append the source id. */
+  /** The stage URL (or the function URL) followed by `hooks/`; append the source id. */
   readonly webhookBaseUrl: string;
 
   constructor(scope: Construct, id: string, props: IngestApiProps) {
     super(scope, id);
-    const throttle = throttleOf(props);
+    const endpoint = props.endpoint ?? 'http-api';
+    const throttle = throttleOf(props, endpoint);
     if (props.sourceIds.length === 0) {
       throw new ConfigurationError('sourceIds must name at least one source, got none; add a source to hookledger.config.ts');
     }
     this.secrets = this.buildSourceSecrets(props.sourceIds);
     this.payloadHashKey = this.buildPayloadHashKey();
     this.handler = this.buildHandler(props);
-    this.api = new apigwv2.HttpApi(this, 'Api', {
+    if (endpoint === 'function-url') {
+      this.functionUrl = this.buildFunctionUrl();
+      this.metrics = functionUrlMetrics(this.handler.function);
+      // The URL ends in '/': https://<url-id>.lambda-url.<region>.on.aws/
+      this.webhookBaseUrl = `${this.functionUrl.url}hooks/`;
+      return;
+    }
+    const api = new apigwv2.HttpApi(this, 'Api', {
       // Named per stack: two copies in one account are told apart in the console and in metrics.
       apiName: `${Stack.of(this).stackName}-intake`,
       description: 'hookledger webhook intake',
       createDefaultStage: false,
     });
-    this.stage = this.buildStage(throttle);
-    this.addWebhookRoute();
+    this.api = api;
+    this.metrics = api;
+    this.stage = this.buildStage(api, throttle);
+    this.addWebhookRoute(api);
     this.webhookBaseUrl = `${this.stage.url}hooks/`;
+  }
+
+  /**
+   * Every path and method reaches intake through its URL; intake answers only `/hooks/{source}`
+   * (404 elsewhere) and POST or a source's handshake GET (405 otherwise). No CORS: providers call
+   * server to server, and a browser has no business posting webhooks.
+   */
+  private buildFunctionUrl(): lambda.FunctionUrl {
+    // Auth NONE: providers call unsigned and authenticate by signing the body, which intake verifies
+    // on the raw bytes, as behind the HTTP API. CDK grants lambda:InvokeFunctionUrl to everyone and
+    // lambda:InvokeFunction only when invoked via the URL.
+    return this.handler.function.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });
   }
 
   /** One secret per source, holding the signing secret its provider issued. */
@@ -130,10 +181,10 @@ export class IngestApi extends Construct {
     return handler;
   }
 
-  private buildStage(throttle: { rateLimit: number; burstLimit: number }): apigwv2.HttpStage {
+  private buildStage(api: apigwv2.HttpApi, throttle: { rateLimit: number; burstLimit: number }): apigwv2.HttpStage {
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: logs.RetentionDays.ONE_MONTH });
     return new apigwv2.HttpStage(this, 'DefaultStage', {
-      httpApi: this.api,
+      httpApi: api,
       stageName: '$default',
       autoDeploy: true,
       throttle,
@@ -162,8 +213,8 @@ export class IngestApi extends Construct {
    * POST: the webhooks. GET on the same path: the handshakes of Meta (hub.challenge), Dropbox and
    * Okta; intake answers a GET only for sources whose preset has one (405 Allow: POST otherwise).
    */
-  private addWebhookRoute(): void {
-    const route = this.api.addRoutes({
+  private addWebhookRoute(api: apigwv2.HttpApi): void {
+    const route = api.addRoutes({
       path: '/hooks/{source}',
       methods: [apigwv2.HttpMethod.POST, apigwv2.HttpMethod.GET],
       integration: new HttpLambdaIntegration('Ingest', this.handler.function, {
@@ -180,8 +231,13 @@ export class IngestApi extends Construct {
   }
 }
 
-/** The stage's throttling, checked: steady rate above 0, burst a whole number of at least 1. */
-function throttleOf(props: IngestApiProps): { rateLimit: number; burstLimit: number } {
+/** The stage's throttling, checked: steady rate above 0, burst a whole number of at least 1; none on a function URL. */
+function throttleOf(props: IngestApiProps, endpoint: IntakeEndpoint): { rateLimit: number; burstLimit: number } {
+  if (endpoint === 'function-url' && (props.throttlingRateLimit !== undefined || props.throttlingBurstLimit !== undefined)) {
+    throw new ConfigurationError(
+      `throttlingRateLimit and throttlingBurstLimit apply to the HTTP API's stage, and endpoint 'function-url' has none (got rate ${props.throttlingRateLimit} and burst ${props.throttlingBurstLimit}); remove them, or use endpoint 'http-api'`,
+    );
+  }
   const rateLimit = props.throttlingRateLimit ?? 1000;
   const burstLimit = props.throttlingBurstLimit ?? 2000;
   if (!(rateLimit > 0) || !Number.isInteger(burstLimit) || burstLimit < 1) {
@@ -190,4 +246,26 @@ function throttleOf(props: IngestApiProps): { rateLimit: number; burstLimit: num
     );
   }
   return { rateLimit, burstLimit };
+}
+
+/**
+ * The function URL's metrics (AWS/Lambda, dimension FunctionName). Url5xxCount counts what the URL
+ * answered 5xx: intake's own 503s, and a function error or timeout. A throttled invocation is
+ * answered 429 and counts in Url4xxCount, so Api5xx does not see it (docs/configuration.md).
+ */
+function functionUrlMetrics(fn: lambda.IFunction): IntakeEndpointMetrics {
+  const metric = (metricName: string, statistic: string) => (props?: cloudwatch.MetricOptions) =>
+    new cloudwatch.Metric({
+      namespace: 'AWS/Lambda',
+      metricName,
+      dimensionsMap: { FunctionName: fn.functionName },
+      statistic,
+      ...props,
+    });
+  return {
+    metricCount: metric('UrlRequestCount', 'Sum'),
+    metricClientError: metric('Url4xxCount', 'Sum'),
+    metricServerError: metric('Url5xxCount', 'Sum'),
+    metricLatency: metric('UrlRequestLatency', 'Average'),
+  };
 }
