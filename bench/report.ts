@@ -1,3 +1,4 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../core/paths';
 /** Plain-text tables for the console. */
@@ -38,4 +39,13 @@ export function repoRelative<T>(value: T, root: string = PROJECT_ROOT): T {
       ? v.replace(/(^|\s)(\/[\w.@+-]+(?:\/[\w.@+-]+)+)/g, (_m, pre: string, p: string) => `${pre}${path.relative(root, p)}`)
       : v,
   ) as T;
+}
+
+/**
+ * Merges `entries` into bench/results.json, every other key kept as it is: a section that runs after
+ * the whole bench wrote the file, or alone (`npx tsx bench/scale.ts`), adds its own key.
+ */
+export function mergeResults(entries: Record<string, unknown>, file: string = path.join(PROJECT_ROOT, 'bench', 'results.json')): void {
+  const results = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  writeFileSync(file, `${JSON.stringify({ ...results, ...repoRelative(entries) }, null, 2)}\n`);
 }

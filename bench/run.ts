@@ -6,10 +6,13 @@
  *   3. intake latency/throughput (autocannon in a second process) against the emulator's write floor
  *   4. end-to-end latency, POST to the last consumer's acknowledgement
  *   5. bundle sizes and module load times, against a floor bundle built in the same run; each
- *      function's first invocation (load + first request on the local stack: bench/first-invocation.ts)
+ *      function's first invocation (load + first request on the local stack: bench/first-invocation.ts);
+ *      5c. what `tracing: 'xray'` costs (bench/tracing.ts, which `npx tsx bench/tracing.ts` runs alone)
  *   6. bodies by size and content: where each is stored, units, S3 requests, latency, USD per million
  *   (7. window queries, 8. the intake cost of consumer filters: bench/filters.ts, which
- *   `npx tsx bench/filters.ts` runs alone; 8b. the worst-case wildcard: bench/wildcard.ts)
+ *   `npx tsx bench/filters.ts` runs alone; 8b. the worst-case wildcard: bench/wildcard.ts;
+ *   9. a run at scale, one tenant bursting among 1,000: bench/scale.ts, which `npx tsx bench/scale.ts` runs alone;
+ *   2c. the cost model's batching against runs at 5/s, 50/s and the machine's most: bench/cost-check.ts, alone likewise)
  *
  * `npm run bench -- --only bundles,large-bodies,wildcard` runs only those sections (the ones that can
  * run alone), prints them and writes bench/results.partial.json; bench/results.json is left as it is.
@@ -42,6 +45,7 @@ import {
 import { loadStoragePrices, STORAGE_PRICES_FILE } from './body-store';
 import { type BundleResult, loaderNode, measureBundles } from './bundles';
 import { type CliStartResult, measureCliStartOnFreshStack, printCliStart } from './cli-start';
+import { costModelSection } from './cost-check';
 import { type EndToEndResult, endToEnd } from './e2e';
 import { BenchRunError, BenchSetupError } from './errors';
 import { type FilterBenchResult, measureFilters, printFilters } from './filters';
@@ -51,7 +55,9 @@ import { BODY_CONTENTS, LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from 
 import { countInvocations, installedMeters, type Meters, type S3Meter } from './meters';
 import { paymentEvent, TARGET_BYTES } from './payload';
 import { fmt, printNotes, printTable, repoRelative } from './report';
+import { scaleSection } from './scale';
 import { round } from './stats';
+import { tracingSection } from './tracing';
 import {
   BODY_PROTECTED_SOURCE,
   type BodyProtectionResult,
@@ -166,6 +172,12 @@ async function main(): Promise<void> {
   printFilters(report.filters);
   printCliStart(report.cliStart);
   writeResults(report);
+  // Section 9 on a fresh stack of its own, merged into results.json as `scale` (bench/scale.ts).
+  await scaleSection();
+  // Section 5c: intake and the fan-out traced and not, merged as `tracing` (bench/tracing.ts).
+  await tracingSection();
+  // Section 2c: the cost model's batching against runs at three rates, merged as `costModelCheck` (bench/cost-check.ts).
+  await costModelSection();
 }
 
 // --- measure ---------------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
+import type { BatchingEstimate } from './batching';
 
 interface Price {
   readonly usd: number;
@@ -192,7 +193,13 @@ export interface StackShape {
   /** Secrets kept in Secrets Manager: one per source, one per HTTP destination, the payload hash key. */
   readonly secrets: number;
   readonly platformLogLevel: 'WARN' | 'INFO' | 'DEBUG';
+  /** The measured column whose log bytes (and, without `batching`, invocations and SQS requests) are used. */
   readonly traffic: Traffic;
+  /**
+   * Invocations and SQS requests per webhook as ops/batching.ts models them at the rate (empty
+   * receives included); without it, the `traffic` column's measured counts.
+   */
+  readonly batching?: BatchingEstimate;
   /** The provisioned column's settings: the configured ones, or PROVISIONED_DEFAULTS for an on-demand stack. */
   readonly provisioned: { readonly eventStore: ScaledUnits; readonly byTenantDay: ScaledUnits; readonly ledger: ScaledUnits };
   /** Above this stored size a payload goes to the bucket (core/blobs.ts MAX_INLINE_PAYLOAD_BYTES). */
@@ -220,8 +227,9 @@ const units = (op: OperationUnits | undefined) => ({ w: op?.writeUnits ?? 0, r: 
  * One webhook of `shape`, from the measured run: intake's writes (payload, receipt, its window-index
  * entry) per webhook, claim + acknowledgement per delivery, the fan-out's payload read per webhook
  * (units depend on item sizes, not on batching: the low-traffic column prices every traffic);
- * invocations, SQS requests and log bytes of the chosen traffic, per webhook (ingest, fan-out) or per
- * delivery (consumers, SQS). Body sizes other than the measured one move the payload's units along
+ * invocations and SQS requests as `shape.batching` models them at the rate, or else as the chosen
+ * traffic column measured them, per webhook (ingest, fan-out) or per delivery (consumers, SQS); log
+ * bytes of the chosen column. Body sizes other than the measured one move the payload's units along
  * the large-body rows (linear between rows); a payload whose stored size passes the inline limit goes
  * to the bucket (its rows' units, plus an S3 PUT and GET).
  */
@@ -237,7 +245,11 @@ export function perWebhookOf(table: FullPriceTable, run: MeasuredRun, shape: Sta
   const claimExtra = run.bodyProtection ? run.bodyProtection.intakeWriteUnits.body - run.bodyProtection.intakeWriteUnits.default : 1;
   const body = payloadUnits(run, shape, put.w, read.r);
   const t = run.details[shape.traffic];
-  const consumerInvocations = (t.invocations.consumers / n0) * shape.deliveries;
+  const consumerInvocations = shape.batching?.invocations.consumers ?? (t.invocations.consumers / n0) * shape.deliveries;
+  const fanoutInvocations = shape.batching?.invocations.fanout ?? t.invocations.fanout;
+  const sqsRequests = shape.batching
+    ? shape.batching.sqsRequests + shape.batching.sqsEmptyReceives
+    : (t.sqsRequests / n0) * shape.deliveries;
   const u: UnitsByTable = {
     eventStore: { write: body.write + (receipt.w - indexWrites) + shape.bodyClaimShare * claimExtra, read: body.read },
     byTenantDay: { write: indexWrites, read: 0 },
@@ -245,9 +257,9 @@ export function perWebhookOf(table: FullPriceTable, run: MeasuredRun, shape: Sta
   };
   const consumerFn = table.assumptions.functions.consumer;
   return {
-    invocations: { ingest: t.invocations.ingest, fanout: t.invocations.fanout, consumers: consumerInvocations },
+    invocations: { ingest: t.invocations.ingest, fanout: fanoutInvocations, consumers: consumerInvocations },
     deliveries: shape.deliveries,
-    sqsRequests: (t.sqsRequests / n0) * shape.deliveries,
+    sqsRequests,
     writeUnits: u.eventStore.write + u.byTenantDay.write + u.ledger.write,
     readUnits: u.eventStore.read + u.byTenantDay.read + u.ledger.read,
     logBytes: run.logBytesPerWebhook[shape.traffic],

@@ -1,7 +1,7 @@
 /**
  * `hookledger doctor`: the preflight for a deployment, before or after `cdk deploy`. Each check
  * says what it found and, for a problem, the command that fixes it. Read-only: it never reads a
- * secret's value (a placeholder is recognised by its version history) and changes nothing.
+ * signing secret's value (a placeholder is recognised by its version history) and changes nothing.
  *
  *   bootstrap    the CDK bootstrap stack is present and at least the version this app's assets need
  *   concurrency  the account can reserve what the config reserves and keep 100 unreserved
@@ -9,6 +9,11 @@
  *   secrets      every source's signing secret has been set (not the generated placeholder)
  *   alarms       the alarm topic has at least one confirmed subscription
  *   consumers    each consumer's SQS event source is enabled, or reported paused
+ *   rate         with `--rate`: each AWS limit the steady rate meets, and the first a 50x burst meets
+ *                (ops/capacity-check.ts; offline, from the bench's units and the published limits)
+ *   remote       where the stack holds a source's provider API key (the gap check's): its endpoint at
+ *                the provider against its URL and events (ops/connect/doctor-checks.ts); the key is read
+ *                only to call the provider, never printed. The only value doctor reads.
  *
  * Before them, from the config alone: each source naming a preset has its attribution read in the
  * provider's sample event (ops/source-check.ts); a path the sample lacks is a warning, not a problem
@@ -30,6 +35,8 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { HookledgerConfig } from '../core/config/schema';
 import { OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
+import { declaredEventsChecks, providerDriftChecks } from './connect/doctor-checks';
+import type { CostFiles } from './cost';
 import { OperationFailedError } from './errors';
 import { checkSource } from './source-check';
 
@@ -81,6 +88,8 @@ export interface DoctorOptions {
   readonly config: HookledgerConfig;
   readonly stackName: string;
   readonly bootstrap: BootstrapRequirement;
+  /** `--rate`: warn about every AWS limit this steady rate (webhooks/s) meets; `files`: the bench's units and prices. */
+  readonly capacity?: { readonly rate: number; readonly files: CostFiles };
 }
 
 export function doctorClients(region: string | undefined): DoctorClients & { destroy(): void } {
@@ -155,6 +164,8 @@ export async function doctor(clients: DoctorClients, options: DoctorOptions): Pr
     throw new OperationFailedError(`no AWS region is set (${errorText(error)}); pass --region or set AWS_REGION`, { cause: error });
   }
   const checks: Check[] = config.sources.flatMap(checkSample);
+  checks.push(...declaredEventsChecks(config));
+  if (options.capacity) checks.push(...(await rateCheckRows(config, options.capacity)));
 
   const stack = await describeStack(clients, stackName, region);
   checks.push(await checkBootstrap(clients, options.bootstrap, region));
@@ -168,6 +179,7 @@ export async function doctor(clients: DoctorClients, options: DoctorOptions): Pr
   checks.push(stack.check);
   if (stack.deployed) {
     for (const source of config.sources) checks.push(await checkSecret(clients, outputs, source.id, region));
+    checks.push(...(await providerDriftChecks({ secrets: clients.secrets, outputs, config, stackName })));
     checks.push(await checkAlarmTopic(clients, outputs, config));
     for (const consumer of config.consumers) checks.push(checkEventSource(consumer.id, mappings.get(consumer.id)!));
   }
@@ -176,6 +188,12 @@ export async function doctor(clients: DoctorClients, options: DoctorOptions): Pr
 }
 
 // --- checks ---------------------------------------------------------------------------------------
+
+/** `--rate`: can the configuration carry it (ops/capacity-check.ts, offline: the bench's units and AWS's published limits). */
+async function rateCheckRows(config: HookledgerConfig, capacity: NonNullable<DoctorOptions['capacity']>): Promise<Check[]> {
+  const { rateChecks } = await import('./capacity-check');
+  return rateChecks(config, capacity.rate, capacity.files);
+}
 
 /** A source naming a preset: its attribution read in the provider's sample, a row per finding (none: one ok row). */
 function checkSample(source: HookledgerConfig['sources'][number]): Check[] {

@@ -12,6 +12,7 @@ interface CostOptions {
   readonly bodyBytes?: string;
   readonly burstiness?: string;
   readonly eventType?: string;
+  readonly streamShards?: string;
 }
 
 export function register(program: Command, ctx: CommandContext): void {
@@ -22,7 +23,11 @@ export function register(program: Command, ctx: CommandContext): void {
     )
     .requiredOption('--rate <n>/s', 'webhooks per second, steady (e.g. 50/s)')
     .option('--body-bytes <n>', 'body size of a webhook (default: the 1 KB the bench measured)')
-    .option('--burstiness <low|high|backlog>', 'batching as the bench measured it: one at a time, bursts, or a released backlog', 'low')
+    .option(
+      '--burstiness <low|high|backlog>',
+      'take batching as a bench column measured it (one at a time, a burst, a released backlog) instead of modelling it at the rate',
+    )
+    .option('--stream-shards <n>', "shards of the EventStore's stream the fan-out reads (default: about its partitions)")
     .option('--event-type <type>', 'deliver to the consumers subscribed to this type (default: every consumer)')
     .action(
       ctx.action(async (globals, options: CostOptions) => {
@@ -32,7 +37,8 @@ export function register(program: Command, ctx: CommandContext): void {
           {
             rate: parseRate(options.rate),
             ...(options.bodyBytes !== undefined ? { bodyBytes: parseBodyBytes(options.bodyBytes) } : {}),
-            traffic: parseTraffic(options.burstiness ?? 'low'),
+            ...(options.burstiness !== undefined ? { traffic: parseTraffic(options.burstiness) } : {}),
+            ...(options.streamShards !== undefined ? { streamShards: parseShards(options.streamShards) } : {}),
             ...(options.eventType !== undefined ? { eventType: options.eventType } : {}),
           },
           benchFiles(ctx.root),
@@ -59,6 +65,14 @@ function parseBodyBytes(text: string): number {
   return n;
 }
 
+function parseShards(text: string): number {
+  const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!(Number.isInteger(n) && n >= 1)) {
+    throw new UsageError(`--stream-shards must be a whole number of shards, at least 1 (got ${JSON.stringify(text)})`);
+  }
+  return n;
+}
+
 function parseTraffic(text: string): Traffic {
   if (!(TRAFFIC as readonly string[]).includes(text)) {
     throw new UsageError(`--burstiness must be one of ${TRAFFIC.join(', ')} (got ${JSON.stringify(text)})`);
@@ -81,7 +95,8 @@ export function formatCost(r: CostReport): string {
     : 'provisioned never pays off for this stack at any rate';
   return [
     `${units(r.webhooksPerMonth)} webhooks a month at ${r.ratePerSecond}/s; ${r.deliveries.length} deliveries per webhook (${r.deliveries.join(', ')})`,
-    `per webhook: ${r.perWebhook.writeUnits.toFixed(2)} write units, ${r.perWebhook.readUnits.toFixed(2)} read units, ${r.perWebhook.sqsRequests.toFixed(2)} SQS requests, ${r.perWebhook.lambdaInvocations.toFixed(2)} Lambda invocations (${r.traffic} traffic)`,
+    `per webhook: ${r.perWebhook.writeUnits.toFixed(2)} write units, ${r.perWebhook.readUnits.toFixed(2)} read units, ${r.perWebhook.sqsRequests.toFixed(2)} SQS requests, ${r.perWebhook.lambdaInvocations.toFixed(2)} Lambda invocations (${r.traffic === 'modelled' ? `batching modelled at ${r.ratePerSecond}/s` : `the bench's ${r.traffic} traffic column`})`,
+    ...batchingLines(r),
     '',
     table(rows, [
       { header: 'SERVICE', value: (x) => x.name },
@@ -100,7 +115,22 @@ export function formatCost(r: CostReport): string {
     breakEven,
     '',
     'assumptions:',
-    ...r.assumptions.map((a) => `  - ${a}`),
+    ...r.assumptions.notes.map((a) => `  - ${a}`),
     `prices: ${r.sources.prices}; units: ${r.sources.units}`,
   ].join('\n');
+}
+
+/** The batch fills the estimate used, one line per service. */
+function batchingLines(r: CostReport): string[] {
+  const { lambda, sqs } = r.assumptions.batching;
+  if (!lambda || !sqs) return [];
+  const fills = (o: Readonly<Record<string, number>>) =>
+    Object.entries(o)
+      .map(([id, n]) => `${id} ${n.toFixed(1)}`)
+      .join(', ');
+  const q = sqs.requestsPerWebhook;
+  return [
+    `  Lambda: ${lambda.fanoutRecordsPerInvocation.toFixed(1)} records per fan-out invocation; per consumer invocation: ${fills(lambda.consumerRecordsPerInvocation)}`,
+    `  SQS: ${sqs.messagesPerSendMessageBatch.toFixed(1)} messages per SendMessageBatch; per receive: ${fills(sqs.messagesPerReceive)}; per webhook ${q.sendMessageBatch.toFixed(2)} sends + ${q.receiveMessage.toFixed(2)} receives + ${q.deleteMessageBatch.toFixed(2)} deletes + ${q.emptyReceives.toFixed(2)} empty receives`,
+  ];
 }

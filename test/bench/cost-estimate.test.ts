@@ -3,6 +3,7 @@
  * bench/results.json-shaped fixture: every expected figure computed here from the price file's numbers.
  */
 import { describe, expect, it } from 'vitest';
+import { AWS_POLLERS, type BatchingShape, estimateBatching, fanoutFill, nonEmptyMean, queueFill, sendsPerBatch } from '../../ops/batching';
 import {
   breakEvenRate,
   checkEstimate,
@@ -170,5 +171,99 @@ describe("the bench's check of the estimate against its own run", () => {
       logBytes: 332,
     }).total;
     expect(checkEstimate(prices, RUN, shape({ deliveries: 4 }), 53.8, measured).within5Percent).toBe(false);
+  });
+});
+
+describe('the batching model (ops/batching.ts): SQS requests and invocations per webhook at a rate', () => {
+  // The shipped event sources on AWS: the fan-out's stream (batches of 100, parallelization factor 2,
+  // no window) and three consumers (batches of 10, maxConcurrency 5, no window).
+  const QUEUES = ['billing-meter', 'audit-writer', 'risk-evaluator'].map((id) => ({
+    id,
+    batchSize: 10,
+    windowSeconds: 0,
+    maxConcurrency: 5,
+  }));
+  const shipped = (shards: number, over: Partial<BatchingShape['stream']> = {}): BatchingShape => ({
+    stream: { batchSize: 100, windowSeconds: 0, parallelizationFactor: 2, shards, ...over },
+    queues: QUEUES,
+  });
+  const aws = { ...AWS_POLLERS, fanoutMs: 30, consumerMs: 40 };
+
+  it('at 0.1 webhook/s batches nothing (9 requests that carry messages, 5 invocations) and the idle pollers add 1.5 empty receives per queue', () => {
+    const e = estimateBatching(shipped(4), aws, 0.1);
+    // 0.0035 records per batch and cycle: a batch that has any holds 1.002.
+    expect(e.fanout.recordsPerInvocation).toBeCloseTo(1.002, 3);
+    expect(e.sqsRequests).toBeCloseTo(9 / 1.002, 2);
+    expect(e.invocations.ingest + e.invocations.fanout + e.invocations.consumers).toBeCloseTo(1 + 4 / 1.002, 2);
+    // 5 pollers per queue each end a 20 s long poll empty (0.25/s) unless a message ends it (0.1/s here).
+    expect(e.queues[0]!.emptyReceives).toBeCloseTo((5 / 20 - 0.1 / e.queues[0]!.messagesPerReceive) / 0.1, 10);
+    expect(e.sqsEmptyReceives).toBeCloseTo(3 * 1.5, 1);
+  });
+
+  it('at 50/s on 4 shards: 6.25 records/s per batch stream, polls 0.25 s apart after an empty one and 0.28 s after a batch: 2.09 per batch', () => {
+    // a: a poll after an empty one finds records; b: a poll after a batch does; pi: the share of polls that are batches.
+    const a = 1 - Math.exp(-6.25 * 0.25);
+    const b = 1 - Math.exp(-6.25 * 0.28);
+    const pi = a / (1 - b + a);
+    const k = (6.25 * ((1 - pi) * 0.25 + pi * 0.28)) / pi;
+    expect(k).toBeCloseTo(2.0935, 4);
+    const e = estimateBatching(shipped(4), aws, 50);
+    expect(e.fanout.recordsPerInvocation).toBeCloseTo(k, 10);
+    // A batch of more than 10 (a second SendMessageBatch) is about one poll in a million here.
+    expect(e.fanout.messagesPerSend).toBeCloseTo(k, 4);
+    for (const q of e.queues) {
+      for (const per of [q.sends, q.receives, q.deletes]) expect(per).toBeCloseTo(1 / k, 5);
+      expect(q.emptyReceives).toBe(0);
+    }
+    expect(e.sqsRequests).toBeCloseTo(4.299, 3);
+    expect(e.invocations.fanout).toBeCloseTo(1 / k, 12);
+    expect(e.invocations.consumers).toBeCloseTo(3 / k, 5);
+  });
+
+  it('at 50/s on 1 shard: 7.01 records per batch, one in ten polls over 10 (two sends), 1.41 SQS requests and 1.61 invocations per webhook', () => {
+    const e = estimateBatching(shipped(1), aws, 50);
+    expect(e.fanout.recordsPerInvocation).toBeCloseTo(7.006, 3);
+    // x = 7: E[ceil(K / 10) | K >= 1] over Poisson(7) batch sizes.
+    expect(sendsPerBatch(7, 100)).toBeCloseTo(1.0986, 4);
+    expect(e.fanout.messagesPerSend).toBeCloseTo(7.006 / 1.0986, 3);
+    expect(e.sqsRequests).toBeCloseTo(1.411, 3);
+    expect(e.invocations.ingest + e.invocations.fanout + e.invocations.consumers).toBeCloseTo(1.613, 3);
+  });
+
+  it('splits a dense fan-out batch into SendMessageBatch calls of 10 at most, which consumers receive one send at a time', () => {
+    // 1,000/s on 1 shard, no parallelization: 280 records per cycle, capped at the batch size of 100.
+    const e = estimateBatching(shipped(1, { parallelizationFactor: 1 }), aws, 1000);
+    expect(e.fanout.recordsPerInvocation).toBe(100);
+    expect(e.fanout.messagesPerSend).toBe(10);
+    expect(e.queues[0]).toMatchObject({ messagesPerReceive: 10, sends: 10 / 100, receives: 1 / 10, deletes: 1 / 10 });
+    expect(e.sqsRequests).toBeCloseTo(3 * 0.3, 10);
+  });
+
+  it("fills a consumer's batches to R x window / pollers with a batching window (or R x its time per batch / pollers when all are busy), up to its batchSize", () => {
+    const windowed = { ...shipped(4), queues: [{ id: 'audit-writer', batchSize: 50, windowSeconds: 2, maxConcurrency: 5 }] };
+    // 20/s x 2 s over 5 pollers: 8 messages a batch, more than the fan-out's sends carry.
+    expect(queueFill(windowed.queues[0]!, aws, 20, 1.2)).toBe(8);
+    expect(queueFill(windowed.queues[0]!, aws, 200, 1.2)).toBe(50);
+    // Without a window a receive returns what one send carried ...
+    expect(queueFill(QUEUES[0]!, aws, 200, 3.5)).toBe(3.5);
+    // ... unless every poller is busy: at 2 s a batch, 20/s gather 20 x 2 / 5 = 8 while they work.
+    expect(queueFill(QUEUES[0]!, { ...aws, consumerMs: 2000 }, 20, 3.5)).toBe(8);
+  });
+
+  it('a batching window on the fan-out replaces the 250 ms poll: 2 s at 50/s on 4 shards fills 12.7 records a batch', () => {
+    const k = fanoutFill({ batchSize: 100, windowSeconds: 2, parallelizationFactor: 2, shards: 4 }, aws, 50);
+    // 6.25/s per batch stream over 2 s (2.03 s after a batch): dense, so about 6.25 x 2.03.
+    expect(k).toBeCloseTo(12.69, 2);
+    expect(nonEmptyMean(0)).toBe(1);
+    // Dense batches are their mean: 280 a poll, capped at 100, in 10 sends.
+    expect(sendsPerBatch(280, 100)).toBe(10);
+  });
+
+  it('prices SQS and Lambda from the model when the shape carries one, the measured column otherwise', () => {
+    const batching = estimateBatching(shipped(1), aws, 50);
+    const w = perWebhookOf(prices, RUN, shape({ batching }));
+    expect(w.sqsRequests).toBeCloseTo(batching.sqsRequests + batching.sqsEmptyReceives, 10);
+    expect(w.invocations).toEqual({ ingest: 1, fanout: batching.invocations.fanout, consumers: batching.invocations.consumers });
+    expect(perWebhookOf(prices, RUN, shape()).sqsRequests).toBe(9);
   });
 });

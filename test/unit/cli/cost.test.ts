@@ -26,8 +26,8 @@ interface Mode {
 }
 
 describe('hookledger cost --rate 50/s --json (the shipped config: 3 Lambda consumers, one source, on demand)', () => {
-  it('prices every service as a hand computation from bench/prices.json and the measured units of bench/results.json', async () => {
-    const r = await runCli(['cost', '--rate', '50/s', '--json'], config, env);
+  it('prices every service as a hand computation from bench/prices.json and the measured units of bench/results.json (--burstiness low)', async () => {
+    const r = await runCli(['cost', '--rate', '50/s', '--burstiness', 'low', '--json'], config, env);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { onDemand: Mode; provisioned: Mode; breakEvenPerSecond: number; webhooksPerMonth: number };
@@ -37,7 +37,7 @@ describe('hookledger cost --rate 50/s --json (the shipped config: 3 Lambda consu
     const millions = webhooks / 1e6;
     expect(out.webhooksPerMonth).toBe(webhooks);
 
-    // One webhook at low traffic (the default --burstiness), as the bench measured it for N = 3.
+    // One webhook at low traffic (--burstiness low), as the bench measured it for N = 3.
     const low = results.details.low;
     const n = 3;
     const ops = low.capacityByOperation;
@@ -110,6 +110,85 @@ describe('hookledger cost --rate 50/s --json (the shipped config: 3 Lambda consu
   });
 });
 
+describe('hookledger cost --rate 50/s --json: SQS and Lambda from the batching modelled at the rate', () => {
+  // The shipped fan-out: 4 polls a second per shard, 30 ms per batch (bench/prices.json), parallelization
+  // factor 2; the shipped consumers: batches of up to 10, no batching window.
+  // Polls 0.25 s apart after an empty poll, 0.25 s + the fan-out's time after a batch (ops/batching.ts).
+  const fanoutFill = (shards: number) => {
+    const lambda = 50 / shards / 2;
+    const idle = 0.25;
+    const busy = 0.25 + A.functions.fanout.durationMsPerInvocation / 1000;
+    const a = 1 - Math.exp(-lambda * idle);
+    const b = 1 - Math.exp(-lambda * busy);
+    const pi = a / (1 - b + a);
+    return (lambda * ((1 - pi) * idle + pi * busy)) / pi;
+  };
+  interface Modelled {
+    perWebhook: { sqsRequests: number; lambdaInvocations: number };
+    onDemand: Mode;
+    webhooksPerMonth: number;
+    assumptions: {
+      batching: {
+        source: string;
+        stream: { shards: number; parallelizationFactor: number };
+        lambda: { fanoutRecordsPerInvocation: number; consumerRecordsPerInvocation: Record<string, number> };
+        sqs: {
+          messagesPerSendMessageBatch: number;
+          messagesPerReceive: Record<string, number>;
+          requestsPerWebhook: Record<string, number>;
+        };
+      };
+    };
+  }
+
+  it('on an on-demand EventStore (about 4 stream shards): 2.09 records per fan-out batch, 4.30 SQS requests and 2.91 invocations per webhook', async () => {
+    const r = await runCli(['cost', '--rate', '50/s', '--json'], config, env);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as Modelled;
+    const k = fanoutFill(4);
+    expect(k).toBeCloseTo(2.094, 3);
+    const b = out.assumptions.batching;
+    expect(b.source).toBe('modelled at a steady 50 webhooks/s (ops/batching.ts)');
+    expect(b.stream).toMatchObject({ shards: 4, parallelizationFactor: 2 });
+    expect(b.lambda.fanoutRecordsPerInvocation).toBeCloseTo(k, 10);
+    // Each fan-out batch is one SendMessageBatch per queue (two for about one poll in a million), received whole and deleted in one call.
+    expect(b.sqs.messagesPerSendMessageBatch).toBeCloseTo(k, 4);
+    for (const id of ['billing-meter', 'audit-writer', 'risk-evaluator']) {
+      expect(b.sqs.messagesPerReceive[id]).toBeCloseTo(k, 4);
+      expect(b.lambda.consumerRecordsPerInvocation[id]).toBeCloseTo(k, 4);
+    }
+    expect(b.sqs.requestsPerWebhook.emptyReceives).toBe(0);
+    expect(out.perWebhook.sqsRequests).toBeCloseTo(9 / k, 4);
+    expect(out.perWebhook.sqsRequests).toBeCloseTo(4.299, 3);
+    expect(out.perWebhook.lambdaInvocations).toBeCloseTo(1 + 4 / k, 4);
+    const millions = out.webhooksPerMonth / 1e6;
+    expect(out.onDemand.services.sqs!.monthlyUsd).toBeCloseTo(
+      out.perWebhook.sqsRequests * P.sqsStandardPerMillionRequests.usd * millions,
+      6,
+    );
+  });
+
+  it('with --stream-shards 1: 7.01 records per fan-out batch, below 3 SQS requests per webhook (1.41)', async () => {
+    const out = JSON.parse((await runCli(['cost', '--rate', '50/s', '--stream-shards', '1', '--json'], config, env)).stdout) as Modelled;
+    const k = fanoutFill(1);
+    expect(k).toBeCloseTo(7.006, 3);
+    expect(out.assumptions.batching.stream.shards).toBe(1);
+    // One poll in ten finds more than 10 records: two SendMessageBatch calls, two receives.
+    expect(out.perWebhook.sqsRequests).toBeCloseTo(1.411, 3);
+    expect(out.perWebhook.sqsRequests).toBeLessThan(3);
+    expect(out.perWebhook.lambdaInvocations).toBeCloseTo(1.613, 3);
+  });
+
+  it('prints the batch fills it used for people', async () => {
+    const r = await runCli(['cost', '--rate', '50/s'], config, env);
+    expect(r.stdout).toContain('4.30 SQS requests, 2.91 Lambda invocations (batching modelled at 50/s)');
+    expect(r.stdout).toContain(
+      '  Lambda: 2.1 records per fan-out invocation; per consumer invocation: billing-meter 2.1, audit-writer 2.1, risk-evaluator 2.1',
+    );
+    expect(r.stdout).toMatch(/ {2}SQS: 2\.1 messages per SendMessageBatch; .* 0\.00 empty receives/);
+  });
+});
+
 describe('hookledger cost: the configured stack', () => {
   it('counts deliveries of one event type, HTTP destinations and the configured provisioned bounds', async () => {
     const cfg = defineConfig({
@@ -158,11 +237,11 @@ describe('hookledger cost: the configured stack', () => {
     const out = JSON.parse((await runCli(['cost', '--rate', '5/s', '--json'], cfg, env)).stdout) as {
       deliveries: string[];
       filteredConsumers: string[];
-      assumptions: string[];
+      assumptions: { notes: string[] };
     };
     expect(out.deliveries).toEqual(['billing-meter', 'audit-writer', 'risk-evaluator']);
     expect(out.filteredConsumers).toEqual(['risk-evaluator']);
-    expect(out.assumptions).toContainEqual(
+    expect(out.assumptions.notes).toContainEqual(
       expect.stringContaining('risk-evaluator has a content filter: counted as matching every webhook'),
     );
   });
@@ -187,6 +266,7 @@ describe('hookledger cost: bad input', () => {
     [['--rate', '0/s'], /--rate must be .* \(got "0\/s"\)/],
     [['--rate', '50/s', '--body-bytes', 'big'], /--body-bytes must be a whole number of bytes, 1-4194304 \(got "big"\)/],
     [['--rate', '50/s', '--burstiness', 'spiky'], /--burstiness must be one of low, high, backlog \(got "spiky"\)/],
+    [['--rate', '50/s', '--stream-shards', '0'], /--stream-shards must be a whole number of shards, at least 1 \(got "0"\)/],
   ])('refuses %j with a usage error, exit 2', async (args, message) => {
     const r = await runCli(['cost', ...args, '--json'], config, env);
     expect(r.code).toBe(2);
