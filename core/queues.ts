@@ -69,5 +69,5 @@ export const FANOUT_EVENT_SOURCE = {
   bisectBatchOnError: true,
   /** Records older than this are sent to the on-failure queue (streams keep 24 h). */
   maxRecordAgeSeconds: 6 * 3600,
-  parallelizationFactor: 2,
+  parallelizationFactor: 1,
 } as const;

@@ -112,10 +112,10 @@ describe('hookledger cost --rate 50/s --json (the shipped config: 3 Lambda consu
 
 describe('hookledger cost --rate 50/s --json: SQS and Lambda from the batching modelled at the rate', () => {
   // The shipped fan-out: 4 polls a second per shard, 30 ms per batch (bench/prices.json), parallelization
-  // factor 2; the shipped consumers: batches of up to 10, no batching window.
+  // factor 1; the shipped consumers: batches of up to 10, no batching window.
   // Polls 0.25 s apart after an empty poll, 0.25 s + the fan-out's time after a batch (ops/batching.ts).
   const fanoutFill = (shards: number) => {
-    const lambda = 50 / shards / 2;
+    const lambda = 50 / shards / 1;
     const idle = 0.25;
     const busy = 0.25 + A.functions.fanout.durationMsPerInvocation / 1000;
     const a = 1 - Math.exp(-lambda * idle);
@@ -141,26 +141,30 @@ describe('hookledger cost --rate 50/s --json: SQS and Lambda from the batching m
     };
   }
 
-  it('on an on-demand EventStore (about 4 stream shards): 2.09 records per fan-out batch, 4.30 SQS requests and 2.91 invocations per webhook', async () => {
+  it('on an on-demand EventStore (about 4 stream shards): 3.60 records per fan-out batch, 2.50 SQS requests (below 3) and 2.11 invocations per webhook', async () => {
     const r = await runCli(['cost', '--rate', '50/s', '--json'], config, env);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as Modelled;
     const k = fanoutFill(4);
-    expect(k).toBeCloseTo(2.094, 3);
+    expect(k).toBeCloseTo(3.599, 3);
     const b = out.assumptions.batching;
     expect(b.source).toBe('modelled at a steady 50 webhooks/s (ops/batching.ts)');
-    expect(b.stream).toMatchObject({ shards: 4, parallelizationFactor: 2 });
+    expect(b.stream).toMatchObject({ shards: 4, parallelizationFactor: 1 });
     expect(b.lambda.fanoutRecordsPerInvocation).toBeCloseTo(k, 10);
-    // Each fan-out batch is one SendMessageBatch per queue (two for about one poll in a million), received whole and deleted in one call.
-    expect(b.sqs.messagesPerSendMessageBatch).toBeCloseTo(k, 4);
+    // Each fan-out batch is one SendMessageBatch per queue (two for about one poll in a thousand, past
+    // 10 records), each send received whole and deleted in one call.
+    const perSend = b.sqs.messagesPerSendMessageBatch;
+    expect(perSend).toBeCloseTo(3.595, 3);
+    expect(perSend).toBeLessThan(k);
     for (const id of ['billing-meter', 'audit-writer', 'risk-evaluator']) {
-      expect(b.sqs.messagesPerReceive[id]).toBeCloseTo(k, 4);
-      expect(b.lambda.consumerRecordsPerInvocation[id]).toBeCloseTo(k, 4);
+      expect(b.sqs.messagesPerReceive[id]).toBeCloseTo(perSend, 4);
+      expect(b.lambda.consumerRecordsPerInvocation[id]).toBeCloseTo(perSend, 4);
     }
     expect(b.sqs.requestsPerWebhook.emptyReceives).toBe(0);
-    expect(out.perWebhook.sqsRequests).toBeCloseTo(9 / k, 4);
-    expect(out.perWebhook.sqsRequests).toBeCloseTo(4.299, 3);
-    expect(out.perWebhook.lambdaInvocations).toBeCloseTo(1 + 4 / k, 4);
+    expect(out.perWebhook.sqsRequests).toBeCloseTo(9 / perSend, 4);
+    expect(out.perWebhook.sqsRequests).toBeCloseTo(2.503, 3);
+    expect(out.perWebhook.sqsRequests).toBeLessThan(3);
+    expect(out.perWebhook.lambdaInvocations).toBeCloseTo(1 + 1 / k + 3 / perSend, 4);
     const millions = out.webhooksPerMonth / 1e6;
     expect(out.onDemand.services.sqs!.monthlyUsd).toBeCloseTo(
       out.perWebhook.sqsRequests * P.sqsStandardPerMillionRequests.usd * millions,
@@ -168,24 +172,23 @@ describe('hookledger cost --rate 50/s --json: SQS and Lambda from the batching m
     );
   });
 
-  it('with --stream-shards 1: 7.01 records per fan-out batch, below 3 SQS requests per webhook (1.41)', async () => {
+  it('with --stream-shards 1: 14.0 records per fan-out batch, 1.20 SQS requests per webhook', async () => {
     const out = JSON.parse((await runCli(['cost', '--rate', '50/s', '--stream-shards', '1', '--json'], config, env)).stdout) as Modelled;
     const k = fanoutFill(1);
-    expect(k).toBeCloseTo(7.006, 3);
+    expect(k).toBeCloseTo(14.0, 3);
     expect(out.assumptions.batching.stream.shards).toBe(1);
-    // One poll in ten finds more than 10 records: two SendMessageBatch calls, two receives.
-    expect(out.perWebhook.sqsRequests).toBeCloseTo(1.411, 3);
-    expect(out.perWebhook.sqsRequests).toBeLessThan(3);
-    expect(out.perWebhook.lambdaInvocations).toBeCloseTo(1.613, 3);
+    // Most polls find more than 10 records: two SendMessageBatch calls per queue, two receives.
+    expect(out.perWebhook.sqsRequests).toBeCloseTo(1.204, 3);
+    expect(out.perWebhook.lambdaInvocations).toBeCloseTo(1.473, 3);
   });
 
   it('prints the batch fills it used for people', async () => {
     const r = await runCli(['cost', '--rate', '50/s'], config, env);
-    expect(r.stdout).toContain('4.30 SQS requests, 2.91 Lambda invocations (batching modelled at 50/s)');
+    expect(r.stdout).toContain('2.50 SQS requests, 2.11 Lambda invocations (batching modelled at 50/s)');
     expect(r.stdout).toContain(
-      '  Lambda: 2.1 records per fan-out invocation; per consumer invocation: billing-meter 2.1, audit-writer 2.1, risk-evaluator 2.1',
+      '  Lambda: 3.6 records per fan-out invocation; per consumer invocation: billing-meter 3.6, audit-writer 3.6, risk-evaluator 3.6',
     );
-    expect(r.stdout).toMatch(/ {2}SQS: 2\.1 messages per SendMessageBatch; .* 0\.00 empty receives/);
+    expect(r.stdout).toMatch(/ {2}SQS: 3\.6 messages per SendMessageBatch; .* 0\.00 empty receives/);
   });
 });
 
