@@ -50,10 +50,15 @@ function tableOf(options: Pick<EventStoresOptions, 'client' | 'tableName' | 'onC
 }
 
 function receiptsOver(
-  options: Pick<EventStoresOptions, 'client' | 'tableName' | 'onCapacity' | 'shardsOf'>,
+  options: Pick<EventStoresOptions, 'client' | 'tableName' | 'onCapacity' | 'shardsOf' | 'clock'>,
   payloads: PayloadWrites,
 ): Receipts {
-  return new Receipts({ ...tableOf(options), payloads, ...(options.shardsOf ? { shardsOf: options.shardsOf } : {}) });
+  return new Receipts({
+    ...tableOf(options),
+    payloads,
+    ...(options.shardsOf ? { shardsOf: options.shardsOf } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
 }
 
 /** What intake writes and reads: the receipt (with its payload), the body claim, the key registry. */

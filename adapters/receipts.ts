@@ -45,6 +45,8 @@ export interface ReceiptsOptions extends TableOptions {
    * `windowIndex.hotTenants`). @default 1 for every tenant
    */
   readonly shardsOf?: (tenantId: string) => number;
+  /** The receipt's `recordedAt`: read just before its conditional write. @default Date.now */
+  readonly clock?: () => number;
 }
 
 /**
@@ -83,11 +85,13 @@ export class Receipts extends EventTable {
   readonly shardsOf: (tenantId: string) => number;
   /** Per instance: intake builds its Receipts once per execution environment. */
   readonly registered = new TenantDayCache();
+  private readonly clock: () => number;
 
   constructor(options: ReceiptsOptions) {
     super(options);
     this.payloads = options.payloads;
     this.shardsOf = options.shardsOf ?? (() => 1);
+    this.clock = options.clock ?? Date.now;
   }
 
   /**
@@ -109,6 +113,8 @@ export class Receipts extends EventTable {
       pk: eventKey(event.source, event.eventId),
       kind: 'event',
       ...receiptIndexAttributes(event, shards),
+      // After the registry and the payload: the timeline's `recorded` step, in the same write (no write of its own).
+      recordedAt: this.clock(),
     };
     let existing: Record<string, unknown> | undefined;
     try {

@@ -73,6 +73,11 @@ export interface EventItem extends Attribution {
    * (when X-Ray sampled it), which the fan-out carries on to each consumer's message (lambdas/shared/tracing.ts).
    */
   readonly traceHeader?: string;
+  /**
+   * When intake wrote the receipt (its clock just before the conditional write, after the payload's):
+   * the timeline's `recorded` step. Absent on receipts written before receipts kept it.
+   */
+  readonly recordedAt?: number;
   /** Set by `hookledger erase`: the payload (item, objects, views) and the ordering keys are gone; the rest stays. */
   readonly erasedAt?: number;
   readonly erasedBy?: string;

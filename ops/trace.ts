@@ -74,7 +74,7 @@ export interface TraceReport {
 
 /**
  * One step of an event's timeline. `at` and `sinceReceiptMs` are absent for a step whose time nothing
- * records (`note` says so): the receipt's write is not timed; the fan-out's send to a consumer's
+ * records (`note` says so): the receipt's write on a receipt older than `recordedAt`; the fan-out's send to a consumer's
  * queue is, once that consumer's first claim kept the message's SQS SentTimestamp.
  */
 export interface TimelineStep {
@@ -102,7 +102,7 @@ export interface TimelineStep {
 
 /** What the timeline says of a step nothing times, or whose time another clock kept. */
 export const TIMELINE_NOTES = {
-  recorded: 'the receipt is written within the intake request, before its 202; that write is not timed',
+  recorded: 'the receipt is written within the intake request, before its 202; receipts written before they kept recordedAt are not timed',
   queued:
     "the fan-out's send is timed by this consumer's first claim, which has not recorded one (not claimed yet, or claimed before claims kept it)",
   sent: "SQS's SentTimestamp of the message this consumer's first claim took (SQS's clock)",
@@ -178,21 +178,23 @@ function traceIdOf(receipt: Pick<EventItem, 'traceHeader'>): { traceId?: string 
 }
 
 /**
- * The event's timeline from what the receipt and the ledger rows record: received; recorded
- * (untimed); queued per consumer (the SentTimestamp its first claim kept); then per consumer each
+ * The event's timeline from what the receipt and the ledger rows record: received; recorded (the
+ * receipt's `recordedAt`); queued per consumer (the SentTimestamp its first claim kept); then per consumer each
  * attempt in order, its claim (the access log's entry: one per claim, so entry n is attempt n) and
  * its outcome (the acknowledgement, a replay's entry, or the error logged for that attempt). Past
  * LEDGER_LIST_CAP entries an attempt shows what is still listed.
  */
 export function timelineOf(
-  receipt: Pick<EventItem, 'receivedAt'>,
+  receipt: Pick<EventItem, 'receivedAt' | 'recordedAt'>,
   rows: ReadonlyArray<{ readonly consumer: string; readonly item?: LedgerItem }>,
   consumers: readonly Pick<ConsumerConfig, 'id' | 'kind'>[],
 ): TimelineStep[] {
   const since = (at: number) => ({ at, sinceReceiptMs: at - receipt.receivedAt });
   const steps: TimelineStep[] = [
     { step: 'received', ...since(receipt.receivedAt) },
-    { step: 'recorded', note: TIMELINE_NOTES.recorded },
+    receipt.recordedAt === undefined
+      ? { step: 'recorded', note: TIMELINE_NOTES.recorded }
+      : { step: 'recorded', ...since(receipt.recordedAt) },
     ...rows.map(({ consumer, item }): TimelineStep => {
       const sentAt = item?.reads?.[0]?.sentAt;
       return sentAt === undefined

@@ -131,8 +131,8 @@ describe('the Event view: Timeline', () => {
     ]);
     const cells = (await page.getByRole('table', { name: 'Timeline' }).locator('tbody tr').allInnerTexts()).map((r) => r.split('\t'));
     expect(cells[0]?.[0]).toBe('+0 ms');
-    // Times nothing records are said to be so, not invented: the receipt's write.
-    expect(cells[1]?.[0]).toBe('not recorded');
+    // The receipt's write, timed by intake's clock as it wrote it (the receipt keeps recordedAt).
+    expect(cells[1]?.[0]).toMatch(/^\+\d+ ms$/);
     // The fan-out's send to each queue, timed by SQS (the first claim keeps the message's SentTimestamp).
     for (const queued of [2, 3, 4]) expect(cells[queued]?.[0]).toMatch(/^\+\d+ ms$/);
     // Every attempt's time since receipt, in order per consumer; crm-sync's HTTP attempts with their duration.
@@ -167,16 +167,22 @@ describe('the Event view: Timeline', () => {
       ['acknowledged', 2, 'http_200', 200],
     ]);
     expect(report.timeline.filter((s) => s.step === 'queued').map((s) => s.consumer)).toEqual(CONSUMERS);
+    // The receipt was written after the request arrived and before any queue got the message.
+    const recorded = json.timeline.find((s) => s.step === 'recorded')?.sinceReceiptMs;
+    expect(recorded).toBeGreaterThanOrEqual(0);
     // Each consumer's queue got the message after the receipt and before that consumer's first claim.
     for (const consumer of CONSUMERS) {
+      expect(json.timeline.find((s) => s.step === 'queued' && s.consumer === consumer)?.sinceReceiptMs, consumer).toBeGreaterThanOrEqual(
+        recorded ?? Number.NaN,
+      );
       const sent = json.timeline.find((s) => s.step === 'queued' && s.consumer === consumer)?.sinceReceiptMs;
       const claimed = json.timeline.find((s) => s.step === 'claimed' && s.consumer === consumer && s.attempt === 1)?.sinceReceiptMs;
       expect(sent, consumer).toBeGreaterThanOrEqual(0);
       expect(sent, consumer).toBeLessThanOrEqual(claimed ?? Number.NaN);
     }
-    // The text form says the same: the receipt's write untimed, each queue's send at its ms.
+    // The text form says the same: the receipt's write and each queue's send at their ms.
     const text = await cli(['trace', DELIVERED]);
-    expect(text.stdout).toMatch(/^ +not timed {2}recorded$/m);
+    expect(text.stdout).toMatch(/^ +\+\d+ ms {2}recorded$/m);
     for (const consumer of CONSUMERS) expect(text.stdout).toMatch(new RegExp(`^ +\\+\\d+ ms {2}queued ${consumer}$`, 'm'));
     // The page shows the same steps in the same order.
     await page.goto(eventUrl(DELIVERED));

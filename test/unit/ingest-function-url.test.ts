@@ -60,7 +60,7 @@ function setup() {
   const handler = createIngestHandler({
     schemes: ALL_SCHEMES,
     config,
-    store: intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events' })),
+    store: intakeStore(eventStores({ client: createDocumentClient({ region: 'us-east-1' }), tableName: 'events', clock: () => NOW })),
     secrets: {
       payloadHashKey: async () => TEST_HASH_KEY,
       get: async () => ({ current: TEST_SECRET }),

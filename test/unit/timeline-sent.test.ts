@@ -102,4 +102,10 @@ describe('timelineOf: queued', () => {
     ]);
     expect(steps.find((s) => s.step === 'claimed' && s.consumer === 'billing-meter')?.sinceReceiptMs).toBe(60);
   });
+  it('times the recorded step by the receipt’s recordedAt, and leaves a receipt written before receipts kept it untimed', () => {
+    const recorded = (receipt: { receivedAt: number; recordedAt?: number }) =>
+      timelineOf(receipt, [], consumers).find((s) => s.step === 'recorded');
+    expect(recorded({ receivedAt: RECEIVED, recordedAt: RECEIVED + 7 })).toEqual({ step: 'recorded', at: RECEIVED + 7, sinceReceiptMs: 7 });
+    expect(recorded({ receivedAt: RECEIVED })).toEqual({ step: 'recorded', note: TIMELINE_NOTES.recorded });
+  });
 });
