@@ -15,7 +15,7 @@ import { API_GATEWAY_LIMITS, DYNAMODB_LIMITS, LAMBDA_LIMITS, streamShardsOf } fr
 import { AWS_POLLERS } from './batching';
 import { type CostFiles, costInputs } from './cost';
 import { type FullPriceTable, perWebhookOf, type UnitsByTable } from './cost-model';
-import type { Check } from './doctor';
+import type { Check } from './doctor-check';
 
 /** The burst docs/scale.md and doctor read: this many times the steady rate, all at once. */
 export const DEFAULT_BURST_FACTOR = 50;

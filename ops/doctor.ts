@@ -36,6 +36,10 @@ import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { HookledgerConfig } from '../core/config/schema';
 import { OUTPUT, queueUrlOutput, secretArnOutput } from '../core/outputs';
 import { declaredEventsChecks, providerDriftChecks } from './connect/doctor-checks';
+import type { Check, CheckStatus } from './doctor-check';
+
+export type { Check, CheckStatus };
+
 import type { CostFiles } from './cost';
 import { OperationFailedError } from './errors';
 import { checkSource } from './source-check';
@@ -44,18 +48,6 @@ import { checkSource } from './source-check';
 export const MIN_UNRESERVED_CONCURRENCY = 100;
 /** Service Quotas code of "Lambda concurrent executions". */
 export const LAMBDA_CONCURRENCY_QUOTA = 'L-B99A9384';
-
-/** `warning`: worth reading, but no reason to fail (doctor's exit code counts problems only). */
-export type CheckStatus = 'ok' | 'problem' | 'warning' | 'info';
-
-export interface Check {
-  /** `sample:<source>`, `bootstrap`, `concurrency`, `stack`, `secret:<source>`, `alarms`, `consumer:<id>`. */
-  readonly id: string;
-  readonly status: CheckStatus;
-  readonly message: string;
-  /** For a problem: what to run or change. */
-  readonly fix?: string;
-}
 
 export interface DoctorReport {
   readonly stack: string;

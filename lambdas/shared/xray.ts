@@ -8,7 +8,7 @@
  * and every call here is a no-op.
  */
 import { Tracer } from '@aws-lambda-powertools/tracer';
-import type { TraceIds, XrayInvocations } from './tracing';
+import type { TraceIds, XrayInvocations } from './tracing-types';
 
 type Segment = NonNullable<ReturnType<Tracer['getSegment']>>;
 

@@ -9,7 +9,7 @@ import type { HookledgerConfig, SourceConfig } from '../../core/config/schema';
 import { describeDrift } from '../../core/endpoint-drift';
 import { EVERY_EVENT_TYPE } from '../../core/gaps';
 import { gapApiKeySecretArnOutput, OUTPUT } from '../../core/outputs';
-import type { Check } from '../doctor';
+import type { Check } from '../doctor-check';
 import { connectionOf, registrarOf, remoteOf } from './connect';
 import { REGISTRARS } from './registrars';
 import type { RegistrarFactory } from './types';
