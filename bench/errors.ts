@@ -20,3 +20,20 @@ export class BenchSetupError extends HookledgerError {
 export class BenchRunError extends HookledgerError {
   override readonly name: string = 'BenchRunError';
 }
+
+/** What a bench error prints: our own errors say what to do; anything else is a bug, so its stack. */
+export function benchErrorText(error: unknown): string {
+  if (error instanceof HookledgerError) return `bench: ${error.message}`;
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
+/** Runs a bench entry point to its end: exit 0, or the error's text on stderr and exit 1. */
+export function runToExit(work: () => Promise<unknown>): void {
+  work().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(benchErrorText(error));
+      process.exit(1);
+    },
+  );
+}

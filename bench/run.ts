@@ -17,6 +17,7 @@
  * `npm run bench -- --only bundles,large-bodies,wildcard` runs only those sections (the ones that can
  * run alone), prints them and writes bench/results.partial.json; bench/results.json is left as it is.
  */
+
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +25,6 @@ import { MAX_BODY_BYTES_CEILING, MAX_INLINE_PAYLOAD_BYTES } from '../core/blobs'
 import { PROVISIONED_DEFAULTS } from '../core/config/capacity';
 import { subscribedConsumers } from '../core/config/routing';
 import { defineConfig, type HookledgerConfig } from '../core/config/schema';
-import { HookledgerError } from '../core/errors';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import baseConfig from '../hookledger.config';
 import { type LocalStack, startLocalStack } from '../local/stack';
@@ -47,7 +47,7 @@ import { type BundleResult, loaderNode, measureBundles } from './bundles';
 import { type CliStartResult, measureCliStartOnFreshStack, printCliStart } from './cli-start';
 import { costModelSection } from './cost-check';
 import { type EndToEndResult, endToEnd } from './e2e';
-import { BenchRunError, BenchSetupError } from './errors';
+import { BenchRunError, BenchSetupError, runToExit } from './errors';
 import { type FilterBenchResult, measureFilters, printFilters } from './filters';
 import { bundleTargets, measureFirstInvocations, printFirstInvocations, withFirstInvocations } from './first-invocation';
 import { type IntakeResult, intakeAgainstFloor } from './intake';
@@ -832,21 +832,8 @@ async function runOnly(sections: Set<Section>): Promise<void> {
   console.log(`\nwrote bench/results.partial.json (${[...sections].join(', ')}); bench/results.json is unchanged`);
 }
 
-// Async, so a bad --only is refused by the handler below (its message, exit 1) rather than thrown at load.
-(async () => {
+// Async, so a bad --only is refused by runToExit (its message, exit 1) rather than thrown at load.
+runToExit(async () => {
   const only = onlySections(process.argv.slice(2));
   return only ? runOnly(only) : main();
-})().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    // Our own errors say what to do; anything else is a bug, so its stack.
-    console.error(
-      error instanceof HookledgerError
-        ? `bench: ${error.message}`
-        : error instanceof Error
-          ? (error.stack ?? error.message)
-          : String(error),
-    );
-    process.exit(1);
-  },
-);
+});

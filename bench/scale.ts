@@ -11,6 +11,7 @@
  * `npx tsx bench/scale.ts` runs it alone and merges `scale` into bench/results.json; bench/run.ts
  * runs it after the other sections.
  */
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,11 +20,10 @@ import type { SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { subscribedConsumers } from '../core/config/routing';
 import { defineConfig } from '../core/config/schema';
-import { HookledgerError } from '../core/errors';
 import { WINDOW_INDEX } from '../core/model';
 import baseConfig from '../hookledger.config';
 import { type DeliveryProgress, type LocalStack, startLocalStack } from '../local/stack';
-import { BenchRunError, BenchSetupError } from './errors';
+import { BenchRunError, BenchSetupError, runToExit } from './errors';
 import { CapacityMeter, LogMeter } from './meters';
 import { paymentEvent, signRequest, TARGET_BYTES } from './payload';
 import { fmt, mergeResults, printNotes, printTable } from './report';
@@ -626,17 +626,5 @@ export async function scaleSection(): Promise<ScaleResult> {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  scaleSection().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(
-        error instanceof HookledgerError
-          ? `bench: ${error.message}`
-          : error instanceof Error
-            ? (error.stack ?? error.message)
-            : String(error),
-      );
-      process.exit(1);
-    },
-  );
+  runToExit(scaleSection);
 }

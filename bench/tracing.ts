@@ -17,18 +17,18 @@
  *
  * `npx tsx bench/tracing.ts` runs it alone and merges `tracing` into bench/results.json.
  */
+
 import { spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { HookledgerError } from '../core/errors';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import baseConfig from '../hookledger.config';
 import { bundleApart, bundledDefines, coldStartOutputs, handlerBuildOptions } from '../lib/constructs/hookledger-function';
 import { loaderNode } from './bundles';
-import { BenchRunError } from './errors';
+import { BenchRunError, runToExit } from './errors';
 import { fmt, mergeResults, printNotes, printTable } from './report';
 import { median, round } from './stats';
 
@@ -233,17 +233,5 @@ export async function tracingSection(): Promise<TracingResult> {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  tracingSection().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(
-        error instanceof HookledgerError
-          ? `bench: ${error.message}`
-          : error instanceof Error
-            ? (error.stack ?? error.message)
-            : String(error),
-      );
-      process.exit(1);
-    },
-  );
+  runToExit(tracingSection);
 }
