@@ -9,7 +9,7 @@ import path from 'node:path';
 import { HookledgerError } from '../../core/errors';
 
 export class AssemblyError extends HookledgerError {
-  override readonly name = 'AssemblyError';
+  override readonly name: string = 'AssemblyError';
 }
 
 export interface TemplateResource {

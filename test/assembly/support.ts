@@ -20,9 +20,12 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { App } from 'aws-cdk-lib';
 import { scanAll } from '../../adapters/table-scan';
+import type { HookledgerConfigInput } from '../../core/config/schema';
 import type { LedgerItem } from '../../core/model';
 import { PROJECT_ROOT, privateDir } from '../../core/paths';
+import { addHookledgerStack } from '../../lib/hookledger-stack';
 import type { Denial } from '../../local/assembly/iam';
 import { type AssemblyStack, startAssemblyStack } from '../../local/assembly/stack';
 import { readAssembly } from '../../local/assembly/template';
@@ -75,6 +78,19 @@ export function synthesizedAssembly(): string {
   return out;
 }
 
+/**
+ * What `cdk synth -o` does with bin/app.ts, for `config`, in this process: cdk.json's feature flags,
+ * every function really bundled; into a new temporary folder, returned (the caller removes it).
+ */
+export function synthesizedWith(config: HookledgerConfigInput, prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  const cdkJson = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+  const app = new App({ outdir: dir, context: cdkJson.context });
+  addHookledgerStack(app, config);
+  app.synth();
+  return dir;
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: the tests' edits reach into arbitrary CloudFormation properties.
 type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, any> }> };
 
@@ -104,7 +120,12 @@ export interface Recorded {
 
 export async function startRecordedStack(
   assemblyDir: string,
-  options: { home?: string; dataDir?: string } = {},
+  options: {
+    home?: string;
+    dataDir?: string;
+    /** Also told of each invocation, with its event (Recorded keeps only its record count). */
+    onInvoke?: (functionId: string, event: unknown) => void;
+  } = {},
 ): Promise<{ stack: AssemblyStack; recorded: Recorded; ddb: DynamoDBDocumentClient }> {
   const recorded: Recorded = { logs: [], denials: [], invocations: [] };
   const home = options.home ?? mkdtempSync(path.join(tmpdir(), 'hookledger-asm-home-'));
@@ -115,8 +136,10 @@ export async function startRecordedStack(
     httpPort: 0,
     onLog: (functionId, line) => recorded.logs.push({ functionId, line }),
     onDenied: (denial) => recorded.denials.push(denial),
-    onInvoke: (functionId, event, outcome) =>
-      recorded.invocations.push({ functionId, records: (event as { Records?: unknown[] }).Records?.length ?? 1, ok: outcome.ok }),
+    onInvoke: (functionId, event, outcome) => {
+      recorded.invocations.push({ functionId, records: (event as { Records?: unknown[] }).Records?.length ?? 1, ok: outcome.ok });
+      options.onInvoke?.(functionId, event);
+    },
     pollerLogger: () => ({ warn: () => undefined, error: () => undefined }),
   });
   return { stack, recorded, ddb: localDocumentClient(stack.endpoints.dynamodb) };

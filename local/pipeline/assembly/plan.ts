@@ -1,10 +1,11 @@
 /**
- * What an assembly runs, read from its template alone: the functions an event source mapping or an
- * API route invokes, each one's environment, the HTTP API's routes, and the event source mappings as
- * a pipeline plan (local/pipeline/plan.ts). Nothing here reads hookledger.config.ts.
+ * What an assembly runs, read from its template alone: the functions an event source mapping, an
+ * API route or intake's function URL invokes, each one's environment, what reaches intake, and the
+ * event source mappings as a pipeline plan (local/pipeline/plan.ts). Nothing here reads hookledger.config.ts.
  */
+import { createHash } from 'node:crypto';
 import type { AssemblyResources } from '../../assembly/resources';
-import { AssemblyError, type CloudAssembly, resolveIntrinsics, resourcesOfType } from '../../assembly/template';
+import { AssemblyError, type CloudAssembly, resolveIntrinsics, resourcesOfType, type TemplateResource } from '../../assembly/template';
 import type { PipelinePlan, QueueMapping, StreamMapping } from '../plan';
 
 export type Env = Record<string, string>;
@@ -26,24 +27,95 @@ function integrationTarget(assembly: CloudAssembly, routeProps: Record<string, u
   return fn;
 }
 
-/** The HTTP API: its routes, all on the one integration the local gateway serves. */
-export function gatewayOf(assembly: CloudAssembly): PipelinePlan['gateway'] {
-  const routes = resourcesOfType(assembly, 'AWS::ApiGatewayV2::Route');
-  const targets = new Set(routes.map(([, r]) => integrationTarget(assembly, r.Properties ?? {})));
-  if (targets.size !== 1) throw new AssemblyError(`the HTTP API routes to ${targets.size} functions; the local gateway serves one`);
-  return { functionId: [...targets][0]!, routeKeys: routes.map(([, r]) => String(r.Properties?.RouteKey)) };
+/**
+ * A template whose intake the local gateway cannot serve: no HTTP API route and no function URL,
+ * both, more than one function behind them, or a function URL callers must sign (AuthType AWS_IAM)
+ * or read as a stream. The message names what is missing or refused, and the fix.
+ */
+export class IntakeEndpointError extends AssemblyError {
+  override readonly name: string = 'IntakeEndpointError';
 }
 
-/** The functions that run: those an event source mapping or an API route invokes. */
+/**
+ * What reaches intake, read from the template: the HTTP API's routes (`intake.endpoint: 'http-api'`)
+ * or intake's own function URL (`'function-url'`), whose target is then the gateway's function.
+ */
+export type IntakeEndpoint =
+  | { readonly kind: 'http-api'; readonly functionId: string; readonly routeKeys: readonly string[] }
+  | {
+      readonly kind: 'function-url';
+      readonly functionId: string;
+      /** The AWS::Lambda::Url's logical id. */
+      readonly urlLogicalId: string;
+      /** The URL id its events carry as `requestContext.apiId` (32 of [a-z0-9], as AWS's). */
+      readonly urlId: string;
+    };
+
+export function intakeEndpointOf(assembly: CloudAssembly): IntakeEndpoint {
+  const routes = resourcesOfType(assembly, 'AWS::ApiGatewayV2::Route');
+  const urls = resourcesOfType(assembly, 'AWS::Lambda::Url');
+  if (routes.length === 0 && urls.length === 0) {
+    throw new IntakeEndpointError(
+      `${assembly.templateFile} has no AWS::ApiGatewayV2::Route and no AWS::Lambda::Url: nothing reaches intake; ` +
+        `synthesize with intake.endpoint 'http-api' (the default) or 'function-url'`,
+    );
+  }
+  if (routes.length > 0 && urls.length > 0) {
+    throw new IntakeEndpointError(
+      `${assembly.templateFile} has both HTTP API routes (${routes.map(([id]) => id).join(', ')}) and a function URL ` +
+        `(${urls.map(([id]) => id).join(', ')}); the local gateway serves intake on one: keep the one intake.endpoint builds`,
+    );
+  }
+  if (urls.length > 0) return functionUrlEndpoint(assembly, urls);
+  const targets = new Set(routes.map(([, r]) => integrationTarget(assembly, r.Properties ?? {})));
+  if (targets.size !== 1) throw new IntakeEndpointError(`the HTTP API routes to ${targets.size} functions; the local gateway serves one`);
+  return { kind: 'http-api', functionId: [...targets][0]!, routeKeys: routes.map(([, r]) => String(r.Properties?.RouteKey)) };
+}
+
+/** The one function URL, checked: a function of the template, AuthType NONE, buffered. */
+function functionUrlEndpoint(assembly: CloudAssembly, urls: [string, TemplateResource][]): IntakeEndpoint {
+  if (urls.length !== 1) {
+    throw new IntakeEndpointError(
+      `the template has ${urls.length} function URLs (${urls.map(([id]) => id).join(', ')}); the local gateway serves one`,
+    );
+  }
+  const [urlLogicalId, url] = urls[0]!;
+  const props = url.Properties ?? {};
+  const target = props.TargetFunctionArn as { 'Fn::GetAtt'?: [string, string]; Ref?: string } | undefined;
+  const functionId = target?.['Fn::GetAtt']?.[1] === 'Arn' ? target['Fn::GetAtt'][0] : target?.Ref;
+  if (!functionId || assembly.resources[functionId]?.Type !== 'AWS::Lambda::Function') {
+    throw new IntakeEndpointError(
+      `function URL ${urlLogicalId}: its TargetFunctionArn ${JSON.stringify(target)} names no AWS::Lambda::Function of the template`,
+    );
+  }
+  if (props.AuthType !== 'NONE') {
+    throw new IntakeEndpointError(
+      `function URL ${urlLogicalId} has AuthType ${String(props.AuthType)}: the local gateway takes unsigned callers only, ` +
+        `as webhook providers call (AuthType NONE, what intake.endpoint 'function-url' builds)`,
+    );
+  }
+  if (props.InvokeMode !== undefined && props.InvokeMode !== 'BUFFERED') {
+    throw new IntakeEndpointError(
+      `function URL ${urlLogicalId} has InvokeMode ${String(props.InvokeMode)}: the local gateway answers BUFFERED only`,
+    );
+  }
+  const urlId = createHash('sha256').update(`${assembly.stackName}/${urlLogicalId}`).digest('hex').slice(0, 32);
+  return { kind: 'function-url', functionId, urlLogicalId, urlId };
+}
+
+/**
+ * The gateway's function and routes. Behind a function URL every path and method reaches intake;
+ * the local gateway serves its two routes' paths and methods (the default), which are the webhook URLs.
+ */
+export function gatewayOf(assembly: CloudAssembly): PipelinePlan['gateway'] {
+  const intake = intakeEndpointOf(assembly);
+  return intake.kind === 'http-api' ? { functionId: intake.functionId, routeKeys: intake.routeKeys } : { functionId: intake.functionId };
+}
+
+/** The functions that run: those an event source mapping invokes, and intake (behind the API's routes or its URL). */
 export function runningFunctions(assembly: CloudAssembly): string[] {
   const esms = resourcesOfType(assembly, 'AWS::Lambda::EventSourceMapping');
-  const routes = resourcesOfType(assembly, 'AWS::ApiGatewayV2::Route');
-  return [
-    ...new Set([
-      ...esms.map(([, e]) => functionOf(e.Properties?.FunctionName)),
-      ...routes.map(([, r]) => integrationTarget(assembly, r.Properties ?? {})),
-    ]),
-  ];
+  return [...new Set([...esms.map(([, e]) => functionOf(e.Properties?.FunctionName)), intakeEndpointOf(assembly).functionId])];
 }
 
 /** A function's Environment.Variables, resolved against the local resources. */

@@ -32,7 +32,8 @@ import type { MappingClients, PipelineFunctions, PipelinePlan } from '../plan';
 import type { StopList } from '../stops';
 import type { ConsumerSwitches } from '../switches';
 import { bundledSourceOverlaps } from './bundled-config';
-import { assemblyPlan, type Env, runningFunctions, templateEnvironment } from './plan';
+import { withIntakeEvents } from './function-url';
+import { assemblyPlan, type Env, type IntakeEndpoint, intakeEndpointOf, runningFunctions, templateEnvironment } from './plan';
 
 /** Lambda's defaults when the template sets none. */
 const DEFAULT_TIMEOUT_SECONDS = 3;
@@ -61,6 +62,8 @@ export interface AssemblyPipelineOptions {
 export interface ProvisionedAssembly extends Provisioned {
   readonly assembly: CloudAssembly;
   readonly resources: AssemblyResources;
+  /** What reaches intake: the HTTP API's routes or its function URL (./function-url.ts). */
+  readonly intake: IntakeEndpoint;
   /** The template environment of each running function, by logical id. */
   readonly envs: Readonly<Record<string, Env>>;
   readonly operator: LocalStackCredentials;
@@ -97,6 +100,8 @@ async function provisionAssemblyPipeline(
   stops: StopList,
 ): Promise<ProvisionedAssembly> {
   const { assembly } = options;
+  // Before anything is created: a template nothing reaches intake through is refused at once.
+  const intake = intakeEndpointOf(assembly);
   const operator = processCredentials();
   // Filled once the template is resolved; the proxies read them per request.
   const principals = new Map<string, LocalPrincipal>();
@@ -139,6 +144,7 @@ async function provisionAssemblyPipeline(
     operatorSqs,
     assembly,
     resources,
+    intake,
     envs,
     operator,
     principals,
@@ -202,7 +208,7 @@ async function startAssemblyFunctions(
   const intake = intakeOutcomeCounter();
   const processes = options.invoke ? {} : await startBundles(provisioned, environment, intake.add, options, stops);
   return {
-    invoke: options.invoke ?? ((id, event) => invokeRecorded(processes, id, event, options.onInvoke)),
+    invoke: withIntakeEvents(provisioned.intake, options.invoke ?? ((id, event) => invokeRecorded(processes, id, event, options.onInvoke))),
     mappingClients: mappingClientsOf(provisioned),
     // From the ingest bundle's own IntakeRequests and SignatureFailures EMF lines, as CloudWatch counts them.
     intakeOutcomes: () => intake.outcomes(),
