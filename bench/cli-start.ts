@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { PROJECT_ROOT } from '../core/paths';
 import { type LocalStack, stackState, startLocalStack } from '../local/stack';
 import { writeState } from '../local/state';
-import { BenchRunError } from './errors';
+import { BenchRunError, runToExit } from './errors';
 import { printNotes, printTable } from './report';
 import { median, round } from './stats';
 
@@ -173,10 +173,5 @@ export async function measureCliStartOnFreshStack(options: { runs?: number; log?
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  measureCliStartOnFreshStack()
-    .then(printCliStart)
-    .catch((e: unknown) => {
-      console.error(e);
-      process.exitCode = 1;
-    });
+  runToExit(async () => printCliStart(await measureCliStartOnFreshStack()));
 }

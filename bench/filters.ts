@@ -21,7 +21,7 @@ import { deliverySet } from '../core/config/routing';
 import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from '../core/config/schema';
 import baseConfig from '../hookledger.config';
 import { type LocalStack, startLocalStack } from '../local/stack';
-import { BenchRunError } from './errors';
+import { BenchRunError, runToExit } from './errors';
 import { CapacityMeter } from './meters';
 import { paymentEvent, signRequest } from './payload';
 import { printTable } from './report';
@@ -200,16 +200,12 @@ export function printFilters(r: FilterBenchResult): void {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  measureFilters()
-    .then((r) => {
-      printFilters(r);
-      if (r.writeUnitsPerWebhook.none !== r.writeUnitsPerWebhook.filtered) {
-        console.error('write units per webhook differ with filters');
-        process.exitCode = 1;
-      }
-    })
-    .catch((e: unknown) => {
-      console.error(e);
-      process.exitCode = 1;
-    });
+  runToExit(async () => {
+    const r = await measureFilters();
+    printFilters(r);
+    const units = r.writeUnitsPerWebhook;
+    if (units.none !== units.filtered) {
+      throw new BenchRunError(`write units per webhook differ with filters (${units.none} without, ${units.filtered} with)`);
+    }
+  });
 }

@@ -24,7 +24,7 @@ import { localDynamoClient, localSqsClient } from '../local/clients';
 import { freePort, startDynamoLocal, startSqsEmulator } from '../local/emulators';
 import { provisionLocalStack } from '../local/provision';
 import { usage } from '../ops/usage';
-import { BenchRunError } from './errors';
+import { BenchRunError, runToExit } from './errors';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -337,17 +337,11 @@ const round = (v: number) => Number(v.toFixed(3));
 
 /** Alone: measure and merge `window` into bench/results.json. */
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.dirname, 'window.ts')) {
-  measureWindow().then(
-    (window) => {
-      const file = path.join(import.meta.dirname, 'results.json');
-      const results = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
-      writeFileSync(file, `${JSON.stringify({ ...results, window }, null, 2)}\n`);
-      console.log('merged window into bench/results.json');
-      process.exit(0);
-    },
-    (error: unknown) => {
-      console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
-      process.exit(1);
-    },
-  );
+  runToExit(async () => {
+    const window = await measureWindow();
+    const file = path.join(import.meta.dirname, 'results.json');
+    const results = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+    writeFileSync(file, `${JSON.stringify({ ...results, window }, null, 2)}\n`);
+    console.log('merged window into bench/results.json');
+  });
 }

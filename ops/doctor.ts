@@ -18,6 +18,9 @@
  * Before them, from the config alone: each source naming a preset has its attribution read in the
  * provider's sample event (ops/source-check.ts); a path the sample lacks is a warning, not a problem
  * (real deliveries may carry fields the sample leaves out).
+ *
+ * With `--rate` and no AWS to ask (no region, no credentials) the report is those offline rows and an
+ * `aws` row saying the deployment's checks were skipped and why; without `--rate` that is an error.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -51,7 +54,8 @@ export const LAMBDA_CONCURRENCY_QUOTA = 'L-B99A9384';
 
 export interface DoctorReport {
   readonly stack: string;
-  readonly region: string;
+  /** Absent when none is set (`--rate` alone: the deployment's checks were skipped). */
+  readonly region?: string;
   readonly deployed: boolean;
   readonly checks: readonly Check[];
   readonly problems: number;
@@ -147,19 +151,38 @@ export async function bootstrapRequirement(root: string, stackName: string): Pro
   };
 }
 
+/** No AWS to ask: no region, or no credentials. Doctor stops with it, unless `--rate` gave it offline rows to report. */
+export class NoAwsAccessError extends OperationFailedError {
+  constructor(
+    /** What is missing, e.g. `no AWS region is set (...)`. */
+    readonly reason: string,
+    /** What to set, e.g. `pass --region or set AWS_REGION`. */
+    readonly advice: string,
+    /** The region that was set, when it was the credentials that failed. */
+    readonly region: string | undefined,
+    options: ErrorOptions,
+  ) {
+    super(`${reason}; ${advice}`, options);
+  }
+}
+
+/** The checks that ask AWS, as the row saying they were skipped names them. */
+const DEPLOYMENT_CHECKS = 'bootstrap, concurrency, stack, secrets, alarms, consumers, remote';
+
 export async function doctor(clients: DoctorClients, options: DoctorOptions): Promise<DoctorReport> {
   const { config, stackName } = options;
-  let region: string;
-  try {
-    region = await clients.cfn.config.region();
-  } catch (error) {
-    throw new OperationFailedError(`no AWS region is set (${errorText(error)}); pass --region or set AWS_REGION`, { cause: error });
-  }
   const checks: Check[] = config.sources.flatMap(checkSample);
   checks.push(...declaredEventsChecks(config));
   if (options.capacity) checks.push(...(await rateCheckRows(config, options.capacity)));
-
-  const stack = await describeStack(clients, stackName, region);
+  let region: string;
+  let stack: Awaited<ReturnType<typeof describeStack>>;
+  try {
+    region = await regionOf(clients);
+    stack = await describeStack(clients, stackName, region);
+  } catch (error) {
+    if (!(error instanceof NoAwsAccessError) || !options.capacity) throw error;
+    return reportOf(stackName, error.region, false, [...checks, skippedRow(error)]);
+  }
   checks.push(await checkBootstrap(clients, options.bootstrap, region));
 
   const outputs = new Map((stack.outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
@@ -175,8 +198,32 @@ export async function doctor(clients: DoctorClients, options: DoctorOptions): Pr
     checks.push(await checkAlarmTopic(clients, outputs, config));
     for (const consumer of config.consumers) checks.push(checkEventSource(consumer.id, mappings.get(consumer.id)!));
   }
+  return reportOf(stackName, region, stack.deployed, checks);
+}
+
+function reportOf(stack: string, region: string | undefined, deployed: boolean, checks: Check[]): DoctorReport {
   const count = (status: CheckStatus) => checks.filter((c) => c.status === status).length;
-  return { stack: stackName, region, deployed: stack.deployed, checks, problems: count('problem'), warnings: count('warning') };
+  return { stack, ...(region !== undefined ? { region } : {}), deployed, checks, problems: count('problem'), warnings: count('warning') };
+}
+
+async function regionOf(clients: DoctorClients): Promise<string> {
+  try {
+    return await clients.cfn.config.region();
+  } catch (error) {
+    throw new NoAwsAccessError(`no AWS region is set (${errorText(error)})`, 'pass --region or set AWS_REGION', undefined, {
+      cause: error,
+    });
+  }
+}
+
+/** `--rate` without AWS: the offline rows stand, and this one says what was not checked and why. */
+function skippedRow(error: NoAwsAccessError): Check {
+  return {
+    id: 'aws',
+    status: 'info',
+    message: `skipped the deployment's checks (${DEPLOYMENT_CHECKS}): ${error.reason}`,
+    fix: error.advice,
+  };
 }
 
 // --- checks ---------------------------------------------------------------------------------------
@@ -251,8 +298,10 @@ async function describeStack(
     };
   } catch (error) {
     if (isCredentialsError(error)) {
-      throw new OperationFailedError(
-        `no usable AWS credentials or region (${errorText(error)}); set AWS_PROFILE and AWS_REGION (or --region), then run doctor again`,
+      throw new NoAwsAccessError(
+        `no usable AWS credentials or region (${errorText(error)})`,
+        'set AWS_PROFILE and AWS_REGION (or --region), then run doctor again',
+        region,
         { cause: error },
       );
     }

@@ -1,4 +1,8 @@
-/** `hookledger doctor`: preflight a deployment; every problem with its fix; exit 1 when any. */
+/**
+ * `hookledger doctor`: preflight a deployment; every problem with its fix; exit 1 when any. With
+ * `--rate` and no AWS region or credentials it still prints the offline rows (capacity, samples),
+ * saying the deployment's checks were skipped.
+ */
 import type { Command } from 'commander';
 import { DEFAULT_STACK_NAME } from '../../core/outputs';
 import type { DoctorReport } from '../../ops/doctor';
@@ -42,7 +46,8 @@ export function register(program: Command, ctx: CommandContext): void {
 
 export function formatDoctor(report: DoctorReport): string {
   const label = { ok: 'ok     ', problem: 'PROBLEM', warning: 'WARN   ', info: 'info   ' } as const;
-  const lines = [`hookledger doctor: stack ${report.stack} in ${report.region}`, ''];
+  const where = report.region === undefined ? ' (no AWS region)' : ` in ${report.region}`;
+  const lines = [`hookledger doctor: stack ${report.stack}${where}`, ''];
   for (const check of report.checks) {
     lines.push(`${label[check.status]}  ${check.id.padEnd(24)} ${check.message}`);
     if (check.fix) lines.push(`${' '.repeat(9)}${' '.repeat(25)}fix: ${check.fix}`);

@@ -2,7 +2,8 @@
  * `hookledger sources connect | disconnect | remote <source>`: the source's webhook endpoint at its
  * provider, through the provider's API with the gap check's credential (ops/connect/connect.ts).
  * `--stack` (global) takes the webhook URL from a deployed stack's outputs; `--url` puts the local
- * stack's path under a public base URL (a tunnel).
+ * stack's path under a public base URL (a tunnel). The source id is checked against the configuration
+ * before the target is opened: an unknown one is a usage error (exit 2) with or without a stack.
  */
 import type { Command } from 'commander';
 import { describeDrift } from '../../core/endpoint-drift';
@@ -11,6 +12,7 @@ import type { RemoteEndpoint } from '../../ops/connect/types';
 import { EXIT } from '../../ops/errors';
 import type { Target } from '../../ops/target';
 import { iso } from '../../ops/time';
+import { requireSource } from './args';
 import type { CommandContext } from './context';
 
 interface EndpointOptions {
@@ -43,6 +45,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--dry-run', 'print what it would do; change nothing')
     .action(
       ctx.withTarget(async (connect, globals, source: string, options: EndpointOptions & { dryRun?: boolean }) => {
+        requireSource(ctx.config, source);
         const { connectSource } = await import('../../ops/connect/connect');
         const target = await connect();
         const result = await connectSource(deps(target), { source, ...options, dryRun: options.dryRun === true });
@@ -58,6 +61,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--yes', 'do not ask for confirmation')
     .action(
       ctx.withTarget(async (connect, globals, source: string, options: EndpointOptions & { yes?: boolean }) => {
+        requireSource(ctx.config, source);
         const { disconnectSource } = await import('../../ops/connect/connect');
         if (!(await ctx.confirm(options.yes, `Delete the provider's webhook endpoint of source ${source}?`))) return EXIT.found;
         const target = await connect();
@@ -79,6 +83,7 @@ export function register(program: Command, ctx: CommandContext): void {
     .option('--hook <scope>', HOOK_HELP)
     .action(
       ctx.withTarget(async (connect, globals, source: string, options: EndpointOptions) => {
+        requireSource(ctx.config, source);
         const { remoteSource } = await import('../../ops/connect/connect');
         const target = await connect();
         const report = await remoteSource(deps(target), { source, ...options });

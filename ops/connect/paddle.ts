@@ -11,7 +11,7 @@
  * refuses is named in `error.errors[]` (`destination: ...`), which the reason quotes; and a wrong or
  * revoked key is `403 invalid_token`, the credential refused rather than a permission missing.
  */
-import { ProviderApiError } from '../../adapters/provider-events';
+import { ProviderApiError, ProviderAuthError } from '../../adapters/provider-events';
 import { EVERY_EVENT_TYPE, GAP_APIS } from '../../core/gaps';
 import { UsageError } from '../errors';
 import { CONNECT_REQUEST_TIMEOUT_MS, providerFailure, withRateLimitRetries } from './http';
@@ -37,6 +37,17 @@ interface PaddleSetting {
 
 interface PaddleErrorBody {
   readonly error?: { readonly code?: string; readonly detail?: string; readonly errors?: readonly { field?: string; message?: string }[] };
+}
+
+/**
+ * Paddle's `403 invalid_token`: a wrong or revoked key, so the credential refused (a `ProviderAuthError`,
+ * as a 401 is elsewhere) rather than a permission missing; its message names the status Paddle sent.
+ */
+export class PaddleTokenRefusedError extends ProviderAuthError {
+  constructor(credential: string) {
+    super('paddle', 403, credential);
+    this.message = `the paddle API refused the credential (403 invalid_token): check ${credential}`;
+  }
 }
 
 export const paddleRegistrar = (options: RegistrarOptions): ProviderRegistrar => new PaddleRegistrar(options);
@@ -131,8 +142,8 @@ function paddleFailure(credential: string, response: Response, body: PaddleError
   const fields = (error?.errors ?? []).map((e) => [e.field, e.message].filter(Boolean).join(': ')).filter((e) => e !== '');
   const reason = [error?.detail, ...fields].filter(Boolean).join(' ') || text || response.statusText;
   // A wrong or revoked key: the credential refused, not a permission missing (which is `forbidden`).
-  const status = response.status === 403 && error?.code === 'invalid_token' ? 401 : response.status;
-  return providerFailure('paddle', credential, { status, retryAfter: response.headers.get('retry-after'), reason });
+  if (response.status === 403 && error?.code === 'invalid_token') return new PaddleTokenRefusedError(credential);
+  return providerFailure('paddle', credential, { status: response.status, retryAfter: response.headers.get('retry-after'), reason });
 }
 
 function parseJson(text: string): unknown {

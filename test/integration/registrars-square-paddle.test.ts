@@ -211,6 +211,14 @@ describe('paddle notification settings', () => {
     expect(error.message).not.toContain('pdl_live_apikey_revoked_204');
   });
 
+  it('says the key was refused with the status Paddle answered (403 invalid_token), not a 401 it never sent', async () => {
+    const api = await started(paddleRegistrations(PADDLE_KEY, []));
+    const paddle = paddleRegistrar({ apiKey: 'pdl_live_apikey_revoked_204', credential: PADDLE_CREDENTIAL, baseUrl: api.url });
+    const error = await rejection(paddle.list());
+    expect(error.message).toBe(`the paddle API refused the credential (403 invalid_token): check ${PADDLE_CREDENTIAL}`);
+    expect((error as ProviderAuthError).status).toBe(403);
+  });
+
   it('says a key without notification settings write lacks the permission (403 forbidden)', async () => {
     const api = await started(paddleRegistrations(PADDLE_KEY, []));
     api.fail(403);
