@@ -1,4 +1,4 @@
-import { type App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { type App, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { payloadRetentionValues } from '../core/config/routing';
 import { defineConfig, type HookledgerConfig, type HookledgerConfigInput } from '../core/config/schema';
@@ -76,7 +76,7 @@ export class HookledgerStack extends Stack {
     });
     this.ingest = this.buildIngest(config);
     this.consumers = this.buildConsumers(config, props.consumerVpcs);
-    this.fanOut = this.buildFanOut();
+    this.fanOut = this.buildFanOut(config);
     this.reconciler = this.buildReconciler(config);
     this.observability = this.buildObservability(config);
     this.gapChecks = this.buildGapChecks(config);
@@ -108,10 +108,11 @@ export class HookledgerStack extends Stack {
     return consumers;
   }
 
-  private buildFanOut(): FanOut {
+  private buildFanOut(config: HookledgerConfig): FanOut {
     const fanOut = new FanOut(this, 'FanOut', {
       events: this.storage.events,
       consumerQueues: this.consumers.map((w) => ({ consumerId: w.consumerId, queue: w.queue })),
+      maxBatchingWindow: Duration.seconds(config.fanout.batchingWindowSeconds),
     });
     fanOut.handler.function.addEnvironment(ENV.payloadBucket, this.payloadBucket.bucket.bucketName);
     this.payloadBucket.grantPayloadRead(fanOut.handler);

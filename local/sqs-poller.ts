@@ -18,6 +18,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
+import { BATCHING_WINDOW_SECONDS } from '../core/config/consumer-rules';
 import { HookledgerError } from '../core/errors';
 import { LOCAL_REGION } from './clients';
 import { compileFilters, type FilterPattern, type RecordFilter } from './streams/filter-criteria';
@@ -80,8 +81,6 @@ const DEFAULTS = {
   gatherPauseMs: 100,
   idleTimeoutMs: 15_000,
 } as const;
-/** `MaximumBatchingWindowInSeconds`' range on Lambda. */
-const MAX_WINDOW_SECONDS = 300;
 /** SQS's limit on one ReceiveMessage and one DeleteMessageBatch. */
 const SQS_BATCH_LIMIT = 10;
 /** Lambda's limit on an SQS mapping's batch size with a batching window. */
@@ -149,8 +148,9 @@ export function createSqsPoller(options: SqsPollerOptions): SqsPoller {
 
 function settingsOf(options: SqsPollerOptions): PollerSettings {
   const windowSeconds = options.batchingWindowSeconds ?? 0;
-  if (!Number.isInteger(windowSeconds) || windowSeconds < 0 || windowSeconds > MAX_WINDOW_SECONDS) {
-    throw new SqsPollerError(`batchingWindowSeconds must be an integer from 0 to ${MAX_WINDOW_SECONDS}, got ${windowSeconds}`);
+  const { min, max } = BATCHING_WINDOW_SECONDS;
+  if (!Number.isInteger(windowSeconds) || windowSeconds < min || windowSeconds > max) {
+    throw new SqsPollerError(`batchingWindowSeconds must be an integer from ${min} to ${max}, got ${windowSeconds}`);
   }
   const batchSize = options.batchSize ?? DEFAULTS.batchSize;
   const maxBatch = windowSeconds > 0 ? MAX_WINDOWED_BATCH : SQS_BATCH_LIMIT;

@@ -10,6 +10,12 @@ import { QUEUE_RETENTION, RETENTION_HEADROOM_SECONDS, retentionNeededSeconds } f
 /** AWS guidance for SQS-triggered Lambdas: the lease must outlast several attempts' worth of work. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
 
+/**
+ * Lambda's MaximumBatchingWindowInSeconds, on stream and SQS event sources alike: whole seconds from
+ * 0 (none, the default) to 300. The fan-out's and each consumer's `batchingWindowSeconds`.
+ */
+export const BATCHING_WINDOW_SECONDS = { min: 0, max: 300 } as const;
+
 /** Inclusive integer bounds of the consumer settings the queue and event source take as they are. */
 export const CONSUMER_LIMITS = {
   /** SQS allows a redrive policy's maxReceiveCount from 1 to 1000. */
@@ -19,6 +25,8 @@ export const CONSUMER_LIMITS = {
   /** An SQS event source's maximum concurrency runs from 2 to 1000. */
   maxConcurrency: { min: 2, max: 1000 },
   reservedConcurrency: { min: 1, max: 1000 },
+  /** Seconds an SQS event source may gather a batch before it invokes the worker. */
+  batchingWindowSeconds: BATCHING_WINDOW_SECONDS,
 } as const;
 
 /** What the rules read: a consumer's entry in hookledger.config.ts (`ConsumerConfig` has these). */
@@ -30,9 +38,13 @@ export interface ConsumerSettings {
   readonly batchSize: number;
   readonly maxConcurrency: number;
   readonly reservedConcurrency?: number;
+  /** @default 0 (no batching window) */
+  readonly batchingWindowSeconds?: number;
+  /** Set on an ordered consumer, whose queue is FIFO. */
+  readonly ordering?: unknown;
 }
 
-export type ConsumerRuleField = Exclude<keyof ConsumerSettings, 'id'>;
+export type ConsumerRuleField = Exclude<keyof ConsumerSettings, 'id' | 'ordering'>;
 
 export interface ConsumerRule {
   /** The setting a broken rule is reported on. */
@@ -63,13 +75,34 @@ function inLimits(field: keyof typeof CONSUMER_LIMITS, why: string): ConsumerRul
   };
 }
 
+const windowOf = (c: ConsumerSettings): number => c.batchingWindowSeconds ?? 0;
+/** The consumer with an out-of-range window read as none: the lease is not blamed for the window's fault. */
+const withValidWindow = (c: ConsumerSettings): ConsumerSettings =>
+  within(windowOf(c), BATCHING_WINDOW_SECONDS) ? c : { ...c, batchingWindowSeconds: 0 };
+
+/**
+ * The shortest lease AWS recommends: 6x the function timeout, plus the batching window, since a
+ * message is in flight from its receive on, while its batch gathers as well as while it runs.
+ */
+export function minimumVisibilitySeconds(c: Pick<ConsumerSettings, 'timeoutSeconds' | 'batchingWindowSeconds'>): number {
+  return VISIBILITY_TIMEOUT_FACTOR * c.timeoutSeconds + (c.batchingWindowSeconds ?? 0);
+}
+
 export const CONSUMER_RULES: readonly ConsumerRule[] = [
   {
     field: 'visibilityTimeoutSeconds',
-    breaks: (c) => c.visibilityTimeoutSeconds < VISIBILITY_TIMEOUT_FACTOR * c.timeoutSeconds,
-    message: (c) => {
-      const minimum = VISIBILITY_TIMEOUT_FACTOR * c.timeoutSeconds;
-      return `must be at least ${VISIBILITY_TIMEOUT_FACTOR}x timeoutSeconds (${minimum}), got ${c.visibilityTimeoutSeconds}; raise it to ${minimum} or lower timeoutSeconds`;
+    breaks: (c) => c.visibilityTimeoutSeconds < minimumVisibilitySeconds(withValidWindow(c)),
+    message: (given) => {
+      const c = withValidWindow(given);
+      const minimum = minimumVisibilitySeconds(c);
+      if (windowOf(c) === 0) {
+        return `must be at least ${VISIBILITY_TIMEOUT_FACTOR}x timeoutSeconds (${minimum}), got ${c.visibilityTimeoutSeconds}; raise it to ${minimum} or lower timeoutSeconds`;
+      }
+      return (
+        `must be at least ${VISIBILITY_TIMEOUT_FACTOR}x timeoutSeconds plus batchingWindowSeconds ` +
+        `(${VISIBILITY_TIMEOUT_FACTOR} x ${c.timeoutSeconds} + ${windowOf(c)} = ${minimum}), got ${c.visibilityTimeoutSeconds}: ` +
+        `messages stay in flight while a batch gathers; raise it to ${minimum}, or lower timeoutSeconds or batchingWindowSeconds`
+      );
     },
   },
   inLimits('maxReceiveCount', ' (receives before a message moves to the DLQ)'),
@@ -87,12 +120,26 @@ export const CONSUMER_RULES: readonly ConsumerRule[] = [
         `${c.maxReceiveCount * c.visibilityTimeoutSeconds} s of retries, plus a day's headroom, outlasts the longest queue retention ` +
         `(${QUEUE_RETENTION.consumerMaxSeconds} s, 13 days; its DLQ keeps 14): failing messages would expire before reaching the DLQ. ` +
         `Lower maxReceiveCount to at most ${maxReceives}` +
-        (maxVisibility >= VISIBILITY_TIMEOUT_FACTOR * c.timeoutSeconds ? ` or visibilityTimeoutSeconds to at most ${maxVisibility}` : '')
+        (maxVisibility >= minimumVisibilitySeconds(withValidWindow(c)) ? ` or visibilityTimeoutSeconds to at most ${maxVisibility}` : '')
       );
     },
   },
   inLimits('batchSize', ' (messages per SQS receive)'),
   inLimits('maxConcurrency', ' (batches of this consumer running at once)'),
+  {
+    // Opt-in: unset means 0, no window.
+    field: 'batchingWindowSeconds',
+    breaks: (c) => !within(windowOf(c), BATCHING_WINDOW_SECONDS),
+    message: (c) =>
+      `must be an integer from ${BATCHING_WINDOW_SECONDS.min} to ${BATCHING_WINDOW_SECONDS.max} (seconds a batch may gather before the worker runs; 0: none), got ${c.batchingWindowSeconds}`,
+  },
+  {
+    // AWS Lambda: "Batching window is not supported for FIFO queues" (and the CDK throws on one).
+    field: 'batchingWindowSeconds',
+    breaks: (c) => c.ordering !== undefined && windowOf(c) !== 0,
+    message: (c) =>
+      `must be 0 on an ordered consumer, got ${c.batchingWindowSeconds}: its queue is FIFO and Lambda takes no batching window on a FIFO queue; remove batchingWindowSeconds, or remove ordering`,
+  },
   {
     // Opt-in: unset means the account's shared pool.
     field: 'reservedConcurrency',

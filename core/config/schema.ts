@@ -47,7 +47,7 @@ import {
 import { parseTemplate } from '../schemes/template';
 import type { OptionSpec, SignedParts } from '../schemes/types';
 import { capacitySchema } from './capacity';
-import { checkConsumer } from './consumer-rules';
+import { BATCHING_WINDOW_SECONDS, checkConsumer } from './consumer-rules';
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/;
 const idSchema = (what: string) =>
@@ -131,6 +131,12 @@ export const schemeSchema = z.discriminatedUnion(
   SCHEME_TYPES.map(schemeVariant) as unknown as [ReturnType<typeof schemeVariant>, ...ReturnType<typeof schemeVariant>[]],
 ) as unknown as z.ZodType<SchemeConfig, SchemeConfigInput>;
 export type VerificationScheme = SchemeConfig;
+
+/** A MaximumBatchingWindowInSeconds: whole seconds within BATCHING_WINDOW_SECONDS; `why` says what it holds back. */
+const batchingWindowSchema = (why: string) => {
+  const message = `batchingWindowSeconds must be an integer from ${BATCHING_WINDOW_SECONDS.min} to ${BATCHING_WINDOW_SECONDS.max} (${why})`;
+  return z.number({ error: message }).int(message).min(BATCHING_WINDOW_SECONDS.min, message).max(BATCHING_WINDOW_SECONDS.max, message);
+};
 
 const pagingBound = (name: string, ceiling: number) => {
   const message = `${name} must be an integer from 1 to ${ceiling}`;
@@ -648,6 +654,14 @@ export const consumerSchema = z
     /** Event-source maximum concurrency (2-1000): at most this many batches of this consumer run at once. */
     maxConcurrency: z.number().default(5),
     /**
+     * Seconds the SQS event source may gather a batch before it invokes the worker (Lambda's
+     * MaximumBatchingWindowInSeconds), 0-300: fuller batches, so fewer invocations and receives, for
+     * up to this much more latency. The lease must then cover it too (6x `timeoutSeconds` plus the
+     * window). Not on an ordered consumer: Lambda takes no window on a FIFO queue.
+     * @default 0 (none: a batch is handed over as soon as a receive returns messages)
+     */
+    batchingWindowSeconds: z.number().default(0),
+    /**
      * Reserved concurrency of the worker, opt-in (default none: the account's shared pool). A
      * reservation is refused when it leaves the account under 100 unreserved, which fails the first
      * deploy on a new account; when set it must be at least `maxConcurrency`, or throttled receives
@@ -715,7 +729,10 @@ export const consumerSchema = z
       });
     }
     // Lease, retry budget, batch and concurrency: the rule table ConsumerWorker checks too, bounds included.
-    for (const problem of checkConsumer(c)) ctx.addIssue({ code: 'custom', path: [...problem.path], message: problem.message });
+    // `resolved`: a setting left at its default is shown as that default, not as missing.
+    for (const problem of checkConsumer(c)) {
+      ctx.addIssue({ code: 'custom', path: [...problem.path], message: problem.message, params: { resolved: c[problem.path[0]] } });
+    }
   });
 export type ConsumerConfig = z.infer<typeof consumerSchema>;
 
@@ -865,6 +882,19 @@ export const configSchema = z
             error: 'must be "http-api" (API Gateway HTTP API, the default) or "function-url" (intake\'s Lambda function URL)',
           })
           .default('http-api'),
+      })
+      .strict()
+      .prefault({}),
+    /** The fan-out's event source on the EventStore stream (lib/constructs/fan-out.ts). */
+    fanout: z
+      .object({
+        /**
+         * Seconds each shard's batch may gather before the fan-out is invoked (Lambda's
+         * MaximumBatchingWindowInSeconds), 0-300: fuller batches, so fewer fan-out invocations and
+         * SQS send requests, for up to this much more latency before delivery.
+         * @default 0 (none: a batch is handed over at the shard's next read)
+         */
+        batchingWindowSeconds: batchingWindowSchema("seconds the stream's batches may gather before the fan-out runs; 0: none").default(0),
       })
       .strict()
       .prefault({}),

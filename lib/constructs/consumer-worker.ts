@@ -193,6 +193,8 @@ export class ConsumerWorker extends Construct {
       new SqsEventSource(this.queue, {
         batchSize: c.batchSize,
         maxConcurrency: c.maxConcurrency,
+        // Left out at 0: the shipped template keeps none, and the CDK refuses any window, 0 included, on a FIFO queue.
+        ...(c.batchingWindowSeconds > 0 ? { maxBatchingWindow: Duration.seconds(c.batchingWindowSeconds) } : {}),
         reportBatchItemFailures: true,
       }),
     );

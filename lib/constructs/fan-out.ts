@@ -4,6 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { BATCHING_WINDOW_SECONDS } from '../../core/config/consumer-rules';
 import { ENV } from '../../core/env';
 import { ConfigurationError } from '../../core/errors';
 import { keyPattern } from '../../core/model';
@@ -36,6 +37,12 @@ export interface FanOutProps {
   readonly batchSize?: number;
   /** @default 2 */
   readonly parallelizationFactor?: number;
+  /**
+   * How long each shard's batch may gather before the fan-out is invoked (MaximumBatchingWindowInSeconds),
+   * whole seconds from 0 to 300: fuller batches, fewer invocations and SQS sends, up to this much more latency.
+   * @default - none (Duration.seconds(0) is the same): a batch is handed over as soon as records are read
+   */
+  readonly maxBatchingWindow?: Duration;
   /** @default Duration.seconds(60) */
   readonly timeout?: Duration;
 }
@@ -68,6 +75,7 @@ export class FanOut extends Construct {
         `retryAttempts must be an integer from 0 to 10000 (a bound, not -1), got ${retryAttempts}; omit it for ${FANOUT_EVENT_SOURCE.retryAttempts}`,
       );
     }
+    const maxBatchingWindow = batchingWindowOf(props.maxBatchingWindow);
     const maxRecordAge = props.maxRecordAge ?? Duration.seconds(FANOUT_EVENT_SOURCE.maxRecordAgeSeconds);
     if (maxRecordAge.toSeconds() < 60 || maxRecordAge.toSeconds() > Duration.hours(24).toSeconds()) {
       throw new ConfigurationError(
@@ -114,6 +122,8 @@ export class FanOut extends Construct {
       retryAttempts,
       bisectBatchOnError: FANOUT_EVENT_SOURCE.bisectBatchOnError,
       maxRecordAge,
+      // Left out at 0, so the shipped template keeps no MaximumBatchingWindowInSeconds.
+      ...(maxBatchingWindow ? { maxBatchingWindow } : {}),
       reportBatchItemFailures: true,
       onFailure: new SqsDlq(failureQueue),
       // {eventName: INSERT, NewImage.kind.S: event | requeue}: acknowledgements (MODIFY) and TTL
@@ -127,4 +137,16 @@ export class FanOut extends Construct {
         'dynamodb:ListStreams, added by the DynamoDB event source, has no resource-level permissions and must be granted on "*"; all other stream actions are scoped to the EventStore stream ARN.',
     });
   }
+}
+
+/** The window as the event source takes it: undefined for none, else whole seconds within Lambda's range. */
+function batchingWindowOf(window: Duration | undefined): Duration | undefined {
+  if (window === undefined) return undefined;
+  const seconds = window.toMilliseconds() / 1000;
+  if (!Number.isInteger(seconds) || seconds < BATCHING_WINDOW_SECONDS.min || seconds > BATCHING_WINDOW_SECONDS.max) {
+    throw new ConfigurationError(
+      `maxBatchingWindow must be whole seconds from ${BATCHING_WINDOW_SECONDS.min} to ${BATCHING_WINDOW_SECONDS.max}, got ${seconds} seconds; omit it for none`,
+    );
+  }
+  return seconds === 0 ? undefined : Duration.seconds(seconds);
 }

@@ -75,6 +75,7 @@ export class EventSourceMappings {
       bisectBatchOnFunctionError: mapping.bisectBatchOnFunctionError === true,
       ...definedOnly({
         batchSize: mapping.batchSize,
+        batchingWindowSeconds: mapping.batchingWindowSeconds,
         maxRetryAttempts: mapping.maxRetryAttempts,
         maxRecordAgeSeconds: mapping.maxRecordAgeSeconds,
         reportBatchItemFailures: mapping.reportBatchItemFailures,

@@ -22,6 +22,8 @@ export interface StreamMapping {
   readonly eventSourceArn: string;
   readonly filters: readonly (FilterPattern | string)[];
   readonly batchSize?: number;
+  /** MaximumBatchingWindowInSeconds; absent or 0: none. */
+  readonly batchingWindowSeconds?: number;
   readonly maxRetryAttempts?: number;
   readonly maxRecordAgeSeconds?: number;
   readonly bisectBatchOnFunctionError?: boolean;

@@ -124,6 +124,7 @@ function planOf(config: HookledgerConfig, resources: ProvisionedStack): Pipeline
         eventSourceArn: '',
         filters: [FANOUT_FILTER_PATTERN],
         batchSize: FANOUT_EVENT_SOURCE.batchSize,
+        batchingWindowSeconds: config.fanout.batchingWindowSeconds,
         maxRetryAttempts: FANOUT_EVENT_SOURCE.retryAttempts,
         bisectBatchOnFunctionError: FANOUT_EVENT_SOURCE.bisectBatchOnError,
         maxRecordAgeSeconds: FANOUT_EVENT_SOURCE.maxRecordAgeSeconds,
@@ -142,6 +143,7 @@ function planOf(config: HookledgerConfig, resources: ProvisionedStack): Pipeline
         queueUrl: queue.url,
         queueArn: queue.arn,
         batchSize: consumer.batchSize,
+        batchingWindowSeconds: consumer.batchingWindowSeconds,
         maxConcurrency: Math.min(consumer.maxConcurrency, MAX_LOCAL_CONSUMER_CONCURRENCY),
         logName: `sqs-poller ${consumer.id}`,
       };

@@ -10,6 +10,10 @@
  *  - batch-policy.ts: bisect, retries, maximum record age and what the on-failure queue is told
  *    (the rules are listed there), as pure decisions this loop carries out;
  *  - scheduler.ts: the timers and background work, a port a test watches to see nothing is left to run.
+ * As the mapping's MaximumBatchingWindowInSeconds, a batching window keeps a shard reading after a read
+ * found fewer records than batchSize, until the batch is full or the window has passed since its first
+ * record; then the handler gets the batch once. A stop ends the window: what it held is read again
+ * after the checkpoint at the next start, never handed over on the way out.
  * Checkpoints live in memory unless a CheckpointStore is given: stop() then start() resumes after
  * the last completed record.
  *
@@ -21,6 +25,7 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { BATCHING_WINDOW_SECONDS } from '../../core/config/consumer-rules';
 import { LOCAL_REGION } from '../clients';
 import { consoleLogger, describe, type PollerLogger } from '../support';
 import { type BatchPolicy, type BatchRun, type Outcome, onFailureRecord, outcomeOf, type SkipStep, startBatch } from './batch-policy';
@@ -47,6 +52,8 @@ export interface StreamPollerOptions {
   readonly filters?: readonly (FilterPattern | string)[];
   /** Default 100 (Lambda's default for streams). */
   readonly batchSize?: number;
+  /** `MaximumBatchingWindowInSeconds`, 0-300: how long a batch that is not full keeps gathering. Default 0. */
+  readonly batchingWindowSeconds?: number;
   /** Retries of a failing batch before it is skipped. Default -1: forever, like Lambda. */
   readonly maxRetryAttempts?: number;
   /** Records older than this are skipped. Default -1: never, like Lambda. */
@@ -129,6 +136,8 @@ interface PollerSettings {
   readonly tableName: string;
   readonly handler: StreamHandler;
   readonly batchSize: number;
+  /** The batching window, ms; 0: none. */
+  readonly windowMs: number;
   readonly policy: BatchPolicy;
   readonly reportFailures: boolean;
   readonly onFailure: StreamPollerOptions['onFailure'];
@@ -170,11 +179,17 @@ function settingsOf(options: StreamPollerOptions): PollerSettings {
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
     throw new StreamPollerError(`batchSize must be an integer from 1 to ${MAX_BATCH_SIZE}, got ${batchSize}`);
   }
+  const windowSeconds = options.batchingWindowSeconds ?? 0;
+  const { min, max } = BATCHING_WINDOW_SECONDS;
+  if (!Number.isInteger(windowSeconds) || windowSeconds < min || windowSeconds > max) {
+    throw new StreamPollerError(`batchingWindowSeconds must be an integer from ${min} to ${max}, got ${windowSeconds}`);
+  }
   const region = options.region ?? LOCAL_REGION;
   return {
     tableName: options.tableName,
     handler: options.handler,
     batchSize,
+    windowMs: windowSeconds * 1000,
     policy: {
       maxRetryAttempts: options.maxRetryAttempts ?? -1,
       maxRecordAgeSeconds: options.maxRecordAgeSeconds ?? -1,
@@ -332,12 +347,32 @@ async function readOrHandle(state: PollerState, arn: string, shard: ShardState):
       notify(state);
       if (!shard.closed) await pause(state, state.settings.pollIntervalMs);
     }
+    if (shard.buffer.length > 0) shard.heldSince = Date.now();
     return;
   }
+  if (await gathered(state, arn, shard)) return;
   shard.busy = true;
   const batch = shard.buffer.slice(0, state.settings.batchSize);
   const done = await processBatch(state, arn, shard, batch);
   state.reader.complete(arn, shard, batch, done);
+  if (shard.buffer.length === 0) shard.heldSince = undefined;
+}
+
+/**
+ * The batching window: while the buffered batch is not full, the shard still open and the window not
+ * passed since the first record, waits a poll interval (less at the window's end) and reads again.
+ * True when it read (the caller's loop looks again); false when the batch is to be handed over now.
+ */
+async function gathered(state: PollerState, arn: string, shard: ShardState): Promise<boolean> {
+  const { windowMs, batchSize, pollIntervalMs } = state.settings;
+  if (windowMs === 0 || shard.buffer.length >= batchSize || shard.closed || !shard.iterator) return false;
+  const left = (shard.heldSince ?? Date.now()) + windowMs - Date.now();
+  if (left <= 0) return false;
+  await pause(state, Math.min(pollIntervalMs, left));
+  // Stopped meanwhile: the loop ends and releases the shard; what it held is read again at the next start.
+  if (!state.running) return true;
+  await state.reader.read(arn, shard);
+  return true;
 }
 
 /** Carries out the batch policy's steps; returns how many leading records are done (all unless stopped). */

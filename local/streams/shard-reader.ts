@@ -27,6 +27,8 @@ export interface ShardState {
   busy: boolean;
   /** Start time of the latest GetRecords that found nothing while the buffer was empty. */
   caughtUpAt: number;
+  /** When the buffer's first record was read: a batching window is counted from it. */
+  heldSince: number | undefined;
   /** The poller's read loop for the shard, while it runs. */
   loop: Promise<void> | undefined;
 }
@@ -178,6 +180,7 @@ class StreamShardReader implements ShardReader {
   release(shard: ShardState): void {
     // On stop, what was read but not done is read again after the checkpoint at the next start.
     shard.buffer = [];
+    shard.heldSince = undefined;
     shard.lastRead = undefined;
     shard.iterator = undefined;
   }
@@ -225,6 +228,7 @@ function newShard(wire: WireShard, checkpoint: string | undefined): ShardState {
     finished: false,
     busy: false,
     caughtUpAt: -Infinity,
+    heldSince: undefined,
     loop: undefined,
   };
 }

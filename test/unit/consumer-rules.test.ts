@@ -82,13 +82,15 @@ describe('consumer rules', () => {
     expect(refusals({ maxConcurrency: 5000, reservedConcurrency: 1000 }).map((m) => m.split(' ')[2])).toEqual(['maxConcurrency']);
   });
 
-  it('holds one rule per check: the lease, the retry budget (its bounds, then the retention it needs), the batch, the concurrency and the reservation (twice)', () => {
+  it('holds one rule per check: the lease, the retry budget (its bounds, then the retention it needs), the batch, the concurrency, the batching window (its bounds, then FIFO) and the reservation (twice)', () => {
     expect(CONSUMER_RULES.map((r) => r.field)).toEqual([
       'visibilityTimeoutSeconds',
       'maxReceiveCount',
       'maxReceiveCount',
       'batchSize',
       'maxConcurrency',
+      'batchingWindowSeconds',
+      'batchingWindowSeconds',
       'reservedConcurrency',
       'reservedConcurrency',
     ]);

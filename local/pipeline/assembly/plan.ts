@@ -165,7 +165,11 @@ function streamMapping(esmId: string, functionId: string, tableId: string, props
     functionName: resources.locals.get(functionId)?.ref ?? functionId,
     bisectBatchOnFunctionError: props.BisectBatchOnFunctionError === true,
     startingPosition: props.StartingPosition === 'LATEST' ? ('LATEST' as const) : ('TRIM_HORIZON' as const),
-    ...numberOf(props, { maxRetryAttempts: 'MaximumRetryAttempts', maxRecordAgeSeconds: 'MaximumRecordAgeInSeconds' }),
+    ...numberOf(props, {
+      maxRetryAttempts: 'MaximumRetryAttempts',
+      maxRecordAgeSeconds: 'MaximumRecordAgeInSeconds',
+      batchingWindowSeconds: 'MaximumBatchingWindowInSeconds',
+    }),
     ...(onFailureQueue ? { onFailureQueueUrl: onFailureQueue.url } : {}),
     checkpointFile: `stream-checkpoints-${esmId}.json`,
     logName: `stream ${esmId}`,
