@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { IntakeEndpoint } from '../core/config/schema';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import type { BatchingEstimate } from './batching';
 
@@ -72,6 +73,11 @@ export interface PerWebhook {
 export interface CostOptions {
   /** The stack's `logs.platformLevel`: at WARN (the default) Lambda sends no START/END/REPORT lines. */
   readonly platformLogLevel?: 'WARN' | 'INFO' | 'DEBUG';
+  /**
+   * The stack's `intake.endpoint`: behind `'http-api'` (the default) each webhook is one API Gateway
+   * request and one access-log line; a `'function-url'` has neither (no per-request price of its own).
+   */
+  readonly intakeEndpoint?: IntakeEndpoint;
 }
 
 export type Breakdown = Record<
@@ -100,9 +106,10 @@ export function usdPerMillion(table: PriceTable, w: PerWebhook, options: CostOpt
   const requests = w.invocations.ingest + w.invocations.fanout + w.invocations.consumers;
   const logs = table.assumptions.logs;
   const platformBytes = (options.platformLogLevel ?? 'WARN') === 'WARN' ? 0 : requests * logs.platformBytesPerInvocation;
-  const logBytes = w.logBytes + platformBytes + w.invocations.ingest * logs.apiGatewayAccessBytesPerRequest;
+  const gateway = (options.intakeEndpoint ?? 'http-api') === 'http-api' ? w.invocations.ingest : 0;
+  const logBytes = w.logBytes + platformBytes + gateway * logs.apiGatewayAccessBytesPerRequest;
   const breakdown: Breakdown = {
-    apiGateway: w.invocations.ingest * p.apiGatewayHttpPerMillionRequests.usd,
+    apiGateway: gateway * p.apiGatewayHttpPerMillionRequests.usd,
     lambdaRequests: requests * p.lambdaPerMillionRequests.usd,
     lambdaCompute: M * gbSeconds * p.lambdaArm64PerGbSecond.usd,
     dynamodbWrites: w.writeUnits * p.dynamodbOnDemandPerMillionWriteUnits.usd,
@@ -193,6 +200,8 @@ export interface StackShape {
   /** Secrets kept in Secrets Manager: one per source, one per HTTP destination, the payload hash key. */
   readonly secrets: number;
   readonly platformLogLevel: 'WARN' | 'INFO' | 'DEBUG';
+  /** The configured `intake.endpoint` (default 'http-api'). */
+  readonly intakeEndpoint?: IntakeEndpoint;
   /** The measured column whose log bytes (and, without `batching`, invocations and SQS requests) are used. */
   readonly traffic: Traffic;
   /**
@@ -356,12 +365,18 @@ export function provisionedDynamo(table: FullPriceTable, u: UnitsByTable, bounds
   return { capacity, writesUsd, readsUsd };
 }
 
+/** The options `usdPerMillion` prices a stack of `shape` with. */
+export const costOptionsOf = (shape: Pick<StackShape, 'platformLogLevel' | 'intakeEndpoint'>): CostOptions => ({
+  platformLogLevel: shape.platformLogLevel,
+  ...(shape.intakeEndpoint ? { intakeEndpoint: shape.intakeEndpoint } : {}),
+});
+
 /** The monthly bill of `shape` at a steady `rate` webhooks/s, on demand and provisioned. */
 export function estimateCost(table: FullPriceTable, run: MeasuredRun, shape: StackShape, rate: number): CostEstimate {
   const w = perWebhookOf(table, run, shape);
   const webhooksPerMonth = rate * 3600 * table.assumptions.hoursPerMonth;
   const millions = webhooksPerMonth / 1e6;
-  const base = usdPerMillion(table, w, { platformLogLevel: shape.platformLogLevel }).breakdown;
+  const base = usdPerMillion(table, w, costOptionsOf(shape)).breakdown;
   const p = table.prices;
   const perMillion: Record<EstimateService, number> = {
     ...base,

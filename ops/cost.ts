@@ -184,6 +184,7 @@ function stackShapeOf(
     // A signing secret per source and per HTTP destination, and the payload hash key.
     secrets: config.sources.length + config.consumers.filter((c) => c.kind === 'http').length + 1,
     platformLogLevel: config.logs.platformLevel,
+    intakeEndpoint: config.intake.endpoint,
     // Modelled batching keeps the measured log bytes of one webhook at a time: the handlers log per record.
     traffic: request.traffic ?? 'low',
     ...(batching ? { batching: batching.estimate } : {}),
@@ -208,13 +209,16 @@ function modelledBatching(config: HookledgerConfig, consumers: readonly Consumer
   const shape: BatchingShape = {
     stream: {
       batchSize: FANOUT_EVENT_SOURCE.batchSize,
-      // The stack sets no batching window on the fan-out's stream (lib/constructs/fan-out.ts).
-      windowSeconds: 0,
+      windowSeconds: config.fanout.batchingWindowSeconds,
       parallelizationFactor: FANOUT_EVENT_SOURCE.parallelizationFactor,
       shards: request.streamShards ?? streamShardsOf(config.capacity.eventStore),
     },
-    // Nor on the consumers' queues (lib/constructs/consumer-worker.ts).
-    queues: consumers.map((c) => ({ id: c.id, batchSize: c.batchSize, windowSeconds: 0, maxConcurrency: c.maxConcurrency })),
+    queues: consumers.map((c) => ({
+      id: c.id,
+      batchSize: c.batchSize,
+      windowSeconds: c.batchingWindowSeconds,
+      maxConcurrency: c.maxConcurrency,
+    })),
   };
   const f = prices.assumptions.functions;
   const timings: PollerTimings = {
@@ -273,6 +277,9 @@ function costNotes(
     stack.batching
       ? batchingNote(stack.batching.shape, config)
       : `batching as the bench's ${shape.traffic} traffic column measured it (low: one webhook at a time; high: a burst; backlog: queued, then released); units per webhook from bench/results.json, scaled per delivery`,
+    config.intake.endpoint === 'function-url'
+      ? "intake through its Lambda function URL (intake.endpoint 'function-url'): no API Gateway request price and no access log line per webhook"
+      : `intake behind the API Gateway HTTP API: one request and one access-log line (${prices.assumptions.logs.apiGatewayAccessBytesPerRequest} B) per webhook`,
     `Lambda arm64: ingest ${f.ingest.memoryMb} MB ${f.ingest.durationMsPerInvocation} ms, fan-out ${f.fanout.durationMsPerInvocation} ms per batch, consumers ${f.consumer.durationMsPerInvocation} ms per batch${http.length > 0 ? `, plus ${prices.assumptions.httpDestination.roundTripMsPerDelivery} ms per delivery waiting on each HTTP destination (${http.join(', ')})` : ''}`,
     `provisioned: capacity follows the load at its target utilization between each table's and index's min and max (the config's; for an on-demand table at least ${PROVISIONED_DEFAULTS.minWrite} WCU and ${PROVISIONED_DEFAULTS.minRead} RCU at ${PROVISIONED_DEFAULTS.targetUtilization}%, with room for the whole load); auto scaling lags minutes, so a sudden burst above capacity is throttled and intake answers 503 until it catches up`,
     'not included: free tiers, storage (GB-month), the scheduled reconcile, data transfer, views of large narrowed payloads in the bucket',
@@ -285,9 +292,18 @@ function batchingNote(shape: BatchingShape, config: HookledgerConfig): string {
     config.capacity.eventStore.mode === 'on-demand'
       ? `a new on-demand table serves ${DYNAMODB_LIMITS.onDemandInitialWriteUnits} WRU/s at ${DYNAMODB_LIMITS.partitionWriteUnits} per partition, so about ${s.shards} partitions and as many stream shards`
       : 'one partition per 1,000 WCU / 3,000 RCU of the provisioned minimum';
+  const windows = [...new Set(shape.queues.map((q) => q.windowSeconds))];
+  const queueWindow =
+    windows.length === 1 && windows[0] === 0
+      ? "each consumer's pollers take each SendMessageBatch as it lands (no batching window)"
+      : `each consumer's pollers gather a batch for its batching window (${shape.queues.map((q) => `${q.id} ${q.windowSeconds} s`).join(', ')}) or take each SendMessageBatch as it lands without one`;
+  const streamPolls =
+    s.windowSeconds > 0
+      ? `once per ${s.windowSeconds} s batching window`
+      : `${1000 / AWS_POLLERS.streamPauseMs} times a second (no batching window)`;
   return (
-    `batching modelled at this rate (ops/batching.ts; --burstiness takes a measured bench column instead): the fan-out polls each of ${s.shards} stream shard(s) (${shardsWhy}; --stream-shards sets it) ${1000 / AWS_POLLERS.streamPauseMs} times a second, ` +
-    `parallelization factor ${s.parallelizationFactor}, no batching window; each consumer's pollers take each SendMessageBatch as it lands (no batching window); ` +
+    `batching modelled at this rate (ops/batching.ts; --burstiness takes a measured bench column instead): the fan-out polls each of ${s.shards} stream shard(s) (${shardsWhy}; --stream-shards sets it) ${streamPolls}, ` +
+    `parallelization factor ${s.parallelizationFactor}; ${queueWindow}; ` +
     `empty receives: ${AWS_POLLERS.queuePollers} pollers per queue long-polling ${AWS_POLLERS.longPollSeconds} s, less the receives traffic ends early; webhooks arriving independently of each other (evenly paced ones batch a little less near one per poll)`
   );
 }

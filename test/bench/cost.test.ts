@@ -44,6 +44,28 @@ describe('bench cost model: platform log lines', () => {
   });
 });
 
+describe('bench cost model: intake endpoint', () => {
+  const w = {
+    invocations: { ingest: 1, fanout: 0.1, consumers: 0.3 },
+    deliveries: 3,
+    sqsRequests: 1,
+    writeUnits: 9,
+    readUnits: 1,
+    logBytes: 336,
+  };
+
+  it("prices a function URL with no API Gateway request and no access-log line, the rest unchanged", () => {
+    const api = usdPerMillion(loadPrices(), w).breakdown;
+    const url = usdPerMillion(loadPrices(), w, { intakeEndpoint: 'function-url' }).breakdown;
+    expect(api.apiGateway).toBeCloseTo(1.0, 6);
+    expect(url.apiGateway).toBe(0);
+    expect(api.cloudwatchLogs).toBeCloseTo(((336 + 250) * 1e6 * 0.5) / 2 ** 30, 4);
+    expect(url.cloudwatchLogs).toBeCloseTo((336 * 1e6 * 0.5) / 2 ** 30, 4);
+    expect(url.lambdaRequests).toBe(api.lambdaRequests);
+    expect(url.dynamodbWrites).toBe(api.dynamodbWrites);
+  });
+});
+
 describe('bench payloads', () => {
   it('builds distinct payment.succeeded events of exactly TARGET_BYTES', () => {
     const a = paymentEvent(1, 'run');
