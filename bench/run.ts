@@ -12,7 +12,8 @@
  *   (7. window queries, 8. the intake cost of consumer filters: bench/filters.ts, which
  *   `npx tsx bench/filters.ts` runs alone; 8b. the worst-case wildcard: bench/wildcard.ts;
  *   9. a run at scale, one tenant bursting among 1,000: bench/scale.ts, which `npx tsx bench/scale.ts` runs alone;
- *   2c. the cost model's batching against runs at 5/s, 50/s and the machine's most: bench/cost-check.ts, alone likewise)
+ *   2c. the cost model's batching against runs at 5/s, 50/s and the machine's most: bench/cost-check.ts, alone likewise;
+ *   2d. the lower-cost configuration at 50/s, provisioned: bench/low-cost.ts, alone likewise)
  *
  * `npm run bench -- --only bundles,large-bodies,wildcard` runs only those sections (the ones that can
  * run alone), prints them and writes bench/results.partial.json; bench/results.json is left as it is.
@@ -31,6 +32,7 @@ import { type LocalStack, startLocalStack } from '../local/stack';
 import {
   breakEvenRate,
   checkEstimate,
+  costOptionsOf,
   type FullPriceTable,
   loadPrices,
   type MeasuredRun,
@@ -52,6 +54,7 @@ import { type FilterBenchResult, measureFilters, printFilters } from './filters'
 import { bundleTargets, measureFirstInvocations, printFirstInvocations, withFirstInvocations } from './first-invocation';
 import { type IntakeResult, intakeAgainstFloor } from './intake';
 import { BODY_CONTENTS, LARGE_BODY_SIZES, type LargeBodyRow, largeBodies } from './large-bodies';
+import { lowCostSection } from './low-cost';
 import { countInvocations, installedMeters, type Meters, type S3Meter } from './meters';
 import { paymentEvent, TARGET_BYTES } from './payload';
 import { fmt, printNotes, printTable, repoRelative } from './report';
@@ -178,6 +181,8 @@ async function main(): Promise<void> {
   await tracingSection();
   // Section 2c: the cost model's batching against runs at three rates, merged as `costModelCheck` (bench/cost-check.ts).
   await costModelSection();
+  // Section 2d: the documented lower-cost configuration at 50/s, merged as `lowCost` (bench/low-cost.ts).
+  await lowCostSection();
 }
 
 // --- measure ---------------------------------------------------------------------------------
@@ -349,7 +354,7 @@ function priceOnDemand(prices: PriceTable, { phases, consumers, config }: Pipeli
           readUnits: low.readUnits,
           logBytes: t.logBytes,
         },
-        { platformLogLevel: config.logs.platformLevel },
+        { platformLogLevel: config.logs.platformLevel, intakeEndpoint: config.intake.endpoint },
       ),
     ]),
   ) as Record<Traffic, Usd>;
@@ -357,7 +362,7 @@ function priceOnDemand(prices: PriceTable, { phases, consumers, config }: Pipeli
 
 /** Section 2b: provisioned capacity, its break-even rate, and the estimate (`hookledger cost`) checked against this run. */
 function priceProvisioned(full: FullPriceTable, pipeline: PipelineRun, cost: Record<Traffic, Usd>): Priced {
-  const { phases, config } = pipeline;
+  const { phases } = pipeline;
   const run = measuredRun(pipeline);
   const provisioned = Object.fromEntries(
     TRAFFIC.map((traffic) => {
@@ -370,12 +375,7 @@ function priceProvisioned(full: FullPriceTable, pipeline: PipelineRun, cost: Rec
         sqsRequests: phases[traffic].sqsRequests,
         writeUnits: phases.low.writeUnits,
       };
-      return [
-        traffic,
-        usdPerMillionProvisioned(full, measured, w.units, shape.provisioned, PLAN.provisionedRate, {
-          platformLogLevel: config.logs.platformLevel,
-        }),
-      ];
+      return [traffic, usdPerMillionProvisioned(full, measured, w.units, shape.provisioned, PLAN.provisionedRate, costOptionsOf(shape))];
     }),
   ) as Record<Traffic, Usd>;
   const breakEven = breakEvenRate(full, perWebhookOf(full, run, benchShape(pipeline, 'low')), benchShape(pipeline, 'low'));
@@ -408,6 +408,7 @@ function benchShape({ consumers, config }: PipelineRun, traffic: Traffic): Stack
     bodyBytes: TARGET_BYTES,
     secrets: 0,
     platformLogLevel: config.logs.platformLevel,
+    intakeEndpoint: config.intake.endpoint,
     traffic,
     provisioned: { eventStore: PROVISIONED_DEFAULTS, byTenantDay: PROVISIONED_DEFAULTS, ledger: PROVISIONED_DEFAULTS },
     maxInlinePayloadBytes: MAX_INLINE_PAYLOAD_BYTES,

@@ -332,6 +332,11 @@ describe('reconcile --repair on planted losses (local stack)', () => {
     await stack.pause('billing-meter');
     expect((await send(stack, platformEvent({ id: 'evt_01J8K7RD01', type: 'payment.succeeded' }))).status).toBe(202);
     await waitFor('the billing-meter message', async () => (await queueDepth(stack, queueOf('billing-meter'))) === 1);
+    // Its siblings done first (a batching window may still hold them): only billing-meter is missing.
+    await waitFor(
+      'audit-writer and risk-evaluator done',
+      async () => (await rowsOf('evt_01J8K7RD01')).filter((r) => r.state === 'done').length === 2,
+    );
     // Told nothing is paused, the repair sends a second copy beside the waiting message.
     const result = await repair(deps(), { ...window(), trigger: 'cli', paused: new Set() });
     expect(result.deliveries.map((d) => d.ledgerKey)).toEqual(['platform:evt_01J8K7RD01#billing-meter']);

@@ -3,14 +3,24 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { scanAll } from '../../adapters/table-scan';
+import { lowCost } from '../../core/config/low-cost';
 import type { LedgerItem } from '../../core/model';
+import baseConfig from '../../hookledger.config';
 import { createLogger } from '../../lambdas/shared/logger';
 import { type LocalStack, type LocalStackOptions, queueDepth as queueDepthOf, startLocalStack } from '../../local/stack';
 import { signedHeaders } from './factories';
 
-/** An in-memory stack on free ports with its own secrets file; quiet logs. */
+/**
+ * The configuration profile the suite runs on: unset, each test's own configuration; `low-cost`, the
+ * same with core/config/low-cost.ts applied (vitest.config.ts's `low-cost` project runs the guarantee
+ * tests so: crashes, leases, replay, reconcile and erasure on the documented lower-cost configuration).
+ */
+export const TEST_PROFILE = process.env.HOOKLEDGER_TEST_PROFILE;
+
+/** An in-memory stack on free ports with its own secrets file; quiet logs; the suite's profile applied. */
 export function startTestStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const dir = mkdtempSync(path.join(tmpdir(), 'hookledger-e2e-'));
+  const config = TEST_PROFILE === 'low-cost' ? lowCost(options.config ?? baseConfig) : options.config;
   return startLocalStack({
     dataDir: null,
     httpPort: 0,
@@ -19,6 +29,7 @@ export function startTestStack(options: LocalStackOptions = {}): Promise<LocalSt
     backoffBaseMs: 1000,
     ttlSweepIntervalMs: null,
     ...options,
+    ...(config ? { config } : {}),
   });
 }
 
