@@ -86,6 +86,7 @@ export class HookledgerStack extends Stack {
   private buildIngest(config: HookledgerConfig): IngestApi {
     const ingest = new IngestApi(this, 'Ingest', {
       endpoint: config.intake.endpoint,
+      reservedConcurrency: config.intake.reservedConcurrency,
       sourceIds: config.sources.map((s) => s.id),
       events: this.storage.events,
     });
@@ -140,6 +141,7 @@ export class HookledgerStack extends Stack {
   private buildObservability(config: HookledgerConfig): Observability {
     return new Observability(this, 'Observability', {
       api: this.ingest.metrics,
+      intake: this.ingest.handler.function,
       fanOut: this.fanOut.handler.function,
       fanOutFailureQueue: this.fanOut.failureQueue,
       reconciler: this.reconciler.handler.function,

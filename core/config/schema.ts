@@ -749,6 +749,8 @@ export const TRACING_MODES = ['off', 'xray'] as const;
 /** The configuration's `intake.endpoint` choices (lib/constructs/ingest-api.ts). */
 export const INTAKE_ENDPOINTS = ['http-api', 'function-url'] as const;
 export type IntakeEndpoint = (typeof INTAKE_ENDPOINTS)[number];
+const INTAKE_RESERVED_CONCURRENCY_MESSAGE =
+  "must be an integer of at least 1 (concurrent executions reserved for intake); remove it to use the account's shared pool";
 export const SLACK_CHANNEL_ID = /^[CG][A-Z0-9]{1,254}$/;
 
 const alarmsSchema = z
@@ -882,6 +884,19 @@ export const configSchema = z
             error: 'must be "http-api" (API Gateway HTTP API, the default) or "function-url" (intake\'s Lambda function URL)',
           })
           .default('http-api'),
+        /**
+         * Reserved concurrency of the intake function, for either endpoint, opt-in (default none: the
+         * account's shared pool). Intake then always has this many executions and never more: requests
+         * above it are refused (429 on a function URL; providers retry) rather than taking the
+         * concurrency the fan-out and the consumers need. A reservation is refused when it leaves the
+         * account under 100 unreserved, which fails the first deploy on a new account. The
+         * IntakeThrottles alarm fires on the first refused request.
+         */
+        reservedConcurrency: z
+          .number({ error: INTAKE_RESERVED_CONCURRENCY_MESSAGE })
+          .int(INTAKE_RESERVED_CONCURRENCY_MESSAGE)
+          .min(1, INTAKE_RESERVED_CONCURRENCY_MESSAGE)
+          .optional(),
       })
       .strict()
       .prefault({}),

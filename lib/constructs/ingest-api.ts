@@ -50,6 +50,14 @@ export interface IngestApiProps {
   readonly timeout?: Duration;
   /** @default 512 (more memory is more CPU for HMAC and a faster cold start) */
   readonly memorySize?: number;
+  /**
+   * Reserved concurrency of the intake function (config `intake.reservedConcurrency`), on either
+   * endpoint: requests above it are throttled (429 on a function URL; providers retry) instead of
+   * taking the concurrency the fan-out and the consumers need. An integer of at least 1; Lambda refuses
+   * one that leaves the account under 100 unreserved, so the deploy fails.
+   * @default - none: the account's shared pool
+   */
+  readonly reservedConcurrency?: number;
 }
 
 /**
@@ -78,6 +86,7 @@ export class IngestApi extends Construct {
     super(scope, id);
     const endpoint = props.endpoint ?? 'http-api';
     const throttle = throttleOf(props, endpoint);
+    checkReservedConcurrency(props.reservedConcurrency);
     if (props.sourceIds.length === 0) {
       throw new ConfigurationError('sourceIds must name at least one source, got none; add a source to hookledger.config.ts');
     }
@@ -163,6 +172,7 @@ export class IngestApi extends Construct {
       serviceName: 'hookledger-ingest',
       timeout: props.timeout ?? Duration.seconds(10),
       memorySize: props.memorySize ?? 512,
+      reservedConcurrentExecutions: props.reservedConcurrency,
       environment: {
         [ENV.eventsTable]: props.events.tableName,
         // The `Stack` dimension of IntakeRequests: two copies in one account keep their own numbers.
@@ -248,10 +258,20 @@ function throttleOf(props: IngestApiProps, endpoint: IntakeEndpoint): { rateLimi
   return { rateLimit, burstLimit };
 }
 
+/** The intake function's reservation, checked: a whole number of executions, at least 1, or none. */
+function checkReservedConcurrency(reserved: number | undefined): void {
+  if (reserved !== undefined && !(Number.isInteger(reserved) && reserved >= 1)) {
+    throw new ConfigurationError(
+      `reservedConcurrency must be an integer of at least 1, got ${reserved}; omit it to leave intake in the account's shared pool`,
+    );
+  }
+}
+
 /**
  * The function URL's metrics (AWS/Lambda, dimension FunctionName). Url5xxCount counts what the URL
  * answered 5xx: intake's own 503s, and a function error or timeout. A throttled invocation is
- * answered 429 and counts in Url4xxCount, so Api5xx does not see it (docs/configuration.md).
+ * answered 429 and counts in Url4xxCount, so Api5xx does not see it: the IntakeThrottles alarm, on the
+ * function's own Throttles, does (docs/configuration.md).
  */
 function functionUrlMetrics(fn: lambda.IFunction): IntakeEndpointMetrics {
   const metric = (metricName: string, statistic: string) => (props?: cloudwatch.MetricOptions) =>

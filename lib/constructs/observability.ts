@@ -48,6 +48,8 @@ export interface ConsumerSignals {
 export interface ObservabilityProps {
   /** Intake's endpoint: the HTTP API, or the function URL's metrics (IngestApi.metrics). */
   readonly api: IntakeEndpointMetrics;
+  /** The intake function (IngestApi.handler): IntakeThrottles watches its Throttles, whatever the endpoint. */
+  readonly intake: lambda.IFunction;
   readonly fanOut: lambda.IFunction;
   readonly fanOutFailureQueue: sqs.IQueue;
   readonly reconciler: lambda.IFunction;
@@ -175,6 +177,8 @@ interface IntakeSignals {
   readonly count: cloudwatch.Metric;
   readonly clientErrors: cloudwatch.Metric;
   readonly serverErrors: cloudwatch.Metric;
+  readonly throttles: cloudwatch.Metric;
+  readonly concurrency: cloudwatch.Metric;
 }
 
 interface FanOutSignals {
@@ -224,7 +228,7 @@ export class Observability extends Construct {
 
     // The alarms, in the order the dashboard's alarm status widget lists them.
     const signals: Signals = {
-      intake: this.watchIntake(props.api),
+      intake: this.watchIntake(props.api, props.intake),
       fanOut: this.watchFanOut(props.fanOut, props.fanOutFailureQueue),
       reconcile: this.watchReconcileResults(props.reconcileInterval),
       secrets: this.watchSecrets(),
@@ -323,19 +327,34 @@ export class Observability extends Construct {
     return key;
   }
 
-  /** Intake: alarm Api5xx. */
-  private watchIntake(api: IntakeEndpointMetrics): IntakeSignals {
+  /** Intake: alarms Api5xx and IntakeThrottles. */
+  private watchIntake(api: IntakeEndpointMetrics, intake: lambda.IFunction): IntakeSignals {
     const serverErrors = api.metricServerError({ period: ONE_MINUTE, statistic: 'Sum' });
     this.alarm('Api5xx', {
       metric: serverErrors,
       threshold: 0,
       description: 'Intake returned 5xx: webhooks were not recorded (providers will retry).',
     });
+    // Requests Lambda refused for want of concurrency (the account's pool, or intake.reservedConcurrency,
+    // used up). On a function URL they are answered 429 and counted in Url4xxCount, so this is the only
+    // alarm that sees them. Built for the HTTP API too: there the stage's throttling refuses a burst
+    // before Lambda is invoked (not counted here), so it fires only when the pool or the reservation
+    // runs out below the stage's limits, which is the same cause with the same fix; one alarm under one
+    // name keeps the alarm list the same whichever endpoint is deployed.
+    const throttles = intake.metricThrottles({ period: ONE_MINUTE, statistic: 'Sum' });
+    this.alarm('IntakeThrottles', {
+      metric: throttles,
+      threshold: 0,
+      description:
+        "Lambda refused intake requests for want of concurrency: the webhooks were not recorded (on a function URL they were answered 429; providers retry). Intake's concurrency is intake.reservedConcurrency when set, else the account's shared pool: raise the reservation, or the account's Lambda concurrency quota, or find what else holds the pool (AWS/Lambda ClaimedAccountConcurrency).",
+    });
     return {
       api,
       count: api.metricCount({ period: ONE_MINUTE, statistic: 'Sum' }),
       clientErrors: api.metricClientError({ period: ONE_MINUTE, statistic: 'Sum' }),
       serverErrors,
+      throttles,
+      concurrency: intake.metric('ConcurrentExecutions', { period: ONE_MINUTE, statistic: 'Maximum' }),
     };
   }
 
@@ -534,17 +553,23 @@ function overviewRows(s: Signals, stackDimension: string): cloudwatch.IWidget[][
   ];
 }
 
-function intakeRow({ api, count, clientErrors, serverErrors }: IntakeSignals): cloudwatch.IWidget[] {
+function intakeRow({ api, count, clientErrors, serverErrors, throttles, concurrency }: IntakeSignals): cloudwatch.IWidget[] {
   return [
-    new cloudwatch.GraphWidget({ title: 'Intake requests', left: [count], width: 8 }),
-    new cloudwatch.GraphWidget({ title: 'Intake 4xx / 5xx', left: [label(clientErrors, '4xx'), label(serverErrors, '5xx')], width: 8 }),
+    new cloudwatch.GraphWidget({ title: 'Intake requests', left: [count], width: 6 }),
+    new cloudwatch.GraphWidget({ title: 'Intake 4xx / 5xx', left: [label(clientErrors, '4xx'), label(serverErrors, '5xx')], width: 6 }),
     new cloudwatch.GraphWidget({
       title: 'Intake latency (ms)',
       left: [
         label(api.metricLatency({ period: ONE_MINUTE, statistic: 'p50' }), 'p50'),
         label(api.metricLatency({ period: ONE_MINUTE, statistic: 'p99' }), 'p99'),
       ],
-      width: 8,
+      width: 6,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Intake throttled requests and concurrency',
+      left: [label(throttles, 'throttled')],
+      right: [label(concurrency, 'concurrent executions (max)')],
+      width: 6,
     }),
   ];
 }

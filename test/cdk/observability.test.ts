@@ -58,9 +58,10 @@ describe.each(CONFIGS)('observability with the $name', ({ config }) => {
 
   it('sends every alarm (and its recovery) to the alarm topic', () => {
     const alarms = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm');
-    // Two per consumer, one per source (signature failures), plus API 5xx, fan-out failures, reconcile
-    // violations, incomplete runs, dropped carry-forward, errors and dead letters, and signing secrets served stale.
-    expect(alarms).toHaveLength(2 * parsed.consumers.length + parsed.sources.length + 8);
+    // Two per consumer, one per source (signature failures), plus API 5xx, intake throttles, fan-out
+    // failures, reconcile violations, incomplete runs, dropped carry-forward, errors and dead letters,
+    // and signing secrets served stale.
+    expect(alarms).toHaveLength(2 * parsed.consumers.length + parsed.sources.length + 9);
     for (const [id, a] of alarms) {
       expect(a.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
       expect(a.Properties.OKActions, id).toEqual([{ Ref: topicId }]);

@@ -30,8 +30,9 @@ describe('lowCost on the shipped configuration', () => {
     const visibility = Object.fromEntries(config.consumers.map((c) => [c.id, c.visibilityTimeoutSeconds]));
     // billing-meter and audit-writer: 60 s for a 10 s timeout, 61 needed; risk-evaluator: 90 s for 15 s, 91 needed.
     expect(visibility).toEqual({ 'billing-meter': 61, 'audit-writer': 61, 'risk-evaluator': 91 });
-    expect(lowCost(defineConfig({ ...shipped, consumers: [{ ...shipped.consumers[0]!, visibilityTimeoutSeconds: 120 }] })).consumers[0])
-      .toMatchObject({ visibilityTimeoutSeconds: 120, batchingWindowSeconds: 1 });
+    expect(
+      lowCost(defineConfig({ ...shipped, consumers: [{ ...shipped.consumers[0]!, visibilityTimeoutSeconds: 120 }] })).consumers[0],
+    ).toMatchObject({ visibilityTimeoutSeconds: 120, batchingWindowSeconds: 1 });
   });
 
   it('keeps what the configuration sets itself: its own windows, its provisioned bounds, an ordered consumer without a window', () => {
@@ -60,7 +61,8 @@ describe('hookledger cost --rate 50/s on the lower-cost configuration', () => {
     perWebhook: { sqsRequests: number; lambdaInvocations: number };
     assumptions: { batching: { stream: { windowSeconds: number } }; notes: string[] };
   }
-  const cost = async (config: typeof shipped) => JSON.parse((await runCli(['cost', '--rate', '50/s', '--json'], config, env)).stdout) as Report;
+  const cost = async (config: typeof shipped) =>
+    JSON.parse((await runCli(['cost', '--rate', '50/s', '--json'], config, env)).stdout) as Report;
 
   it('prices no API Gateway request, models the windows, and asks fewer SQS requests and invocations than the shipped stack', async () => {
     const [low, base] = await Promise.all([cost(lowCost(shipped)), cost(shipped)]);
