@@ -4,7 +4,8 @@
  * signing secret's value (a placeholder is recognised by its version history) and changes nothing.
  *
  *   bootstrap    the CDK bootstrap stack is present and at least the version this app's assets need
- *   concurrency  the account can reserve what the config reserves and keep 100 unreserved
+ *   concurrency  the account can reserve what the config reserves (intake's and the consumers') and keep
+ *                100 unreserved; what the deployed stack's functions hold counts as given back
  *   stack        deployed and settled (the checks below need its outputs)
  *   secrets      every source's signing secret has been set (not the generated placeholder)
  *   alarms       the alarm topic has at least one confirmed subscription
@@ -24,7 +25,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CloudFormationClient, DescribeStacksCommand, type Output } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient, DescribeStackResourceCommand, DescribeStacksCommand, type Output } from '@aws-sdk/client-cloudformation';
 import {
   type EventSourceMappingConfiguration,
   GetAccountSettingsCommand,
@@ -51,6 +52,13 @@ import { checkSource } from './source-check';
 export const MIN_UNRESERVED_CONCURRENCY = 100;
 /** Service Quotas code of "Lambda concurrent executions". */
 export const LAMBDA_CONCURRENCY_QUOTA = 'L-B99A9384';
+/**
+ * CloudFormation logical id of the intake function: the CDK's id of Ingest/Handler/Function
+ * (lib/hookledger-stack.ts, lib/constructs/ingest-api.ts, lib/constructs/hookledger-function.ts),
+ * the same in every stack name. Doctor reads its reservation through DescribeStackResource;
+ * test/ops/doctor-intake-concurrency.test.ts synthesizes the stack to hold it to that id.
+ */
+export const INTAKE_FUNCTION_LOGICAL_ID = 'IngestHandlerFunction55E23135';
 
 export interface DoctorReport {
   readonly stack: string;
@@ -190,7 +198,7 @@ export async function doctor(clients: DoctorClients, options: DoctorOptions): Pr
   if (stack.deployed) {
     for (const consumer of config.consumers) mappings.set(consumer.id, await consumerMappings(clients, outputs, consumer.id));
   }
-  checks.push(await checkConcurrency(clients, config, mappings));
+  checks.push(await checkConcurrency(clients, config, mappings, stack.deployed ? stackName : undefined));
   checks.push(stack.check);
   if (stack.deployed) {
     for (const source of config.sources) checks.push(await checkSecret(clients, outputs, source.id, region));
@@ -350,13 +358,23 @@ async function checkBootstrap(clients: DoctorClients, need: BootstrapRequirement
   }
 }
 
+/** What the config reserves, intake first, each under the name the concurrency row gives it. */
+function configReservations(config: HookledgerConfig): { name: string; reserved: number }[] {
+  const intake = config.intake.reservedConcurrency;
+  return [
+    ...(intake !== undefined ? [{ name: 'intake', reserved: intake }] : []),
+    ...config.consumers.flatMap((c) => (c.reservedConcurrency !== undefined ? [{ name: c.id, reserved: c.reservedConcurrency }] : [])),
+  ];
+}
+
 async function checkConcurrency(
   clients: DoctorClients,
   config: HookledgerConfig,
   mappings: ReadonlyMap<string, EventSourceMappingConfiguration[] | Check>,
+  deployedStack: string | undefined,
 ): Promise<Check> {
-  const reserving = config.consumers.filter((c) => c.reservedConcurrency !== undefined);
-  const reserved = reserving.reduce((sum, c) => sum + c.reservedConcurrency!, 0);
+  const reserving = configReservations(config);
+  const reserved = reserving.reduce((sum, r) => sum + r.reserved, 0);
   const capped = config.consumers.reduce((sum, c) => sum + c.maxConcurrency, 0);
   let limit: number;
   let unreserved: number;
@@ -367,26 +385,16 @@ async function checkConcurrency(
   } catch (error) {
     return deniedOrFailed('concurrency', 'lambda:GetAccountSettings', error);
   }
-  // What this stack already holds is given back when the deploy sets it again.
-  let held = 0;
-  try {
-    for (const found of mappings.values()) {
-      if (!Array.isArray(found)) continue;
-      for (const fn of new Set(found.map((m) => m.FunctionArn).filter((a): a is string => a !== undefined))) {
-        held += (await clients.lambda.send(new GetFunctionConcurrencyCommand({ FunctionName: fn }))).ReservedConcurrentExecutions ?? 0;
-      }
-    }
-  } catch (error) {
-    return deniedOrFailed('concurrency', 'lambda:GetFunctionConcurrency', error);
-  }
+  const held = await heldByStack(clients, mappings, deployedStack);
+  if (typeof held !== 'number') return held;
   const canReserve = Math.max(0, unreserved + held - MIN_UNRESERVED_CONCURRENCY);
   const account = `account limit ${limit}, unreserved ${unreserved}`;
   if (reserved > canReserve) {
     return {
       id: 'concurrency',
       status: 'problem',
-      message: `the config reserves ${reserved} (${reserving.map((c) => `${c.id} ${c.reservedConcurrency}`).join(', ')}) but the account can reserve only ${canReserve} while keeping ${MIN_UNRESERVED_CONCURRENCY} unreserved (${account}); the deploy would fail and roll back`,
-      fix: `remove reservedConcurrency from those consumers in hookledger.config.ts (maxConcurrency still caps each), or ask for a higher "Concurrent executions" quota: aws service-quotas request-service-quota-increase --service-code lambda --quota-code ${LAMBDA_CONCURRENCY_QUOTA} --desired-value 1000`,
+      message: `the config reserves ${reserved} (${reserving.map((r) => `${r.name} ${r.reserved}`).join(', ')}) but the account can reserve only ${canReserve} while keeping ${MIN_UNRESERVED_CONCURRENCY} unreserved (${account}); the deploy would fail and roll back`,
+      fix: `${lowerReservations(config)}, or ask for a higher "Concurrent executions" quota: aws service-quotas request-service-quota-increase --service-code lambda --quota-code ${LAMBDA_CONCURRENCY_QUOTA} --desired-value 1000`,
     };
   }
   if (reserved === 0 && limit < capped) {
@@ -404,6 +412,62 @@ async function checkConcurrency(
         ? `nothing reserved (${account}); each consumer is capped by its event source's maxConcurrency`
         : `reserves ${reserved} of ${canReserve} reservable (${account})`,
   };
+}
+
+/** The first half of the concurrency fix: the settings that reserve, intake's and the consumers'. */
+function lowerReservations(config: HookledgerConfig): string {
+  const intake = config.intake.reservedConcurrency !== undefined;
+  const consumers = config.consumers.some((c) => c.reservedConcurrency !== undefined);
+  if (!intake) return 'remove reservedConcurrency from those consumers in hookledger.config.ts (maxConcurrency still caps each)';
+  if (!consumers) return "lower or remove intake.reservedConcurrency in hookledger.config.ts (without it intake shares the account's pool)";
+  return 'lower or remove intake.reservedConcurrency and remove reservedConcurrency from those consumers in hookledger.config.ts (maxConcurrency still caps each consumer)';
+}
+
+/**
+ * What the deployed stack's functions already reserve, given back when the deploy sets it again: the
+ * workers behind the event source mappings found, and the intake function. Not deployed: nothing.
+ */
+async function heldByStack(
+  clients: DoctorClients,
+  mappings: ReadonlyMap<string, EventSourceMappingConfiguration[] | Check>,
+  deployedStack: string | undefined,
+): Promise<number | Check> {
+  const functions = new Set<string>();
+  for (const found of mappings.values()) {
+    if (!Array.isArray(found)) continue;
+    for (const m of found) if (m.FunctionArn !== undefined) functions.add(m.FunctionArn);
+  }
+  if (deployedStack !== undefined) {
+    try {
+      const intake = await intakeFunctionName(clients, deployedStack);
+      if (intake !== undefined) functions.add(intake);
+    } catch (error) {
+      return deniedOrFailed('concurrency', 'cloudformation:DescribeStackResource', error);
+    }
+  }
+  let held = 0;
+  try {
+    for (const fn of functions) {
+      held += (await clients.lambda.send(new GetFunctionConcurrencyCommand({ FunctionName: fn }))).ReservedConcurrentExecutions ?? 0;
+    }
+  } catch (error) {
+    return deniedOrFailed('concurrency', 'lambda:GetFunctionConcurrency', error);
+  }
+  return held;
+}
+
+/** The deployed intake function's name; undefined when the stack has no resource by its logical id. */
+async function intakeFunctionName(clients: DoctorClients, stackName: string): Promise<string | undefined> {
+  try {
+    const found = await clients.cfn.send(
+      new DescribeStackResourceCommand({ StackName: stackName, LogicalResourceId: INTAKE_FUNCTION_LOGICAL_ID }),
+    );
+    return found?.StackResourceDetail?.PhysicalResourceId || undefined;
+  } catch (error) {
+    // As with DescribeStacks, a missing resource is a ValidationError the SDK has no class for.
+    if ((error as Error).name === 'ValidationError' && /does not exist/.test((error as Error).message)) return undefined;
+    throw error;
+  }
 }
 
 async function checkSecret(clients: DoctorClients, outputs: ReadonlyMap<string, string>, sourceId: string, region: string): Promise<Check> {
