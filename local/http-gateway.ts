@@ -1,39 +1,60 @@
 /**
- * A stand-in for the API Gateway HTTP API in front of intake: two routes on one path,
- * `POST /hooks/{source}` (webhooks) and `GET /hooks/{source}` (the GET handshakes of Meta, Dropbox
- * and Okta; intake answers 405 for every other source), each turned into a payload-format-2.0 event
- * for the handler, and the handler's result written back.
+ * A stand-in for what is in front of intake. By default the API Gateway HTTP API: two routes on one
+ * path, `POST /hooks/{source}` (webhooks) and `GET /hooks/{source}` (the GET handshakes of Meta,
+ * Dropbox and Okta; intake answers 405 for every other source), each turned into a
+ * payload-format-2.0 event for the handler, and the handler's result written back. With
+ * `functionUrl`, intake's Lambda function URL (`intake.endpoint: 'function-url'`, ./function-url.ts):
+ * no routes, every path and method handed over with the function URL's event, so the 404s and 405s
+ * are the handler's own.
  *
  * Kept from API Gateway: header names lower-cased with repeated values joined by ','; cookies moved
  * to `cookies`; X-Forwarded-* added; the body as text only for text and JSON content types and
  * otherwise base64 (`isBase64Encoded: true`), always base64 when the bytes are not valid UTF-8;
- * 404 for any other route, 413 above 10 MB, 500 when the handler throws.
+ * 404 for any other route, 413 above 10 MB (6 MB of event behind a function URL), 500 when the
+ * handler throws.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { HookledgerError } from '../core/errors';
+import { asFunctionUrlEvent, FUNCTION_URL_MAX_PAYLOAD } from './function-url';
 import { describe } from './support';
 
 export type HttpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
-export interface HttpGatewayOptions {
+interface GatewayOptions {
   /** Loopback only. Default '127.0.0.1'. */
   readonly host?: '127.0.0.1';
   /** 0 lets the OS choose. */
   readonly port: number;
   readonly handler: HttpHandler;
-  /** Default 10 MiB, API Gateway's payload limit. */
-  readonly maxBodyBytes?: number;
   /**
-   * The routes served, as API Gateway route keys (the assembly's AWS::ApiGatewayV2::Route); any
-   * other method answers 404. Default: both, ROUTE_KEY and GET_ROUTE_KEY.
+   * Default 10 MiB, API Gateway's payload limit; with `functionUrl`, 6 MiB (FUNCTION_URL_MAX_PAYLOAD),
+   * Lambda's, which the event handed over is held to as well.
    */
-  readonly routeKeys?: readonly string[];
+  readonly maxBodyBytes?: number;
   /** Called when the handler throws (the client gets a 500). Default console.error of the message. */
   readonly onError?: (error: unknown) => void;
 }
+
+/** In front of the HTTP API's routes (the default), or of a function URL. */
+type FrontOptions =
+  | {
+      /**
+       * The routes served, as API Gateway route keys (the assembly's AWS::ApiGatewayV2::Route); any
+       * other method answers 404. Default: both, ROUTE_KEY and GET_ROUTE_KEY.
+       */
+      readonly routeKeys?: readonly string[];
+      readonly functionUrl?: undefined;
+    }
+  | {
+      /** Intake's function URL, whose id its events carry as `requestContext.apiId`. */
+      readonly functionUrl: { readonly urlId: string };
+      readonly routeKeys?: undefined;
+    };
+
+export type HttpGatewayOptions = GatewayOptions & FrontOptions;
 
 export interface HttpGateway {
   /** `http://127.0.0.1:<port>`; webhooks go to `${url}/hooks/<source>`. */
@@ -45,7 +66,6 @@ export interface HttpGateway {
 export const ROUTE_KEY = 'POST /hooks/{source}';
 /** The GET handshakes' route (lib/constructs/ingest-api.ts routes the same). */
 export const GET_ROUTE_KEY = 'GET /hooks/{source}';
-const METHODS = new Set(['GET', 'POST']);
 const ROUTE = /^\/hooks\/([^/]+)$/;
 /** API Gateway's payload limit: above every source's `maxBodyBytes` (MAX_BODY_BYTES_CEILING, 4 MiB), so intake answers those 413s itself, naming the limit. */
 export const DEFAULT_MAX_BODY = 10 * 1024 * 1024;
@@ -74,20 +94,24 @@ function servedMethods(routeKeys: readonly string[]): Set<string> {
   );
 }
 
-/** What serving a request needs: the handler, the methods routed, the body limit, where failures go. */
+/**
+ * What serving a request needs: the handler, what is in front of it (the methods routed on the
+ * webhook path, or the function URL's id), the body limit, where failures go.
+ */
 interface Routes {
   readonly handler: HttpHandler;
-  readonly methods: ReadonlySet<string>;
+  readonly front: { readonly methods: ReadonlySet<string> } | { readonly urlId: string };
   readonly maxBodyBytes: number;
   readonly onError: (error: unknown) => void;
 }
 
 export async function startHttpGateway(options: HttpGatewayOptions): Promise<HttpGateway> {
   const host = options.host ?? '127.0.0.1';
+  const { functionUrl } = options;
   const routes: Routes = {
     handler: options.handler,
-    methods: servedMethods(options.routeKeys ?? [ROUTE_KEY, GET_ROUTE_KEY]),
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY,
+    front: functionUrl ? { urlId: functionUrl.urlId } : { methods: servedMethods(options.routeKeys ?? [ROUTE_KEY, GET_ROUTE_KEY]) },
+    maxBodyBytes: options.maxBodyBytes ?? (functionUrl ? FUNCTION_URL_MAX_PAYLOAD : DEFAULT_MAX_BODY),
     onError: options.onError ?? ((error: unknown) => console.error('[http-gateway] handler failed:', describe(error))),
   };
   const server = createServer((req, res) => {
@@ -119,20 +143,20 @@ export async function startHttpGateway(options: HttpGatewayOptions): Promise<Htt
 
 /** Route, bound the body, call the handler with the 2.0 event, write its result (500 when it throws). */
 async function serve(routes: Routes, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://gateway.local');
-  const match = ROUTE.exec(url.pathname);
-  if (!METHODS.has(req.method ?? '') || !routes.methods.has(req.method ?? '') || !match) {
+  const url = requestUrl(req);
+  const route = routeOf(routes, req.method ?? '', url);
+  if (!route) {
     req.resume();
     sendJson(res, 404, { error: 'not_found', message: 'Not Found' });
     return;
   }
   const declared = Number(req.headers['content-length'] ?? 0);
   const body = declared > routes.maxBodyBytes ? undefined : await readBody(req, routes.maxBodyBytes);
-  if (body === undefined) {
+  const event = body === undefined ? undefined : eventOf(routes, toEvent(req, url, route, body));
+  if (event === undefined) {
     tooLarge(req, res);
     return;
   }
-  const event = toEvent(req, url, decodePathSegment(match[1] as string), body);
   let result: APIGatewayProxyStructuredResultV2;
   try {
     result = await routes.handler(event);
@@ -142,6 +166,41 @@ async function serve(routes: Routes, req: IncomingMessage, res: ServerResponse):
     return;
   }
   writeResult(res, result);
+}
+
+/**
+ * The request target as sent: its path is `rawPath` whatever it holds (`//x/hooks/a` is that path,
+ * not host x's `/hooks/a`); an absolute-form target is read as a URL.
+ */
+function requestUrl(req: IncomingMessage): URL {
+  const target = req.url ?? '/';
+  return new URL(target.startsWith('/') ? `http://gateway.local${target}` : target, 'http://gateway.local');
+}
+
+/** The route key and path parameters a request is handed over with. */
+interface Route {
+  readonly routeKey: string;
+  readonly pathParameters?: { readonly source: string };
+}
+
+/** The HTTP API's route the request matches (undefined: none, 404); behind a function URL, every request's `$default`. */
+function routeOf(routes: Routes, method: string, url: URL): Route | undefined {
+  if ('urlId' in routes.front) return { routeKey: '$default' };
+  const match = ROUTE.exec(url.pathname);
+  if (!match || !routes.front.methods.has(method)) return undefined;
+  return { routeKey: method === 'GET' ? GET_ROUTE_KEY : ROUTE_KEY, pathParameters: { source: decodePathSegment(match[1] as string) } };
+}
+
+/**
+ * The event the handler is handed: the HTTP API's as built, or the function URL's, which Lambda holds
+ * to its request payload limit (undefined above it: 413). The HTTP API's limit is on the body alone.
+ */
+function eventOf(routes: Routes, event: APIGatewayProxyEventV2): APIGatewayProxyEventV2 | undefined {
+  if (!('urlId' in routes.front)) return event;
+  const urlEvent = asFunctionUrlEvent(event, routes.front.urlId);
+  if (Buffer.byteLength(JSON.stringify(urlEvent)) > routes.maxBodyBytes) return undefined;
+  // Intake's handler is typed on the aws-lambda declaration, which has no null path parameters.
+  return urlEvent as unknown as APIGatewayProxyEventV2;
 }
 
 /** Reads the body; undefined once it passes the limit. */
@@ -176,7 +235,7 @@ function tooLarge(req: IncomingMessage, res: ServerResponse): void {
   req.resume();
 }
 
-function toEvent(req: IncomingMessage, url: URL, source: string, body: Buffer): APIGatewayProxyEventV2 {
+function toEvent(req: IncomingMessage, url: URL, route: Route, body: Buffer): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
   const cookies: string[] = [];
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
@@ -204,8 +263,8 @@ function toEvent(req: IncomingMessage, url: URL, source: string, body: Buffer): 
   const query: Record<string, string> = {};
   for (const [key, value] of url.searchParams) query[key] = query[key] === undefined ? value : `${query[key]},${value}`;
 
-  const method = req.method === 'GET' ? 'GET' : 'POST';
-  const routeKey = method === 'GET' ? GET_ROUTE_KEY : ROUTE_KEY;
+  const method = req.method ?? 'GET';
+  const { routeKey } = route;
   const now = new Date();
   const domainName = headers.host ?? '127.0.0.1';
   const encoded = encodeBody(body, headers['content-type']);
@@ -235,7 +294,7 @@ function toEvent(req: IncomingMessage, url: URL, source: string, body: Buffer): 
       time: formatClf(now),
       timeEpoch: now.getTime(),
     },
-    pathParameters: { source },
+    ...(route.pathParameters ? { pathParameters: route.pathParameters } : {}),
     ...encoded,
   };
 }

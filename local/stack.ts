@@ -16,7 +16,8 @@ import type { ConsumerHandle, ConsumerLambdaHandler } from '../lambdas/runtime/r
 import type { Logger } from '../lambdas/shared/logger';
 import { LOCAL_REGION } from './clients';
 import { type LocalStackCredentials, processCredentials } from './credentials';
-import { type Pipeline, startPipeline } from './pipeline/pipeline';
+import { behindFunctionUrl, functionUrlIdOf } from './function-url';
+import { type Pipeline, type PipelineSource, startPipeline } from './pipeline/pipeline';
 import { type DeliveryProgress, type ProvisionedSources, type SourceFunctions, sourcesPipeline } from './pipeline/sources';
 import type { ProvisionedStack } from './provision';
 import { DEFAULT_SECRETS_FILE, type FileSecrets } from './secrets-file';
@@ -148,7 +149,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const config = options.config ?? defaultConfig;
   const dataDir = options.dataDir === undefined ? path.join(PROJECT_ROOT, '.hookledger', 'data') : options.dataDir;
   const secretsFile = options.secretsFile ?? path.join(PROJECT_ROOT, DEFAULT_SECRETS_FILE);
-  const pipeline = await startPipeline(sourcesPipeline({ ...options, config, secretsFile }), {
+  const pipeline = await startPipeline(asDeployed(sourcesPipeline({ ...options, config, secretsFile }), config), {
     name: 'local stack',
     emulators: {
       dataDir,
@@ -172,6 +173,27 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   if (options.ttlSweepIntervalMs) ttlSweeper.start();
   const startSweeper = options.ttlSweepIntervalMs ? () => ttlSweeper.start() : () => undefined;
   return localStackOf(pipeline, { config, secretsFile, ttlSweeper, startSweeper });
+}
+
+/** The id of intake's function URL locally: its events carry it as `requestContext.apiId`. */
+const LOCAL_FUNCTION_URL_ID = functionUrlIdOf('hookledger-local/ingest');
+
+/**
+ * The sources' pipeline with the gateway in front of intake as `intake.endpoint` deploys it: the
+ * HTTP API's routes, or intake's function URL (./function-url.ts).
+ */
+function asDeployed(
+  source: PipelineSource<ProvisionedSources, SourceFunctions>,
+  config: HookledgerConfig,
+): PipelineSource<ProvisionedSources, SourceFunctions> {
+  if (config.intake.endpoint !== 'function-url') return source;
+  return {
+    ...source,
+    async provision(emulators, stops) {
+      const provisioned = await source.provision(emulators, stops);
+      return { ...provisioned, plan: behindFunctionUrl(provisioned.plan, LOCAL_FUNCTION_URL_ID) };
+    },
+  };
 }
 
 /** The LocalStack face of a started pipeline on the sources. */

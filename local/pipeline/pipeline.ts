@@ -135,13 +135,13 @@ function pollerOptions(options: PipelineOptions) {
   };
 }
 
-/** Step 4, the gateway: the HTTP API's routes on the one function behind them. */
+/** Step 4, the gateway: the HTTP API's routes, or the function URL, on the one function behind them. */
 async function startGateway(plan: PipelinePlan, functions: PipelineFunctions, options: PipelineOptions, stops: StopList) {
-  const { functionId, routeKeys } = plan.gateway;
+  const { functionId, routeKeys, functionUrl } = plan.gateway;
   const gateway = await startHttpGateway({
     port: options.httpPort,
     handler: ((event) => functions.invoke(functionId, event)) as HttpHandler,
-    ...(routeKeys ? { routeKeys } : {}),
+    ...(functionUrl ? { functionUrl } : routeKeys ? { routeKeys } : {}),
     ...(options.onGatewayError ? { onError: options.onGatewayError } : {}),
   });
   stops.add(() => gateway.close());

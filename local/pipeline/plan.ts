@@ -1,8 +1,9 @@
 /**
  * What a pipeline runs, the same shape whether it was read from hookledger.config.ts (plain
- * `npm start`) or from a synthesized template (assembly mode, the bench): the HTTP API's function,
- * the stream and queue event source mappings, the tables the start-up repair reads. The steps
- * take it from here and never look at the config or the template themselves.
+ * `npm start`) or from a synthesized template (assembly mode, the bench): intake's function and
+ * what is in front of it (the HTTP API or its function URL), the stream and queue event source
+ * mappings, the tables the start-up repair reads. The steps take it from here and never look at the
+ * config or the template themselves.
  */
 
 import type { SQSClient } from '@aws-sdk/client-sqs';
@@ -55,8 +56,15 @@ export interface QueueMapping {
 
 export interface PipelinePlan {
   readonly tables: { readonly events: string; readonly ledger: string };
-  /** The function behind the HTTP API, and the routes it serves (default: the gateway's two). */
-  readonly gateway: { readonly functionId: string; readonly routeKeys?: readonly string[] };
+  /**
+   * The function behind the HTTP API and the routes it serves (default: the gateway's two), or, with
+   * `functionUrl`, the function behind its function URL: every path and method, the URL's event.
+   */
+  readonly gateway: {
+    readonly functionId: string;
+    readonly routeKeys?: readonly string[];
+    readonly functionUrl?: { readonly urlId: string };
+  };
   readonly streams: readonly StreamMapping[];
   readonly queues: readonly QueueMapping[];
 }

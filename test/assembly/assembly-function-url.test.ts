@@ -1,7 +1,7 @@
 /**
  * Assembly mode on a template synthesized with `intake: { endpoint: 'function-url' }`: no HTTP API,
  * intake behind its own `AWS::Lambda::Url`. The URL's target function is the one the local gateway
- * serves, at the same webhook URLs, with the event a function URL delivers (payload format 2.0,
+ * serves, on every path and method as the URL does, with the event a function URL delivers (payload format 2.0,
  * route key `$default`, no path parameters: intake reads the source from the raw path), its calls
  * checked against its role like every other function's. One configuration, synthesized once in this
  * process (every function really bundled), one stack for the file.
@@ -117,6 +117,42 @@ describe('assembly mode with intake behind a function URL', () => {
     const intakeRole = stack.iam.report().find((r) => r.functions.includes(urlTarget()));
     expect(intakeRole?.used).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'secretsmanager:GetSecretValue']));
     expect(recorded.denials).toEqual([]);
+  });
+
+  /** One unsigned request through the gateway, and the events intake's function was handed for it. */
+  async function request(method: string, path: string) {
+    const before = events.filter((e) => e.functionId === urlTarget()).length;
+    const res = await fetch(new URL(path, stack.url), { method, headers: { 'content-type': 'application/json' }, body: '{}' });
+    const answer = { status: res.status, allow: res.headers.get('allow'), body: await res.json() };
+    return {
+      answer,
+      handed: events
+        .filter((e) => e.functionId === urlTarget())
+        .slice(before)
+        .map((e) => e.event),
+    };
+  }
+
+  it("passes POST /nope to intake's bundle, as the URL does, which answers 404 unknown_source", async () => {
+    const { answer, handed } = await request('POST', '/nope');
+    expect(answer).toEqual({
+      status: 404,
+      allow: null,
+      body: { error: 'unknown_source', message: 'no webhook source is registered at /hooks/' },
+    });
+    expect(handed).toHaveLength(1);
+    expect(handed[0]).toMatchObject({ routeKey: '$default', rawPath: '/nope', pathParameters: null });
+  });
+
+  it("passes PUT /hooks/platform to intake's bundle, which answers 405 with Allow: POST", async () => {
+    const { answer, handed } = await request('PUT', '/hooks/platform');
+    expect(answer).toEqual({
+      status: 405,
+      allow: 'POST',
+      body: { error: 'method_not_allowed', message: 'source "platform" accepts POST only' },
+    });
+    expect(handed).toHaveLength(1);
+    expect(handed[0]).toMatchObject({ rawPath: '/hooks/platform', requestContext: { http: { method: 'PUT' }, accountId: 'anonymous' } });
   });
 });
 

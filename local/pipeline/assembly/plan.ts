@@ -104,8 +104,8 @@ function functionUrlEndpoint(assembly: CloudAssembly, urls: [string, TemplateRes
 }
 
 /**
- * The gateway's function and routes. Behind a function URL every path and method reaches intake;
- * the local gateway serves its two routes' paths and methods (the default), which are the webhook URLs.
+ * The gateway's function and routes: the HTTP API's routes, or for a function URL the default two,
+ * which source.ts turns into the URL's every path and method (local/function-url.ts behindFunctionUrl).
  */
 export function gatewayOf(assembly: CloudAssembly): PipelinePlan['gateway'] {
   const intake = intakeEndpointOf(assembly);

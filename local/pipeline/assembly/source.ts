@@ -23,6 +23,7 @@ import { type CloudAssembly, functionCodeDir } from '../../assembly/template';
 import { LOCAL_REGION, localDynamoClient, localS3Client, localSqsClient, localStreamsClient } from '../../clients';
 import type { AccessKey, LocalStackCredentials } from '../../credentials';
 import { processCredentials } from '../../credentials';
+import { behindFunctionUrl } from '../../function-url';
 import type { FileSecrets } from '../../secrets-file';
 import { FileSecrets as SecretsFile } from '../../secrets-file';
 import { createSdkStreamsApi } from '../../streams/dynamodb-streams';
@@ -32,7 +33,6 @@ import type { MappingClients, PipelineFunctions, PipelinePlan } from '../plan';
 import type { StopList } from '../stops';
 import type { ConsumerSwitches } from '../switches';
 import { bundledSourceOverlaps } from './bundled-config';
-import { withIntakeEvents } from './function-url';
 import { assemblyPlan, type Env, type IntakeEndpoint, intakeEndpointOf, runningFunctions, templateEnvironment } from './plan';
 
 /** Lambda's defaults when the template sets none. */
@@ -62,7 +62,7 @@ export interface AssemblyPipelineOptions {
 export interface ProvisionedAssembly extends Provisioned {
   readonly assembly: CloudAssembly;
   readonly resources: AssemblyResources;
-  /** What reaches intake: the HTTP API's routes or its function URL (./function-url.ts). */
+  /** What reaches intake: the HTTP API's routes or its function URL (local/function-url.ts). */
   readonly intake: IntakeEndpoint;
   /** The template environment of each running function, by logical id. */
   readonly envs: Readonly<Record<string, Env>>;
@@ -139,8 +139,10 @@ async function provisionAssemblyPipeline(
   const operatorSqs = localSqsClient(serviceEndpoints.sqs);
   stops.add(async () => operatorSqs.destroy());
   const keys = functionKeys(principals);
+  const plan = assemblyPlan(assembly, resources, { envs, ...definedConcurrency(options) });
   return {
-    plan: assemblyPlan(assembly, resources, { envs, ...definedConcurrency(options) }),
+    // Behind a function URL the gateway hands intake every path and method, with the URL's event.
+    plan: intake.kind === 'function-url' ? behindFunctionUrl(plan, intake.urlId) : plan,
     operatorSqs,
     assembly,
     resources,
@@ -208,7 +210,7 @@ async function startAssemblyFunctions(
   const intake = intakeOutcomeCounter();
   const processes = options.invoke ? {} : await startBundles(provisioned, environment, intake.add, options, stops);
   return {
-    invoke: withIntakeEvents(provisioned.intake, options.invoke ?? ((id, event) => invokeRecorded(processes, id, event, options.onInvoke))),
+    invoke: options.invoke ?? ((id, event) => invokeRecorded(processes, id, event, options.onInvoke)),
     mappingClients: mappingClientsOf(provisioned),
     // From the ingest bundle's own IntakeRequests and SignatureFailures EMF lines, as CloudWatch counts them.
     intakeOutcomes: () => intake.outcomes(),
