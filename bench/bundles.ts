@@ -18,7 +18,7 @@ import { workerEntry } from '../core/config/consumers';
 import type { HookledgerConfig } from '../core/config/schema';
 import { PROJECT_ROOT as ROOT } from '../core/paths';
 import { BenchRunError, BenchSetupError } from './errors';
-import { median } from './stats';
+import { bootstrapRange, median } from './stats';
 
 export const BUNDLE_DIR = path.join(ROOT, 'bench', 'bundles');
 
@@ -64,11 +64,36 @@ export interface BundleResult {
    * moment of a shared machine weighs on both); more stable than the ratio of the two medians.
    */
   readonly ratioToFloor: number;
+  /** 95% range of ratioToFloor by a seeded bootstrap over the rounds (pairedRatio). */
+  readonly ratioRange: readonly [number, number];
   /** Median of `loads` fresh processes. */
   readonly loadMs: number;
   readonly loadRuns: number[];
   /** The bundle's largest parts (npm package, or folder of ours), bytes in the output, largest first. */
   readonly largest: readonly { readonly part: string; readonly bytes: number }[];
+}
+
+/** Load-time goals: each function's ratio to the floor at most this; intake and the consumers run on every webhook. */
+export const bundleGoal = (name: string): number => (name === 'fanout' || name === 'reconcile' ? 1.25 : 1.1);
+
+/**
+ * A bundle's ratio to the floor from paired rounds (`loadsMs[i]` and `floorMs[i]` loaded in the same
+ * round): the median of the per-round ratios, and its 95% range by bootstrap over the rounds.
+ */
+export function pairedRatio(loadsMs: readonly number[], floorMs: readonly number[]): { ratio: number; range: [number, number] } {
+  const perRound = loadsMs.map((ms, round) => ms / floorMs[round]!);
+  return { ratio: median(perRound), range: bootstrapRange(perRound) };
+}
+
+export type RatioVerdict = 'met' | 'NOT met' | 'not settled';
+
+/**
+ * A ratio against its goal: met at or under it; NOT met when the whole range is over it; not settled
+ * when the ratio is over the goal but its range reaches it (this run cannot tell it from noise).
+ */
+export function ratioVerdict(ratio: number, range: readonly [number, number], goal: number): RatioVerdict {
+  if (ratio <= goal) return 'met';
+  return range[0] > goal ? 'NOT met' : 'not settled';
 }
 
 /** The floor: what an intake handler cannot do without (a conditional write, an HMAC). */
@@ -223,16 +248,20 @@ export async function measureBundles(
     }
   }
   const floorRuns = all[targets.length + 1]!.loadRuns;
-  const result = (b: Awaited<ReturnType<typeof built>>): BundleResult => ({
-    ratioToFloor: median(b.loadRuns.map((ms, run) => ms / floorRuns[run]!)),
-    entry: b.entry,
-    bytes: b.bytesAtStart,
-    bytesWithChunks: b.bytesTotal,
-    mapBytes: statSync(`${b.outfile}.map`).size,
-    loadMs: median(b.loadRuns),
-    loadRuns: b.loadRuns,
-    largest: b.largest,
-  });
+  const result = (b: Awaited<ReturnType<typeof built>>): BundleResult => {
+    const { ratio, range } = pairedRatio(b.loadRuns, floorRuns);
+    return {
+      ratioToFloor: ratio,
+      ratioRange: range,
+      entry: b.entry,
+      bytes: b.bytesAtStart,
+      bytesWithChunks: b.bytesTotal,
+      mapBytes: statSync(`${b.outfile}.map`).size,
+      loadMs: median(b.loadRuns),
+      loadRuns: b.loadRuns,
+      largest: b.largest,
+    };
+  };
   const bundles: Record<string, BundleResult> = {};
   for (const b of all.slice(0, targets.length)) bundles[b.name] = result(b);
   return { bundles, emptyBundle: result(all[targets.length]!), floorBundle: result(all[targets.length + 1]!) };

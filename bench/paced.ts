@@ -8,6 +8,7 @@ import type { LocalStack } from '../local/stack';
 import { BenchRunError } from './errors';
 import type { DeliveryTracker } from './meters';
 import type { SignedRequest } from './payload';
+import { seededUniform } from './stats';
 import { SOURCE } from './units';
 
 /** From a webhook's send to its last consumer's acknowledgement, at most (a shared, loaded machine is slow). */
@@ -36,17 +37,6 @@ export async function postSigned(stack: LocalStack, request: SignedRequest): Pro
   if (res.status !== 202 && res.status !== 200) throw new BenchRunError(`webhook ${request.eventId} answered ${res.status}: ${text}`);
 }
 
-/** A seeded uniform generator in [0, 1) (mulberry32): the same arrival times on every run. */
-export function uniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * `requests` at a mean `rate` per second; resolves once `consumers` consumers acknowledged each
  * (tracked by `deliveries`, the stack's onDelivery).
@@ -61,7 +51,7 @@ export async function sendPaced(
   const acked: Promise<number>[] = [];
   const sentAt: number[] = [];
   const posts: Promise<void>[] = [];
-  const next = uniform(ARRIVAL_SEED);
+  const next = seededUniform(ARRIVAL_SEED);
   const t0 = performance.now();
   let dueMs = 0;
   for (const request of requests) {
