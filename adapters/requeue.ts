@@ -11,6 +11,7 @@
  */
 import type { EventItem, RequeueItem } from '../core/model';
 import { requeueKey } from '../core/model';
+import { traceStillTaken } from '../core/trace-header';
 
 /** Requeue items are consumed by the stream within seconds; a day covers any stream backlog. */
 export const REQUEUE_TTL_SECONDS = 86_400;
@@ -19,7 +20,7 @@ export type RequeueOperation = { readonly replayId: string } | { readonly repair
 
 export function requeueItem(
   receipt: Pick<EventItem, 'source' | 'eventId' | 'eventType' | 'tenantId' | 'keyId' | 'receivedAt' | 'payloadExpiresAt'> &
-    Partial<Pick<EventItem, 'payloadHmac' | 'orderingKeys'>>,
+    Partial<Pick<EventItem, 'payloadHmac' | 'orderingKeys' | 'traceHeader'>>,
   consumerId: string,
   operation: string | RequeueOperation,
   at: number,
@@ -42,6 +43,11 @@ export function requeueItem(
     payloadExpiresAt: receipt.payloadExpiresAt,
     // An ordered consumer's re-queue joins the message group of the original delivery.
     ...(receipt.orderingKeys?.[consumerId] !== undefined ? { orderingKey: receipt.orderingKeys[consumerId] } : {}),
+    // The trace of the intake that recorded the webhook, for the fan-out to carry on (tracing: 'xray');
+    // a bundle built for tracing off (the scheduled reconciler's) leaves it out with the check.
+    ...(process.env.HOOKLEDGER_BUNDLED_TRACING !== 'false' && receipt.traceHeader && traceStillTaken(receipt.traceHeader, at)
+      ? { traceHeader: receipt.traceHeader }
+      : {}),
     createdAt: at,
     // TTL attributes are epoch seconds.
     expiresAt: Math.floor(at / 1000) + REQUEUE_TTL_SECONDS,

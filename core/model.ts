@@ -119,6 +119,11 @@ export interface RequeueItem extends Attribution {
   readonly payloadExpiresAt?: number;
   /** Copied from the receipt for an ordered consumer: the FIFO message group. */
   readonly orderingKey?: string;
+  /**
+   * Copied from the receipt (`tracing: 'xray'`) while X-Ray still takes segments for its trace: the
+   * fan-out sends it as the message's AWSTraceHeader, so the re-sent delivery joins the webhook's trace.
+   */
+  readonly traceHeader?: string;
 }
 
 /** The first attribution a body was received with (sources with `replayProtection: 'body'`). */

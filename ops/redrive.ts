@@ -146,7 +146,7 @@ async function moveByHand(
         VisibilityTimeout: 60,
         WaitTimeSeconds: 0,
         MessageAttributeNames: ['All'],
-        MessageSystemAttributeNames: ['MessageGroupId'],
+        MessageSystemAttributeNames: ['MessageGroupId', 'AWSTraceHeader'],
       }),
     );
     const messages = received.Messages ?? [];
@@ -191,7 +191,7 @@ async function moveByHand(
 /**
  * One DLQ message sent back to its consumer's queue: an ordered consumer's FIFO queue takes it back
  * into its group, deduplicated per moved message; a standard queue takes it grouped by its event's
- * tenant (fair queues), read from the body, which is a delivery message.
+ * tenant (fair queues), read from the body, which is a delivery message. Its trace header goes with it.
  */
 export function redriveEntry(queueUrl: string, m: Message, index: number): SendMessageBatchRequestEntry {
   return {
@@ -202,6 +202,10 @@ export function redriveEntry(queueUrl: string, m: Message, index: number): SendM
       : tenantGroupOfBody(m.Body)),
     ...(m.MessageAttributes && Object.keys(m.MessageAttributes).length > 0
       ? { MessageAttributes: copyAttributes(m.MessageAttributes) }
+      : {}),
+    // The webhook's trace (tracing: 'xray') its DLQ copy carries goes back with it.
+    ...(m.Attributes?.AWSTraceHeader
+      ? { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: m.Attributes.AWSTraceHeader } } }
       : {}),
   };
 }

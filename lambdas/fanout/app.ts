@@ -95,7 +95,7 @@ interface Outgoing {
   readonly recordIndex: number;
   readonly consumerId: string;
   message: DeliveryMessage;
-  /** The receipt's X-Ray trace header (`tracing: 'xray'`), sent beside the message as its AWSTraceHeader. */
+  /** The receipt's or re-queue's X-Ray trace header (`tracing: 'xray'`), sent beside the message as its AWSTraceHeader. */
   readonly traceHeader?: string;
 }
 
@@ -175,7 +175,8 @@ export function createFanoutHandler(deps: FanoutDeps): FanoutHandler {
 function route({ logger }: FanoutContext, batch: FanoutBatch): void {
   batch.records.forEach((record, recordIndex) => {
     try {
-      const traceHeader = record.dynamodb?.NewImage?.traceHeader?.S;
+      // A receipt's or a re-queue's trace header (tracing: 'xray'); a bundle built for tracing off carries none.
+      const traceHeader = process.env.HOOKLEDGER_BUNDLED_TRACING !== 'false' ? record.dynamodb?.NewImage?.traceHeader?.S : undefined;
       for (const message of messagesFor(record)) {
         batch.outgoing.push({ recordIndex, consumerId: message.consumerId, message, ...(traceHeader ? { traceHeader } : {}) });
       }

@@ -357,6 +357,10 @@ class ConsumerRuntime {
           attempt: { DataType: 'Number', StringValue: String(attempt) },
         },
         ...dlqFifoParameters(this.deps.dlqUrl, record, message),
+        // The trace its message came with (the webhook's, from the fan-out); none from a bundle built for tracing off.
+        ...(process.env.HOOKLEDGER_BUNDLED_TRACING !== 'false' && record.attributes.AWSTraceHeader
+          ? { MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: record.attributes.AWSTraceHeader } } }
+          : {}),
       }),
     );
   }

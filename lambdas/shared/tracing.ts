@@ -12,7 +12,10 @@
  * attribute AWSTraceHeader, by which Lambda links each consumer's trace to intake's. Each hop annotates
  * its trace with the ids it is searched by: `event_id`, `tenant_id`, `consumer_id`, and on the
  * fan-out's events `intake_trace_id` (the receipt's trace): X-Ray finds one webhook's traces with
- * `annotation.event_id = "evt_..."`.
+ * `annotation.event_id = "evt_..."`. Re-sends keep the webhook's trace: a re-queue item (replay,
+ * backfill, repair) copies the receipt's header for the fan-out to send, a quarantine's DLQ copy and a
+ * redrive keep the header their message came with (core/trace-header.ts says for how long a trace
+ * still takes segments).
  */
 import type { Context, DynamoDBRecord, SQSRecord } from 'aws-lambda';
 import { FeatureNotBundledError } from '../../core/bundled-features';
