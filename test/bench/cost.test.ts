@@ -54,7 +54,7 @@ describe('bench cost model: intake endpoint', () => {
     logBytes: 336,
   };
 
-  it("prices a function URL with no API Gateway request and no access-log line, the rest unchanged", () => {
+  it('prices a function URL with no API Gateway request and no access-log line, the rest unchanged', () => {
     const api = usdPerMillion(loadPrices(), w).breakdown;
     const url = usdPerMillion(loadPrices(), w, { intakeEndpoint: 'function-url' }).breakdown;
     expect(api.apiGateway).toBeCloseTo(1.0, 6);
