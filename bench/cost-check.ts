@@ -4,9 +4,11 @@
  * independently of each other at a mean rate (5/s, 50/s), and as fast as this machine takes them, each run a few
  * seconds to a minute: SQS requests and Lambda invocations per webhook measured (bench/meters.ts's
  * SQS meter; the handlers the pollers call, wrapped and timed) beside the model's estimate at the
- * measured rate, with the local pollers' timings (LOCAL_POLLERS), the fan-out's measured time per
- * batch, a consumer's and a GetRecords' (sampled beside the fan-out's reads) in place of Lambda's.
- * Within 10% per service is the goal.
+ * measured rate, with the local pollers' timings (LOCAL_POLLERS) and, measured in the run, in place
+ * of Lambda's: the fan-out's time per batch (mean and spread), a consumer's, and the stream poller's
+ * own GetRecords, those that returned records apart from those that found none (a read carries its
+ * records back after DynamoDB took it, so the one after a batch is the slower). Within 10% per
+ * service is the goal.
  *
  * Empty receives are left out of both sides: the emulator wakes every waiting long poll on each send,
  * and all but one return empty, which says nothing of Lambda's pollers (ops/batching.ts models theirs).
@@ -18,6 +20,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { subscribedConsumers } from '../core/config/routing';
 import { defineConfig, type HookledgerConfig } from '../core/config/schema';
 import { FANOUT_EVENT_SOURCE } from '../core/queues';
@@ -25,21 +28,27 @@ import baseConfig from '../hookledger.config';
 import type { FanoutHandler } from '../lambdas/fanout/app';
 import type { ConsumerLambdaHandler } from '../lambdas/runtime/runtime';
 import { type LocalStack, startLocalStack } from '../local/stack';
-import { createLocalStreamsApi } from '../local/streams/dynamodb-streams';
 import { type BatchingEstimate, type BatchingShape, estimateBatching, type PollerTimings } from '../ops/batching';
-import { BenchRunError } from './errors';
+import { runToExit } from './errors';
 import { DeliveryTracker, LogMeter, SqsMeter } from './meters';
-import { type SignedRequest, signedPayments } from './payload';
+import { ACK_TIMEOUT_MS, Answers, ARRIVAL_SEED, postSigned, sendPaced as sendPacedRequests } from './paced';
+import { signedPayments } from './payload';
 import { fmt, mergeResults, printNotes, printTable } from './report';
-import { round } from './stats';
+import { round, seededUniform } from './stats';
 import { SOURCE } from './units';
 
-/** The three runs: a rate and how long to send at it; `most` sends with a fixed number of requests in flight. */
+/**
+ * The three runs: a rate and how long to send at it; `most` as fast as the machine takes them, from
+ * `senders` senders that each send their next webhook a pause after the last one's 202 (exponential,
+ * mean `pauseMs`): independent arrivals, as in the paced runs and the model, up to senders / pause
+ * (80/s), fewer as the machine slows every sender down. (Senders sending back to back instead pace
+ * the arrivals to the machine: a poll then finds about one webhook per sender, whatever its cycle.)
+ */
 export const COST_CHECK_PLAN = {
   runs: [
-    { label: '5/s', rate: 5, seconds: 12 },
-    { label: '50/s', rate: 50, seconds: 8 },
-    { label: 'most', rate: Number.POSITIVE_INFINITY, seconds: 0, webhooks: 400, inFlight: 8 },
+    { label: '5/s', rate: 5, seconds: 24 },
+    { label: '50/s', rate: 50, seconds: 16 },
+    { label: 'most', rate: Number.POSITIVE_INFINITY, seconds: 0, webhooks: 800, senders: 32, pauseMs: 400 },
   ],
   /** Sent first and not counted: the stack's first requests are slow (cold JIT, cold DynamoDB Local). */
   warmUp: 30,
@@ -51,14 +60,14 @@ export const COST_CHECK_PLAN = {
  * The local stack's pollers (local/stack.ts, local/sqs-poller.ts, local/pipeline/sources.ts): the
  * stream read again at once after a batch and 50 ms after a read that found nothing; one shard, no
  * parallelization factor; 1 s long polls, at most 4 workers per queue. The fan-out's and the
- * consumers' times per batch and a GetRecords' are measured in each run.
+ * consumers' times per batch and the poller's GetRecords are measured in each run.
  */
 export const LOCAL_POLLERS = {
   streamPauseMs: 0,
   streamIdlePauseMs: 50,
   longPollSeconds: 1,
   queuePollers: 4,
-} as const satisfies Omit<PollerTimings, 'fanoutMs' | 'streamReadMs' | 'consumerMs'>;
+} as const satisfies Omit<PollerTimings, 'fanoutMs' | 'fanoutSdMs' | 'streamReadMs' | 'streamEmptyReadMs' | 'consumerMs'>;
 
 interface PerService {
   readonly sqsRequests: number;
@@ -71,12 +80,16 @@ export interface CostCheckRow {
   readonly label: string;
   readonly webhooks: number;
   readonly seconds: number;
-  /** Arrivals per second at intake, as sent: what the model is run at. */
+  /** Arrivals per second at the stream, as intake answered them: what the model is run at. */
   readonly ratePerSecond: number;
   /** The fan-out's mean time per batch in this run, the model's stand-in for Lambda's. */
   readonly fanoutMsPerBatch: number;
-  /** One GetRecords on the EventStore's stream in this run, mean of the samples. */
+  /** Its standard deviation from batch to batch. */
+  readonly fanoutSdMs: number;
+  /** The stream poller's GetRecords in this run that returned records, mean. */
   readonly streamReadMs: number;
+  /** Its GetRecords that found nothing, mean (the other's when none did). */
+  readonly streamEmptyReadMs: number;
   /** A consumer's mean time per batch in this run. */
   readonly consumerMsPerBatch: number;
   readonly measured: PerService;
@@ -99,6 +112,8 @@ class HandlerMeter {
   fanout = 0;
   fanoutRecords = 0;
   fanoutMs = 0;
+  /** Sum of the squares of the fan-out's times, for their spread. */
+  fanoutMsSquared = 0;
   consumers = 0;
   consumerRecords = 0;
   consumerMs = 0;
@@ -107,6 +122,7 @@ class HandlerMeter {
     this.fanout = 0;
     this.fanoutRecords = 0;
     this.fanoutMs = 0;
+    this.fanoutMsSquared = 0;
     this.consumers = 0;
     this.consumerRecords = 0;
     this.consumerMs = 0;
@@ -121,9 +137,11 @@ class HandlerMeter {
       try {
         return await fanout(event);
       } finally {
+        const ms = performance.now() - t0;
         this.fanout += 1;
         this.fanoutRecords += event.Records.length;
-        this.fanoutMs += performance.now() - t0;
+        this.fanoutMs += ms;
+        this.fanoutMsSquared += ms * ms;
       }
     };
     for (const [id, handler] of Object.entries(handlers.consumers)) {
@@ -148,49 +166,70 @@ interface CheckStack {
   readonly consumers: number;
   readonly sqs: SqsMeter;
   readonly handlers: HandlerMeter;
+  readonly reads: StreamReadMeter;
   readonly deliveries: DeliveryTracker;
 }
 
-/** Times GetRecords on the EventStore's stream while a run goes on: what one of the fan-out's polls takes. */
-class ReadSampler {
-  private readonly samples: number[] = [];
-  private running = false;
-  private loop: Promise<void> | undefined;
+/** The stream poller's own GetRecords, timed: what the fan-out's polls take, split by what they found. */
+class StreamReadMeter {
+  private reads = { withRecords: 0, withRecordsMs: 0, empty: 0, emptyMs: 0 };
+  private original: DynamoDBStreamsClient['send'] | undefined;
 
-  constructor(private readonly stack: LocalStack) {}
-
-  start(): void {
-    this.samples.length = 0;
-    this.running = true;
-    this.loop = this.sample();
-  }
-
-  /** Stops sampling; the mean time of a GetRecords, ms. */
-  async stop(): Promise<number> {
-    this.running = false;
-    await this.loop;
-    return this.samples.reduce((s, v) => s + v, 0) / Math.max(1, this.samples.length);
-  }
-
-  private async sample(): Promise<void> {
-    const api = createLocalStreamsApi({ endpoint: this.stack.endpoints.dynamodb });
-    const arn = (await api.listStreams({ TableName: this.stack.resources.tables.events })).Streams?.[0]?.StreamArn;
-    const shards = arn ? ((await api.describeStream({ StreamArn: arn })).StreamDescription.Shards ?? []) : [];
-    const shard = shards[shards.length - 1];
-    if (!arn || !shard) throw new BenchRunError('the EventStore has no stream shard to time GetRecords on');
-    let iterator = (await api.getShardIterator({ StreamArn: arn, ShardId: shard.ShardId, ShardIteratorType: 'LATEST' })).ShardIterator;
-    while (this.running && iterator) {
+  /** Wraps DynamoDBStreamsClient.prototype.send; the stream poller is the one client in this process that reads. */
+  install(): void {
+    const original = DynamoDBStreamsClient.prototype.send as (
+      this: DynamoDBStreamsClient,
+      command: unknown,
+      ...rest: unknown[]
+    ) => Promise<unknown>;
+    this.original = DynamoDBStreamsClient.prototype.send;
+    const meter = this;
+    (DynamoDBStreamsClient.prototype as unknown as { send: typeof original }).send = function (
+      this: DynamoDBStreamsClient,
+      command: unknown,
+      ...rest: unknown[]
+    ) {
       const t0 = performance.now();
-      const page = await api.getRecords({ ShardIterator: iterator, Limit: 1000 });
-      this.samples.push(performance.now() - t0);
-      iterator = page.NextShardIterator;
-      await new Promise((resolve) => setTimeout(resolve, READ_SAMPLE_MS));
+      const result = original.call(this, command, ...rest);
+      if (
+        (command as object).constructor.name !== 'GetRecordsCommand' ||
+        typeof (result as Promise<unknown> | undefined)?.then !== 'function'
+      ) {
+        return result;
+      }
+      return result.then((out) => {
+        meter.count((out as { Records?: unknown[] }).Records?.length ?? 0, performance.now() - t0);
+        return out;
+      });
+    };
+  }
+
+  uninstall(): void {
+    if (this.original) DynamoDBStreamsClient.prototype.send = this.original;
+    this.original = undefined;
+  }
+
+  reset(): void {
+    this.reads = { withRecords: 0, withRecordsMs: 0, empty: 0, emptyMs: 0 };
+  }
+
+  /** Mean ms of the reads that returned records, and of those that found none (the first's when none did). */
+  means(): { readonly withRecordsMs: number; readonly emptyMs: number } {
+    const r = this.reads;
+    const withRecordsMs = r.withRecordsMs / Math.max(1, r.withRecords);
+    return { withRecordsMs, emptyMs: r.empty > 0 ? r.emptyMs / r.empty : withRecordsMs };
+  }
+
+  private count(records: number, ms: number): void {
+    if (records > 0) {
+      this.reads.withRecords += 1;
+      this.reads.withRecordsMs += ms;
+    } else {
+      this.reads.empty += 1;
+      this.reads.emptyMs += ms;
     }
   }
 }
-
-/** Between two timed GetRecords. */
-const READ_SAMPLE_MS = 200;
 
 /** The three runs on one stack of the shipped configuration, each against the model. */
 export async function measureCostModel(): Promise<CostModelCheck> {
@@ -200,6 +239,8 @@ export async function measureCostModel(): Promise<CostModelCheck> {
   const sqs = new SqsMeter();
   sqs.install();
   const deliveries = new DeliveryTracker();
+  const reads = new StreamReadMeter();
+  reads.install();
   const stack = await startLocalStack({
     config: defineConfig(baseConfig),
     dataDir: null,
@@ -220,6 +261,7 @@ export async function measureCostModel(): Promise<CostModelCheck> {
       consumers: subscribedConsumers(stack.config, 'payment.succeeded').length,
       sqs,
       handlers,
+      reads,
       deliveries,
     };
     await sendPaced(on, 'warm', COST_CHECK_PLAN.warmUp, 50);
@@ -228,6 +270,7 @@ export async function measureCostModel(): Promise<CostModelCheck> {
     return { pollers: LOCAL_POLLERS, rows, within10Percent: rows.every((r) => r.within10Percent) };
   } finally {
     await stack.stop();
+    reads.uninstall();
     logs.uninstall();
     rmSync(secretsDir, { recursive: true, force: true });
   }
@@ -235,24 +278,18 @@ export async function measureCostModel(): Promise<CostModelCheck> {
 
 type Run = (typeof COST_CHECK_PLAN.runs)[number];
 
-/** The arrival times' seed. */
-const ARRIVAL_SEED = 42;
-
-/** From a webhook's send to its last consumer's acknowledgement, at most (a shared, loaded machine is slow). */
-const ACK_TIMEOUT_MS = 180_000;
-
 /** One run: send, wait for every delivery, count; then the model at the measured rate. */
 async function checkRun(on: CheckStack, run: Run): Promise<CostCheckRow> {
   await on.stack.drain();
   on.sqs.reset();
   on.handlers.reset();
-  const reads = new ReadSampler(on.stack);
-  reads.start();
+  on.reads.reset();
   const sent =
-    'inFlight' in run
-      ? await sendFlat(on, run.label, run.webhooks, run.inFlight)
+    'senders' in run
+      ? await sendMost(on, run.label, run.webhooks, run)
       : await sendPaced(on, run.label, Math.round(run.rate * run.seconds), run.rate);
-  const streamReadMs = await reads.stop();
+  // The reads while webhooks arrive and are delivered; the drain's idle polls after them are not the run's.
+  const read = on.reads.means();
   await on.stack.drain();
   const n = sent.webhooks;
   const h = on.handlers;
@@ -263,8 +300,17 @@ async function checkRun(on: CheckStack, run: Run): Promise<CostCheckRow> {
     consumerRecordsPerInvocation: h.consumerRecords / Math.max(1, h.consumers),
   };
   const fanoutMs = h.fanoutMs / Math.max(1, h.fanout);
+  const fanoutSdMs = Math.sqrt(Math.max(0, h.fanoutMsSquared / Math.max(1, h.fanout) - fanoutMs * fanoutMs));
   const consumerMs = h.consumerMs / Math.max(1, h.consumers);
-  const e = estimateBatching(localShape(on.config), { ...LOCAL_POLLERS, fanoutMs, streamReadMs, consumerMs }, sent.rate);
+  const timings: PollerTimings = {
+    ...LOCAL_POLLERS,
+    fanoutMs,
+    fanoutSdMs,
+    streamReadMs: read.withRecordsMs,
+    streamEmptyReadMs: read.emptyMs,
+    consumerMs,
+  };
+  const e = estimateBatching(localShape(on.config), timings, sent.rate);
   const estimated = perServiceOf(e);
   const ratio = { sqs: estimated.sqsRequests / measured.sqsRequests, lambda: estimated.lambdaInvocations / measured.lambdaInvocations };
   const within = (r: number) => Math.abs(r - 1) <= COST_CHECK_PLAN.tolerance;
@@ -274,7 +320,9 @@ async function checkRun(on: CheckStack, run: Run): Promise<CostCheckRow> {
     seconds: sent.seconds,
     ratePerSecond: sent.rate,
     fanoutMsPerBatch: fanoutMs,
-    streamReadMs,
+    fanoutSdMs,
+    streamReadMs: read.withRecordsMs,
+    streamEmptyReadMs: read.emptyMs,
     consumerMsPerBatch: consumerMs,
     measured,
     estimated,
@@ -284,13 +332,18 @@ async function checkRun(on: CheckStack, run: Run): Promise<CostCheckRow> {
   };
 }
 
-/** The shipped event sources as the local stack runs them: one shard, no parallelization factor, no windows. */
+/** The event sources as the local stack runs them: one shard, no parallelization factor, the configured windows. */
 function localShape(config: HookledgerConfig): BatchingShape {
   return {
-    stream: { batchSize: FANOUT_EVENT_SOURCE.batchSize, windowSeconds: 0, parallelizationFactor: 1, shards: 1 },
+    stream: {
+      batchSize: FANOUT_EVENT_SOURCE.batchSize,
+      windowSeconds: config.fanout.batchingWindowSeconds,
+      parallelizationFactor: 1,
+      shards: 1,
+    },
     queues: subscribedConsumers(config, 'payment.succeeded').map((id) => {
       const c = config.consumers.find((x) => x.id === id)!;
-      return { id, batchSize: c.batchSize, windowSeconds: 0, maxConcurrency: c.maxConcurrency };
+      return { id, batchSize: c.batchSize, windowSeconds: c.batchingWindowSeconds, maxConcurrency: c.maxConcurrency };
     }),
   };
 }
@@ -308,76 +361,42 @@ function perServiceOf(e: BatchingEstimate): PerService {
 interface Sent {
   readonly webhooks: number;
   readonly seconds: number;
-  /** Webhooks per second between the first send and the last 202. */
+  /** Webhooks per second as they reached the stream (intake's answers). */
   readonly rate: number;
 }
 
-/**
- * One webhook, answered 202. A connection the gateway closed as the request went out (a kept-alive
- * socket timing out on a loaded machine) is sent again once; a 200 then is the same webhook recorded.
- */
-async function post(stack: LocalStack, request: SignedRequest): Promise<void> {
-  const send = () => fetch(stack.webhookUrl(SOURCE), { method: 'POST', headers: request.headers, body: request.body });
-  const res = await send().catch(() => send());
-  const text = await res.text();
-  if (res.status !== 202 && res.status !== 200) throw new BenchRunError(`webhook ${request.eventId} answered ${res.status}: ${text}`);
-}
-
-/** A seeded uniform generator in [0, 1) (mulberry32): the same arrival times on every run. */
-function uniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * `count` webhooks at a mean `rate`, each independent of the others (exponential gaps, seeded), as
- * webhooks from many tenants arrive and as the model assumes; resolves once every consumer
- * acknowledged each.
- */
+/** `count` webhooks at a mean `rate`, each independent of the others (bench/paced.ts); resolves once every consumer acknowledged each. */
 async function sendPaced(on: CheckStack, runId: string, count: number, rate: number): Promise<Sent> {
   const requests = signedPayments(on.secret, `cost-${runId}-${Date.now().toString(36)}`, count);
-  const acked: Promise<number>[] = [];
-  const t0 = performance.now();
-  const posts: Promise<void>[] = [];
-  const next = uniform(ARRIVAL_SEED);
-  let dueMs = 0;
-  for (const request of requests) {
-    dueMs += (-Math.log(1 - next()) * 1000) / rate;
-    const due = t0 + dueMs;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    acked.push(on.deliveries.allProcessed(request.eventId, on.consumers, ACK_TIMEOUT_MS));
-    posts.push(post(on.stack, request));
-  }
-  await Promise.all(posts);
-  const seconds = (performance.now() - t0) / 1000;
-  await Promise.all(acked);
-  // The last send's own interval counts: count arrivals over count intervals.
-  return { webhooks: count, seconds, rate: count / Math.max(seconds, count / rate) };
+  const run = await sendPacedRequests(on.stack, on.deliveries, on.consumers, requests, rate);
+  return { webhooks: run.webhooks, seconds: run.seconds, rate: run.rate };
 }
 
-/** `count` webhooks with `inFlight` requests open at a time: as fast as the machine takes them. */
-async function sendFlat(on: CheckStack, runId: string, count: number, inFlight: number): Promise<Sent> {
+/**
+ * `count` webhooks from `senders` senders, each sending its next one an exponential pause (mean
+ * `pauseMs`, seeded) after its last one's 202, its first one such a pause after the start: as fast as
+ * the machine takes them, each arrival independent of the others.
+ */
+async function sendMost(on: CheckStack, runId: string, count: number, plan: { senders: number; pauseMs: number }): Promise<Sent> {
   const requests = signedPayments(on.secret, `cost-${runId}-${Date.now().toString(36)}`, count);
   const acked: Promise<number>[] = [];
   const t0 = performance.now();
+  const draw = seededUniform(ARRIVAL_SEED);
+  const answers = new Answers();
   let next = 0;
-  const lane = async () => {
-    while (next < requests.length) {
-      const request = requests[next++]!;
+  const sender = async () => {
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, -Math.log(1 - draw()) * plan.pauseMs));
+      const request = requests[next++];
+      if (!request) return;
       acked.push(on.deliveries.allProcessed(request.eventId, on.consumers, ACK_TIMEOUT_MS));
-      await post(on.stack, request);
+      await postSigned(on.stack, request, answers);
     }
   };
-  await Promise.all(Array.from({ length: inFlight }, lane));
+  await Promise.all(Array.from({ length: plan.senders }, sender));
   const seconds = (performance.now() - t0) / 1000;
   await Promise.all(acked);
-  return { webhooks: count, seconds, rate: count / seconds };
+  return { webhooks: count, seconds, rate: answers.rate() };
 }
 
 /** Section 2c. */
@@ -393,7 +412,7 @@ export function printCostModelCheck(check: CostModelCheck): void {
       'consumer fill',
       'fan-out ms/batch',
       'consumer ms/batch',
-      'GetRecords',
+      'GetRecords (records / none)',
       'within 10%',
     ],
     check.rows.map((r) => [
@@ -403,14 +422,14 @@ export function printCostModelCheck(check: CostModelCheck): void {
       `${fmt.n(r.estimated.lambdaInvocations)} / ${fmt.n(r.measured.lambdaInvocations)} (x${r.ratio.lambda.toFixed(2)})`,
       `${fmt.n(r.estimated.fanoutRecordsPerInvocation, 1)} / ${fmt.n(r.measured.fanoutRecordsPerInvocation, 1)}`,
       `${fmt.n(r.estimated.consumerRecordsPerInvocation, 1)} / ${fmt.n(r.measured.consumerRecordsPerInvocation, 1)}`,
-      fmt.ms(r.fanoutMsPerBatch),
+      `${fmt.ms(r.fanoutMsPerBatch)} ± ${fmt.ms(r.fanoutSdMs)}`,
       fmt.ms(r.consumerMsPerBatch),
-      fmt.ms(r.streamReadMs),
+      `${fmt.ms(r.streamReadMs)} / ${fmt.ms(r.streamEmptyReadMs)}`,
       r.within10Percent ? 'yes' : 'NO',
     ]),
   );
   printNotes([
-    `the model run at each run's measured rate with the local pollers (stream read again at once after a batch, one shard, no parallelization factor; ${check.pollers.queuePollers} long-polling workers per queue) and the fan-out's, the consumers' and a GetRecords' measured times; \`hookledger cost\` runs the same model with Lambda's (4 polls a second per shard, ${FANOUT_EVENT_SOURCE.parallelizationFactor} batches per shard, 5 pollers per queue, 20 s long polls)`,
+    `the model run at each run's measured rate with the local pollers (stream read again at once after a batch, ${check.pollers.streamIdlePauseMs} ms after an empty read, one shard, no parallelization factor; ${check.pollers.queuePollers} long-polling workers per queue) and the times measured in the run: the fan-out's per batch (mean ± standard deviation), the consumers', and the stream poller's own GetRecords that returned records (after them, a batch) and that found none (after them, the pause); \`hookledger cost\` runs the same model with Lambda's (4 polls a second per shard, ${FANOUT_EVENT_SOURCE.parallelizationFactor} batches per shard, 5 pollers per queue, 20 s long polls)`,
     'empty receives are in neither column: the emulator returns every waiting long poll but one empty on each send, unlike SQS (their cost on AWS: ops/batching.ts)',
   ]);
 }
@@ -429,7 +448,9 @@ export function costModelCheckJson(check: CostModelCheck) {
       seconds: round(r.seconds),
       ratePerSecond: round(r.ratePerSecond),
       fanoutMsPerBatch: round(r.fanoutMsPerBatch),
+      fanoutSdMs: round(r.fanoutSdMs),
       streamReadMs: round(r.streamReadMs),
+      streamEmptyReadMs: round(r.streamEmptyReadMs),
       consumerMsPerBatch: round(r.consumerMsPerBatch),
       estimated: each(r.estimated),
       measured: each(r.measured),
@@ -455,11 +476,5 @@ export async function costModelSection(): Promise<CostModelCheck> {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  costModelSection().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
+  runToExit(costModelSection);
 }

@@ -8,15 +8,23 @@
  *  - the fan-out reads each stream shard (R / shards each) once per cycle, a parallelization factor
  *    p spreading what a poll finds over p batches (rate λ = R / shards / p each). A poll reads what
  *    arrived since the one before: after an empty poll, the pause between polls (or the batching
- *    window) plus the read, c_idle; after a batch, the pause plus the read plus the handler's time on
- *    that batch, c_busy. With a = 1 − e^(−λ c_idle) and b = 1 − e^(−λ c_busy) the chances that a poll
- *    after an empty one, or after a batch, finds records, batches are a share π = a / (1 − b + a) of
- *    the polls, and a batch holds k_f = λ ((1 − π) c_idle + π c_busy) / π records on average, at most
- *    batchSize: 1 when traffic is sparse, λ c_busy when it is dense (with c_idle = c_busy = c, this
- *    is x / (1 − e^−x) for x = λ c);
+ *    window) plus a read that found nothing, c_idle; after a batch, the pause plus a read that
+ *    returned records plus the handler's time on that batch, c_busy. (A read's records are the ones on
+ *    the shard when DynamoDB takes it; carrying them back is time after that, so a read that returns
+ *    a batch delays the next poll more than an empty one.) With a = 1 − e^(−λ c_idle) and
+ *    b = 1 − P(a poll after a batch finds none) the chances that a poll after an empty one, or after
+ *    a batch, finds records, batches are a share π = a / (1 − b + a) of the polls, and a batch holds
+ *    k_f = λ ((1 − π) c_idle + π c_busy) / π records on average, at most batchSize: 1 when traffic is
+ *    sparse, λ c_busy when it is dense (with c_idle = c_busy = c, this is x / (1 − e^−x) for x = λ c);
+ *  - the handler's time varies from batch to batch (standard deviation s, fanoutSdMs): a poll after a
+ *    long batch finds more, after a short one fewer. With the handler's time gamma-distributed (mean
+ *    h_f, sd s) and the pause and the read fixed, what a poll after a batch finds is Poisson over the
+ *    fixed part plus negative binomial over the handler's (Poisson over each time, mixed over the
+ *    times: shape (h_f / s)², Poisson at s = 0): the mean is the same, but more polls find none and more
+ *    find over 10. Lambda's side takes s = 0 (the price list gives one time per batch);
  *  - each invocation sends every subscribed queue its k_f messages in SendMessageBatch calls of at
- *    most 10 (SQS's limit): E[ceil(K / 10)] calls over the batch sizes K a poll finds (Poisson, the
- *    empty ones left out), more than ceil(k_f / 10) when batches around 10 vary;
+ *    most 10 (SQS's limit): E[ceil(K / 10)] calls over the batch sizes K a poll finds (the empty ones
+ *    left out), more than ceil(k_f / 10) when batches around 10 vary;
  *  - a consumer's pollers, long-polling, take each send as it lands, unless all of them are busy
  *    (each busy for its batch's time h) and messages wait for the next free one, or a batching window
  *    W gathers them: messages per receive k_c = min(batchSize, max(messages per send, R × h /
@@ -38,10 +46,14 @@ export interface PollerTimings {
   readonly streamPauseMs: number;
   /** Pause after a poll that found nothing. */
   readonly streamIdlePauseMs: number;
-  /** Time a poll itself takes (GetRecords). */
+  /** Time a poll that returns records takes (GetRecords): what follows a batch. */
   readonly streamReadMs: number;
-  /** The fan-out's time on one batch: the shard waits for it before the next poll. */
+  /** Time a poll that finds nothing takes: what follows an empty poll. Default: streamReadMs. */
+  readonly streamEmptyReadMs?: number;
+  /** The fan-out's mean time on one batch: the shard waits for it before the next poll. */
   readonly fanoutMs: number;
+  /** How much the fan-out's time varies from batch to batch (standard deviation). Default 0: every batch fanoutMs. */
+  readonly fanoutSdMs?: number;
   /** A consumer's time on one batch: its poller receives again after it. */
   readonly consumerMs: number;
   /** An SQS long poll's wait (WaitTimeSeconds). */
@@ -127,23 +139,79 @@ export function nonEmptyMean(x: number): number {
 const SPREAD_LIMIT = 50;
 
 /**
- * SendMessageBatch calls one non-empty batch takes per queue: E[ceil(min(K, batchSize) / 10) | K >= 1]
- * for K ~ Poisson(x).
+ * The chance that a poll finds k records, k = 0, 1, ..., when `x` are expected and the time the poll
+ * gathers over has a spread (standard deviation over mean) of `spread`: Poisson(x) at 0, else the
+ * negative binomial of a gamma-distributed time, shape 1 / spread². Each term from the one before,
+ * in logs, so that a large x does not underflow the first.
  */
-export function sendsPerBatch(x: number, batchSize: number): number {
-  if (x >= SPREAD_LIMIT) return Math.ceil(Math.min(x, batchSize) / SQS_BATCH_LIMIT);
-  const nonEmpty = -Math.expm1(-x);
-  if (nonEmpty < 1e-12) return 1;
-  let p = Math.exp(-x);
+function* pollCounts(x: number, spread: number): Generator<number> {
+  if (spread <= 0) {
+    let log = -x;
+    for (let k = 0; ; k++) {
+      if (k > 0) log += Math.log(x / k);
+      yield Math.exp(log);
+    }
+  }
+  const shape = 1 / (spread * spread);
+  const q = x / (shape + x);
+  let log = -shape * Math.log1p(x / shape);
+  for (let k = 0; ; k++) {
+    if (k > 0) log += Math.log(((shape + k - 1) / k) * q);
+    yield Math.exp(log);
+  }
+}
+
+/** The first `n` terms of `counts`. */
+function take(counts: Generator<number>, n: number): number[] {
+  const out: number[] = [];
+  for (let k = 0; k < n; k++) out.push(counts.next().value as number);
+  return out;
+}
+
+/**
+ * The chances of 0, 1, ... records in a poll that gathers over a fixed time (`fixed` records
+ * expected) and a varying one (`varying` expected, spread as in pollCounts): the two counts added.
+ * Terms past the most a batch holds, or past where no chance is left, are not listed.
+ */
+function countsOver(fixed: number, varying: number, spread: number, batchSize: number): number[] {
+  const sd = Math.sqrt(fixed + varying + (varying * spread) ** 2);
+  const n = Math.min(batchSize, Math.ceil(fixed + varying + 40 * sd + 20)) + 1;
+  if (varying <= 0 || spread <= 0) return take(pollCounts(fixed + varying, 0), n);
+  const a = take(pollCounts(fixed, 0), n);
+  const b = take(pollCounts(varying, spread), n);
+  return a.map((_, k) => {
+    let p = 0;
+    for (let i = 0; i <= k; i++) p += a[i]! * b[k - i]!;
+    return p;
+  });
+}
+
+/**
+ * SendMessageBatch calls over the polls that find records (not per poll): E[ceil(min(K, batchSize) / 10); K >= 1]
+ * for K as `counts` lists its chances, and the chance P(K >= 1).
+ */
+function sendsOverPolls(counts: readonly number[], batchSize: number): { readonly calls: number; readonly nonEmpty: number } {
+  const nonEmpty = 1 - counts[0]!;
   let mass = 0;
   let calls = 0;
-  for (let k = 1; k <= batchSize; k++) {
-    p = (p * x) / k;
-    mass += p;
-    calls += p * Math.ceil(k / SQS_BATCH_LIMIT);
+  for (let k = 1; k < counts.length; k++) {
+    mass += counts[k]!;
+    calls += counts[k]! * Math.ceil(k / SQS_BATCH_LIMIT);
   }
   // Polls that find more than a batch holds: a full batch each.
   calls += Math.max(0, nonEmpty - mass) * Math.ceil(batchSize / SQS_BATCH_LIMIT);
+  return { calls, nonEmpty };
+}
+
+/**
+ * SendMessageBatch calls one non-empty batch takes per queue: E[ceil(min(K, batchSize) / 10) | K >= 1]
+ * for K ~ Poisson(x), or negative binomial when the time the poll gathers over has a `spread`
+ * (standard deviation over mean).
+ */
+export function sendsPerBatch(x: number, batchSize: number, spread = 0): number {
+  if (spread <= 0 && x >= SPREAD_LIMIT) return Math.ceil(Math.min(x, batchSize) / SQS_BATCH_LIMIT);
+  const { calls, nonEmpty } = sendsOverPolls(countsOver(0, x, spread, batchSize), batchSize);
+  if (nonEmpty < 1e-12) return 1;
   return calls / nonEmpty;
 }
 
@@ -157,16 +225,26 @@ export interface StreamPolls {
 export function streamPolls(stream: StreamSource, timings: PollerTimings, rate: number): StreamPolls {
   const lambda = rate / stream.shards / stream.parallelizationFactor;
   const read = timings.streamReadMs / 1000;
+  const emptyRead = (timings.streamEmptyReadMs ?? timings.streamReadMs) / 1000;
   const window = stream.windowSeconds;
-  const idle = (window > 0 ? window : timings.streamIdlePauseMs / 1000) + read;
+  const idle = (window > 0 ? window : timings.streamIdlePauseMs / 1000) + emptyRead;
   const busy = (window > 0 ? window : timings.streamPauseMs / 1000) + read + timings.fanoutMs / 1000;
+  // After a batch, the pause and the read take a fixed time; the fan-out's varies (its spread: sd over mean).
+  const fanout = timings.fanoutMs / 1000;
+  const spread = fanout > 0 ? (timings.fanoutSdMs ?? 0) / timings.fanoutMs : 0;
   const a = -Math.expm1(-lambda * idle);
-  const b = -Math.expm1(-lambda * busy);
   if (a < 1e-12) return { recordsPerBatch: 1, sendsPerBatch: 1 };
+  const afterBatch =
+    spread > 0
+      ? sendsOverPolls(countsOver(lambda * (busy - fanout), lambda * fanout, spread, stream.batchSize), stream.batchSize)
+      : undefined;
+  const b = afterBatch ? afterBatch.nonEmpty : -Math.expm1(-lambda * busy);
   const share = a / (1 - b + a);
-  // Batches after an empty poll (Poisson(λ c_idle) sizes) and after a batch (Poisson(λ c_busy)).
+  // Batches after an empty poll (Poisson(λ c_idle) sizes) and after a batch (Poisson(λ c_busy), or with the fan-out's spread).
   const afterIdle = ((1 - share) * a) / share;
-  const sends = afterIdle * sendsPerBatch(lambda * idle, stream.batchSize) + b * sendsPerBatch(lambda * busy, stream.batchSize);
+  const sends =
+    afterIdle * sendsPerBatch(lambda * idle, stream.batchSize) +
+    (afterBatch ? afterBatch.calls : b * sendsPerBatch(lambda * busy, stream.batchSize));
   const records = (lambda * ((1 - share) * idle + share * busy)) / share;
   return { recordsPerBatch: clamp(records, 1, stream.batchSize), sendsPerBatch: sends };
 }

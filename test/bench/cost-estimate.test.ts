@@ -259,6 +259,96 @@ describe('the batching model (ops/batching.ts): SQS requests and invocations per
     expect(sendsPerBatch(280, 100)).toBe(10);
   });
 
+  it('after an empty poll waits the pause and a GetRecords that found nothing; after a batch, one that returned records and the fan-out', () => {
+    // The local poller: read again at once after a batch, 50 ms after a read that found nothing; such a
+    // read takes 6 ms, one that returns records 20 ms (it carries them back after DynamoDB took it).
+    const local = {
+      ...AWS_POLLERS,
+      streamPauseMs: 0,
+      streamIdlePauseMs: 50,
+      streamReadMs: 20,
+      streamEmptyReadMs: 6,
+      fanoutMs: 70,
+      consumerMs: 70,
+    };
+    const idle = 0.05 + 0.006;
+    const busy = 0.02 + 0.07;
+    const a = 1 - Math.exp(-50 * idle);
+    const b = 1 - Math.exp(-50 * busy);
+    const pi = a / (1 - b + a);
+    const k = (50 * ((1 - pi) * idle + pi * busy)) / pi;
+    expect(fanoutFill({ batchSize: 100, windowSeconds: 0, parallelizationFactor: 1, shards: 1 }, local, 50)).toBeCloseTo(k, 10);
+    // Without the empty read's own time, every read takes the 20 ms of one that returns records.
+    const { streamEmptyReadMs: _, ...oneRead } = local;
+    const idleAsBusyRead = 1 - Math.exp(-50 * 0.07);
+    const piOne = idleAsBusyRead / (1 - b + idleAsBusyRead);
+    expect(fanoutFill({ batchSize: 100, windowSeconds: 0, parallelizationFactor: 1, shards: 1 }, oneRead, 50)).toBeCloseTo(
+      (50 * ((1 - piOne) * 0.07 + piOne * busy)) / piOne,
+      10,
+    );
+  });
+
+  it("spreads a batch's size when the fan-out's time varies from batch to batch: at a spread equal to its mean, a poll after a batch finds a geometric count", () => {
+    // 50/s on 1 shard, no pause after a batch, the fan-out 90 ms on average with a standard deviation of
+    // 90 ms: the time to the next poll is exponential (a gamma of shape 1), so what that poll finds is
+    // geometric, P(K = k) = (1 − q) q^k with q = 4.5 / 5.5, instead of Poisson(4.5).
+    const spread = {
+      ...AWS_POLLERS,
+      streamPauseMs: 0,
+      streamIdlePauseMs: 250,
+      streamReadMs: 0,
+      fanoutMs: 90,
+      fanoutSdMs: 90,
+      consumerMs: 40,
+    };
+    const stream = { batchSize: 100, windowSeconds: 0, parallelizationFactor: 1, shards: 1 };
+    const q = 4.5 / 5.5;
+    const a = 1 - Math.exp(-50 * 0.25);
+    const b = q;
+    const pi = a / (1 - b + a);
+    const k = (50 * ((1 - pi) * 0.25 + pi * 0.09)) / pi;
+    const e = estimateBatching({ stream, queues: QUEUES }, spread, 50);
+    expect(e.fanout.recordsPerInvocation).toBeCloseTo(k, 10);
+    // SendMessageBatch calls after a batch: E[ceil(min(K, 100) / 10); K >= 1] = sum over j < 10 of P(K > 10 j).
+    let afterBatch = 0;
+    for (let j = 0; j < 10; j++) afterBatch += q ** (10 * j + 1);
+    const afterIdle = ((1 - pi) * a) / pi;
+    const sends = afterIdle * sendsPerBatch(50 * 0.25, 100) + afterBatch;
+    expect(e.fanout.messagesPerSend).toBeCloseTo(k / sends, 10);
+    // The same per non-empty poll, from sendsPerBatch with the cycle's spread (sd / mean) of 1.
+    expect(sendsPerBatch(4.5, 100, 1)).toBeCloseTo(afterBatch / q, 12);
+    // More polls over 10 than Poisson(4.5) gives (two sends each), so fewer messages per send.
+    expect(sendsPerBatch(4.5, 100, 1)).toBeGreaterThan(sendsPerBatch(4.5, 100) + 0.1);
+    expect(sendsPerBatch(4.5, 100, 0)).toBe(sendsPerBatch(4.5, 100));
+  });
+
+  it("spreads only the fan-out's part of the cycle: the pause and the read after a batch take a fixed time", () => {
+    // 50/s, a 20 ms read after a batch and the fan-out 90 ± 90 ms: what a poll after a batch finds is
+    // Poisson(50 x 0.02 = 1) plus a geometric count with q = 4.5 / 5.5; it finds none with
+    // e^−1 x (1 − q), fewer than a gamma spread over the whole 110 ms would leave empty.
+    const timings = {
+      ...AWS_POLLERS,
+      streamPauseMs: 0,
+      streamIdlePauseMs: 50,
+      streamReadMs: 20,
+      fanoutMs: 90,
+      fanoutSdMs: 90,
+      consumerMs: 40,
+    };
+    const stream = { batchSize: 100, windowSeconds: 0, parallelizationFactor: 1, shards: 1 };
+    const q = 4.5 / 5.5;
+    const idle = 0.05 + 0.02;
+    const a = 1 - Math.exp(-50 * idle);
+    const b = 1 - Math.exp(-1) * (1 - q);
+    const pi = a / (1 - b + a);
+    expect(fanoutFill(stream, timings, 50)).toBeCloseTo((50 * ((1 - pi) * idle + pi * 0.11)) / pi, 10);
+    // With no spread, the Poisson model: b = 1 − e^(−50 x 0.11).
+    const { fanoutSdMs: _, ...steady } = timings;
+    const b0 = 1 - Math.exp(-50 * 0.11);
+    const pi0 = a / (1 - b0 + a);
+    expect(fanoutFill(stream, steady, 50)).toBeCloseTo((50 * ((1 - pi0) * idle + pi0 * 0.11)) / pi0, 10);
+  });
+
   it('prices SQS and Lambda from the model when the shape carries one, the measured column otherwise', () => {
     const batching = estimateBatching(shipped(1), aws, 50);
     const w = perWebhookOf(prices, RUN, shape({ batching }));
