@@ -13,7 +13,7 @@
  */
 import { type RemoteEndpoint, SQUARE_API_VERSION } from '../core/endpoint-drift';
 import { GAP_APIS, type GapApi } from '../core/gaps';
-import { ProviderApiError, ProviderAuthError, retryAfterMs } from './provider-events';
+import { PaddleTokenRefusedError, ProviderApiError, ProviderAuthError, retryAfterMs } from './provider-events';
 
 export interface ProviderEndpointsOptions {
   readonly api: GapApi;
@@ -197,7 +197,9 @@ function requestHeaders(options: ProviderEndpointsOptions): Record<string, strin
 
 function listFailure(options: ProviderEndpointsOptions, status: number, text: string): Error {
   // Paddle answers a wrong or revoked key with 403 invalid_token: the credential refused, not a permission missing.
-  if (status === 401 || (options.api === 'paddle' && status === 403 && text.includes('"invalid_token"'))) {
+  if (options.api === 'paddle' && status === 403 && text.includes('"invalid_token"'))
+    return new PaddleTokenRefusedError(options.credential);
+  if (status === 401) {
     return new ProviderAuthError(options.api, 401, options.credential);
   }
   if (status === 403) {

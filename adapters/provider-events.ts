@@ -81,6 +81,17 @@ export class ProviderAuthError extends HookledgerError {
   }
 }
 
+/**
+ * Paddle's `403 invalid_token`: a wrong or revoked key, so the credential refused (a `ProviderAuthError`,
+ * as a 401 is elsewhere) rather than a permission missing; its message names the status Paddle sent.
+ */
+export class PaddleTokenRefusedError extends ProviderAuthError {
+  constructor(credential: string) {
+    super('paddle', 403, credential);
+    this.message = `the paddle API refused the credential (403 invalid_token): check ${credential}`;
+  }
+}
+
 /** Any other failure of the provider's API (after the 429 retries), with its status when it answered. */
 export class ProviderApiError extends HookledgerError {
   override readonly name: string = 'ProviderApiError';

@@ -11,7 +11,7 @@
  * refuses is named in `error.errors[]` (`destination: ...`), which the reason quotes; and a wrong or
  * revoked key is `403 invalid_token`, the credential refused rather than a permission missing.
  */
-import { ProviderApiError, ProviderAuthError } from '../../adapters/provider-events';
+import { PaddleTokenRefusedError, ProviderApiError } from '../../adapters/provider-events';
 import { EVERY_EVENT_TYPE, GAP_APIS } from '../../core/gaps';
 import { UsageError } from '../errors';
 import { CONNECT_REQUEST_TIMEOUT_MS, providerFailure, withRateLimitRetries } from './http';
@@ -37,17 +37,6 @@ interface PaddleSetting {
 
 interface PaddleErrorBody {
   readonly error?: { readonly code?: string; readonly detail?: string; readonly errors?: readonly { field?: string; message?: string }[] };
-}
-
-/**
- * Paddle's `403 invalid_token`: a wrong or revoked key, so the credential refused (a `ProviderAuthError`,
- * as a 401 is elsewhere) rather than a permission missing; its message names the status Paddle sent.
- */
-export class PaddleTokenRefusedError extends ProviderAuthError {
-  constructor(credential: string) {
-    super('paddle', 403, credential);
-    this.message = `the paddle API refused the credential (403 invalid_token): check ${credential}`;
-  }
 }
 
 export const paddleRegistrar = (options: RegistrarOptions): ProviderRegistrar => new PaddleRegistrar(options);

@@ -89,6 +89,10 @@ describe('listing webhook endpoints for the drift check', () => {
       expect(error, api).toBeInstanceOf(ProviderAuthError);
       expect((error as Error).message).toContain(CREDENTIAL);
       expect((error as Error).message).not.toContain('wrong_key_204');
+      // The status the provider sent: Square's 401, Paddle's 403 invalid_token.
+      expect((error as Error).message, api).toContain(
+        api === 'square' ? 'refused the credential (401)' : 'refused the credential (403 invalid_token)',
+      );
     }
   });
 
